@@ -1,0 +1,44 @@
+# Two commands on a fresh machine: `make run` and `make test`.
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+NODE_DIR := tests/node
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: run test install node-deps migrate clean
+
+$(BIN)/.installed: pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -c constraints.txt -e ".[test]"
+	touch $@
+
+install: $(BIN)/.installed
+
+# Node is optional on a newcomer's machine: tests that need it skip and say why.
+node-deps:
+	@if command -v npm >/dev/null 2>&1; then \
+		cd $(NODE_DIR) && npm install --no-audit --no-fund --loglevel=error; \
+	else \
+		echo "npm not found: tests that need Node.js will be skipped"; \
+	fi
+
+migrate: install
+	$(BIN)/python manage.py migrate --noinput
+
+run: migrate
+	$(BIN)/python manage.py seed_demo
+	$(BIN)/daphne -b $(HOST) -p $(PORT) console.asgi:application
+
+# The suite runs on the embedded defaults, then again on PostgreSQL and Redis
+# when DATABASE_URL and REDIS_URL name them (as .ci/run does).
+test: install node-deps
+	env -u DATABASE_URL -u REDIS_URL $(BIN)/python -m pytest $(PYTEST_ARGS)
+	@if [ -n "$$DATABASE_URL" ]; then \
+		echo "== again on $$DATABASE_URL and $${REDIS_URL:-no redis}"; \
+		$(BIN)/python -m pytest $(PYTEST_ARGS); \
+	fi
+
+clean:
+	rm -rf $(VENV) var staticfiles $(NODE_DIR)/node_modules

@@ -1,0 +1,1 @@
+"""Pure MCP protocol code: no Django import may appear in this package."""

@@ -1,0 +1,130 @@
+"""JSON-RPC 2.0 messages as MCP uses them: one message per body, no batches."""
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+# Codes the 2026-07-28 revision allocates from -32020 on.
+HEADER_MISMATCH = -32020
+MISSING_REQUIRED_CLIENT_CAPABILITY = -32021
+UNSUPPORTED_PROTOCOL_VERSION = -32022
+URL_ELICITATION_REQUIRED = -32042
+
+
+class JsonRpcError(Exception):
+    """An error to answer in JSON-RPC terms, or one a peer answered with."""
+
+    def __init__(self, code: int, message: str, data: Any = None):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+    def to_dict(self) -> dict:
+        error = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+    def __repr__(self):
+        return f"JsonRpcError({self.code}, {self.message!r})"
+
+
+@dataclass(frozen=True)
+class Request:
+    id: str | int
+    method: str
+    params: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Notification:
+    method: str
+    params: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Response:
+    id: str | int | None
+    result: dict | None = None
+    error: JsonRpcError | None = None
+
+
+Message = Request | Notification | Response
+
+
+def decode(body: bytes | str) -> Any:
+    try:
+        return json.loads(body)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise JsonRpcError(PARSE_ERROR, f"Parse error: {exc}") from None
+
+
+def parse_message(obj: Any) -> Message:
+    """Classify one decoded JSON value as a request, notification or response."""
+    if isinstance(obj, list):
+        raise JsonRpcError(INVALID_REQUEST, "Invalid request: batches are not supported")
+    if not isinstance(obj, dict):
+        raise JsonRpcError(INVALID_REQUEST, "Invalid request: a message must be a JSON object")
+    if obj.get("jsonrpc") != "2.0":
+        raise JsonRpcError(INVALID_REQUEST, 'Invalid request: "jsonrpc" must be "2.0"')
+    has_id = "id" in obj
+    msg_id = obj.get("id")
+    if has_id and (isinstance(msg_id, bool) or not isinstance(msg_id, (str, int))):
+        if not ("error" in obj and msg_id is None):
+            raise JsonRpcError(INVALID_REQUEST, 'Invalid request: "id" must be a string or an integer')
+    if "method" in obj:
+        method = obj["method"]
+        if not isinstance(method, str) or not method:
+            raise JsonRpcError(INVALID_REQUEST, 'Invalid request: "method" must be a non-empty string')
+        params = obj.get("params", {})
+        if params is None:
+            params = {}
+        if not isinstance(params, dict):
+            raise JsonRpcError(INVALID_REQUEST, 'Invalid request: "params" must be an object')
+        if has_id:
+            return Request(msg_id, method, params)
+        return Notification(method, params)
+    if has_id and "result" in obj and "error" not in obj:
+        result = obj["result"]
+        if not isinstance(result, dict):
+            raise JsonRpcError(INVALID_REQUEST, 'Invalid response: "result" must be an object')
+        return Response(msg_id, result=result)
+    if has_id and "error" in obj and "result" not in obj:
+        error = obj["error"]
+        if not isinstance(error, dict) or not isinstance(error.get("code"), int) or isinstance(error.get("code"), bool):
+            raise JsonRpcError(INVALID_REQUEST, 'Invalid response: "error" must hold an integer "code"')
+        message = error.get("message")
+        return Response(msg_id, error=JsonRpcError(error["code"], message if isinstance(message, str) else "", error.get("data")))
+    raise JsonRpcError(INVALID_REQUEST, "Invalid request: neither a request, a notification nor a response")
+
+
+def request(msg_id: str | int, method: str, params: dict | None = None) -> dict:
+    message = {"jsonrpc": "2.0", "id": msg_id, "method": method}
+    if params is not None:
+        message["params"] = params
+    return message
+
+
+def notification(method: str, params: dict | None = None) -> dict:
+    message = {"jsonrpc": "2.0", "method": method}
+    if params is not None:
+        message["params"] = params
+    return message
+
+
+def result(msg_id: str | int | None, value: dict) -> dict:
+    return {"jsonrpc": "2.0", "id": msg_id, "result": value}
+
+
+def error(msg_id: str | int | None, exc: JsonRpcError) -> dict:
+    return {"jsonrpc": "2.0", "id": msg_id, "error": exc.to_dict()}
+
+
+def encode(message: dict) -> bytes:
+    return json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()
