@@ -1,6 +1,13 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
 
 
 class ApprovalsConfig(AppConfig):
     name = "approvals"
     verbose_name = "MCP approvals"
+
+    def ready(self):
+        from approvals.roles import ensure_roles
+
+        # After auth has created this app's permissions, which it also does on post_migrate.
+        post_migrate.connect(ensure_roles, sender=self)

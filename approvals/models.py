@@ -49,8 +49,17 @@ class Server(models.Model):
 
     def save(self, *args, **kwargs):
         if not self.slug:
-            self.slug = slugify(self.name).replace("-", "_")[:100] or "server"
+            self.slug = self.unique_slug(self.name)
         super().save(*args, **kwargs)
+
+    @classmethod
+    def unique_slug(cls, name):
+        base = slugify(name).replace("-", "_")[:90] or "server"
+        slug, n = base, 1
+        while cls.objects.filter(slug=slug).exists():
+            n += 1
+            slug = f"{base}_{n}"
+        return slug
 
     @staticmethod
     def default_prefix(slug):

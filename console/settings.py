@@ -96,6 +96,8 @@ else:
             "NAME": os.environ.get("SQLITE_PATH", str(VAR_DIR / "console.sqlite3")),
             # Several writers (web, inline tasks) share one file: wait for the lock
             # rather than failing with "database is locked".
+            # A file, not memory: live-server tests share it with daphne's threads.
+            "TEST": {"NAME": str(VAR_DIR / "test-console.sqlite3")},
             "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"},
         }
     }

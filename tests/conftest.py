@@ -38,3 +38,13 @@ def pytest_runtest_makereport(item, call):
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
         report.outcome = "failed"
         report.longrepr = f"skipped under CI, where nothing may be missing: {reason}"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def tasks_run_inline():
+    # Tests that need a real worker start one and switch this off for themselves;
+    # elsewhere a task sent to Redis with no worker would never run.
+    from console.celery import app
+
+    app.conf.task_always_eager = True
+    yield

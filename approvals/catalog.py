@@ -1,0 +1,190 @@
+"""Keeping the catalog of upstream tools in step with what each server lists."""
+
+import logging
+import re
+from dataclasses import dataclass, field
+
+from asgiref.sync import async_to_sync
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from approvals.models import Server, Tool, ToolChange
+from approvals.protocol.tools import check_tool, tool_digest
+from approvals.upstream import ServerIdentity, ServerSpec, UpstreamError, open_session
+
+log = logging.getLogger(__name__)
+
+# Every major LLM API accepts tool names of this shape; MCP allows more ('.', up to 128).
+EXPOSED_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+@dataclass
+class SyncReport:
+    server: str
+    ok: bool
+    error: str = ""
+    added: list = field(default_factory=list)
+    changed: list = field(default_factory=list)
+    removed: list = field(default_factory=list)
+    rejected: list = field(default_factory=list)
+
+    @property
+    def changed_anything(self):
+        return bool(self.added or self.changed or self.removed or self.rejected)
+
+    def summary(self):
+        if not self.ok:
+            return f"{self.server}: sync failed: {self.error}"
+        parts = [f"{len(v)} {k}" for k, v in (("added", self.added), ("changed", self.changed), ("removed", self.removed), ("rejected", self.rejected)) if v]
+        return f"{self.server}: " + (", ".join(parts) if parts else "no changes")
+
+
+def upstream_spec(server: Server) -> ServerSpec:
+    return ServerSpec(
+        name=server.name,
+        transport=server.transport,
+        url=server.url,
+        command=tuple(server.command_argv()) if server.transport == Server.Transport.STDIO else (),
+        headers=dict(server.headers),
+        env=dict(server.env),
+        cwd=str(settings.BASE_DIR),
+        revision=server.revision,
+        timeout=settings.UPSTREAM_TIMEOUT_SECONDS,
+        list_max_pages=settings.UPSTREAM_LIST_MAX_PAGES,
+        list_max_bytes=settings.UPSTREAM_LIST_MAX_BYTES,
+    )
+
+
+async def fetch_catalog(spec: ServerSpec) -> tuple[ServerIdentity, list[dict]]:
+    async with open_session(spec) as session:
+        return session.identity, await session.list_tools()
+
+
+def exposed_name_for(prefix: str, upstream_name: str) -> tuple[str, str]:
+    """The name clients see, and the reason it cannot be used (empty when it can)."""
+    name = prefix + upstream_name.replace(".", "_")
+    if not EXPOSED_NAME.match(name):
+        return name, f"exposed name {name!r} is not 1-64 characters of A-Z, a-z, 0-9, '_' and '-'"
+    return name, ""
+
+
+def sync_server(server: Server) -> SyncReport:
+    """Fetch a server's tools and apply them to the catalog; failures are recorded on the server."""
+    try:
+        identity, definitions = async_to_sync(fetch_catalog)(upstream_spec(server))
+    except UpstreamError as exc:
+        record_failure(server, exc.message)
+        return SyncReport(server.name, ok=False, error=exc.message)
+    return apply_catalog(server, identity, definitions)
+
+
+def record_failure(server: Server, message: str):
+    now = timezone.now()
+    Server.objects.filter(pk=server.pk).update(health=Server.Health.ERROR, last_error=message, last_checked_at=now)
+    server.health, server.last_error, server.last_checked_at = Server.Health.ERROR, message, now
+
+
+@transaction.atomic
+def apply_catalog(server: Server, identity: ServerIdentity, definitions: list[dict]) -> SyncReport:
+    report = SyncReport(server.name, ok=True)
+    now = timezone.now()
+    server = Server.objects.select_for_update().get(pk=server.pk)
+    existing = {tool.upstream_name: tool for tool in server.tools.all()}
+    listed = {d.get("name") for d in definitions if isinstance(d, dict)}
+    for name, tool in existing.items():
+        if name not in listed and tool.status != Tool.Status.REMOVED:
+            remove_tool(tool, now, report)
+    taken = set(
+        Tool.objects.filter(status=Tool.Status.ACTIVE).exclude(server=server).values_list("exposed_name", flat=True)
+    )
+    # Tools already active keep their exposed names against newcomers of this listing.
+    taken_here = {t.exposed_name: t.upstream_name for t in existing.values() if t.status == Tool.Status.ACTIVE}
+    seen = set()
+    for definition in definitions:
+        name = definition.get("name") if isinstance(definition, dict) else None
+        if not isinstance(name, str) or name in seen:
+            reason = "tool has no string name" if not isinstance(name, str) else f"tool {name!r} is listed twice"
+            report.rejected.append(reason)
+            log.warning("%s: %s", server.name, reason)
+            continue
+        seen.add(name)
+        status, reason, warnings, exposed = judge(server, definition, taken, taken_here)
+        if status == Tool.Status.ACTIVE:
+            taken_here[exposed] = name
+        apply_tool(server, existing.get(name), definition, exposed, status, reason, warnings, now, report)
+    server.revision = identity.revision
+    server.server_info = identity.server_info
+    server.capabilities = identity.capabilities
+    server.instructions = identity.instructions
+    server.health, server.last_error = Server.Health.OK, ""
+    server.last_sync_at = server.last_checked_at = now
+    server.save()
+    return report
+
+
+def judge(server, definition, taken, taken_here):
+    check = check_tool(definition)
+    exposed, reason = exposed_name_for(server.tool_prefix, definition["name"])
+    if check.errors:
+        reason = "; ".join(check.errors)
+    elif not reason:
+        owner = taken_here.get(exposed)
+        if exposed in taken or (owner is not None and owner != definition["name"]):
+            reason = f"exposed name {exposed!r} is already used by another tool"
+    return (Tool.Status.REJECTED if reason else Tool.Status.ACTIVE), reason, check.warnings, exposed
+
+
+def apply_tool(server, tool, definition, exposed, status, reason, warnings, now, report):
+    digest = tool_digest(definition)
+    if tool is None:
+        tool = Tool.objects.create(
+            server=server, upstream_name=definition["name"], exposed_name=exposed, definition=definition,
+            digest=digest, status=status, reason=reason, warnings=warnings,
+            first_seen_at=now, last_changed_at=now, last_seen_at=now,
+        )
+        kind = ToolChange.Kind.ADDED if status == Tool.Status.ACTIVE else ToolChange.Kind.REJECTED
+        record_change(tool, kind, definition, digest, status, reason, now)
+        (report.added if status == Tool.Status.ACTIVE else report.rejected).append(exposed)
+        return
+    kind = change_kind(tool, digest, status)
+    previous = tool.digest
+    tool.exposed_name, tool.warnings, tool.last_seen_at = exposed, warnings, now
+    if kind:
+        tool.definition, tool.digest, tool.status, tool.reason, tool.last_changed_at = definition, digest, status, reason, now
+    tool.save()
+    if kind:
+        record_change(tool, kind, definition, digest, status, reason, now, previous_digest=previous)
+        bucket = {ToolChange.Kind.REJECTED: report.rejected, ToolChange.Kind.RESTORED: report.added}.get(kind, report.changed)
+        bucket.append(exposed)
+
+
+def remove_tool(tool, now, report):
+    record_change(tool, ToolChange.Kind.REMOVED, tool.definition, tool.digest, Tool.Status.REMOVED, "no longer listed", now)
+    tool.status, tool.reason, tool.last_changed_at = Tool.Status.REMOVED, "no longer listed", now
+    tool.save()
+    report.removed.append(tool.exposed_name)
+
+
+def change_kind(tool, digest, status):
+    if status != tool.status:
+        return ToolChange.Kind.REJECTED if status == Tool.Status.REJECTED else ToolChange.Kind.RESTORED
+    if digest != tool.digest:
+        return ToolChange.Kind.CHANGED
+    return None
+
+
+def record_change(tool, kind, definition, digest, status, reason, now, previous_digest=""):
+    ToolChange.objects.create(
+        tool=tool, kind=kind, definition=definition, digest=digest, previous_digest=previous_digest,
+        status=status, reason=reason, at=now,
+    )
+
+
+def test_connection(server: Server) -> tuple[ServerIdentity | None, int, str]:
+    """Connect and list tools without changing the catalog: (identity, tool count, error)."""
+    try:
+        identity, definitions = async_to_sync(fetch_catalog)(upstream_spec(server))
+    except UpstreamError as exc:
+        return None, 0, exc.message
+    return identity, len(definitions), ""

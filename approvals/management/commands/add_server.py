@@ -1,0 +1,43 @@
+from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+
+from approvals import catalog, servers
+from approvals.models import Server
+
+
+class Command(BaseCommand):
+    help = "Add an upstream MCP server and sync its tools."
+
+    def add_arguments(self, parser):
+        parser.add_argument("name")
+        endpoint = parser.add_mutually_exclusive_group(required=True)
+        endpoint.add_argument("--url", help="Streamable HTTP endpoint")
+        endpoint.add_argument("--command", help='stdio server: program and arguments, e.g. "npx server --flag"')
+        parser.add_argument("--trusted", action="store_true", help="count this server's tool annotations")
+        parser.add_argument("--prefix", help="exposed-name prefix (default: the slug and '_'; '' for none)")
+        parser.add_argument("--header", action="append", default=[], help='"Name: value", repeatable')
+        parser.add_argument("--env", action="append", default=[], help='"KEY=value" for a stdio server, repeatable')
+        parser.add_argument("--no-sync", action="store_true", help="add without connecting now")
+
+    def handle(self, *args, name, url, command, trusted, prefix, header, env, no_sync, **options):
+        if Server.objects.filter(name=name).exists():
+            raise CommandError(f"a server named {name!r} exists already")
+        try:
+            headers = servers.parse_header_lines(header)
+            env_vars = servers.parse_env_lines(env)
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
+        with transaction.atomic():
+            server = servers.add_server(
+                name=name, transport=Server.Transport.HTTP if url else Server.Transport.STDIO, url=url or "",
+                command=command or "", headers=headers, env=env_vars, trusted=trusted, tool_prefix=prefix,
+                schedule_sync=False,
+            )
+        self.stdout.write(f"added {server.name} (slug {server.slug}, prefix {server.tool_prefix!r})")
+        if no_sync:
+            return
+        report = catalog.sync_server(server)
+        self.stdout.write(report.summary())
+        if not report.ok:
+            raise CommandError(f"the server was added but could not be synced: {report.error}")
+

@@ -1,0 +1,22 @@
+"""The three roles are Django groups; one person may hold several."""
+
+from django.contrib.auth.models import Group, Permission
+
+ADMIN, OPERATOR, AUDITOR = "admin", "operator", "auditor"
+
+READ = ["view_server", "view_tool", "view_toolchange"]
+PERMISSIONS = {
+    ADMIN: READ + ["add_server", "change_server", "delete_server"],
+    OPERATOR: READ,
+    AUDITOR: READ,
+}
+
+
+def ensure_roles(**kwargs):
+    for name, codenames in PERMISSIONS.items():
+        group, _ = Group.objects.get_or_create(name=name)
+        group.permissions.set(Permission.objects.filter(content_type__app_label="approvals", codename__in=codenames))
+
+
+def is_admin(user):
+    return user.is_superuser or user.has_perm("approvals.change_server")

@@ -1,0 +1,87 @@
+"""Changing upstream servers: each function changes data, then schedules what follows."""
+
+import re
+
+from django.db import transaction
+
+from approvals import tasks
+from approvals.models import Server
+
+
+def enqueue_sync(server):
+    # After commit, so that a worker in another process finds the row.
+    transaction.on_commit(lambda: tasks.sync_server.delay(server.pk))
+
+
+@transaction.atomic
+def add_server(
+    *, name, transport, url="", command="", headers=None, env=None, trusted=False, enabled=True, tool_prefix=None,
+    schedule_sync=True,
+):
+    server = Server(
+        name=name, transport=transport, url=url, command=command, headers=headers or {}, env=env or {},
+        trusted=trusted, enabled=enabled,
+    )
+    server.save()
+    server.tool_prefix = Server.default_prefix(server.slug) if tool_prefix is None else tool_prefix
+    server.save(update_fields=["tool_prefix"])
+    if server.enabled and schedule_sync:
+        enqueue_sync(server)
+    return server
+
+
+@transaction.atomic
+def update_server(server, **changes):
+    reconnect = {"transport", "url", "command", "headers", "env"} & {k for k, v in changes.items() if getattr(server, k) != v}
+    resync = reconnect or ("tool_prefix" in changes and changes["tool_prefix"] != server.tool_prefix) or (
+        changes.get("enabled") and not server.enabled
+    )
+    for key, value in changes.items():
+        setattr(server, key, value)
+    if reconnect:
+        # A new endpoint may speak another era: negotiate afresh.
+        server.revision = ""
+    server.save()
+    if resync and server.enabled:
+        enqueue_sync(server)
+    return server
+
+
+HTTP_TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# The console sets these itself on every upstream request.
+RESERVED_HEADERS = {
+    "accept", "content-type", "content-length", "host", "connection", "transfer-encoding",
+    "mcp-session-id", "mcp-protocol-version", "mcp-method", "mcp-name", "last-event-id",
+}
+
+
+def parse_header_lines(lines):
+    """'Name: value' lines into a dict, with an error naming the first bad line."""
+    headers = {}
+    for line in lines:
+        if not line.strip():
+            continue
+        name, sep, value = line.partition(":")
+        name, value = name.strip(), value.strip()
+        if not sep or not HTTP_TOKEN.match(name):
+            raise ValueError(f"header {line!r} is not 'Name: value' with a valid header name")
+        if name.lower() in RESERVED_HEADERS or name.lower().startswith("mcp-param-"):
+            raise ValueError(f"header {name!r} is set by the console itself")
+        if any(ord(c) < 32 and c != "\t" for c in value):
+            raise ValueError(f"header {name!r} has a control character in its value")
+        headers[name] = value
+    return headers
+
+
+def parse_env_lines(lines):
+    """'KEY=value' lines into a dict, with an error naming the first bad line."""
+    env = {}
+    for line in lines:
+        if not line.strip():
+            continue
+        key, sep, value = line.partition("=")
+        if not sep or not ENV_NAME.match(key.strip()):
+            raise ValueError(f"environment line {line!r} is not KEY=value")
+        env[key.strip()] = value
+    return env

@@ -1,0 +1,19 @@
+"""Thin celery tasks; the work lives in plain functions elsewhere."""
+
+from celery import shared_task
+
+from approvals import catalog
+from approvals.models import Server
+
+
+@shared_task
+def sync_server(server_id):
+    server = Server.objects.filter(pk=server_id, enabled=True).first()
+    if server is not None:
+        return catalog.sync_server(server).summary()
+    return None
+
+
+@shared_task
+def sync_all_servers():
+    return [catalog.sync_server(server).summary() for server in Server.objects.filter(enabled=True)]
