@@ -1,0 +1,50 @@
+"""A legacy-era stdio MCP server whose tools/list pages come from a JSON file.
+
+    python scripted_server.py SCENARIO.json
+
+The scenario: {"pages": [[tool, ...], ...], "die_on_page": N (optional)}. Each
+page after the first is reached through nextCursor; on page N the process exits
+without answering, as a crashing server would. The file is re-read on every
+list, so a test can change the catalog between syncs.
+"""
+
+import json
+import sys
+
+
+def main(path):
+    for line in sys.stdin:
+        message = json.loads(line)
+        if "id" not in message:
+            continue
+        method, params = message.get("method"), message.get("params") or {}
+        if method == "initialize":
+            result = {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {"tools": {"listChanged": True}},
+                "serverInfo": {"name": "scripted", "version": "1.0"},
+            }
+        elif method == "tools/list":
+            with open(path) as f:
+                scenario = json.load(f)
+            page = int(params.get("cursor") or 0)
+            if page == scenario.get("die_on_page"):
+                sys.exit(3)
+            result = {"tools": scenario["pages"][page]}
+            if page + 1 < len(scenario["pages"]):
+                result["nextCursor"] = str(page + 1)
+        elif method == "ping":
+            result = {}
+        else:
+            answer(message["id"], error={"code": -32601, "message": f"Method not found: {method}"})
+            continue
+        answer(message["id"], result=result)
+
+
+def answer(msg_id, **outcome):
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": msg_id, **outcome}) + "\n")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
