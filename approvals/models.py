@@ -139,3 +139,170 @@ class ToolChange(models.Model):
 
     class Meta:
         ordering = ["-at", "-id"]
+
+
+class ClientToken(models.Model):
+    """A downstream client's credential: shown once, stored as a SHA-256 hash."""
+
+    ANONYMOUS = "anonymous"
+
+    name = models.CharField(max_length=100, unique=True)
+    prefix = models.CharField(max_length=16, blank=True, help_text="The token's first characters, to recognise it.")
+    token_hash = models.CharField(max_length=64, unique=True, null=True, blank=True)
+    tool_globs = models.JSONField(default=list, blank=True, help_text='Exposed tool names this token may use; ["*"] for all.')
+    created_by = models.ForeignKey("auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(default=timezone.now)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["name"]
+        permissions = [("manage_tokens", "Create and revoke client tokens")]
+
+    def __str__(self):
+        return self.name
+
+    @property
+    def revoked(self):
+        return self.revoked_at is not None
+
+    @property
+    def is_anonymous(self):
+        return self.token_hash is None
+
+
+class McpSession(models.Model):
+    """A legacy-era client session; kept in the database so any web process can serve it."""
+
+    id = models.CharField(max_length=64, primary_key=True)
+    token = models.ForeignKey(ClientToken, on_delete=models.CASCADE, related_name="sessions")
+    protocol_version = models.CharField(max_length=20)
+    client_info = models.JSONField(default=dict, blank=True)
+    client_capabilities = models.JSONField(default=dict, blank=True)
+    initialized = models.BooleanField(default=False)
+    created_at = models.DateTimeField(default=timezone.now)
+    last_seen_at = models.DateTimeField(default=timezone.now)
+    closed_at = models.DateTimeField(null=True, blank=True)
+
+
+class PolicyRule(models.Model):
+    """One ordered rule: the first enabled rule that matches a call decides it."""
+
+    class Action(models.TextChoices):
+        ALLOW = "allow", "Allow"
+        ASK = "ask", "Ask an operator"
+        DENY = "deny", "Deny"
+
+    position = models.PositiveIntegerField(default=0, db_index=True)
+    name = models.CharField(max_length=100, blank=True)
+    action = models.CharField(max_length=5, choices=Action.choices)
+    server = models.ForeignKey(Server, null=True, blank=True, on_delete=models.CASCADE, related_name="rules")
+    tool_glob = models.CharField(max_length=200, default="*", help_text="Exposed tool name pattern, e.g. github_*")
+    client = models.ForeignKey(ClientToken, null=True, blank=True, on_delete=models.CASCADE, related_name="rules")
+    annotations = models.JSONField(default=dict, blank=True, help_text='e.g. {"readOnlyHint": true}; counted only for trusted servers')
+    conditions = models.JSONField(default=list, blank=True, help_text='e.g. [{"path": "amount", "op": "gt", "value": 100}]')
+    message = models.TextField(blank=True, help_text="Told to the client when this rule denies.")
+    enabled = models.BooleanField(default=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["position", "id"]
+
+    def __str__(self):
+        return self.name or f"rule {self.pk}: {self.action} {self.tool_glob}"
+
+
+class Call(models.Model):
+    """One tools/call from a client, from arrival to its final answer."""
+
+    class Status(models.TextChoices):
+        REJECTED = "rejected", "Rejected (invalid arguments)"
+        PENDING = "pending", "Waiting for an operator"
+        APPROVED = "approved", "Approved"
+        DENIED = "denied", "Denied"
+        EXPIRED = "expired", "Expired"
+        CANCELLED = "cancelled", "Cancelled by the client"
+        FORWARDED = "forwarded", "Running upstream"
+        COMPLETED = "completed", "Completed"
+        FAILED = "failed", "Failed"
+
+    FINAL = {Status.REJECTED, Status.DENIED, Status.EXPIRED, Status.CANCELLED, Status.COMPLETED, Status.FAILED}
+
+    token = models.ForeignKey(ClientToken, on_delete=models.PROTECT, related_name="calls")
+    tool = models.ForeignKey(Tool, null=True, on_delete=models.SET_NULL, related_name="calls")
+    server = models.ForeignKey(Server, null=True, on_delete=models.SET_NULL, related_name="calls")
+    tool_name = models.CharField(max_length=200, help_text="The exposed name the client called.")
+    request_id = models.CharField(max_length=36, db_index=True, help_text="Correlates the audit events of this call.")
+    era = models.CharField(max_length=10)
+    protocol_version = models.CharField(max_length=20)
+    session_id = models.CharField(max_length=64, blank=True, db_index=True)
+    jsonrpc_id = models.JSONField(null=True)
+    progress_token = models.JSONField(null=True, blank=True)
+
+    arguments = models.JSONField(default=dict)
+    arguments_digest = models.CharField(max_length=64)
+    tool_digest = models.CharField(max_length=64, blank=True)
+    edited_arguments = models.JSONField(null=True, blank=True)
+
+    status = models.CharField(max_length=10, choices=Status.choices, db_index=True)
+    policy_action = models.CharField(max_length=5, choices=PolicyRule.Action.choices, blank=True)
+    rule = models.ForeignKey(PolicyRule, null=True, blank=True, on_delete=models.SET_NULL, related_name="calls")
+    rule_name = models.CharField(max_length=200, blank=True)
+    decided_by = models.ForeignKey("auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    decided_by_name = models.CharField(max_length=150, blank=True)
+    reason = models.TextField(blank=True)
+
+    result = models.JSONField(null=True, blank=True)
+    is_error = models.BooleanField(default=False)
+    error = models.TextField(blank=True)
+
+    received_at = models.DateTimeField(default=timezone.now, db_index=True)
+    policy_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    decided_at = models.DateTimeField(null=True, blank=True)
+    forwarded_at = models.DateTimeField(null=True, blank=True)
+    answered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-received_at", "-id"]
+        permissions = [("decide_call", "Approve, edit or deny pending calls")]
+
+    def __str__(self):
+        return f"call {self.pk} {self.tool_name}"
+
+    @property
+    def final_arguments(self):
+        return self.edited_arguments if self.edited_arguments is not None else self.arguments
+
+
+class AuditEvent(models.Model):
+    """An append-only, hash-chained record of everything that happened."""
+
+    seq = models.BigIntegerField(unique=True)
+    at = models.DateTimeField(default=timezone.now, db_index=True)
+    actor_type = models.CharField(max_length=10)
+    actor_id = models.BigIntegerField(null=True, blank=True)
+    actor_name = models.CharField(max_length=150)
+    action = models.CharField(max_length=40, db_index=True)
+    request_id = models.CharField(max_length=36, blank=True, db_index=True)
+    call_id = models.BigIntegerField(null=True, blank=True, db_index=True)
+    server_id = models.BigIntegerField(null=True, blank=True)
+    tool_id = models.BigIntegerField(null=True, blank=True)
+    token_id = models.BigIntegerField(null=True, blank=True)
+    data = models.JSONField(default=dict)
+    prev_hash = models.CharField(max_length=64)
+    hash = models.CharField(max_length=64)
+
+    class Meta:
+        ordering = ["seq"]
+        permissions = [("export_audit", "Export and verify the audit log")]
+
+
+class AuditHead(models.Model):
+    """The chain's tip: the last sequence number and hash. One row, created by a migration."""
+
+    GENESIS = "0" * 64
+
+    seq = models.BigIntegerField(default=0)
+    hash = models.CharField(max_length=64, default=GENESIS)

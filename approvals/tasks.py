@@ -2,7 +2,7 @@
 
 from celery import shared_task
 
-from approvals import catalog
+from approvals import calls, catalog
 from approvals.models import Server
 
 
@@ -17,3 +17,8 @@ def sync_server(server_id):
 @shared_task
 def sync_all_servers():
     return [catalog.sync_server(server).summary() for server in Server.objects.filter(enabled=True)]
+
+
+@shared_task
+def expire_stale_calls():
+    return calls.expire_stale_calls()

@@ -96,8 +96,9 @@ else:
             "NAME": os.environ.get("SQLITE_PATH", str(VAR_DIR / "console.sqlite3")),
             # Several writers (web, inline tasks) share one file: wait for the lock
             # rather than failing with "database is locked".
-            # A file, not memory: live-server tests share it with daphne's threads.
-            "TEST": {"NAME": str(VAR_DIR / "test-console.sqlite3")},
+            # A file, not memory, so that live-server tests share it with daphne's
+            # threads; one per process, so that test runs side by side keep apart.
+            "TEST": {"NAME": str(VAR_DIR / f"test-console-{os.getpid()}.sqlite3")},
             "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"},
         }
     }
@@ -120,6 +121,7 @@ CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BEAT_SCHEDULE = {
     "sync-servers": {"task": "approvals.tasks.sync_all_servers", "schedule": float(os.environ.get("SYNC_INTERVAL_SECONDS", 900))},
+    "expire-stale-calls": {"task": "approvals.tasks.expire_stale_calls", "schedule": 60.0},
 }
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -160,3 +162,10 @@ UPSTREAM_TIMEOUT_SECONDS = float(os.environ.get("UPSTREAM_TIMEOUT_SECONDS", 30))
 UPSTREAM_LIST_MAX_PAGES = int(os.environ.get("UPSTREAM_LIST_MAX_PAGES", 100))
 UPSTREAM_LIST_MAX_BYTES = int(os.environ.get("UPSTREAM_LIST_MAX_BYTES", 8 * 1024 * 1024))
 
+
+# The life of a call.
+APPROVAL_TIMEOUT_SECONDS = float(os.environ.get("APPROVAL_TIMEOUT_SECONDS", 600))
+# A waiting call re-reads its row this often, so a lost wake-up never strands it.
+CALL_REREAD_SECONDS = float(os.environ.get("CALL_REREAD_SECONDS", 5))
+UPSTREAM_CALL_TIMEOUT_SECONDS = float(os.environ.get("UPSTREAM_CALL_TIMEOUT_SECONDS", 600))
+MAX_RESULT_BYTES = int(os.environ.get("MAX_RESULT_BYTES", 4 * 1024 * 1024))

@@ -17,9 +17,12 @@ def tool(name, **extra):
 
 @pytest.fixture
 def scenario(tmp_path):
-    path = tmp_path / "scenario.json"
+    """Writes the tools a scripted server lists; the latest server made is the default."""
+    latest = {}
 
-    def write(pages, die_on_page=None):
+    def write(pages, die_on_page=None, name=None):
+        path = tmp_path / f"{name or latest['name']}.json"
+        latest["name"] = name or latest["name"]
         path.write_text(json.dumps({"pages": pages, "die_on_page": die_on_page}))
         return path
 
@@ -29,7 +32,7 @@ def scenario(tmp_path):
 @pytest.fixture
 def scripted(db, scenario):
     def make(name, pages, prefix=None, die_on_page=None):
-        path = scenario(pages, die_on_page)
+        path = scenario(pages, die_on_page, name=name)
         return servers.add_server(
             name=name, transport=Server.Transport.STDIO, tool_prefix=prefix, schedule_sync=False,
             command=shlex.join([sys.executable, str(SCRIPTED), str(path)]),

@@ -1,0 +1,165 @@
+"""Running one tools/call for the gateway: wait for a decision, forward, answer.
+
+This runs in the web process that holds the client's stream. It never trusts a
+wake-up alone: the call's row is re-read after every message and every few
+seconds, so a lost message delays a waiting call but never strands it.
+"""
+
+import asyncio
+import time
+
+from asgiref.sync import sync_to_async
+from channels.layers import get_channel_layer
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from approvals import audit, calls, live
+from approvals.audit import SYSTEM, Actor
+from approvals.catalog import upstream_spec
+from approvals.models import Call
+from approvals.protocol.canonical import canonical_json
+from approvals.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError
+from approvals.protocol.results import check_call_result, tool_error_result
+from approvals.upstream import SessionPool, UpstreamError
+
+POOL = SessionPool()
+
+
+async def run_call(ctx: calls.ClientContext, jsonrpc_id, params: dict, emit) -> dict:
+    """The CallToolResult for one tools/call; `emit` sends notifications on the request's stream."""
+    name, arguments = params.get("name"), params.get("arguments", {})
+    if arguments is None:
+        arguments = {}
+    if not isinstance(name, str) or not isinstance(arguments, dict):
+        raise JsonRpcError(INVALID_PARAMS, "tools/call needs a string 'name' and an object 'arguments'")
+    tool = await sync_to_async(calls.find_tool)(ctx.token, name)
+    if tool is None:
+        raise JsonRpcError(INVALID_PARAMS, f"Unknown tool: {name}")
+    meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+    progress_token = meta.get("progressToken")
+    call, answer = await sync_to_async(calls.receive_call)(ctx, tool, arguments, jsonrpc_id, progress_token)
+    if answer is not None:
+        return answer
+    try:
+        if call.status == Call.Status.PENDING:
+            call = await wait_for_decision(call, emit)
+        if call.status != Call.Status.APPROVED:
+            return tool_error_result(calls.answer_text(call))
+        return await forward(call, emit)
+    except asyncio.CancelledError:
+        # The client closed the stream: that is how a client cancels over HTTP.
+        await asyncio.shield(
+            sync_to_async(calls.cancel_running)(call.pk, "the client closed the request", Actor.client(ctx.token))
+        )
+        raise
+
+
+async def reread(call_id) -> Call:
+    return await Call.objects.select_related("tool__server").aget(pk=call_id)
+
+
+async def wait_for_decision(call: Call, emit) -> Call:
+    layer = get_channel_layer()
+    channel = await layer.new_channel()
+    group = live.call_group(call.pk)
+    await layer.group_add(group, channel)
+    started = time.monotonic()
+    try:
+        while True:
+            call = await reread(call.pk)
+            if call.status != Call.Status.PENDING:
+                return call
+            remaining = (call.expires_at - timezone.now()).total_seconds()
+            if remaining <= 0:
+                await sync_to_async(calls.end_pending)(call.pk, Call.Status.EXPIRED, calls.expired_reason())
+                continue
+            if call.progress_token is not None:
+                await emit(progress(call.progress_token, time.monotonic() - started, "waiting for operator approval"))
+            try:
+                await asyncio.wait_for(layer.receive(channel), timeout=min(settings.CALL_REREAD_SECONDS, remaining))
+            except asyncio.TimeoutError:
+                pass
+    finally:
+        await layer.group_discard(group, channel)
+
+
+def progress(token, value, message):
+    params = {"progressToken": token, "progress": round(value, 3), "message": message}
+    return {"jsonrpc": "2.0", "method": "notifications/progress", "params": params}
+
+
+async def forward(call: Call, emit) -> dict:
+    tool = call.tool
+    if tool is None or tool.digest != call.tool_digest or tool.status != tool.Status.ACTIVE:
+        reason = "the tool's definition changed after the call was made; the approval does not cover the new definition"
+        text = f"The call to {call.tool_name} was not run: {reason}."
+        return await sync_to_async(record_answer)(call, Call.Status.FAILED, tool_error_result(text), reason)
+    if not await sync_to_async(mark_forwarded)(call):
+        call = await reread(call.pk)
+        return tool_error_result(calls.answer_text(call))
+    upstream_token = f"call-{call.pk}" if call.progress_token is not None else None
+
+    async def relay(method, params):
+        if method == "notifications/progress" and call.progress_token is not None:
+            await emit({"jsonrpc": "2.0", "method": method, "params": {**params, "progressToken": call.progress_token}})
+        elif method == "notifications/message":
+            await emit({"jsonrpc": "2.0", "method": method, "params": params})
+
+    started = time.monotonic()
+    try:
+        session = await POOL.get(upstream_spec(tool.server))
+        result = await asyncio.wait_for(
+            session.call_tool(tool.upstream_name, call.final_arguments, tool=tool.definition,
+                              progress_token=upstream_token, on_notification=relay),
+            timeout=settings.UPSTREAM_CALL_TIMEOUT_SECONDS,
+        )
+    except (UpstreamError, asyncio.TimeoutError) as exc:
+        message = exc.message if isinstance(exc, UpstreamError) else "no answer in time"
+        retry = " It may succeed if retried." if getattr(exc, "retryable", True) else ""
+        text = f"The upstream server {tool.server.name} failed to run {call.tool_name}: {message}.{retry}"
+        return await sync_to_async(record_answer)(call, Call.Status.FAILED, tool_error_result(text), message, started)
+    check = check_call_result(result, tool.definition.get("outputSchema"), max_bytes=settings.MAX_RESULT_BYTES)
+    if check.errors:
+        problem = "; ".join(check.errors)
+        text = f"The upstream server {tool.server.name} returned a malformed result for {call.tool_name}: {problem}"
+        return await sync_to_async(record_answer)(call, Call.Status.FAILED, tool_error_result(text), problem, started)
+    return await sync_to_async(record_answer)(call, Call.Status.COMPLETED, result, "", started)
+
+
+@transaction.atomic
+def mark_forwarded(call: Call) -> bool:
+    now = timezone.now()
+    moved = Call.objects.filter(pk=call.pk, status=Call.Status.APPROVED).update(status=Call.Status.FORWARDED, forwarded_at=now)
+    if moved:
+        call.status, call.forwarded_at = Call.Status.FORWARDED, now
+        audit.record("call.forwarded", SYSTEM, call=call, data={"arguments": call.final_arguments})
+        live.call_changed(call, "call.forwarded")
+    return bool(moved)
+
+
+@transaction.atomic
+def record_answer(call: Call, status, result: dict, error: str, started=None) -> dict:
+    """Store the answer unless the call ended otherwise meanwhile (a cancellation)."""
+    now = timezone.now()
+    ended = Call.objects.filter(pk=call.pk, status__in=[Call.Status.FORWARDED, Call.Status.APPROVED]).update(
+        status=status, result=result, error=error, is_error=bool(error) or bool(result.get("isError")), answered_at=now
+    )
+    if ended:
+        call.refresh_from_db()
+        data = {"result": summarize(result), "error": error}
+        if started is not None:
+            data["latency_ms"] = round((time.monotonic() - started) * 1000, 1)
+        audit.record("call.completed" if status == Call.Status.COMPLETED else "call.failed", SYSTEM, call=call, data=data)
+        live.call_changed(call, "call.finished")
+    return result
+
+
+def summarize(result: dict) -> dict:
+    content = result.get("content") if isinstance(result.get("content"), list) else []
+    return {
+        "isError": bool(result.get("isError")),
+        "content_types": [block.get("type") for block in content if isinstance(block, dict)],
+        "structured": "structuredContent" in result,
+        "bytes": len(canonical_json(result)),
+    }

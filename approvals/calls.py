@@ -1,0 +1,220 @@
+"""The life of a call: receive, decide, wait, forward, answer.
+
+The synchronous functions change one call's row, write its audit events in the
+same transaction and announce the change after commit. call_runner strings them
+together for the gateway, inside the web process that holds the client's stream.
+"""
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from approvals import audit, live, policy
+from approvals.audit import SYSTEM, Actor
+from approvals.models import Call, ClientToken, PolicyRule, Tool
+from approvals.protocol.canonical import sha256_digest
+from approvals.protocol.results import tool_error_result
+from approvals.protocol.schemas import validate
+from approvals.protocol.tools import annotations
+from approvals.tokens import token_allows
+
+
+@dataclass
+class ClientContext:
+    """Who is calling, and in which era, for one request."""
+
+    token: ClientToken
+    era: str
+    protocol_version: str
+    session_id: str = ""
+    capabilities: dict = field(default_factory=dict)
+
+
+@dataclass
+class Decision:
+    won: bool
+    call: Call
+    message: str
+    errors: list = field(default_factory=list)
+
+
+def binding_digest(arguments_digest: str, tool_digest: str) -> str:
+    """What an operator's approval is bound to: these arguments to this tool definition."""
+    return sha256_digest({"arguments": arguments_digest, "tool": tool_digest})
+
+
+def call_binding(call: Call) -> str:
+    return binding_digest(call.arguments_digest, call.tool_digest)
+
+
+def find_tool(token: ClientToken, name) -> Tool | None:
+    if not isinstance(name, str) or not token_allows(token, name):
+        return None
+    return (
+        Tool.objects.select_related("server")
+        .filter(exposed_name=name, status=Tool.Status.ACTIVE, server__enabled=True)
+        .first()
+    )
+
+
+def policy_rules():
+    return [
+        policy.Rule(r.pk, r.name, r.action, r.tool_glob, r.server_id, r.client_id, r.annotations, r.conditions, r.message)
+        for r in PolicyRule.objects.filter(enabled=True)
+    ]
+
+
+@transaction.atomic
+def receive_call(ctx: ClientContext, tool: Tool, arguments: dict, jsonrpc_id, progress_token) -> tuple[Call, dict | None]:
+    """Record the call, check its arguments and apply the policy; the answer when no wait follows."""
+    now = timezone.now()
+    arguments_digest = sha256_digest(arguments)
+    call = Call.objects.create(
+        token=ctx.token, tool=tool, server=tool.server, tool_name=tool.exposed_name, request_id=str(uuid.uuid4()),
+        era=ctx.era, protocol_version=ctx.protocol_version, session_id=ctx.session_id, jsonrpc_id=jsonrpc_id,
+        progress_token=progress_token, arguments=arguments, arguments_digest=arguments_digest,
+        tool_digest=tool.digest, status=Call.Status.PENDING, received_at=now,
+    )
+    client = Actor.client(ctx.token)
+    audit.record("call.received", client, call=call, data={"tool": tool.exposed_name, "arguments": arguments})
+    errors = validate(tool.definition.get("inputSchema") or {}, arguments)
+    if errors:
+        finish(call, Call.Status.REJECTED, error="; ".join(errors))
+        audit.record("call.rejected", SYSTEM, call=call, data={"errors": errors})
+        return call, tool_error_result(invalid_arguments_text(tool, errors))
+    facts = policy.CallFacts(
+        client_id=ctx.token.pk, server_id=tool.server_id, tool_name=tool.exposed_name, arguments=arguments,
+        annotations=annotations(tool.definition) if tool.server.trusted else None,
+    )
+    verdict = policy.evaluate(policy_rules(), facts)
+    call.policy_action, call.rule_id, call.rule_name, call.policy_at = verdict.action, verdict.rule and verdict.rule.id, verdict.rule_name, now
+    audit.record("call.policy", SYSTEM, call=call, data={"action": verdict.action, "rule": verdict.rule_name})
+    if verdict.action == policy.DENY:
+        call.decided_by_name, call.decided_at, call.reason = "policy", now, verdict.message
+        finish(call, Call.Status.DENIED)
+        audit.record("call.denied", SYSTEM, call=call, data={"reason": verdict.message, "rule": verdict.rule_name})
+        return call, tool_error_result(answer_text(call))
+    if verdict.action == policy.ALLOW:
+        call.status, call.decided_by_name, call.decided_at = Call.Status.APPROVED, "policy", now
+        call.save()
+        return call, None
+    call.expires_at = now + timedelta(seconds=settings.APPROVAL_TIMEOUT_SECONDS)
+    call.save()
+    audit.record("call.pending", SYSTEM, call=call, data={"expires_at": call.expires_at.isoformat()})
+    live.call_changed(call, "call.pending")
+    return call, None
+
+
+def invalid_arguments_text(tool, errors):
+    return f"Invalid arguments for tool {tool.exposed_name}: " + "; ".join(errors) + ". Fix the arguments and call again."
+
+
+def finish(call: Call, status, *, result=None, error=""):
+    call.status, call.answered_at = status, timezone.now()
+    call.result, call.error = result, error
+    call.is_error = bool(error) or bool(result and result.get("isError"))
+    call.save()
+
+
+def decide(call_id, user, approve: bool, reason: str = "", edited_arguments=None, shown_binding: str | None = None) -> Decision:
+    """An operator's decision. Exactly one decision wins: the update is conditional on the call still pending."""
+    call = Call.objects.select_related("tool").get(pk=call_id)
+    if shown_binding is not None and shown_binding != call_binding(call):
+        return Decision(False, call, "The call or its tool changed since it was shown; look again before deciding.")
+    if edited_arguments is not None:
+        errors = validate((call.tool.definition if call.tool else {}).get("inputSchema") or {}, edited_arguments)
+        if errors:
+            return Decision(False, call, "The edited arguments are not valid.", errors)
+    if not approve and not reason.strip():
+        reason = "denied by an operator"
+    status = Call.Status.APPROVED if approve else Call.Status.DENIED
+    now = timezone.now()
+    with transaction.atomic():
+        won = Call.objects.filter(pk=call_id, status=Call.Status.PENDING).update(
+            status=status, decided_by=user, decided_by_name=user.get_username(), decided_at=now, reason=reason,
+            edited_arguments=edited_arguments if approve else None,
+        )
+        call.refresh_from_db()
+        if won:
+            actor = Actor.user(user)
+            if approve and edited_arguments is not None:
+                audit.record("call.edited", actor, call=call, data={"before": call.arguments, "after": edited_arguments})
+            action = "call.approved" if approve else "call.denied"
+            audit.record(action, actor, call=call, data={"reason": reason})
+            live.call_changed(call, "call.decided")
+    if won:
+        return Decision(True, call, f"{'Approved' if approve else 'Denied'}.")
+    return Decision(False, call, already_text(call))
+
+
+def already_text(call: Call) -> str:
+    label = call.get_status_display().lower()
+    if call.decided_by_name and call.status not in (Call.Status.EXPIRED, Call.Status.CANCELLED):
+        return f"Already {label} by {call.decided_by_name}."
+    return f"Already {label}."
+
+
+def end_pending(call_id, status, reason: str, actor: Actor = SYSTEM) -> bool:
+    """Expire or cancel a call that is still pending; False when a decision got there first."""
+    with transaction.atomic():
+        now = timezone.now()
+        won = Call.objects.filter(pk=call_id, status=Call.Status.PENDING).update(
+            status=status, reason=reason, answered_at=now, is_error=True
+        )
+        if won:
+            call = Call.objects.get(pk=call_id)
+            audit.record(f"call.{status}", actor, call=call, data={"reason": reason})
+            live.call_changed(call, f"call.{status}")
+    return bool(won)
+
+
+def cancel_running(call_id, reason: str, actor: Actor) -> bool:
+    """Cancel a call wherever it is short of its answer."""
+    if end_pending(call_id, Call.Status.CANCELLED, reason, actor):
+        return True
+    with transaction.atomic():
+        won = Call.objects.filter(pk=call_id, status__in=[Call.Status.APPROVED, Call.Status.FORWARDED]).update(
+            status=Call.Status.CANCELLED, reason=reason, answered_at=timezone.now(), is_error=True
+        )
+        if won:
+            call = Call.objects.get(pk=call_id)
+            audit.record("call.cancelled", actor, call=call, data={"reason": reason})
+            live.call_changed(call, "call.cancelled")
+    return bool(won)
+
+
+def cancel_by_request(token: ClientToken, session_id: str, jsonrpc_id, reason: str) -> bool:
+    """notifications/cancelled: the client names its own request id within its session."""
+    live_statuses = [Call.Status.PENDING, Call.Status.APPROVED, Call.Status.FORWARDED]
+    ids = Call.objects.filter(token=token, session_id=session_id, status__in=live_statuses).values_list("pk", "jsonrpc_id")
+    # JSON ids compare by value and type: the request id 1 is not the request id "1".
+    matching = [pk for pk, rid in ids if rid == jsonrpc_id and type(rid) is type(jsonrpc_id)]
+    return any(cancel_running(pk, reason or "cancelled by the client", Actor.client(token)) for pk in matching)
+
+
+def expire_stale_calls() -> int:
+    """Expire pending calls past their deadline whose waiting request is gone (a crashed process)."""
+    stale = Call.objects.filter(status=Call.Status.PENDING, expires_at__lte=timezone.now()).values_list("pk", flat=True)
+    return sum(end_pending(pk, Call.Status.EXPIRED, expired_reason()) for pk in list(stale))
+
+
+def expired_reason():
+    minutes = settings.APPROVAL_TIMEOUT_SECONDS / 60
+    return f"no operator decided within {minutes:g} minutes"
+
+
+def answer_text(call: Call) -> str:
+    tool = call.tool_name
+    if call.status == Call.Status.DENIED:
+        who = f"policy ({call.rule_name})" if call.decided_by_name == "policy" else f"operator {call.decided_by_name}"
+        why = f": {call.reason}" if call.reason else ""
+        return f"The call to {tool} was denied by {who}{why}. It was not run; do not retry it unchanged."
+    if call.status == Call.Status.EXPIRED:
+        return f"The call to {tool} was not run: {call.reason}. You may ask the user and try again later."
+    if call.status == Call.Status.CANCELLED:
+        return f"The call to {tool} was cancelled: {call.reason}."
+    return f"The call to {tool} ended as {call.status}: {call.error or call.reason}"

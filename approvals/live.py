@@ -1,0 +1,34 @@
+"""Channel-layer groups and the small typed events sent through them.
+
+Every send happens after commit, so a listener that re-reads the database on an
+event always finds what the event announces.
+"""
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.db import transaction
+
+OPERATORS = "operators"
+CATALOG = "catalog"
+
+
+def call_group(call_id) -> str:
+    return f"call.{call_id}"
+
+
+def send_after_commit(group: str, message: dict):
+    def send():
+        async_to_sync(get_channel_layer().group_send)(group, message)
+
+    transaction.on_commit(send)
+
+
+def call_changed(call, event: str):
+    """Wake the request waiting on this call, wherever it lives, and tell the operators."""
+    send_after_commit(call_group(call.pk), {"type": "call.update", "status": call.status})
+    send_after_commit(OPERATORS, {"type": "call.event", "event": event, "call_id": call.pk, "status": call.status})
+
+
+def catalog_changed(server_id):
+    send_after_commit(CATALOG, {"type": "catalog.changed", "server_id": server_id})
+    send_after_commit(OPERATORS, {"type": "catalog.event", "event": "catalog.changed", "server_id": server_id})
