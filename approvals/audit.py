@@ -58,7 +58,7 @@ def hashed_fields(event: AuditEvent) -> dict:
 
 def record(action: str, actor: Actor, *, data=None, request_id="", call=None, server=None, tool=None, token=None) -> AuditEvent:
     with transaction.atomic():
-        head = AuditHead.objects.select_for_update().get(pk=1)
+        head = locked_head()
         event = AuditEvent(
             seq=head.seq + 1,
             at=timezone.now(),
@@ -81,6 +81,18 @@ def record(action: str, actor: Actor, *, data=None, request_id="", call=None, se
         head.seq, head.hash = event.seq, event.hash
         head.save(update_fields=["seq", "hash"])
     return event
+
+
+def locked_head() -> AuditHead:
+    try:
+        return AuditHead.objects.select_for_update().get(pk=1)
+    except AuditHead.DoesNotExist:
+        # The migration creates the head; a flushed test database or a restore
+        # without it continues from the last event there is.
+        last = AuditEvent.objects.order_by("-seq").first()
+        defaults = {"seq": last.seq, "hash": last.hash} if last else {}
+        AuditHead.objects.get_or_create(pk=1, defaults=defaults)
+        return AuditHead.objects.select_for_update().get(pk=1)
 
 
 def pk_of(obj):
