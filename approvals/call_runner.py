@@ -7,6 +7,7 @@ seconds, so a lost message delays a waiting call but never strands it.
 
 import asyncio
 import time
+import weakref
 
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
@@ -23,7 +24,15 @@ from approvals.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError
 from approvals.protocol.results import check_call_result, tool_error_result
 from approvals.upstream import SessionPool, UpstreamError
 
-POOL = SessionPool()
+_POOLS: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, SessionPool]" = weakref.WeakKeyDictionary()
+
+
+def session_pool() -> SessionPool:
+    """This event loop's upstream sessions: under daphne one loop serves the whole process."""
+    loop = asyncio.get_running_loop()
+    if loop not in _POOLS:
+        _POOLS[loop] = SessionPool()
+    return _POOLS[loop]
 
 
 async def run_call(ctx: calls.ClientContext, jsonrpc_id, params: dict, emit) -> dict:
@@ -108,7 +117,7 @@ async def forward(call: Call, emit) -> dict:
 
     started = time.monotonic()
     try:
-        session = await POOL.get(upstream_spec(tool.server))
+        session = await session_pool().get(upstream_spec(tool.server))
         result = await asyncio.wait_for(
             session.call_tool(tool.upstream_name, call.final_arguments, tool=tool.definition,
                               progress_token=upstream_token, on_notification=relay),

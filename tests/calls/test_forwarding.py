@@ -1,0 +1,88 @@
+"""Approved calls reach a real upstream server (the demo server, over stdio)."""
+
+import asyncio
+import shlex
+import sys
+
+import pytest
+from asgiref.sync import sync_to_async
+
+from approvals import call_runner, calls, catalog, servers
+from approvals.models import AuditEvent, Call, PolicyRule, Tool
+from approvals.protocol import revisions
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def demo_server(db):
+    server = servers.add_server(
+        name="Demo", transport="stdio", command=shlex.join([sys.executable, "-m", "approvals.demo.server"]),
+        trusted=True, schedule_sync=False,
+    )
+    assert catalog.sync_server(server).ok
+    PolicyRule.objects.create(action="allow", tool_glob="*")
+    return server
+
+
+@pytest.fixture
+async def run(client_token):
+    async def emit(message):
+        sent.append(message)
+
+    sent = []
+
+    async def call(name, arguments, **meta):
+        ctx = calls.ClientContext(client_token, revisions.MODERN, "2026-07-28")
+        params = {"name": name, "arguments": arguments, "_meta": meta}
+        return await asyncio.wait_for(call_runner.run_call(ctx, 1, params, emit), 30)
+
+    call.sent = sent
+    yield call
+    await call_runner.session_pool().close_all()
+
+
+async def test_it_forwards_an_allowed_call_and_returns_the_result(demo_server, run):
+    result = await run("demo_lookup_customer", {"customer_id": "C007"})
+    assert not result.get("isError")
+    assert "C007" in result["content"][0]["text"]
+    call = await Call.objects.aget()
+    assert call.status == Call.Status.COMPLETED
+    actions = [a async for a in AuditEvent.objects.filter(call_id=call.pk).order_by("seq").values_list("action", flat=True)]
+    assert actions == ["call.received", "call.policy", "call.forwarded", "call.completed"]
+
+
+async def test_it_passes_structured_content_that_matches_the_output_schema(demo_server, run):
+    result = await run("demo_quote_order", {"order_id": "O1012"})
+    assert not result.get("isError"), result
+    assert set(result["structuredContent"]) >= {"order_id", "total"}
+
+
+async def test_it_relays_upstream_progress_under_the_clients_token(demo_server, run):
+    result = await run("demo_export_report", {"report": "orders", "seconds": 1}, progressToken="mine")
+    assert not result.get("isError"), result
+    progress = [m for m in run.sent if m["method"] == "notifications/progress"]
+    assert progress and all(m["params"]["progressToken"] == "mine" for m in progress)
+
+
+async def test_it_refuses_to_run_a_call_whose_tool_changed_while_it_waited(demo_server, run, operators):
+    await PolicyRule.objects.all().adelete()
+    waiting = asyncio.create_task(run("demo_lookup_customer", {"customer_id": "C007"}))
+    while not await Call.objects.filter(status=Call.Status.PENDING).aexists():
+        await asyncio.sleep(0.01)
+    await Tool.objects.filter(exposed_name="demo_lookup_customer").aupdate(digest="0" * 64)
+    call = await Call.objects.aget()
+    assert (await sync_to_async(calls.decide)(call.pk, operators[0], True)).won
+    result = await waiting
+    assert result["isError"] is True
+    assert "definition changed" in result["content"][0]["text"]
+
+
+async def test_it_tells_the_client_when_the_upstream_server_is_down(demo_server, run):
+    await sync_to_async(servers.update_server)(demo_server, command="/nonexistent/demo-server")
+    result = await run("demo_lookup_customer", {"customer_id": "C007"})
+    assert result["isError"] is True
+    text = result["content"][0]["text"]
+    assert "The upstream server Demo failed to run demo_lookup_customer" in text
+    call = await Call.objects.aget()
+    assert call.status == Call.Status.FAILED and call.error
