@@ -9,6 +9,8 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from approvals import audit, live
+from approvals.audit import SYSTEM
 from approvals.models import Server, Tool, ToolChange
 from approvals.protocol.tools import check_tool, tool_digest
 from approvals.upstream import ServerIdentity, ServerSpec, UpstreamError, open_session
@@ -120,6 +122,10 @@ def apply_catalog(server: Server, identity: ServerIdentity, definitions: list[di
     server.health, server.last_error = Server.Health.OK, ""
     server.last_sync_at = server.last_checked_at = now
     server.save()
+    if report.changed_anything:
+        changes = {"added": report.added, "changed": report.changed, "removed": report.removed, "rejected": report.rejected}
+        audit.record("catalog.changed", SYSTEM, server=server, data=changes)
+        live.catalog_changed(server.pk)
     return report
 
 

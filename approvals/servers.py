@@ -4,8 +4,14 @@ import re
 
 from django.db import transaction
 
-from approvals import tasks
+from approvals import audit, tasks
+from approvals.audit import SYSTEM
 from approvals.models import Server
+
+# What the audit log may show of a server; headers and env are credentials, so
+# only the names of those that changed are recorded.
+AUDITED_FIELDS = ["name", "transport", "url", "command", "trusted", "enabled", "tool_prefix"]
+SECRET_FIELDS = ["headers", "env"]
 
 
 def enqueue_sync(server):
@@ -16,7 +22,7 @@ def enqueue_sync(server):
 @transaction.atomic
 def add_server(
     *, name, transport, url="", command="", headers=None, env=None, trusted=False, enabled=True, tool_prefix=None,
-    schedule_sync=True,
+    schedule_sync=True, actor=SYSTEM,
 ):
     server = Server(
         name=name, transport=transport, url=url, command=command, headers=headers or {}, env=env or {},
@@ -25,19 +31,30 @@ def add_server(
     server.save()
     server.tool_prefix = Server.default_prefix(server.slug) if tool_prefix is None else tool_prefix
     server.save(update_fields=["tool_prefix"])
+    data = {field: getattr(server, field) for field in AUDITED_FIELDS}
+    data.update({field: sorted(getattr(server, field)) for field in SECRET_FIELDS})
+    audit.record("server.added", actor, server=server, data=data)
     if server.enabled and schedule_sync:
         enqueue_sync(server)
     return server
 
 
 @transaction.atomic
-def update_server(server, **changes):
-    reconnect = {"transport", "url", "command", "headers", "env"} & {k for k, v in changes.items() if getattr(server, k) != v}
+def update_server(server, actor=SYSTEM, **changes):
+    changed = {k for k, v in changes.items() if getattr(server, k) != v}
+    reconnect = {"transport", "url", "command", "headers", "env"} & changed
     resync = reconnect or ("tool_prefix" in changes and changes["tool_prefix"] != server.tool_prefix) or (
         changes.get("enabled") and not server.enabled
     )
+    before = {field: getattr(server, field) for field in AUDITED_FIELDS if field in changed}
+    secrets_changed = {field: changed_names(getattr(server, field), changes[field]) for field in SECRET_FIELDS if field in changed}
     for key, value in changes.items():
         setattr(server, key, value)
+    if changed:
+        after = {field: getattr(server, field) for field in before}
+        audit.record("server.changed", actor, server=server, data={"before": before, "after": after, **secrets_changed})
+    if "trusted" in changed:
+        audit.record("server.trusted" if server.trusted else "server.untrusted", actor, server=server, data={"trusted": server.trusted})
     if reconnect:
         # A new endpoint may speak another era: negotiate afresh.
         server.revision = ""
@@ -45,6 +62,10 @@ def update_server(server, **changes):
     if resync and server.enabled:
         enqueue_sync(server)
     return server
+
+
+def changed_names(before: dict, after: dict) -> list:
+    return sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
 
 
 HTTP_TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from approvals import catalog, servers
-from approvals.models import Server, Tool, ToolChange
+from approvals.models import AuditEvent, Server, Tool, ToolChange
 
 SCRIPTED = Path(__file__).with_name("scripted_server.py")
 
@@ -154,3 +154,16 @@ def test_it_marks_a_server_that_cannot_start_as_failing(db):
     server.refresh_from_db()
     assert server.health == Server.Health.ERROR
     assert server.last_error
+
+
+def test_it_audits_and_announces_a_changed_catalog(scripted, scenario, django_capture_on_commit_callbacks):
+    server = scripted("Announced", [[tool("a")]])
+    with django_capture_on_commit_callbacks() as callbacks:
+        catalog.sync_server(server)
+    assert callbacks, "a changed catalog is announced after commit"
+    event = AuditEvent.objects.get(action="catalog.changed", server_id=server.pk)
+    assert event.data["added"] == ["announced_a"]
+    with django_capture_on_commit_callbacks() as callbacks:
+        catalog.sync_server(server)
+    assert not callbacks
+    assert AuditEvent.objects.filter(action="catalog.changed").count() == 1
