@@ -1,0 +1,133 @@
+"""The official MCP conformance suite, run against the console as a client would see it.
+
+The console fronts tests/servers/conformance_upstream.py (no prefix, an allow-all
+rule, anonymous clients allowed, since the suite sends no token) and the suite's
+CLI drives the console's /mcp endpoint, one server scenario at a time.
+
+Daphne runs in a subprocess here, not in the live-server thread other tests use:
+ALLOW_ANONYMOUS_CLIENTS is read by settings at startup, and the test process's
+own settings must keep it off. The child reaches the test database through the
+environment: SQLITE_PATH names the test file, or DATABASE_URL the test database.
+"""
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from django.db import connection
+
+from approvals.catalog import sync_server
+from approvals.models import PolicyRule, Server
+from approvals.servers import add_server
+from tests.conftest import using_postgres
+from tests.fixtures.servers import NODE_DIR, REPO, SERVERS, free_port, node_bin, running
+
+pytestmark = pytest.mark.node
+
+CONFORMANCE = NODE_DIR / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
+NODE_MAJOR = 22
+# Sampling and elicitation scenarios wait for the issue that relays input requests
+# to the client; resources and prompts are not tools, which is all the console fronts.
+REQUIRED = [
+    "server-initialize",
+    "ping",
+    "tools-list",
+    "tools-call-simple-text",
+    "tools-call-image",
+    "tools-call-audio",
+    "tools-call-embedded-resource",
+    "tools-call-mixed-content",
+    "tools-call-with-logging",
+    "tools-call-error",
+    "tools-call-with-progress",
+    "dns-rebinding-protection",
+]
+SCENARIO_SECONDS = 60
+
+
+@pytest.fixture
+def conformance_node() -> str:
+    """Node 22, with the conformance package beside it."""
+    node = node_bin()
+    if node is None:
+        pytest.skip("Node.js is not installed; `make node-deps` installs Node 22 into tests/node")
+    version = subprocess.run([node, "--version"], capture_output=True, text=True, check=True).stdout.strip()
+    if int(version.lstrip("v").split(".")[0]) < NODE_MAJOR:
+        pytest.skip(f"the conformance CLI needs Node {NODE_MAJOR}, found {version}; `make node-deps` installs it into tests/node")
+    if not CONFORMANCE.exists():
+        pytest.skip("the conformance package is absent; run `cd tests/node && npm install`")
+    return node
+
+
+def child_database_env() -> dict[str, str]:
+    """Points a child console at the database this test uses, which pytest-django created."""
+    name = connection.settings_dict["NAME"]
+    if using_postgres():
+        return {"DATABASE_URL": urlsplit(os.environ["DATABASE_URL"])._replace(path=f"/{name}").geturl()}
+    return {"SQLITE_PATH": str(name)}
+
+
+@pytest.fixture
+def console_url(transactional_db):
+    server = add_server(
+        name="Conformance", transport=Server.Transport.STDIO, tool_prefix="", schedule_sync=False,
+        command=shlex.join([sys.executable, str(SERVERS / "conformance_upstream.py")]),
+    )
+    report = sync_server(server)
+    assert report.ok and not report.rejected, report.summary()
+    PolicyRule.objects.create(name="allow all", action=PolicyRule.Action.ALLOW, tool_glob="*")
+    port = free_port()
+    env = {
+        **child_database_env(),
+        "ALLOW_ANONYMOUS_CLIENTS": "1",
+        # With REDIS_URL set a task would otherwise wait for a worker nobody started.
+        "CELERY_TASK_ALWAYS_EAGER": "1",
+    }
+    daphne = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "console.asgi:application"]
+    with running(daphne, port=port, env=env):
+        yield f"http://127.0.0.1:{port}/mcp"
+
+
+def run_scenario(node: str, url: str, scenario: str, output: Path) -> tuple[str, list[dict]]:
+    """The CLI's printed report and the checks it saved; a scenario that hangs is a failed check."""
+    argv = [node, str(CONFORMANCE), "server", "--url", url, "--scenario", scenario, "--output-dir", str(output)]
+    try:
+        done = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=SCENARIO_SECONDS)
+    except subprocess.TimeoutExpired:
+        return "", [{"id": scenario, "status": "FAILURE", "errorMessage": f"no verdict within {SCENARIO_SECONDS}s"}]
+    saved = sorted(output.glob("*/checks.json"))
+    checks = json.loads(saved[-1].read_text()) if saved else []
+    if not checks:
+        checks = [{"id": scenario, "status": "FAILURE", "errorMessage": f"the CLI exited with {done.returncode} and saved no checks"}]
+    return done.stdout + done.stderr, checks
+
+
+def one_line(text: str, limit: int = 400) -> str:
+    # Errors may quote a whole HTML page; the saved checks.json keeps all of it.
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def summary(results: dict[str, list[dict]]) -> str:
+    lines = []
+    for scenario, checks in results.items():
+        failed = [c for c in checks if c["status"] == "FAILURE"]
+        passed = sum(c["status"] == "SUCCESS" for c in checks)
+        lines.append(f"{'✗' if failed else '✓'} {scenario}: {passed} passed, {len(failed)} failed")
+        lines.extend(f"    {c['id']}: {one_line(c.get('errorMessage', ''))}" for c in failed)
+    return "\n".join(lines)
+
+
+def test_it_passes_every_required_server_scenario(conformance_node, console_url, tmp_path):
+    results = {}
+    for scenario in REQUIRED:
+        report, results[scenario] = run_scenario(conformance_node, console_url, scenario, tmp_path / scenario)
+        print(f"\n=== {scenario} ===\n{report}")
+    print(f"\n=== SUMMARY ===\n{summary(results)}")
+    failing = [s for s, checks in results.items() if any(c["status"] == "FAILURE" for c in checks)]
+    assert not failing, f"conformance scenarios failed:\n{summary(results)}"
