@@ -1,0 +1,22 @@
+"""The one error the upstream client raises."""
+
+from typing import Any
+
+
+class UpstreamError(Exception):
+    """Something went wrong talking to an upstream server.
+
+    `retryable` says whether the same request may succeed later (timeouts,
+    refused connections, dead children, HTTP 5xx); `code` is the JSON-RPC error
+    code when the server answered with one, and `data` that error's data.
+    """
+
+    def __init__(self, message: str, *, retryable: bool = False, code: int | None = None, data: Any = None):
+        super().__init__(message)
+        self.message = message
+        self.retryable = retryable
+        self.code = code
+        self.data = data
+
+    def __repr__(self):
+        return f"UpstreamError({self.message!r}, retryable={self.retryable}, code={self.code})"

@@ -1,0 +1,358 @@
+"""One session with one upstream server: negotiation, then list_tools / call_tool / ping."""
+
+import asyncio
+import itertools
+import logging
+from contextlib import asynccontextmanager
+from importlib import metadata
+from typing import Any
+
+from approvals.protocol import jsonrpc
+from approvals.protocol.revisions import (
+    LATEST_LEGACY,
+    LEGACY,
+    LEGACY_VERSIONS,
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_PROTOCOL_VERSION,
+    META_SERVER_INFO,
+    MODERN,
+    MODERN_VERSIONS,
+    REVISIONS,
+)
+
+from . import headers as mcp_headers
+from .errors import UpstreamError
+from .exchange import Exchange, OnNotification, OnRequest
+from .spec import HTTP, STDIO, ServerIdentity, ServerSpec
+from .transport_http import HttpTransport
+from .transport_stdio import StdioTransport
+
+log = logging.getLogger(__name__)
+
+
+def _client_version() -> str:
+    try:
+        return metadata.version("mcp-approval-console")
+    except metadata.PackageNotFoundError:
+        return "0"
+
+
+CLIENT_INFO = {"name": "mcp-approval-console", "version": _client_version()}
+# Declared only when someone will answer: a server must not ask a client that cannot.
+ANSWERING_CAPABILITIES = {"elicitation": {"form": {}, "url": {}}, "sampling": {}}
+MAX_INPUT_ROUNDS = 10
+
+
+async def decline(method: str, params: dict) -> dict:
+    """The answer to a server request nobody handles: no to an elicitation, unsupported otherwise."""
+    if method == "elicitation/create":
+        return {"action": "decline"}
+    raise jsonrpc.JsonRpcError(jsonrpc.METHOD_NOT_FOUND, f"{method} is not supported by this client")
+
+
+class _NoCommonRevision(UpstreamError):
+    """The server named the revisions it speaks, and none is ours: trying the other era cannot help."""
+
+
+class UpstreamSession:
+    def __init__(self, spec: ServerSpec, *, on_request: OnRequest | None = None, on_notification: OnNotification | None = None):
+        if spec.transport not in (HTTP, STDIO):
+            raise UpstreamError(f"{spec.name}: unknown transport {spec.transport!r}")
+        self.spec = spec
+        self.identity: ServerIdentity | None = None
+        self._on_request = on_request
+        self._on_notification = on_notification
+        self._capabilities = ANSWERING_CAPABILITIES if on_request else {}
+        transport_class = HttpTransport if spec.transport == HTTP else StdioTransport
+        self._transport = transport_class(spec, self._serve)
+        self._era: str | None = None  # set while negotiating, so requests are shaped for the era being tried
+        self._version: str | None = None
+        self._ids = itertools.count(1)
+        self._progress_tokens = itertools.count(1)
+        self._in_flight: dict[int, Exchange] = {}
+        self._tasks: set[asyncio.Task] = set()
+        self._closed = False
+
+    @property
+    def stderr_tail(self) -> str:
+        return self._transport.stderr_tail
+
+    @property
+    def alive(self) -> bool:
+        return not self._closed and self._transport.alive
+
+    async def open(self) -> None:
+        await self._transport.start()
+        self.identity = await self._negotiate()
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._transport.close()
+
+    async def list_tools(self) -> list[dict]:
+        """Every tool the server lists, following nextCursor to the end, within the spec's caps."""
+        tools: list[dict] = []
+        cursor, seen, total = None, set(), 0
+        for _ in range(self.spec.list_max_pages):
+            result = self._complete(await self._request("tools/list", {} if cursor is None else {"cursor": cursor}), "tools/list")
+            total += len(jsonrpc.encode(result))
+            if total > self.spec.list_max_bytes:
+                raise UpstreamError(f"{self.spec.name}: tools/list is larger than list_max_bytes ({self.spec.list_max_bytes} bytes)")
+            page = result.get("tools")
+            if not isinstance(page, list) or not all(isinstance(tool, dict) for tool in page):
+                raise UpstreamError(f"{self.spec.name}: tools/list answered without a list of tool objects")
+            tools.extend(page)
+            cursor = result.get("nextCursor")
+            if cursor is None:
+                return tools
+            if not isinstance(cursor, str) or cursor in seen:
+                raise UpstreamError(f"{self.spec.name}: tools/list gave the cursor {cursor!r} twice or in a wrong type")
+            seen.add(cursor)
+        raise UpstreamError(f"{self.spec.name}: tools/list has more than list_max_pages ({self.spec.list_max_pages}) pages")
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict,
+        *,
+        tool: dict | None = None,
+        progress_token: Any = None,
+        on_notification: OnNotification | None = None,
+        on_request: OnRequest | None = None,
+    ) -> dict:
+        """The raw CallToolResult; input the server asks for on the way goes to on_request.
+
+        Pass `tool` (its definition from tools/list) so its x-mcp-header
+        parameters travel as headers. `on_request` and `on_notification` here
+        receive what belongs to this call; the session's ones also see its
+        notifications.
+        """
+        params: dict = {"name": name, "arguments": arguments}
+        headers = self._param_headers(tool, arguments)
+        upstream_token = None
+        if progress_token is not None:
+            # Our own token, so that two callers' tokens can never collide on one upstream session.
+            upstream_token = next(self._progress_tokens)
+            params["_meta"] = {"progressToken": upstream_token}
+        answer = on_request or self._on_request or decline
+        for _ in range(MAX_INPUT_ROUNDS + 1):
+            result = await self._request(
+                "tools/call",
+                params,
+                headers=headers,
+                progress_token=upstream_token,
+                caller_progress_token=progress_token,
+                on_request=on_request,
+                on_notification=on_notification,
+            )
+            if result.get("resultType") != "input_required":
+                return self._complete(result, f"tools/call {name}")
+            params = {**params, "inputResponses": await self._gather_input(name, result, answer)}
+            params.pop("requestState", None)
+            if "requestState" in result:
+                params["requestState"] = result["requestState"]
+        raise UpstreamError(f"{self.spec.name}: tools/call {name} still asked for input after {MAX_INPUT_ROUNDS} rounds")
+
+    async def ping(self) -> None:
+        # 2026-07-28 has no ping; discovery is the cheapest request every modern server answers.
+        if self._era == MODERN:
+            await self._request("server/discover", {})
+        else:
+            await self._request("ping", {})
+
+    async def _negotiate(self) -> ServerIdentity:
+        attempts = [self._discover, self._initialize]
+        if self.spec.revision in LEGACY_VERSIONS:
+            attempts.reverse()
+        refusals = []
+        for attempt in attempts:
+            try:
+                return await attempt()
+            except _NoCommonRevision:
+                raise
+            except UpstreamError as exc:
+                # Only a refusal is a verdict on the era; a server we cannot reach is just down.
+                if exc.retryable:
+                    raise
+                refusals.append(exc)
+        raise UpstreamError(
+            f"{self.spec.name}: speaks no revision this client does: " + "; ".join(exc.message for exc in refusals),
+            code=refusals[-1].code,
+        )
+
+    async def _discover(self) -> ServerIdentity:
+        self._era, self._version = MODERN, MODERN_VERSIONS[0]
+        try:
+            result = await self._request("server/discover", {})
+        except UpstreamError as exc:
+            supported = exc.data.get("supported") if isinstance(exc.data, dict) else None
+            if exc.code == jsonrpc.UNSUPPORTED_PROTOCOL_VERSION and isinstance(supported, list) and not any(v in REVISIONS for v in supported):
+                raise _NoCommonRevision(f"{self.spec.name}: speaks only {supported}, none of which this client does", code=exc.code) from None
+            raise
+        supported = result.get("supportedVersions")
+        version = next((v for v in MODERN_VERSIONS if isinstance(supported, list) and v in supported), None)
+        if version is None:
+            raise UpstreamError(f"{self.spec.name}: server/discover offers no modern revision this client speaks ({supported!r})")
+        self._version = version
+        meta = result.get("_meta")
+        server_info = meta.get(META_SERVER_INFO) if isinstance(meta, dict) else None
+        return self._identity(version, MODERN, server_info, result)
+
+    async def _initialize(self) -> ServerIdentity:
+        self._era, self._version = LEGACY, None
+        offered = self.spec.revision if self.spec.revision in LEGACY_VERSIONS else LATEST_LEGACY
+        result = await self._request("initialize", {"protocolVersion": offered, "capabilities": self._capabilities, "clientInfo": CLIENT_INFO})
+        version = result.get("protocolVersion")
+        if version not in LEGACY_VERSIONS:
+            await self._transport.end_session()
+            raise UpstreamError(f"{self.spec.name}: initialize answered with protocol version {version!r}, which this client does not speak")
+        self._version = self._transport.legacy_version = version
+        await self._transport.notify(jsonrpc.notification("notifications/initialized"), {})
+        if self._on_notification is not None:
+            await self._transport.start_listening()
+        return self._identity(version, LEGACY, result.get("serverInfo"), result)
+
+    def _identity(self, version: str, era: str, server_info: Any, result: dict) -> ServerIdentity:
+        capabilities, instructions = result.get("capabilities", {}), result.get("instructions", "")
+        if not isinstance(server_info, dict | None) or not isinstance(capabilities, dict) or not isinstance(instructions, str | None):
+            raise UpstreamError(f"{self.spec.name}: described itself in malformed terms (serverInfo, capabilities or instructions)")
+        return ServerIdentity(version, era, server_info or {}, capabilities, instructions or "")
+
+    async def _request(self, method: str, params: dict, *, headers: dict | None = None, **routing) -> dict:
+        """Send one request and return its result; `routing` says where messages that belong to it go (see Exchange)."""
+        msg_id = next(self._ids)
+        call = Exchange(msg_id, method, **routing)
+        all_headers = dict(headers or {})
+        if self._era == MODERN:
+            meta = {**params.get("_meta", {}), META_PROTOCOL_VERSION: self._version, META_CLIENT_CAPABILITIES: self._capabilities, META_CLIENT_INFO: CLIENT_INFO}
+            params = {**params, "_meta": meta}
+            all_headers.update(mcp_headers.request_headers(self._version, method, params))
+        self._in_flight[msg_id] = call
+        try:
+            response = await self._transport.request(jsonrpc.request(msg_id, method, params), all_headers, call)
+        except asyncio.CancelledError:
+            self._cancel_upstream(msg_id, method)
+            raise
+        except UpstreamError as exc:
+            if exc.retryable:  # we stop waiting; a refusal needs no cancelling
+                self._cancel_upstream(msg_id, method)
+            raise
+        finally:
+            del self._in_flight[msg_id]
+        if response.error is not None:
+            error = response.error
+            raise UpstreamError(f"{self.spec.name}: {method}: {error.message} (JSON-RPC {error.code})", code=error.code, data=error.data)
+        return response.result
+
+    def _cancel_upstream(self, msg_id: int, method: str) -> None:
+        """Tell the server we stopped waiting, where the era has words for it (a modern HTTP stream's closing says it)."""
+        if method in ("initialize", "server/discover") or not self._transport.alive:
+            return
+        if self._era == MODERN and self.spec.transport == HTTP:
+            return
+        note = jsonrpc.notification("notifications/cancelled", {"requestId": msg_id, "reason": "the console stopped waiting"})
+        task = asyncio.create_task(self._send_quietly(note))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _send_quietly(self, note: dict) -> None:
+        try:
+            await self._transport.notify(note, {})
+        except UpstreamError as exc:
+            log.info("%s: could not send %s: %s", self.spec.name, note["method"], exc.message)
+
+    def _complete(self, result: dict, what: str) -> dict:
+        kind = result.get("resultType", "complete")
+        if kind != "complete":
+            raise UpstreamError(f"{self.spec.name}: answered {what} with resultType {kind!r}, which this client does not take")
+        return result
+
+    def _param_headers(self, tool: dict | None, arguments: dict) -> dict[str, str]:
+        if tool is None or self._era != MODERN or self.spec.transport != HTTP:
+            return {}
+        schema = tool.get("inputSchema")
+        problem = mcp_headers.invalid_annotation(schema)
+        if problem:
+            raise UpstreamError(f"{self.spec.name}: tool {tool.get('name')!r} cannot be called: {problem}")
+        try:
+            return mcp_headers.param_headers(schema, arguments)
+        except ValueError as exc:
+            raise UpstreamError(f"{self.spec.name}: tool {tool.get('name')!r} cannot be called: {exc}") from None
+
+    async def _gather_input(self, name: str, result: dict, answer: OnRequest) -> dict:
+        requests = result.get("inputRequests", {})
+        if not isinstance(requests, dict):
+            raise UpstreamError(f"{self.spec.name}: tools/call {name}: inputRequests is not an object")
+        responses = {}
+        for key, item in requests.items():
+            if not isinstance(item, dict) or not isinstance(item.get("method"), str) or not isinstance(item.get("params", {}), dict):
+                raise UpstreamError(f"{self.spec.name}: tools/call {name}: input request {key!r} is malformed")
+            try:
+                responses[key] = await answer(item["method"], item.get("params", {}))
+            except jsonrpc.JsonRpcError as exc:
+                raise UpstreamError(f"{self.spec.name}: tools/call {name}: input request {key!r} ({item['method']}) was refused: {exc.message}", code=exc.code) from None
+        return responses
+
+    async def _serve(self, message: jsonrpc.Request | jsonrpc.Notification, exchange: Exchange | None) -> dict | None:
+        if isinstance(message, jsonrpc.Notification):
+            await self._deliver(message, exchange)
+            return None
+        if self._era == MODERN:
+            log.warning("%s: ignored a %s request, which 2026-07-28 servers do not send", self.spec.name, message.method)
+            return None
+        if message.method == "ping":
+            return jsonrpc.result(message.id, {})
+        answer = (exchange and exchange.on_request) or self._on_request or decline
+        try:
+            result = await answer(message.method, message.params)
+        except jsonrpc.JsonRpcError as exc:
+            return jsonrpc.error(message.id, exc)
+        except Exception:
+            log.exception("%s: answering %s failed", self.spec.name, message.method)
+            return jsonrpc.error(message.id, jsonrpc.JsonRpcError(jsonrpc.INTERNAL_ERROR, "the client failed to answer"))
+        if not isinstance(result, dict):
+            return jsonrpc.error(message.id, jsonrpc.JsonRpcError(jsonrpc.INTERNAL_ERROR, "the client failed to answer"))
+        return jsonrpc.result(message.id, result)
+
+    async def _deliver(self, note: jsonrpc.Notification, exchange: Exchange | None) -> None:
+        params = note.params
+        token = params.get("progressToken") if note.method == "notifications/progress" else None
+        if exchange is None and token is not None:
+            # On stdio nothing but the token ties a notification to its call.
+            exchange = next((e for e in self._in_flight.values() if e.progress_token == token), None)
+        if exchange is not None and token is not None and token == exchange.progress_token:
+            exchange.touch()
+            params = {**params, "progressToken": exchange.caller_progress_token}
+        for handler in (self._on_notification, exchange and exchange.on_notification):
+            if handler is None:
+                continue
+            try:
+                await handler(note.method, params)
+            except Exception:
+                log.exception("%s: a handler of %s failed", self.spec.name, note.method)
+
+
+async def connect(spec: ServerSpec, *, on_request: OnRequest | None = None, on_notification: OnNotification | None = None) -> UpstreamSession:
+    """An open session, for the pool; close it with aclose(). Elsewhere prefer open_session()."""
+    session = UpstreamSession(spec, on_request=on_request, on_notification=on_notification)
+    try:
+        await session.open()
+    except BaseException:
+        await session.aclose()
+        raise
+    return session
+
+
+@asynccontextmanager
+async def open_session(spec: ServerSpec, *, on_request: OnRequest | None = None, on_notification: OnNotification | None = None):
+    session = await connect(spec, on_request=on_request, on_notification=on_notification)
+    try:
+        yield session
+    finally:
+        await session.aclose()

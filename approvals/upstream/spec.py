@@ -1,0 +1,31 @@
+"""What the console knows about an upstream server before and after connecting."""
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+HTTP = "http"
+STDIO = "stdio"
+
+
+@dataclass(frozen=True)
+class ServerSpec:
+    name: str
+    transport: str  # HTTP or STDIO
+    url: str = ""
+    command: tuple[str, ...] = ()
+    headers: Mapping[str, str] = field(default_factory=dict)  # sent on every HTTP request
+    env: Mapping[str, str] = field(default_factory=dict)  # added to the child's environment
+    cwd: str | None = None
+    revision: str = ""  # the revision negotiated last time, tried first
+    timeout: float = 30.0  # bounds every single wait
+    list_max_pages: int = 100
+    list_max_bytes: int = 8 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class ServerIdentity:
+    revision: str
+    era: str
+    server_info: dict
+    capabilities: dict
+    instructions: str

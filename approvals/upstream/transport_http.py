@@ -1,0 +1,228 @@
+"""Streamable HTTP toward an upstream server, over httpx: one POST per message, JSON or SSE answers."""
+
+import asyncio
+import logging
+
+import httpx
+
+from approvals.protocol import jsonrpc
+
+from .errors import UpstreamError
+from .exchange import MAX_MESSAGE_BYTES, Exchange, Serve, parse
+from .spec import ServerSpec
+from .sse import SseError, SseParser
+
+log = logging.getLogger(__name__)
+
+MAX_ERROR_BODY_BYTES = 64 * 1024
+# Reconnections in a row that brought no new event before a stream is given up.
+MAX_RESUMES = 3
+JSON = "application/json"
+EVENT_STREAM = "text/event-stream"
+
+
+class HttpTransport:
+    stderr_tail = ""
+
+    def __init__(self, spec: ServerSpec, serve: Serve):
+        self.spec = spec
+        self.alive = True
+        self.session_id: str | None = None  # legacy era: Mcp-Session-Id from the initialize answer
+        self.legacy_version: str | None = None  # legacy era: sent as MCP-Protocol-Version once initialized
+        self._serve = serve
+        self._listener: asyncio.Task | None = None
+        self._client = httpx.AsyncClient(timeout=spec.timeout, follow_redirects=False)
+
+    async def start(self) -> None:
+        """Check what the admin configured, so a mistake reads as one rather than as an outage."""
+        try:
+            url = httpx.URL(self.spec.url)
+            self._client.headers.update(self.spec.headers)
+        except (httpx.InvalidURL, UnicodeEncodeError) as exc:
+            raise UpstreamError(f"{self.spec.name}: the URL or a header is not valid: {exc}") from None
+        if url.scheme not in ("http", "https") or not url.host:
+            raise UpstreamError(f"{self.spec.name}: the URL {self.spec.url!r} is not an http(s) URL")
+        if any(c in value for value in self.spec.headers.values() for c in "\r\n\0"):
+            raise UpstreamError(f"{self.spec.name}: a configured header value holds a line break")
+
+    async def request(self, message: dict, headers: dict[str, str], exchange: Exchange) -> jsonrpc.Response:
+        method = message["method"]
+        try:
+            async with self._client.stream("POST", self.spec.url, content=jsonrpc.encode(message), headers=self._headers(headers)) as response:
+                await self._check_status(response, method, expect_body=True)
+                if method == "initialize":
+                    self.session_id = response.headers.get("mcp-session-id") or None
+                kind = _content_type(response)
+                if kind == JSON:
+                    return self._own_response(parse(await self._read_body(response, MAX_MESSAGE_BYTES), self.spec.name), exchange)
+                if kind != EVENT_STREAM:
+                    raise UpstreamError(f"{self.spec.name}: answered {method} with content type {kind or 'none'!r}")
+                parser = SseParser(MAX_MESSAGE_BYTES)
+                answer = await self._read_events(response, parser, exchange)
+            return answer or await self._resume(parser, exchange)
+        except httpx.HTTPError as exc:
+            raise self._transport_error(method, exc) from None
+
+    async def notify(self, message: dict, headers: dict[str, str]) -> None:
+        try:
+            await self._post(message, headers)
+        except httpx.HTTPError as exc:
+            raise self._transport_error(message["method"], exc) from None
+
+    async def start_listening(self) -> None:
+        """Open the legacy GET stream, where a server sends what belongs to no request (list changes, logs).
+
+        Returns once the first attempt is answered, so nothing the server sends after that is lost.
+        """
+        settled = asyncio.Event()
+        self._listener = asyncio.create_task(self._listen(settled))
+        try:
+            await asyncio.wait_for(settled.wait(), self.spec.timeout)
+        except TimeoutError:
+            pass  # the listener keeps trying on its own
+
+    async def end_session(self) -> None:
+        """DELETE the legacy session; a server that does not allow it (405) or is gone is no concern here."""
+        if self.session_id is None:
+            return
+        try:
+            await self._client.delete(self.spec.url, headers=self._headers({}))
+        except httpx.HTTPError as exc:
+            log.info("%s: ending the session failed: %s", self.spec.name, exc)
+        self.session_id = None
+
+    async def close(self) -> None:
+        self.alive = False
+        if self._listener is not None:
+            self._listener.cancel()
+            await asyncio.gather(self._listener, return_exceptions=True)
+        await self.end_session()
+        await self._client.aclose()
+
+    def _headers(self, extra: dict[str, str]) -> dict[str, str]:
+        headers = {"Accept": f"{JSON}, {EVENT_STREAM}", "Content-Type": JSON}
+        if self.session_id:
+            headers["Mcp-Session-Id"] = self.session_id
+        if self.legacy_version:
+            headers["MCP-Protocol-Version"] = self.legacy_version
+        headers.update(extra)
+        return headers
+
+    async def _post(self, message: dict, headers: dict[str, str]) -> None:
+        """POST what expects no answer: a notification, or our response to a server's request."""
+        body = jsonrpc.encode(message)
+        async with self._client.stream("POST", self.spec.url, content=body, headers=self._headers(headers)) as response:
+            await self._check_status(response, message.get("method", "a response"), expect_body=False)
+
+    async def _check_status(self, response: httpx.Response, method: str, *, expect_body: bool) -> None:
+        status = response.status_code
+        if 200 <= status < 300:
+            if expect_body and status in (202, 204):
+                raise UpstreamError(f"{self.spec.name}: answered {method} with HTTP {status} and no message")
+            return
+        if 300 <= status < 400:
+            location = response.headers.get("location", "")
+            raise UpstreamError(f"{self.spec.name}: {method}: redirected to {location!r}; redirects are not followed")
+        detail, code = f"HTTP {status}", None
+        try:
+            error = parse(await self._read_body(response, MAX_ERROR_BODY_BYTES), self.spec.name)
+        except UpstreamError:
+            error = None  # a plain-text or empty error body says no more than the status does
+        if isinstance(error, jsonrpc.Response) and error.error is not None:
+            detail, code = f"{detail}: {error.error.message} (JSON-RPC {error.error.code})", error.error.code
+        if status == 404 and self.session_id:
+            # The server forgot our session: only a new one helps, which the pool opens.
+            self.alive = False
+            raise UpstreamError(f"{self.spec.name}: {method}: the session has expired ({detail})", retryable=True, code=code)
+        raise UpstreamError(f"{self.spec.name}: {method}: {detail}", retryable=status >= 500 or status in (408, 429), code=code)
+
+    async def _read_body(self, response: httpx.Response, limit: int) -> bytes:
+        chunks, size = [], 0
+        async for chunk in response.aiter_bytes():
+            size += len(chunk)
+            if size > limit:
+                raise UpstreamError(f"{self.spec.name}: sent a message larger than {limit} bytes")
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def _own_response(self, message: jsonrpc.Message, exchange: Exchange) -> jsonrpc.Response:
+        # A null id is how a server answers a request it could not read far enough to learn the id of.
+        if isinstance(message, jsonrpc.Response) and message.id in (exchange.request_id, None):
+            return message
+        raise UpstreamError(f"{self.spec.name}: answered {exchange.method} with something other than its response")
+
+    async def _read_events(self, response: httpx.Response, parser: SseParser, exchange: Exchange | None) -> jsonrpc.Response | None:
+        """Serve what arrives on a stream until our response does; None when the stream ends first."""
+        try:
+            async for chunk in response.aiter_bytes():
+                for event in parser.feed(chunk):
+                    # Priming events carry only an id to resume from; other event types are not MCP's.
+                    if event.event != "message" or not event.data.strip():
+                        continue
+                    message = parse(event.data, self.spec.name)
+                    if isinstance(message, jsonrpc.Response):
+                        if exchange is not None and message.id in (exchange.request_id, None):
+                            return message
+                        log.warning("%s: ignored a response to no request of ours (id %r)", self.spec.name, message.id)
+                        continue
+                    if exchange is not None:
+                        exchange.touch()
+                    reply = await self._serve(message, exchange)
+                    if reply is not None:
+                        await self._post(reply, {})
+        except SseError as exc:
+            raise UpstreamError(f"{self.spec.name}: sent a malformed event stream: {exc}") from None
+        return None
+
+    async def _resume(self, parser: SseParser, exchange: Exchange) -> jsonrpc.Response:
+        """A legacy stream that ended early resumes by GET with Last-Event-ID, after the server's retry delay."""
+        attempts = 0
+        while self.legacy_version and parser.last_event_id is not None and attempts < MAX_RESUMES:
+            attempts += 1
+            seen = parser.last_event_id
+            await asyncio.sleep(min((parser.retry_ms or 1000) / 1000, self.spec.timeout))
+            headers = self._headers({"Accept": EVENT_STREAM, "Last-Event-ID": seen})
+            async with self._client.stream("GET", self.spec.url, headers=headers) as response:
+                await self._check_status(response, exchange.method, expect_body=True)
+                if _content_type(response) != EVENT_STREAM:
+                    break
+                parser = SseParser(MAX_MESSAGE_BYTES, last_event_id=seen)
+                answer = await self._read_events(response, parser, exchange)
+            if answer is not None:
+                return answer
+            if parser.last_event_id != seen:
+                attempts = 0
+        raise UpstreamError(f"{self.spec.name}: the stream for {exchange.method} ended before its answer", retryable=True)
+
+    async def _listen(self, settled: asyncio.Event) -> None:
+        last_event_id, retry_ms, failures = None, None, 0
+        while self.alive and failures < MAX_RESUMES:
+            headers = self._headers({"Accept": EVENT_STREAM})
+            if last_event_id is not None:
+                headers["Last-Event-ID"] = last_event_id
+            headers.pop("Content-Type")
+            parser = SseParser(MAX_MESSAGE_BYTES, last_event_id=last_event_id)
+            try:
+                async with self._client.stream("GET", self.spec.url, headers=headers) as response:
+                    settled.set()
+                    if response.status_code != 200 or _content_type(response) != EVENT_STREAM:
+                        return  # 405 and the like: this server offers no such stream
+                    failures = 0
+                    await self._read_events(response, parser, None)
+            except httpx.ReadTimeout:
+                pass  # a quiet stream; open it again
+            except (httpx.HTTPError, UpstreamError) as exc:
+                failures += 1
+                log.info("%s: the GET stream failed: %s", self.spec.name, exc)
+            settled.set()
+            last_event_id, retry_ms = parser.last_event_id, parser.retry_ms or retry_ms
+            await asyncio.sleep(min((retry_ms or 1000) / 1000, self.spec.timeout))
+
+    def _transport_error(self, method: str, exc: httpx.HTTPError) -> UpstreamError:
+        if isinstance(exc, httpx.TimeoutException):
+            return UpstreamError(f"{self.spec.name}: no answer to {method} within {self.spec.timeout:g}s", retryable=True)
+        return UpstreamError(f"{self.spec.name}: {method}: cannot talk to {self.spec.url}: {type(exc).__name__}: {exc}", retryable=True)
+
+
+def _content_type(response: httpx.Response) -> str:
+    return response.headers.get("content-type", "").partition(";")[0].strip().lower()
