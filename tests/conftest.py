@@ -9,6 +9,8 @@ import os
 
 import pytest
 
+pytest_plugins = ["tests.fixtures.servers"]
+
 ON_CI = os.environ.get("CI", "").lower() == "true"
 
 
