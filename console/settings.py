@@ -9,6 +9,9 @@ import secrets
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+from approvals.gateway.loopback import is_loopback_host
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("CONSOLE_VAR_DIR", BASE_DIR / "var"))
@@ -88,6 +91,8 @@ TEMPLATES = [
 DATABASE_URL = os.environ.get("DATABASE_URL")
 if DATABASE_URL:
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)}
+    # One test database per process, so that test runs side by side keep apart.
+    DATABASES["default"]["TEST"] = {"NAME": f"test_{DATABASES['default']['NAME']}_{os.getpid()}"}
 else:
     VAR_DIR.mkdir(parents=True, exist_ok=True)
     DATABASES = {
@@ -169,3 +174,17 @@ APPROVAL_TIMEOUT_SECONDS = float(os.environ.get("APPROVAL_TIMEOUT_SECONDS", 600)
 CALL_REREAD_SECONDS = float(os.environ.get("CALL_REREAD_SECONDS", 5))
 UPSTREAM_CALL_TIMEOUT_SECONDS = float(os.environ.get("UPSTREAM_CALL_TIMEOUT_SECONDS", 600))
 MAX_RESULT_BYTES = int(os.environ.get("MAX_RESULT_BYTES", 4 * 1024 * 1024))
+
+# The MCP endpoint for clients.
+MCP_MAX_BODY_BYTES = int(os.environ.get("MCP_MAX_BODY_BYTES", 1024 * 1024))
+MCP_RATE_LIMIT_PER_MINUTE = int(os.environ.get("MCP_RATE_LIMIT_PER_MINUTE", 600))
+MCP_TOOLS_PAGE_SIZE = int(os.environ.get("MCP_TOOLS_PAGE_SIZE", 100))
+# Comment lines on idle SSE streams, so that proxies and clients do not time them out.
+MCP_SSE_KEEPALIVE_SECONDS = float(os.environ.get("MCP_SSE_KEEPALIVE_SECONDS", 15))
+# Clients without a token then act as the "anonymous" token: acceptable only where nobody else can connect.
+ALLOW_ANONYMOUS_CLIENTS = env_bool("ALLOW_ANONYMOUS_CLIENTS")
+if ALLOW_ANONYMOUS_CLIENTS and not all(is_loopback_host(host) for host in ALLOWED_HOSTS):
+    raise ImproperlyConfigured(
+        "ALLOW_ANONYMOUS_CLIENTS=1 needs every ALLOWED_HOSTS entry to be a loopback name or address "
+        f"(localhost, 127.0.0.1, [::1]); ALLOWED_HOSTS is {ALLOWED_HOSTS}"
+    )
