@@ -1,0 +1,86 @@
+"""SessionPool: long-lived sessions, reopened with backoff when they die, closed without leftovers."""
+
+import asyncio
+import json
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from approvals.upstream import ServerSpec, SessionPool, UpstreamError
+from tests.fixtures.servers import scenario_spec
+
+
+def gone(pid: int) -> bool:
+    """No such process, or only its zombie (which nothing in a container may reap)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return stat.rsplit(")", 1)[1].split()[0] == "Z"
+
+
+async def pids(session) -> dict:
+    return json.loads((await session.call_tool("pids", {}))["content"][0]["text"])
+
+
+@pytest.fixture
+async def pool():
+    pool = SessionPool()
+    yield pool
+    await pool.close_all()
+
+
+async def test_it_keeps_one_session_per_server_while_it_lives(pool):
+    spec = scenario_spec("family")
+    first = await pool.get(spec)
+    assert await pool.get(spec) is first
+
+
+async def test_it_restarts_a_stdio_child_that_was_killed(pool):
+    spec = scenario_spec("family")
+    session = await pool.get(spec)
+    child = (await pids(session))["child"]
+    os.kill(child, signal.SIGKILL)
+    deadline = time.monotonic() + 5
+    while session.alive and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    assert not session.alive
+    restarted = await pool.get(spec)
+    assert restarted is not session
+    assert (await pids(restarted))["child"] != child
+
+
+async def test_it_backs_off_exponentially_from_a_server_that_keeps_failing(pool):
+    spec = ServerSpec(name="crashing", transport="stdio", command=(sys.executable, "-c", "raise SystemExit(1)"), timeout=0.6)
+    with pytest.raises(UpstreamError):
+        await pool.get(spec)
+    started = time.monotonic()
+    with pytest.raises(UpstreamError):
+        await pool.get(spec)  # waits out the first backoff (0.5 s), then fails again
+    assert time.monotonic() - started >= 0.45
+    started = time.monotonic()
+    with pytest.raises(UpstreamError) as caught:
+        await pool.get(spec)  # the next backoff (1 s) is longer than a wait may be: refused at once
+    assert caught.value.retryable and "next attempt" in caught.value.message
+    assert time.monotonic() - started < 0.3
+
+
+async def test_it_reconnects_when_a_servers_configuration_changes(pool):
+    first = await pool.get(scenario_spec("family"))
+    second = await pool.get(scenario_spec("family", env={"CHANGED": "1"}))
+    assert second is not first and not first.alive
+
+
+async def test_it_leaves_no_process_behind_when_closed(pool):
+    session = await pool.get(scenario_spec("family"))
+    family = await pids(session)
+    await pool.close_all()
+    deadline = time.monotonic() + 2  # a killed process takes a moment to go
+    while not (gone(family["child"]) and gone(family["grandchild"])) and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+    assert gone(family["child"]) and gone(family["grandchild"])
