@@ -8,7 +8,7 @@ pushy        legacy; its tool `ask` asks the client to elicit and to sample (wha
              the client declared), pings it, and reports what came back
 pages-loop   legacy; tools/list hands out the same cursor forever
 pages-many   legacy; tools/list never runs out of pages
-mrtr         modern; its tool `confirm` answers input_required until retried properly
+mrtr         modern; its tool `confirm` answers input_required, then reports how it was retried
 mrtr-forever modern; its tool `confirm` always answers input_required
 family       legacy; starts a grandchild, and its tool `pids` names both processes
 
@@ -91,7 +91,8 @@ def modern(message, first_ids):
                 problems.append("the retry reused a request id")
             if params.get("requestState") != REQUEST_STATE:
                 problems.append(f"requestState came back as {params.get('requestState')!r}")
-            answer(msg_id, text(json.dumps({"problems": problems, "inputResponses": params["inputResponses"]})) | {"resultType": "complete"})
+            report = {"problems": problems, "inputResponses": params["inputResponses"], "meta": params.get("_meta")}
+            answer(msg_id, text(json.dumps(report)) | {"resultType": "complete"})
             return
         first_ids.add(msg_id)
         answer(msg_id, {

@@ -70,8 +70,10 @@ async def test_it_answers_input_required_through_on_request_and_retries_to_compl
     assert method == "elicitation/create" and params["message"] == "Really delete r1?"
 
 
-async def test_it_prefers_the_calls_own_on_request_to_the_sessions(sdk_server):
-    async with open_session(sdk_server, on_request=accepting()) as session:
+@pytest.mark.parametrize("revision", ["2026-07-28", "2025-06-18"])
+async def test_it_prefers_the_calls_own_on_request_to_the_sessions_in_either_era(sdk_server, revision):
+    async with open_session(dataclasses.replace(sdk_server, revision=revision), on_request=accepting()) as session:
+        assert session.identity.revision == revision
         result = await session.call_tool("delete_record", {"target": "r2"}, on_request=accepting(confirm=False))
     assert result["content"][0]["text"] == "kept r2 (accept)"
 

@@ -78,13 +78,19 @@ async def test_it_retries_input_required_with_a_new_id_the_answers_and_the_state
         assert session.identity.era == "modern"
         result = await session.call_tool("confirm", {})
     report = json.loads(result["content"][0]["text"])
-    assert report == {"problems": [], "inputResponses": {"confirm": {"action": "accept", "content": {"ok": True}}}}
+    assert report["problems"] == []
+    assert report["inputResponses"] == {"confirm": {"action": "accept", "content": {"ok": True}}}
+    assert report["meta"]["io.modelcontextprotocol/protocolVersion"] == "2026-07-28"
+    assert report["meta"]["io.modelcontextprotocol/clientInfo"]["name"] == "mcp-approval-console"
+    assert report["meta"]["io.modelcontextprotocol/clientCapabilities"] == {"elicitation": {"form": {}, "url": {}}, "sampling": {}}
 
 
-async def test_it_declines_an_input_request_by_default():
+async def test_it_declines_an_input_request_by_default_and_declares_no_capabilities():
     async with open_session(scenario_spec("mrtr")) as session:
         result = await session.call_tool("confirm", {})
-    assert json.loads(result["content"][0]["text"])["inputResponses"] == {"confirm": {"action": "decline"}}
+    report = json.loads(result["content"][0]["text"])
+    assert report["inputResponses"] == {"confirm": {"action": "decline"}}
+    assert report["meta"]["io.modelcontextprotocol/clientCapabilities"] == {}
 
 
 async def test_it_stops_after_a_bounded_number_of_input_rounds():
