@@ -10,7 +10,6 @@ import inspect
 import itertools
 import logging
 import sys
-import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import contextmanager
 from functools import partial
@@ -18,6 +17,7 @@ from functools import partial
 from approvals.demo import tools
 from approvals.demo.data import Store, seeded_store
 from approvals.demo.eras import CACHE_HINTS, Connection, Exchange
+from approvals.demo.stdio import MAX_MESSAGE_BYTES, stdin_lines, write_stdout
 from approvals.demo.state import StateError, StateSigner, call_digest
 from approvals.demo.toolkit import CallContext, InputRequired, InputUnavailable
 from approvals.protocol import jsonrpc
@@ -29,9 +29,18 @@ from approvals.protocol.revisions import LEGACY, MODERN, REVISIONS
 logger = logging.getLogger("approvals.demo")
 
 LOG_LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
-MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 # A person answers the form, possibly after an approval queue; past this the call gives up.
 ELICITATION_TIMEOUT = 900.0
+
+
+def _decode(line: bytes) -> object:
+    if len(line) > MAX_MESSAGE_BYTES:
+        raise JsonRpcError(PARSE_ERROR, f"Parse error: a message may not exceed {MAX_MESSAGE_BYTES} bytes")
+    try:
+        return jsonrpc.decode(line)
+    except RecursionError:
+        # jsonrpc.decode lets this through, and one deeply nested line must not end the server.
+        raise JsonRpcError(PARSE_ERROR, "Parse error: the message is nested too deeply") from None
 
 
 def _recoverable_id(raw: object) -> str | int | None:
@@ -75,9 +84,7 @@ class Server:
             return
         raw = None
         try:
-            if len(line) > MAX_MESSAGE_BYTES:
-                raise JsonRpcError(PARSE_ERROR, f"Parse error: a message may not exceed {MAX_MESSAGE_BYTES} bytes")
-            raw = jsonrpc.decode(line)
+            raw = _decode(line)
             message = jsonrpc.parse_message(raw)
         except JsonRpcError as exc:
             self.send(jsonrpc.error(_recoverable_id(raw), exc))
@@ -239,33 +246,6 @@ class Server:
         if LOG_LEVELS.index(level) >= LOG_LEVELS.index(self.log_level):
             params = {"level": level, "logger": "customer-records", "data": message}
             self.send(jsonrpc.notification("notifications/message", params))
-
-
-async def stdin_lines() -> AsyncIterator[bytes]:
-    """Lines of stdin, read on a daemon thread so that no pipe, file or tty can stall the event loop."""
-    stream = sys.stdin.buffer
-    loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[bytes] = asyncio.Queue()
-
-    def pump() -> None:
-        while True:
-            line = stream.readline(MAX_MESSAGE_BYTES + 1)
-            tail = line
-            # An oversized line is passed on truncated (and refused); the rest of it is skipped here.
-            while len(line) > MAX_MESSAGE_BYTES and tail and not tail.endswith(b"\n"):
-                tail = stream.readline(MAX_MESSAGE_BYTES)
-            loop.call_soon_threadsafe(queue.put_nowait, line)
-            if not line:
-                return
-
-    threading.Thread(target=pump, name="stdin", daemon=True).start()
-    while line := await queue.get():
-        yield line
-
-
-def write_stdout(data: bytes) -> None:
-    sys.stdout.buffer.write(data)
-    sys.stdout.buffer.flush()
 
 
 def main() -> None:

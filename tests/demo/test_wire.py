@@ -39,6 +39,14 @@ async def test_it_refuses_a_line_over_four_mebibytes_and_reads_on(raw):
     assert (await raw.request(2, "ping"))["result"] == {}
 
 
+async def test_it_answers_json_nested_too_deep_to_parse_with_a_parse_error(raw):
+    await raw.send(b"[" * 100_000 + b"]" * 100_000)
+
+    answer = await raw.receive()
+    assert answer["id"] is None and answer["error"]["code"] == -32700
+    assert (await raw.request(1, "ping"))["result"] == {}
+
+
 async def test_it_ignores_a_response_to_nothing_it_asked(raw):
     await raw.send({"jsonrpc": "2.0", "id": "demo-99", "result": {"action": "accept"}})
 
