@@ -1,0 +1,19 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from approvals import tokens
+from approvals.models import ClientToken
+
+
+class Command(BaseCommand):
+    help = "Revoke a client token: from now on the gateway refuses its secret. Exits 1 if it was revoked already."
+
+    def add_arguments(self, parser):
+        parser.add_argument("name")
+
+    def handle(self, *args, name, **options):
+        token = ClientToken.objects.filter(name=name).first()
+        if token is None:
+            raise CommandError(f"no token named {name!r}")
+        if not tokens.revoke_token(token):
+            raise CommandError(f"token {name!r} was revoked already, at {token.revoked_at:%Y-%m-%d %H:%M %Z}")
+        self.stdout.write(f"revoked token {name!r}; clients using it are refused from now on")

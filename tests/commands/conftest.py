@@ -1,0 +1,65 @@
+import io
+
+import pytest
+from django.contrib.auth.models import Group
+from django.core.management import call_command
+
+from approvals import calls, roles
+from approvals.models import Call, Server, Tool
+from approvals.protocol import revisions
+from approvals.protocol.tools import tool_digest
+from approvals.tokens import create_token
+
+REFUND = {
+    "name": "issue_refund",
+    "inputSchema": {
+        "type": "object",
+        "properties": {"order_id": {"type": "integer"}, "amount": {"type": "number", "maximum": 500}},
+        "required": ["order_id", "amount"],
+    },
+}
+
+
+def run(*args, **options):
+    """A command's stdout; a CommandError propagates."""
+    out = io.StringIO()
+    call_command(*args, stdout=out, stderr=io.StringIO(), **options)
+    return out.getvalue()
+
+
+@pytest.fixture
+def shop(db):
+    return Server.objects.create(name="Shop", slug="shop", transport="stdio", command="true", tool_prefix="shop_")
+
+
+@pytest.fixture
+def refund_tool(shop):
+    return Tool.objects.create(
+        server=shop, upstream_name="issue_refund", exposed_name="shop_issue_refund", definition=REFUND,
+        digest=tool_digest(REFUND),
+    )
+
+
+@pytest.fixture
+def agent(db):
+    token, _ = create_token("agent")
+    return token
+
+
+@pytest.fixture
+def make_operator(django_user_model):
+    def make(username, **fields):
+        roles.ensure_roles()
+        user = django_user_model.objects.create_user(username, **fields)
+        user.groups.add(Group.objects.get(name=roles.OPERATOR))
+        return user
+
+    return make
+
+
+@pytest.fixture
+def pending_call(agent, refund_tool):
+    ctx = calls.ClientContext(agent, revisions.MODERN, "2026-07-28")
+    call, answer = calls.receive_call(ctx, refund_tool, {"order_id": 7, "amount": 20}, 1, None)
+    assert answer is None and call.status == Call.Status.PENDING
+    return call
