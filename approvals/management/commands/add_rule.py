@@ -1,0 +1,54 @@
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from approvals import rules
+from approvals.models import PolicyRule
+
+
+class Command(BaseCommand):
+    help = (
+        "Add a policy rule. Rules are tried in order and the first that matches a call decides it; "
+        "the new rule goes last unless --position says otherwise. A call no rule matches is asked about."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--action", required=True, choices=PolicyRule.Action.values)
+        parser.add_argument("--server", metavar="NAME", help="only calls to this upstream server")
+        parser.add_argument("--tool", default="*", metavar="GLOB", help="exposed tool name pattern (default '*')")
+        parser.add_argument("--client", metavar="NAME", help="only calls from this client token")
+        parser.add_argument("--message", default="", help="told to the client when the rule denies")
+        parser.add_argument(
+            "--annotation", action="append", default=[], metavar="KEY=true|false",
+            help="a tool annotation the rule requires, e.g. readOnlyHint=true; counted for trusted servers only; repeatable",
+        )
+        parser.add_argument(
+            "--conditions", metavar="JSON",
+            help='argument conditions, e.g. \'[{"path": "amount", "op": "gt", "value": 100}]\'',
+        )
+        parser.add_argument("--position", type=int, metavar="N", help="1 puts the rule first; default: last")
+        parser.add_argument("--name", default="", metavar="TEXT", help="shown in the queue as the rule that decided")
+
+    def handle(self, *args, action, server, tool, client, message, annotation, conditions, position, name, **options):
+        try:
+            request = rules.RuleRequest(
+                action=action, server=server, tool_glob=tool, client=client, message=message, name=name,
+                annotations=dict(rules.parse_annotation(a) for a in annotation),
+                conditions=parse_conditions(conditions), position=position,
+            )
+            rule = rules.create_rule(request)
+        except rules.RuleError as exc:
+            raise CommandError(str(exc)) from None
+        self.stdout.write(f"added rule {rule.pk} at position {rule.position}: {rules.summary(rule)}")
+        for note in rules.warnings(rule):
+            self.stderr.write(f"warning: {note}")
+
+
+def parse_conditions(text):
+    if text is None:
+        return []
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise rules.RuleError([f"--conditions is not valid JSON: {exc}"]) from None
+
