@@ -7,7 +7,7 @@ ADMIN, OPERATOR, AUDITOR = "admin", "operator", "auditor"
 READ = ["view_server", "view_tool", "view_toolchange"]
 PERMISSIONS = {
     ADMIN: READ + ["add_server", "change_server", "delete_server"],
-    OPERATOR: READ,
+    OPERATOR: READ + ["decide_call"],
     AUDITOR: READ,
 }
 

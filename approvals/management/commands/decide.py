@@ -1,0 +1,71 @@
+import json
+import os
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+
+from approvals import calls
+from approvals.models import Call
+
+OPERATOR_VARIABLE = "CONSOLE_OPERATOR"
+
+
+class Command(BaseCommand):
+    help = (
+        "Approve or deny a pending call, as an operator would in the queue. The deciding user is --as, "
+        f"else the username in ${OPERATOR_VARIABLE}, else the only active superuser (refused when there "
+        "are several); that user needs the decide_call permission. When another decision got there first "
+        "it prints who made it and exits 1."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("call_id", type=int, metavar="CALL_ID")
+        parser.add_argument("decision", choices=["approve", "deny"])
+        parser.add_argument("--reason", default="", help="kept in the audit log; told to the client on a denial")
+        parser.add_argument("--as", dest="username", metavar="USERNAME", help="the deciding operator")
+        parser.add_argument(
+            "--arguments", metavar="JSON", help="approve with these arguments instead (a JSON object, checked against the tool's schema)",
+        )
+
+    def handle(self, *args, call_id, decision, reason, username, arguments, **options):
+        approve = decision == "approve"
+        if arguments is not None and not approve:
+            raise CommandError("--arguments goes with approve: a denied call runs with no arguments at all")
+        edited = parse_arguments(arguments)
+        user = operator(username)
+        if not Call.objects.filter(pk=call_id).exists():
+            raise CommandError(f"no call {call_id}")
+        outcome = calls.decide(call_id, user, approve, reason=reason, edited_arguments=edited)
+        if not outcome.won:
+            raise CommandError(" ".join([f"call {call_id} was not {'approved' if approve else 'denied'}:", outcome.message, *outcome.errors]))
+        edited_note = " with edited arguments" if edited is not None else ""
+        self.stdout.write(f"{outcome.message.rstrip('.').lower()} call {call_id} ({outcome.call.tool_name}){edited_note} as {user.get_username()}")
+
+
+def parse_arguments(text):
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CommandError(f"--arguments is not valid JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise CommandError("--arguments must be a JSON object")
+    return value
+
+
+def operator(username):
+    users = get_user_model().objects.filter(is_active=True)
+    username = username or os.environ.get(OPERATOR_VARIABLE)
+    if username:
+        user = users.filter(username=username).first()
+        if user is None:
+            raise CommandError(f"no active user named {username!r}")
+    else:
+        superusers = list(users.filter(is_superuser=True)[:2])
+        if len(superusers) != 1:
+            raise CommandError(f"name the deciding operator with --as USERNAME or ${OPERATOR_VARIABLE}")
+        user = superusers[0]
+    if not user.has_perm("approvals.decide_call"):
+        raise CommandError(f"{user.get_username()} may not decide calls (needs the decide_call permission, e.g. the operator role)")
+    return user
