@@ -1,0 +1,66 @@
+"""Ready-to-paste configuration that points an MCP client at the console's endpoint.
+
+The Connect page and the README's "Connecting a client" show these same texts;
+a test keeps the README in step with them.
+"""
+
+import json
+import shlex
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+SERVER_NAME = "approval-console"
+TOKEN_PLACEHOLDER = "<token>"
+# The hosts mcp-remote itself lets through over plain http (it does not count [::1]).
+LOOPBACK = {"localhost", "127.0.0.1"}
+
+
+@dataclass(frozen=True)
+class Snippet:
+    key: str
+    client: str
+    where: str
+    text: str
+    note: str = ""
+
+
+def snippets(url: str, token: str | None = None) -> list[Snippet]:
+    secret = token or TOKEN_PLACEHOLDER
+    bearer = f"Bearer {secret}"
+    return [
+        Snippet(
+            "claude-code", "Claude Code", "a shell",
+            f'claude mcp add --transport http {SERVER_NAME} {shlex.quote(url)} --header "Authorization: {bearer}"',
+            "Add --scope user to use it in every project; the default scope is this project, for you alone.",
+        ),
+        Snippet(
+            "claude-desktop", "Claude Desktop", "claude_desktop_config.json (Settings → Developer → Edit Config)",
+            as_json({"mcpServers": {SERVER_NAME: {
+                "command": "npx", "args": ["-y", "mcp-remote", url, "--header", "Authorization:${AUTH_HEADER}", *allow_http(url)],
+                "env": {"AUTH_HEADER": bearer},
+            }}}),
+            # Some Claude Desktop builds split arguments at spaces: the header's value travels in the environment.
+            "This file takes local (stdio) servers only, and Claude Desktop's remote connectors sign in with OAuth "
+            "and send no custom header; so the mcp-remote bridge (Node.js 18 or newer) carries the calls to the "
+            "console. Restart Claude Desktop after saving.",
+        ),
+        Snippet(
+            "cursor", "Cursor", ".cursor/mcp.json in the project, or ~/.cursor/mcp.json for every project",
+            as_json({"mcpServers": {SERVER_NAME: {"url": url, "headers": {"Authorization": bearer}}}}),
+            "Keep a file that holds a token out of version control.",
+        ),
+        Snippet(
+            "vscode", "VS Code", ".vscode/mcp.json in the workspace",
+            as_json({"servers": {SERVER_NAME: {"type": "http", "url": url, "headers": {"Authorization": bearer}}}}),
+            "Keep a file that holds a token out of version control.",
+        ),
+    ]
+
+
+def allow_http(url: str) -> list[str]:
+    parts = urlsplit(url)
+    return ["--allow-http"] if parts.scheme == "http" and parts.hostname not in LOOPBACK else []
+
+
+def as_json(value) -> str:
+    return json.dumps(value, indent=2)

@@ -1,0 +1,25 @@
+"""Connecting a client: the endpoint, and configuration to paste into each client."""
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.shortcuts import render
+from django.views.decorators.cache import never_cache
+
+from approvals import snippets
+from approvals.roles import is_admin
+from approvals.views.tokens import NOT_ALLOWED, endpoint_url, issue_from_post
+
+
+# never_cache: after "Create a token for this" the page holds the secret.
+@never_cache
+@login_required
+def connect(request):
+    url = endpoint_url(request)
+    context = {"endpoint": url, "entered": {"name": "", "tool_globs": "*"}, "errors": [], "secret": None}
+    if request.method == "POST":
+        if not is_admin(request.user):
+            raise PermissionDenied(NOT_ALLOWED)
+        token, secret, errors, entered = issue_from_post(request)
+        context.update(token=token, secret=secret, errors=errors, entered=entered)
+    context["snippets"] = snippets.snippets(url, context["secret"])
+    return render(request, "approvals/connect.html", context)

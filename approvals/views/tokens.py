@@ -1,0 +1,71 @@
+"""Client tokens: the list, a new token (its secret shown on the response page only), revoking one."""
+
+from functools import wraps
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.cache import never_cache
+
+from approvals import clients, snippets, tokens
+from approvals.models import ClientToken
+from approvals.roles import is_admin
+
+NOT_ALLOWED = "Only admins manage client tokens."
+
+
+def token_admin_required(view):
+    @wraps(view)
+    def checked(request, *args, **kwargs):
+        if not is_admin(request.user):
+            raise PermissionDenied(NOT_ALLOWED)
+        return view(request, *args, **kwargs)
+
+    return login_required(checked)
+
+
+def endpoint_url(request):
+    return request.build_absolute_uri("/mcp")
+
+
+def issue_from_post(request):
+    """(token, secret, errors, entered) for a POSTed name and tool patterns."""
+    entered = {"name": request.POST.get("name", "").strip(), "tool_globs": request.POST.get("tool_globs", "")}
+    try:
+        token, secret = clients.issue(entered["name"], clients.parse_globs(entered["tool_globs"]), request.user)
+    except clients.TokenError as exc:
+        return None, None, exc.errors, entered
+    return token, secret, [], entered
+
+
+@token_admin_required
+def token_list(request):
+    return render(request, "approvals/token_list.html", {"tokens": ClientToken.objects.select_related("created_by")})
+
+
+# never_cache: the response to a successful POST holds the secret, and no browser or proxy may keep it.
+@never_cache
+@token_admin_required
+def token_add(request):
+    entered, errors = {"name": "", "tool_globs": "*"}, []
+    if request.method == "POST":
+        token, secret, errors, entered = issue_from_post(request)
+        if token is not None:
+            return render(request, "approvals/token_created.html", {
+                "token": token, "secret": secret, "reachable": clients.reachable_tools(token.tool_globs),
+                "endpoint": endpoint_url(request), "snippets": snippets.snippets(endpoint_url(request), secret),
+            })
+    return render(request, "approvals/token_form.html", {"entered": entered, "errors": errors})
+
+
+@token_admin_required
+def token_revoke(request, pk):
+    token = get_object_or_404(ClientToken, pk=pk)
+    if request.method == "POST":
+        if tokens.revoke_token(token, request.user):
+            messages.success(request, f"Revoked {token.name}: clients using it are refused from now on.")
+        else:
+            messages.info(request, f"{token.name} was revoked already.")
+        return redirect("tokens")
+    return render(request, "approvals/token_revoke.html", {"token": token})

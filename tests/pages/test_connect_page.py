@@ -1,0 +1,126 @@
+import json
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+from django.urls import reverse
+
+from approvals import snippets, tokens
+from approvals.models import ClientToken
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+README_URL = "https://console.example.com/mcp"
+
+
+def connect_page(client):
+    return client.get(reverse("connect")).content.decode()
+
+
+def by_key(url, token=None):
+    return {s.key: s.text for s in snippets.snippets(url, token)}
+
+
+def test_it_sends_an_anonymous_visitor_to_the_login_page(client, db):
+    response = client.get(reverse("connect"))
+    assert response.status_code == 302 and response["Location"].startswith(reverse("login"))
+
+
+@pytest.mark.parametrize("role", ["operator", "auditor", "admin"])
+def test_it_shows_every_signed_in_role_the_endpoint_built_from_the_request(login, role):
+    page = connect_page(login(role))
+    assert '<code id="endpoint">http://testserver/mcp</code>' in page
+
+
+def test_it_shows_a_snippet_for_each_client_with_the_url_and_a_placeholder(operator_client):
+    page = connect_page(operator_client)
+    for client_name in ("Claude Code", "Claude Desktop", "Cursor", "VS Code"):
+        assert f"<h2>{client_name}</h2>" in page
+    assert page.count("http://testserver/mcp") >= 5
+    assert page.count("Bearer &lt;token&gt;") == 4
+
+
+def test_it_gives_each_snippet_a_copy_button_that_only_the_script_reveals(operator_client):
+    page = connect_page(operator_client)
+    for key in ("claude-code", "claude-desktop", "cursor", "vscode"):
+        assert f'<button type="button" class="button copy" data-copy="snippet-{key}" hidden>' in page
+    assert not re.search(r"<script(?![^>]*\bsrc=)", page), "the CSP forbids inline script"
+
+
+def test_it_offers_an_operator_no_token_button(operator_client):
+    page = connect_page(operator_client)
+    assert "Create a token for this" not in page and "Ask an admin" in page
+
+
+def test_it_refuses_an_operator_who_posts_for_a_token(operator_client):
+    response = operator_client.post(reverse("connect"), {"name": "sneaky", "tool_globs": "*"})
+    assert response.status_code == 403
+    assert not ClientToken.objects.exists()
+
+
+def test_it_creates_a_token_on_the_spot_and_fills_it_into_every_snippet(admin_client):
+    assert "Create a token for this" in connect_page(admin_client)
+    response = admin_client.post(reverse("connect"), {"name": "alice-laptop", "tool_globs": "*"})
+    secret = response.context["secret"]
+    page = response.content.decode()
+    assert tokens.authenticate(secret).name == "alice-laptop"
+    assert page.count(f"Bearer {secret}") == 4 and "&lt;token&gt;" not in page
+    assert "only time the secret is shown" in page
+    assert "no-store" in response["Cache-Control"]
+
+
+def test_the_secret_is_gone_from_the_page_on_the_next_visit(admin_client):
+    secret = admin_client.post(reverse("connect"), {"name": "alice-laptop"}).context["secret"]
+    page = connect_page(admin_client)
+    assert secret not in page and "Bearer &lt;token&gt;" in page
+
+
+def test_it_shows_the_errors_and_no_secret_when_the_token_cannot_be_made(admin_client):
+    tokens.create_token("alice-laptop")
+    response = admin_client.post(reverse("connect"), {"name": "alice-laptop", "tool_globs": "*"})
+    page = response.content.decode()
+    assert "exists already" in page and response.context["secret"] is None
+    assert page.count("Bearer &lt;token&gt;") == 4
+
+
+def test_the_claude_code_command_splits_into_the_right_arguments():
+    argv = shlex.split(by_key(README_URL, "mcpc_abc")["claude-code"])
+    assert argv == [
+        "claude", "mcp", "add", "--transport", "http", "approval-console", README_URL,
+        "--header", "Authorization: Bearer mcpc_abc",
+    ]
+
+
+def test_claude_desktop_reaches_the_console_through_the_mcp_remote_bridge():
+    config = json.loads(by_key(README_URL, "mcpc_abc")["claude-desktop"])["mcpServers"]["approval-console"]
+    assert config["command"] == "npx" and config["args"][:3] == ["-y", "mcp-remote", README_URL]
+    # No space inside an argument: some Claude Desktop builds split arguments at spaces.
+    assert config["args"][3:] == ["--header", "Authorization:${AUTH_HEADER}"]
+    assert config["env"] == {"AUTH_HEADER": "Bearer mcpc_abc"}
+
+
+@pytest.mark.parametrize("url, allowed", [
+    ("http://console.internal:8000/mcp", True),
+    ("http://127.0.0.1:8000/mcp", False),
+    ("http://localhost:8000/mcp", False),
+    ("https://console.example.com/mcp", False),
+])
+def test_claude_desktop_allows_plain_http_only_where_mcp_remote_needs_it(url, allowed):
+    args = json.loads(by_key(url)["claude-desktop"])["mcpServers"]["approval-console"]["args"]
+    assert ("--allow-http" in args) is allowed
+
+
+def test_cursor_and_vs_code_get_a_url_and_an_authorization_header():
+    texts = by_key(README_URL, "mcpc_abc")
+    cursor = json.loads(texts["cursor"])["mcpServers"]["approval-console"]
+    vscode = json.loads(texts["vscode"])["servers"]["approval-console"]
+    assert cursor == {"url": README_URL, "headers": {"Authorization": "Bearer mcpc_abc"}}
+    assert vscode == {"type": "http", "url": README_URL, "headers": {"Authorization": "Bearer mcpc_abc"}}
+
+
+def test_the_readme_shows_the_same_snippets_as_the_page():
+    readme = README.read_text()
+    section = readme[readme.index("## Connecting a client"):]
+    section = section[: section.index("\n## ", 3)]
+    for snippet in snippets.snippets(README_URL):
+        assert snippet.text in section, f"README's {snippet.client} snippet differs from approvals/snippets.py"

@@ -1,0 +1,136 @@
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from approvals import tokens
+from approvals.models import AuditEvent, ClientToken
+from tests.pages.factories import make_server, make_tool
+
+
+def create(client, name="alice-laptop", globs="*"):
+    return client.post(reverse("token_add"), {"name": name, "tool_globs": globs})
+
+
+def secret_of(response):
+    return response.context["secret"]
+
+
+@pytest.mark.parametrize("method, page", [
+    ("get", "tokens"), ("get", "token_add"), ("post", "token_add"), ("get", "token_revoke"), ("post", "token_revoke"),
+])
+def test_it_refuses_a_non_admin_every_token_page_with_403(operator_client, method, page):
+    token, _ = tokens.create_token("agent")
+    args = [token.pk] if page == "token_revoke" else []
+    response = getattr(operator_client, method)(reverse(page, args=args), {"name": "sneaky"} if method == "post" else None)
+    assert response.status_code == 403
+    assert "Only admins manage client tokens" in response.content.decode()
+    assert ClientToken.objects.get().revoked_at is None and ClientToken.objects.count() == 1
+
+
+def test_it_sends_an_anonymous_visitor_to_the_login_page(client, db):
+    response = client.get(reverse("tokens"))
+    assert response.status_code == 302 and response["Location"].startswith(reverse("login"))
+
+
+def test_it_shows_the_tokens_link_to_admins_only(admin_client, login):
+    assert reverse("tokens") in admin_client.get(reverse("servers")).content.decode()
+    operator = login("operator", username="olga")
+    assert reverse("tokens") not in operator.get(reverse("servers")).content.decode()
+
+
+def test_it_lists_each_token_with_prefix_patterns_creator_and_status(admin_client, django_user_model):
+    creator = django_user_model.objects.create_user("carol")
+    active, _ = tokens.create_token("ci-agent", ["shop_*", "records_lookup"], creator)
+    revoked, _ = tokens.create_token("old-laptop")
+    tokens.revoke_token(revoked)
+    page = admin_client.get(reverse("tokens")).content.decode()
+    for text in ("ci-agent", active.prefix, "shop_*", "records_lookup", "carol", "old-laptop", "revoked", "never"):
+        assert text in page
+    assert reverse("token_revoke", args=[active.pk]) in page
+    assert reverse("token_revoke", args=[revoked.pk]) not in page
+
+
+def test_it_shows_the_secret_once_on_the_response_page_and_the_secret_works(admin_client):
+    response = create(admin_client, globs="shop_*\n\nrecords_lookup\n")
+    assert response.status_code == 200
+    secret = secret_of(response)
+    assert secret in response.content.decode()
+    token = tokens.authenticate(secret)
+    assert token.name == "alice-laptop" and token.tool_globs == ["shop_*", "records_lookup"]
+    assert "no-store" in response["Cache-Control"]
+
+
+def test_it_never_shows_the_secret_again(admin_client):
+    response = create(admin_client)
+    secret = secret_of(response)
+    token = ClientToken.objects.get(name="alice-laptop")
+    later = [reverse("tokens"), reverse("token_add"), reverse("token_revoke", args=[token.pk]), reverse("connect"), reverse("servers")]
+    for url in later:
+        assert secret not in admin_client.get(url).content.decode(), url
+    assert secret not in str(dict(admin_client.session.items()))
+    assert all(secret not in morsel.value for morsel in admin_client.cookies.values())
+    assert not any(secret in str(event.data) for event in AuditEvent.objects.all())
+
+
+def test_it_answers_the_create_post_itself_rather_than_redirecting_with_the_secret(admin_client):
+    response = create(admin_client)
+    assert response.status_code == 200 and "Location" not in response
+
+
+def test_it_puts_the_new_token_into_the_connection_snippets(admin_client):
+    response = create(admin_client)
+    page = response.content.decode()
+    assert page.count(f"Bearer {secret_of(response)}") == 4
+    assert "http://testserver/mcp" in page
+
+
+def test_it_says_how_many_active_tools_the_token_reaches(admin_client):
+    server = make_server()
+    make_tool(server, "lookup")
+    make_tool(server, "delete")
+    page = create(admin_client, globs="records_look*").content.decode()
+    assert "1 active tool today" in page
+
+
+def test_it_offers_every_tool_by_default(admin_client):
+    form = admin_client.get(reverse("token_add")).content.decode()
+    assert '<textarea id="token-globs" name="tool_globs" rows="3" spellcheck="false">*</textarea>' in form
+
+
+def test_it_keeps_what_was_typed_and_lists_the_errors_when_the_name_is_taken(admin_client):
+    tokens.create_token("alice-laptop")
+    response = create(admin_client, globs="shop_*")
+    page = response.content.decode()
+    assert response.status_code == 200 and response.context.get("secret") is None
+    assert "exists already" in page and 'value="alice-laptop"' in page and ">shop_*</textarea>" in page
+    assert ClientToken.objects.count() == 1
+
+
+def test_it_refuses_the_reserved_name_anonymous(admin_client):
+    assert "reserved" in create(admin_client, name="anonymous").content.decode()
+    assert not ClientToken.objects.exists()
+
+
+def test_it_asks_before_revoking(admin_client):
+    token, secret = tokens.create_token("agent")
+    page = admin_client.get(reverse("token_revoke", args=[token.pk])).content.decode()
+    assert "Revoke agent?" in page and 'method="post"' in page
+    assert tokens.authenticate(secret) == token
+
+
+def test_it_revokes_on_confirmation_so_the_secret_stops_working(admin_client):
+    token, secret = tokens.create_token("agent")
+    response = admin_client.post(reverse("token_revoke", args=[token.pk]), follow=True)
+    assert response.redirect_chain[-1][0] == reverse("tokens")
+    assert "Revoked agent" in response.content.decode()
+    assert tokens.authenticate(secret) is None
+    event = AuditEvent.objects.get(action="token.revoked")
+    assert event.actor_type == "user" and event.token_id == token.pk
+
+
+def test_it_refuses_a_revoke_without_the_csrf_token(django_user_model):
+    token, secret = tokens.create_token("agent")
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(django_user_model.objects.create_superuser("root"))
+    assert browser.post(reverse("token_revoke", args=[token.pk])).status_code == 403
+    assert tokens.authenticate(secret) == token
