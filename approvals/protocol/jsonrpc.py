@@ -63,6 +63,8 @@ def decode(body: bytes | str) -> Any:
         return json.loads(body)
     except (ValueError, UnicodeDecodeError) as exc:
         raise JsonRpcError(PARSE_ERROR, f"Parse error: {exc}") from None
+    except RecursionError:
+        raise JsonRpcError(PARSE_ERROR, "Parse error: nested too deeply") from None
 
 
 def parse_message(obj: Any) -> Message:
@@ -75,9 +77,12 @@ def parse_message(obj: Any) -> Message:
         raise JsonRpcError(INVALID_REQUEST, 'Invalid request: "jsonrpc" must be "2.0"')
     has_id = "id" in obj
     msg_id = obj.get("id")
-    if has_id and (isinstance(msg_id, bool) or not isinstance(msg_id, (str, int))):
-        if not ("error" in obj and msg_id is None):
-            raise JsonRpcError(INVALID_REQUEST, 'Invalid request: "id" must be a string or an integer')
+    # Only an error response may carry a null id (the request it answers was unreadable).
+    null_id_allowed = "error" in obj and "method" not in obj and msg_id is None
+    if has_id and (isinstance(msg_id, bool) or not isinstance(msg_id, (str, int))) and not null_id_allowed:
+        raise JsonRpcError(INVALID_REQUEST, 'Invalid request: "id" must be a string or an integer')
+    if "method" in obj and ("result" in obj or "error" in obj):
+        raise JsonRpcError(INVALID_REQUEST, "Invalid request: a message is either a request or a response, not both")
     if "method" in obj:
         method = obj["method"]
         if not isinstance(method, str) or not method:

@@ -1,0 +1,47 @@
+import pytest
+
+from approvals.protocol.jsonrpc import (
+    INVALID_REQUEST, PARSE_ERROR, JsonRpcError, Notification, Request, Response, decode, parse_message,
+)
+
+
+def code_of(call, *args):
+    with pytest.raises(JsonRpcError) as excinfo:
+        call(*args)
+    return excinfo.value.code
+
+
+def test_it_answers_deeply_nested_json_with_a_parse_error():
+    assert code_of(decode, "[" * 100_000 + "]" * 100_000) == PARSE_ERROR
+
+
+def test_it_answers_bad_json_with_a_parse_error():
+    assert code_of(decode, b"{not json") == PARSE_ERROR
+    assert code_of(decode, b"\xff\xfe") == PARSE_ERROR
+
+
+def test_it_classifies_requests_notifications_and_responses():
+    assert parse_message({"jsonrpc": "2.0", "id": 1, "method": "ping"}) == Request(1, "ping", {})
+    assert parse_message({"jsonrpc": "2.0", "method": "notifications/initialized"}) == Notification("notifications/initialized", {})
+    assert parse_message({"jsonrpc": "2.0", "id": "a", "result": {}}) == Response("a", result={})
+    error = parse_message({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "bad"}})
+    assert error.id is None and error.error.code == -32700
+
+
+@pytest.mark.parametrize("message", [
+    [],
+    "ping",
+    {"id": 1, "method": "ping"},
+    {"jsonrpc": "2.0", "id": True, "method": "ping"},
+    {"jsonrpc": "2.0", "id": 1.5, "method": "ping"},
+    {"jsonrpc": "2.0", "id": None, "method": "ping"},
+    {"jsonrpc": "2.0", "id": None, "method": "ping", "error": {"code": 1}},
+    {"jsonrpc": "2.0", "id": 1, "method": "ping", "result": {}},
+    {"jsonrpc": "2.0", "id": 1, "method": ""},
+    {"jsonrpc": "2.0", "id": 1, "method": "ping", "params": [1]},
+    {"jsonrpc": "2.0", "id": 1, "result": "yes"},
+    {"jsonrpc": "2.0", "id": 1, "error": {"code": "x"}},
+    {"jsonrpc": "2.0", "id": 1},
+])
+def test_it_refuses_what_is_not_one_json_rpc_message(message):
+    assert code_of(parse_message, message) == INVALID_REQUEST
