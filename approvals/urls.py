@@ -1,12 +1,21 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from approvals.views import catalog, connect, tokens
+from approvals.views import catalog, connect, servers, tokens
 
 urlpatterns = [
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", catalog.home, name="home"),
+    path("servers/", servers.server_list, name="servers"),
+    # Slugs are made with '_' only, so a hyphenated path never shadows a server's page.
+    path("servers/add-server/", servers.server_add, name="server_add"),
+    path("servers/<slug:slug>/", servers.server_detail, name="server"),
+    path("servers/<slug:slug>/edit/", servers.server_edit, name="server_edit"),
+    path("servers/<slug:slug>/test/", servers.server_test, name="server_test"),
+    path("servers/<slug:slug>/sync/", servers.server_sync, name="server_sync"),
+    path("catalog/", catalog.catalog, name="catalog"),
+    path("catalog/tools/<int:pk>/", catalog.tool_detail, name="tool"),
     path("tokens/", tokens.token_list, name="tokens"),
     path("tokens/new/", tokens.token_add, name="token_add"),
     path("tokens/<int:pk>/revoke/", tokens.token_revoke, name="token_revoke"),
