@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-pytest_plugins = ["tests.fixtures.servers"]
+pytest_plugins = ["tests.fixtures.live", "tests.fixtures.servers"]
 
 ON_CI = os.environ.get("CI", "").lower() == "true"
 
