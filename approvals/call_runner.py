@@ -23,6 +23,7 @@ from approvals.protocol.canonical import canonical_json
 from approvals.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError
 from approvals.protocol.results import check_call_result, tool_error_result
 from approvals.upstream import SessionPool, UpstreamError
+from approvals.watch import on_upstream_notification
 
 _POOLS: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, SessionPool]" = weakref.WeakKeyDictionary()
 
@@ -31,7 +32,7 @@ def session_pool() -> SessionPool:
     """This event loop's upstream sessions: under daphne one loop serves the whole process."""
     loop = asyncio.get_running_loop()
     if loop not in _POOLS:
-        _POOLS[loop] = SessionPool()
+        _POOLS[loop] = SessionPool(on_notification=on_upstream_notification)
     return _POOLS[loop]
 
 

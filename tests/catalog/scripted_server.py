@@ -2,10 +2,11 @@
 
     python scripted_server.py SCENARIO.json
 
-The scenario: {"pages": [[tool, ...], ...], "die_on_page": N (optional)}. Each
-page after the first is reached through nextCursor; on page N the process exits
-without answering, as a crashing server would. The file is re-read on every
-list, so a test can change the catalog between syncs.
+The scenario: {"pages": [[tool, ...], ...], "die_on_page": N, "announce": bool}.
+Each page after the first is reached through nextCursor; on page N the process
+exits without answering, as a crashing server would. With "announce" set, every
+ping is preceded by notifications/tools/list_changed. The file is re-read on
+every request, so a test can change the catalog between syncs.
 """
 
 import json
@@ -34,6 +35,9 @@ def main(path):
             if page + 1 < len(scenario["pages"]):
                 result["nextCursor"] = str(page + 1)
         elif method == "ping":
+            with open(path) as f:
+                if json.load(f).get("announce"):
+                    send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
             result = {}
         else:
             answer(message["id"], error={"code": -32601, "message": f"Method not found: {method}"})
@@ -42,7 +46,11 @@ def main(path):
 
 
 def answer(msg_id, **outcome):
-    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": msg_id, **outcome}) + "\n")
+    send({"jsonrpc": "2.0", "id": msg_id, **outcome})
+
+
+def send(message):
+    sys.stdout.write(json.dumps(message) + "\n")
     sys.stdout.flush()
 
 

@@ -1,0 +1,53 @@
+"""Listening to upstream servers between calls, so a changed tool list is synced at once.
+
+Legacy servers announce `notifications/tools/list_changed` on a session's
+stream; the console keeps one session per enabled server open for that (the
+`watch_servers` command) and also listens on the sessions it forwards calls on.
+Servers that announce nothing are still synced periodically by celery beat.
+"""
+
+import asyncio
+import logging
+
+from asgiref.sync import sync_to_async
+
+from approvals import servers
+from approvals.catalog import upstream_spec
+from approvals.models import Server
+from approvals.upstream import ServerSpec, SessionPool, UpstreamError
+
+log = logging.getLogger(__name__)
+
+
+def sync_by_name(name: str):
+    server = Server.objects.filter(name=name, enabled=True).first()
+    if server is not None:
+        servers.enqueue_sync(server)
+
+
+async def on_upstream_notification(spec: ServerSpec, method: str, params: dict):
+    if method == "notifications/tools/list_changed":
+        log.info("%s: tool list changed upstream; syncing", spec.name)
+        await sync_to_async(sync_by_name)(spec.name)
+
+
+def enabled_specs() -> list[ServerSpec]:
+    return [upstream_spec(server) for server in Server.objects.filter(enabled=True)]
+
+
+async def watch(stop: asyncio.Event, interval: float = 30.0):
+    """Keep a session open to every enabled server until `stop` is set; reconnect those that die."""
+    pool = SessionPool(on_notification=on_upstream_notification)
+    try:
+        while not stop.is_set():
+            for spec in await sync_to_async(enabled_specs)():
+                try:
+                    await (await pool.get(spec)).ping()
+                except UpstreamError as exc:
+                    log.warning("%s: not watched: %s", spec.name, exc.message)
+            try:
+                await asyncio.wait_for(stop.wait(), timeout=interval)
+            except asyncio.TimeoutError:
+                pass
+    finally:
+        await pool.close_all()

@@ -1,0 +1,42 @@
+import asyncio
+import json
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+from asgiref.sync import sync_to_async
+
+from approvals import catalog, servers
+from approvals.models import Tool
+from approvals.watch import watch
+
+SCRIPTED = Path(__file__).with_name("scripted_server.py")
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def tool(name):
+    return {"name": name, "inputSchema": {"type": "object"}}
+
+
+async def test_it_syncs_a_server_that_announces_a_changed_tool_list(tmp_path):
+    scenario = tmp_path / "scenario.json"
+    scenario.write_text(json.dumps({"pages": [[tool("a")]]}))
+    server = await sync_to_async(servers.add_server)(
+        name="Announcer", transport="stdio", schedule_sync=False,
+        command=shlex.join([sys.executable, str(SCRIPTED), str(scenario)]),
+    )
+    assert (await sync_to_async(catalog.sync_server)(server)).ok
+    scenario.write_text(json.dumps({"pages": [[tool("a"), tool("b")]], "announce": True}))
+    stop = asyncio.Event()
+    watching = asyncio.create_task(watch(stop, interval=0.2))
+    try:
+        for _ in range(100):
+            if await Tool.objects.filter(server=server, upstream_name="b", status="active").aexists():
+                break
+            await asyncio.sleep(0.1)
+        else:
+            raise AssertionError("the announced change was never synced")
+    finally:
+        stop.set()
+        await asyncio.wait_for(watching, 10)
