@@ -9,8 +9,10 @@ django_asgi_app = get_asgi_application()
 from channels.routing import ProtocolTypeRouter  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
+from approvals.gateway.limits import McpEndpointGuard  # noqa: E402
+
 application = ProtocolTypeRouter(
     {
-        "http": ASGIStaticFilesHandler(django_asgi_app),
+        "http": McpEndpointGuard(ASGIStaticFilesHandler(django_asgi_app)),
     }
 )

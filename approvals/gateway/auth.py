@@ -1,0 +1,74 @@
+"""Who is calling: the client token behind a request, and whether it may call again this minute."""
+
+import time
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.core.cache import cache
+from django.urls import reverse
+
+from approvals.gateway.http import Refused, rejection
+from approvals.gateway.loopback import is_loopback_address
+from approvals.models import ClientToken
+from approvals.tokens import anonymous_token, authenticate
+
+REALM = "mcp-approval-console"
+
+
+async def identify(request) -> ClientToken:
+    """The request's token; refuses with 401 without a valid one, 429 past the token's rate."""
+    header = request.headers.get("Authorization")
+    if header is None and anonymous_allowed(request):
+        token = await sync_to_async(anonymous_token)()
+    else:
+        secret = bearer_secret(header)
+        token = await sync_to_async(authenticate)(secret) if secret else None
+    if token is None or token.revoked:
+        raise Refused(unauthorized(request, invalid=header is not None))
+    await count_request(token)
+    return token
+
+
+def anonymous_allowed(request) -> bool:
+    # Settings refuse to start with anonymous clients unless the console answers only local names;
+    # this also keeps out a remote client that reaches it through some forwarded port.
+    return settings.ALLOW_ANONYMOUS_CLIENTS and is_loopback_address(request.META.get("REMOTE_ADDR") or "")
+
+
+def bearer_secret(header: str | None) -> str:
+    scheme, _, secret = (header or "").strip().partition(" ")
+    return secret.strip() if scheme.lower() == "bearer" else ""
+
+
+def resource_metadata_url(request) -> str:
+    return request.build_absolute_uri(reverse("mcp_resource_metadata"))
+
+
+def unauthorized(request, invalid: bool):
+    challenge = f'Bearer realm="{REALM}", resource_metadata="{resource_metadata_url(request)}"'
+    if invalid:
+        challenge += ', error="invalid_token"'
+        message = "Unauthorized: the bearer token is unknown or revoked"
+    else:
+        message = "Unauthorized: send Authorization: Bearer <client token>; tokens are issued in the console"
+    return rejection(401, message, headers={"WWW-Authenticate": challenge})
+
+
+async def count_request(token: ClientToken):
+    """A fixed one-minute window per token, counted in the shared cache so that every web process agrees."""
+    limit = settings.MCP_RATE_LIMIT_PER_MINUTE
+    now = time.time()
+    key = f"mcp-rate:{token.pk}:{int(now // 60)}"
+    if await cache.aadd(key, 1, timeout=61):
+        count = 1
+    else:
+        try:
+            count = await cache.aincr(key)
+        except ValueError:
+            # The cache evicted the window between add and incr: start it again.
+            await cache.aset(key, 1, timeout=61)
+            count = 1
+    if count > limit:
+        retry_after = max(1, 60 - int(now % 60))
+        message = f"Too many requests: this token may make {limit} requests a minute"
+        raise Refused(rejection(429, message, headers={"Retry-After": str(retry_after)}))

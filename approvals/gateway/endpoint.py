@@ -1,0 +1,54 @@
+"""The views: /mcp for clients of either era, and the protected-resource metadata that points at it."""
+
+import logging
+
+from django.http import JsonResponse
+from django.urls import reverse
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_GET
+
+from approvals.gateway import auth, legacy, modern
+from approvals.gateway.http import Refused, check_post_media_types, era_of, method_not_allowed, read_message, rejection
+from approvals.gateway.server_info import TITLE
+from approvals.protocol.jsonrpc import INTERNAL_ERROR
+from approvals.protocol.revisions import MODERN
+
+log = logging.getLogger(__name__)
+
+
+@csrf_exempt
+async def mcp_endpoint(request):
+    try:
+        return await serve(request)
+    except Refused as refusal:
+        return refusal.response
+    except Exception:
+        # Whatever broke, the client gets a JSON-RPC error, never Django's HTML error page.
+        log.exception("the MCP endpoint failed on a %s request", request.method)
+        return rejection(500, "Internal error", INTERNAL_ERROR)
+
+
+async def serve(request):
+    if request.method not in ("GET", "POST", "DELETE"):
+        return method_not_allowed()
+    token = await auth.identify(request)
+    if request.method == "POST":
+        check_post_media_types(request)
+        message = read_message(request)
+        era_module = modern if era_of(request, message) == MODERN else legacy
+        return await era_module.handle_post(request, token, message)
+    if era_of(request, None) == MODERN:
+        return rejection(405, "Method Not Allowed: this protocol revision takes POST only", headers={"Allow": "POST"})
+    if request.method == "GET":
+        return await legacy.open_stream(request, token)
+    return await legacy.end_session(request, token)
+
+
+@require_GET
+async def resource_metadata(request):
+    """RFC 9728 metadata. There is no authorization server: client tokens are issued in the console."""
+    return JsonResponse({
+        "resource": request.build_absolute_uri(reverse("mcp_endpoint")),
+        "bearer_methods_supported": ["header"],
+        "resource_name": TITLE,
+    })

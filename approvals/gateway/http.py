@@ -1,0 +1,85 @@
+"""HTTP plumbing of the MCP endpoint: media types, the body's one message, and JSON-RPC error responses."""
+
+from django.core.exceptions import RequestDataTooBig
+from django.http import HttpResponse
+
+from approvals.protocol import jsonrpc
+from approvals.protocol.jsonrpc import INVALID_REQUEST, JsonRpcError, Message, Notification, Request
+from approvals.protocol.revisions import LEGACY, LEGACY_VERSIONS, META_PROTOCOL_VERSION, MODERN
+
+SESSION_HEADER = "Mcp-Session-Id"
+VERSION_HEADER = "MCP-Protocol-Version"
+
+
+class Refused(Exception):
+    """Ends a request early with a finished response (an error the client must see as it is)."""
+
+    def __init__(self, response: HttpResponse):
+        super().__init__(response.status_code)
+        self.response = response
+
+
+def jsonrpc_response(message: dict, status: int = 200, headers: dict | None = None) -> HttpResponse:
+    return HttpResponse(jsonrpc.encode(message), status=status, content_type="application/json", headers=headers)
+
+
+def error_response(exc: JsonRpcError, status: int, msg_id=None, headers: dict | None = None) -> HttpResponse:
+    return jsonrpc_response(jsonrpc.error(msg_id, exc), status, headers)
+
+
+def rejection(status: int, message: str, code: int = INVALID_REQUEST, headers: dict | None = None) -> HttpResponse:
+    """An HTTP-level refusal; its JSON-RPC error has no id, as the transport spec allows."""
+    return error_response(JsonRpcError(code, message), status, None, headers)
+
+
+def accepted(headers: dict | None = None) -> HttpResponse:
+    return HttpResponse(status=202, headers=headers)
+
+
+def accepts(request) -> tuple[bool, bool]:
+    """Whether the client takes JSON, and whether it takes an SSE stream; no Accept header takes anything."""
+    header = request.headers.get("Accept") or "*/*"
+    types = {part.split(";")[0].strip().lower() for part in header.split(",")}
+    return bool(types & {"application/json", "application/*", "*/*"}), bool(types & {"text/event-stream", "text/*", "*/*"})
+
+
+def check_post_media_types(request):
+    # Clients in the wild send Accept: application/json alone; they get JSON answers rather than a 406.
+    if not accepts(request)[0]:
+        raise Refused(rejection(406, "Not Acceptable: the client must accept application/json"))
+    if request.content_type != "application/json":
+        raise Refused(rejection(415, "Unsupported Media Type: Content-Type must be application/json"))
+
+
+def require_event_stream(request):
+    if not accepts(request)[1]:
+        raise Refused(rejection(406, "Not Acceptable: this answer is a stream; the client must accept text/event-stream"))
+
+
+def read_message(request) -> Message:
+    """The body's single JSON-RPC message; a parse error or anything but one message refuses with 400."""
+    try:
+        body = request.body
+    except RequestDataTooBig:
+        raise Refused(rejection(413, "Request body too large")) from None
+    try:
+        return jsonrpc.parse_message(jsonrpc.decode(body))
+    except JsonRpcError as exc:
+        raise Refused(error_response(exc, 400)) from None
+
+
+def era_of(request, message: Message | None) -> str:
+    """Which era serves this request: the version header decides when it names a revision we know to be legacy."""
+    method = message.method if isinstance(message, (Request, Notification)) else None
+    if method == "server/discover":
+        return MODERN
+    header = request.headers.get(VERSION_HEADER)
+    if header is not None:
+        # An unknown version goes to the modern era, which answers it with the versions it could use instead.
+        return LEGACY if header in LEGACY_VERSIONS else MODERN
+    meta = message.params.get("_meta") if isinstance(message, (Request, Notification)) else None
+    return MODERN if isinstance(meta, dict) and META_PROTOCOL_VERSION in meta else LEGACY
+
+
+def method_not_allowed() -> HttpResponse:
+    return rejection(405, "Method Not Allowed", headers={"Allow": "GET, POST, DELETE"})

@@ -1,0 +1,112 @@
+"""The legacy era (2025-03-26 to 2025-11-25): initialize opens a session; GET streams changes; DELETE ends it."""
+
+from asgiref.sync import sync_to_async
+from django.http import HttpResponse
+
+from approvals import calls
+from approvals.calls import ClientContext
+from approvals.gateway import listing, sessions, streams
+from approvals.gateway.http import (
+    SESSION_HEADER, VERSION_HEADER, Refused, accepted, accepts, error_response, jsonrpc_response, rejection,
+    require_event_stream,
+)
+from approvals.gateway.server_info import CAPABILITIES, INSTRUCTIONS, server_info
+from approvals.gateway.tool_calls import answer_call, called_tool
+from approvals.models import ClientToken, McpSession
+from approvals.protocol import jsonrpc
+from approvals.protocol.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JsonRpcError, Notification, Request
+from approvals.protocol.revisions import LEGACY, negotiate_legacy
+
+
+def method_error_status(code: int) -> int:
+    # This era's errors about a method travel in a 200 answer: older clients take a 404 for a lost session.
+    return 200
+
+
+async def handle_post(request, token: ClientToken, message):
+    if isinstance(message, Request) and message.method == "initialize":
+        return await initialize(token, message)
+    session = await require_session(request, token)
+    headers = {SESSION_HEADER: session.pk}
+    if isinstance(message, Notification):
+        await take_notification(token, session, message)
+        return accepted(headers)
+    if not isinstance(message, Request):
+        # The console sends clients no requests, so an answer can only be stray: accepted and dropped.
+        return accepted(headers)
+    ctx = ClientContext(token, LEGACY, session.protocol_version, session.pk, session.client_capabilities)
+    try:
+        return await answer_request(request, ctx, message, headers)
+    except JsonRpcError as exc:
+        return error_response(exc, method_error_status(exc.code), message.id, headers)
+
+
+async def initialize(token: ClientToken, message: Request):
+    params = message.params
+    if not isinstance(params.get("protocolVersion"), str):
+        error = JsonRpcError(INVALID_PARAMS, "initialize needs a string 'protocolVersion'")
+        return error_response(error, method_error_status(error.code), message.id)
+    version = negotiate_legacy(params["protocolVersion"])
+    session = await sync_to_async(sessions.open_session)(token, version, params.get("clientInfo"), params.get("capabilities"))
+    result = {"protocolVersion": version, "capabilities": CAPABILITIES, "serverInfo": server_info(), "instructions": INSTRUCTIONS}
+    return jsonrpc_response(jsonrpc.result(message.id, result), headers={SESSION_HEADER: session.pk})
+
+
+async def require_session(request, token: ClientToken) -> McpSession:
+    session_id = request.headers.get(SESSION_HEADER)
+    if not session_id:
+        raise Refused(rejection(400, "Bad Request: missing session; send initialize first, then its Mcp-Session-Id"))
+    session = await sync_to_async(sessions.find_open_session)(token, session_id)
+    if session is None:
+        raise Refused(rejection(404, "Not Found: unknown or closed session; initialize a new one"))
+    version = request.headers.get(VERSION_HEADER)
+    if version is not None and version != session.protocol_version:
+        message = f"Bad Request: MCP-Protocol-Version {version} differs from the session's {session.protocol_version}"
+        raise Refused(rejection(400, message, headers={SESSION_HEADER: session.pk}))
+    return session
+
+
+async def take_notification(token: ClientToken, session: McpSession, message: Notification):
+    if message.method == "notifications/initialized":
+        await sync_to_async(sessions.mark_initialized)(session)
+    elif message.method == "notifications/cancelled":
+        request_id, reason = message.params.get("requestId"), message.params.get("reason")
+        if isinstance(request_id, (str, int)) and not isinstance(request_id, bool):
+            reason = reason if isinstance(reason, str) else ""
+            await sync_to_async(calls.cancel_by_request)(token, session.pk, request_id, reason)
+
+
+async def answer_request(request, ctx: ClientContext, message: Request, headers: dict):
+    if message.method == "ping":
+        return jsonrpc_response(jsonrpc.result(message.id, {}), headers=headers)
+    if message.method == "tools/list":
+        page = await sync_to_async(listing.tools_page)(ctx.token, message.params, LEGACY)
+        return jsonrpc_response(jsonrpc.result(message.id, page), headers=headers)
+    if message.method == "tools/call":
+        await called_tool(ctx, message.params)
+        return await answer_call(
+            ctx, message, stream=accepts(request)[1], finish=lambda result: result,
+            error_status=method_error_status, headers=headers,
+        )
+    raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {message.method}")
+
+
+async def open_stream(request, token: ClientToken):
+    """GET: the session's stream of server-sent notifications, here only tools/list_changed."""
+    require_event_stream(request)
+    session = await require_session(request, token)
+
+    def change():
+        return jsonrpc.notification("notifications/tools/list_changed")
+
+    async def session_still_open():
+        return await sync_to_async(sessions.is_open)(session.pk)
+
+    events = streams.catalog_events([], change, session_still_open)
+    return streams.sse_response(events, {SESSION_HEADER: session.pk})
+
+
+async def end_session(request, token: ClientToken):
+    session = await require_session(request, token)
+    await sync_to_async(sessions.close_session)(session)
+    return HttpResponse(status=204)

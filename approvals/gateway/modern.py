@@ -1,0 +1,114 @@
+"""The 2026-07-28 era: every POST stands alone with its own envelope; no session, no GET stream."""
+
+from asgiref.sync import sync_to_async
+
+from approvals.calls import ClientContext
+from approvals.gateway import listing, mirrored, streams
+from approvals.gateway.http import (
+    VERSION_HEADER, Refused, accepted, accepts, error_response, jsonrpc_response, rejection, require_event_stream,
+)
+from approvals.gateway.server_info import CAPABILITIES, INSTRUCTIONS, server_info
+from approvals.gateway.tool_calls import answer_call, called_tool
+from approvals.models import ClientToken
+from approvals.protocol import jsonrpc
+from approvals.protocol.jsonrpc import (
+    HEADER_MISMATCH, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, MISSING_REQUIRED_CLIENT_CAPABILITY,
+    PARSE_ERROR, UNSUPPORTED_PROTOCOL_VERSION, JsonRpcError, Notification, Request, Response,
+)
+from approvals.protocol.revisions import META_SERVER_INFO, META_SUBSCRIPTION_ID, MODERN, SUPPORTED
+
+# The HTTP status of each error code, as the transport spec and the official SDK give them; others go out as 200.
+ERROR_STATUS = {
+    PARSE_ERROR: 400, INVALID_REQUEST: 400, INVALID_PARAMS: 400, HEADER_MISMATCH: 400,
+    MISSING_REQUIRED_CLIENT_CAPABILITY: 400, UNSUPPORTED_PROTOCOL_VERSION: 400, METHOD_NOT_FOUND: 404,
+}
+# What the console speaks changes only with a new release.
+DISCOVER_TTL_MS = 60 * 60 * 1000
+# The catalog changes rarely, and a listen stream announces each change.
+TOOLS_LIST_TTL_MS = 60 * 1000
+
+
+def error_status(code: int) -> int:
+    return ERROR_STATUS.get(code, 200)
+
+
+async def handle_post(request, token: ClientToken, message):
+    if isinstance(message, Notification):
+        return acknowledge(request)
+    if isinstance(message, Response):
+        raise Refused(rejection(400, "Invalid request: clients send no responses in this protocol revision"))
+    try:
+        version, capabilities = mirrored.check_envelope(message, request.headers)
+        handler = HANDLERS.get(message.method)
+        if handler is None:
+            raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {message.method}")
+        return await handler(request, ClientContext(token, MODERN, version, capabilities=capabilities), message)
+    except JsonRpcError as exc:
+        return error_response(exc, error_status(exc.code), message.id)
+
+
+def acknowledge(request):
+    """Notifications change nothing in this era (a client cancels by closing the stream), but are accepted."""
+    version = request.headers.get(VERSION_HEADER)
+    if version is not None and version not in SUPPORTED:
+        error = JsonRpcError(UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version", {"supported": SUPPORTED, "requested": version})
+        raise Refused(error_response(error, 400))
+    return accepted()
+
+
+def complete(result: dict) -> dict:
+    """A result as this era wants it: typed, and signed with the console's identity in place of any upstream's."""
+    meta = result.get("_meta") if isinstance(result.get("_meta"), dict) else {}
+    return {**result, "resultType": result.get("resultType", "complete"), "_meta": {**meta, META_SERVER_INFO: server_info()}}
+
+
+def answer(request_id, result: dict):
+    return jsonrpc_response(jsonrpc.result(request_id, complete(result)))
+
+
+async def discover(request, ctx: ClientContext, message: Request):
+    return answer(message.id, {
+        "supportedVersions": SUPPORTED, "capabilities": CAPABILITIES, "instructions": INSTRUCTIONS,
+        "ttlMs": DISCOVER_TTL_MS, "cacheScope": "public",
+    })
+
+
+async def list_tools(request, ctx: ClientContext, message: Request):
+    page = await sync_to_async(listing.tools_page)(ctx.token, message.params, MODERN)
+    # Private: the list depends on the token, so no cache may serve it to another.
+    return answer(message.id, {**page, "ttlMs": TOOLS_LIST_TTL_MS, "cacheScope": "private"})
+
+
+async def call_tool(request, ctx: ClientContext, message: Request):
+    tool = await called_tool(ctx, message.params)
+    mirrored.check_param_headers(tool.definition, message.params.get("arguments"), request.headers)
+    return await answer_call(ctx, message, stream=accepts(request)[1], finish=complete, error_status=error_status)
+
+
+async def listen(request, ctx: ClientContext, message: Request):
+    """subscriptions/listen: an SSE answer that stays open and carries the change notifications asked for."""
+    require_event_stream(request)
+    wanted = message.params.get("notifications")
+    if not isinstance(wanted, dict):
+        raise JsonRpcError(INVALID_PARAMS, "subscriptions/listen needs a 'notifications' object")
+    # Only tool lists change here; the acknowledgement names what will be honoured and nothing else.
+    honoured = {"toolsListChanged": True} if wanted.get("toolsListChanged") is True else {}
+    meta = {META_SUBSCRIPTION_ID: message.id}
+    ack = jsonrpc.notification("notifications/subscriptions/acknowledged", {"notifications": honoured, "_meta": meta})
+
+    def change():
+        return jsonrpc.notification("notifications/tools/list_changed", {"_meta": meta})
+
+    async def token_still_valid():
+        return await ClientToken.objects.filter(pk=ctx.token.pk, revoked_at__isnull=True).aexists()
+
+    events = streams.catalog_events([ack], change if honoured else None, token_still_valid)
+    return streams.sse_response(events)
+
+
+HANDLERS = {
+    "server/discover": discover,
+    "tools/list": list_tools,
+    "tools/call": call_tool,
+    "subscriptions/listen": listen,
+}

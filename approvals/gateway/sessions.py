@@ -1,0 +1,54 @@
+"""Legacy-era sessions: opened by initialize, named by Mcp-Session-Id, ended by DELETE.
+
+A session is a database row so that any web process can serve its next request.
+It never authenticates anything: each request is authenticated by its token, and
+a session answers only to the token that opened it.
+"""
+
+import secrets
+from datetime import timedelta
+
+from django.utils import timezone
+
+from approvals import calls
+from approvals.audit import Actor
+from approvals.models import Call, ClientToken, McpSession
+
+# last_seen_at is written at most this often, so that a busy session does not make every request a write.
+TOUCH_INTERVAL = timedelta(minutes=1)
+
+
+def open_session(token: ClientToken, protocol_version: str, client_info, capabilities) -> McpSession:
+    return McpSession.objects.create(
+        id=secrets.token_hex(32), token=token, protocol_version=protocol_version,
+        client_info=client_info if isinstance(client_info, dict) else {},
+        client_capabilities=capabilities if isinstance(capabilities, dict) else {},
+    )
+
+
+def find_open_session(token: ClientToken, session_id: str) -> McpSession | None:
+    """The open session of this id and token; another token's session is as unknown as a made-up id."""
+    session = McpSession.objects.filter(pk=session_id, token=token, closed_at__isnull=True).first()
+    if session is not None and timezone.now() - session.last_seen_at > TOUCH_INTERVAL:
+        session.last_seen_at = timezone.now()
+        McpSession.objects.filter(pk=session.pk).update(last_seen_at=session.last_seen_at)
+    return session
+
+
+def is_open(session_id: str) -> bool:
+    """Whether the session may still receive notifications: not ended, and its token not revoked."""
+    return McpSession.objects.filter(pk=session_id, closed_at__isnull=True, token__revoked_at__isnull=True).exists()
+
+
+def mark_initialized(session: McpSession):
+    McpSession.objects.filter(pk=session.pk).update(initialized=True)
+
+
+def close_session(session: McpSession):
+    """End the session; calls it still has running end with it, as the client has said it is gone."""
+    McpSession.objects.filter(pk=session.pk, closed_at__isnull=True).update(closed_at=timezone.now())
+    running = Call.objects.filter(
+        session_id=session.pk, status__in=[Call.Status.PENDING, Call.Status.APPROVED, Call.Status.FORWARDED]
+    ).values_list("pk", flat=True)
+    for call_id in list(running):
+        calls.cancel_running(call_id, "the client ended its session", Actor.client(session.token))

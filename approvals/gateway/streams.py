@@ -1,0 +1,101 @@
+"""Server-Sent Events answers: one request's notifications and its response, or a long-lived change feed.
+
+Both are async generators that Django iterates after sending the headers. When
+the client goes away, Django cancels the task iterating them; the `finally`
+blocks below pass that on to the work the stream was carrying.
+"""
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+from channels.layers import get_channel_layer
+from django.conf import settings
+from django.http import StreamingHttpResponse
+
+from approvals import live
+from approvals.protocol import jsonrpc
+
+log = logging.getLogger(__name__)
+
+KEEP_ALIVE = b": keep-alive\n\n"
+SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+
+Emit = Callable[[dict], Awaitable[None]]
+
+
+def sse_response(events: AsyncIterator[bytes], headers: dict | None = None) -> StreamingHttpResponse:
+    return StreamingHttpResponse(events, content_type="text/event-stream", headers={**SSE_HEADERS, **(headers or {})})
+
+
+def event(message: dict) -> bytes:
+    return b"event: message\ndata: " + jsonrpc.encode(message) + b"\n\n"
+
+
+async def answer_events(answer: Callable[[Emit], Awaitable[dict]]) -> AsyncIterator[bytes]:
+    """What `answer(emit)` emits, keep-alives while it is quiet, then the message it returns, last.
+
+    `answer` must return its final message rather than raise. It runs as a task of
+    its own so that keep-alives flow while it waits, and it is cancelled, and
+    waited for, when the stream ends early.
+    """
+    queue: asyncio.Queue[dict] = asyncio.Queue()
+
+    async def emit(message: dict):
+        queue.put_nowait(message)
+
+    task = asyncio.create_task(answer(emit))
+    try:
+        while True:
+            if not queue.empty():
+                yield event(queue.get_nowait())
+            elif task.done():
+                yield event(task.result())
+                return
+            else:
+                getter = asyncio.ensure_future(queue.get())
+                try:
+                    await asyncio.wait({getter, task}, timeout=settings.MCP_SSE_KEEPALIVE_SECONDS,
+                                       return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    getter.cancel()
+                if getter.done() and not getter.cancelled():
+                    yield event(getter.result())
+                elif not task.done():
+                    yield KEEP_ALIVE
+    finally:
+        if not task.done():
+            task.cancel()
+            # The task records the cancellation itself (the call's row, its audit event): let it finish.
+            await asyncio.wait({task})
+
+
+async def catalog_events(
+    first: list[dict], change: Callable[[], dict] | None, still_wanted: Callable[[], Awaitable[bool]]
+) -> AsyncIterator[bytes]:
+    """The `first` messages, then `change()` each time the catalog changes, until the client leaves.
+
+    Without `change` only keep-alives follow. `still_wanted` is asked at each
+    keep-alive; when it answers False the stream ends.
+    """
+    layer = get_channel_layer()
+    channel = await layer.new_channel()
+    # Joined before the first message goes out, so no change after it can be missed.
+    await layer.group_add(live.CATALOG, channel)
+    try:
+        for message in first:
+            yield event(message)
+        while True:
+            try:
+                message = await asyncio.wait_for(layer.receive(channel), timeout=settings.MCP_SSE_KEEPALIVE_SECONDS)
+            except asyncio.TimeoutError:
+                if not await still_wanted():
+                    return
+                # Redis forgets group members after a day: joining again keeps a long stream subscribed.
+                await layer.group_add(live.CATALOG, channel)
+                yield KEEP_ALIVE
+                continue
+            if change is not None and message.get("type") == "catalog.changed":
+                yield event(change())
+    finally:
+        await layer.group_discard(live.CATALOG, channel)

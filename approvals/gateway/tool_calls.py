@@ -1,0 +1,57 @@
+"""tools/call in either era: on an SSE stream when the client takes one, else as one JSON answer.
+
+The life of the call is call_runner's; this only carries it over HTTP. On a
+stream the call runs as the stream's own task, so the client's closing the
+stream cancels the call, as the spec says it must.
+"""
+
+import logging
+from collections.abc import Callable
+
+from asgiref.sync import sync_to_async
+
+from approvals import call_runner, calls
+from approvals.gateway import streams
+from approvals.gateway.http import jsonrpc_response
+from approvals.models import Tool
+from approvals.protocol import jsonrpc
+from approvals.protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, JsonRpcError, Request
+
+log = logging.getLogger(__name__)
+
+
+async def called_tool(ctx: calls.ClientContext, params: dict) -> Tool:
+    """The tool a call names, when this token may use it; refusing early spares the client an SSE stream."""
+    name = params.get("name")
+    tool = await sync_to_async(calls.find_tool)(ctx.token, name)
+    if tool is None:
+        raise JsonRpcError(INVALID_PARAMS, f"Unknown tool: {name}")
+    return tool
+
+
+async def answer_call(
+    ctx: calls.ClientContext, request: Request, *, stream: bool, finish: Callable[[dict], dict],
+    error_status: Callable[[int], int], headers: dict | None = None,
+):
+    """The response to a tools/call; `finish` dresses the CallToolResult for the era."""
+
+    async def answer(emit) -> dict:
+        try:
+            result = await call_runner.run_call(ctx, request.id, request.params, emit)
+        except JsonRpcError as exc:
+            return jsonrpc.error(request.id, exc)
+        except Exception:
+            log.exception("tools/call %r failed in the console", request.params.get("name"))
+            return jsonrpc.error(request.id, JsonRpcError(INTERNAL_ERROR, "Internal error"))
+        return jsonrpc.result(request.id, finish(result))
+
+    if stream:
+        return streams.sse_response(streams.answer_events(answer), headers)
+
+    async def nowhere(message):
+        # A JSON answer has no room for notifications before it.
+        pass
+
+    message = await answer(nowhere)
+    status = error_status(message["error"]["code"]) if "error" in message else 200
+    return jsonrpc_response(message, status, headers)
