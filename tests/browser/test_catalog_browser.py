@@ -29,6 +29,7 @@ def test_it_adds_syncs_and_browses_the_demo_server(live_console, admin, open_pag
     expect(page).to_have_url(re.compile(r"/login/"))
     page.get_by_label("Username").fill(admin)
     page.get_by_label("Password").fill(PASSWORD)
+    page.screenshot(path=SCREENSHOTS / "console-login.png")
     page.get_by_role("button", name="Log in").click()
     expect(page.get_by_role("heading", name="Upstream servers")).to_be_visible()
 
@@ -50,7 +51,13 @@ def test_it_adds_syncs_and_browses_the_demo_server(live_console, admin, open_pag
     expect(tools.get_by_text("Look up a customer")).to_be_visible()
     page.screenshot(path=SCREENSHOTS / "console-server.png", full_page=True)
 
-    page.get_by_role("link", name="Catalog", exact=True).click()
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Servers").click()
+    row = page.locator("table.list tr", has_text="Demo records")
+    expect(row).to_contain_text("Healthy")
+    expect(row).to_contain_text(re.compile(r"[1-9]\d* active"))
+    page.screenshot(path=SCREENSHOTS / "console-servers.png")
+
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Catalog").click()
     expect(page.get_by_role("link", name="demo_records_lookup_customer")).to_be_visible()
     expect(page.get_by_role("link", name="demo_records_delete_record")).to_be_visible()
     expect(page.get_by_text("Price an order", exact=True)).to_be_visible()
