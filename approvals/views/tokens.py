@@ -6,6 +6,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.cache import never_cache
 
 from approvals import clients, snippets, tokens
@@ -26,7 +27,7 @@ def token_admin_required(view):
 
 
 def endpoint_url(request):
-    return request.build_absolute_uri("/mcp")
+    return request.build_absolute_uri(reverse("mcp_endpoint"))
 
 
 def issue_from_post(request):
