@@ -85,6 +85,8 @@ def console_url(transactional_db):
     env = {
         **child_database_env(),
         "ALLOW_ANONYMOUS_CLIENTS": "1",
+        # Settings refuse anonymous clients beyond loopback hosts, whatever the caller's shell exports.
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
         # With REDIS_URL set a task would otherwise wait for a worker nobody started.
         "CELERY_TASK_ALWAYS_EAGER": "1",
     }
