@@ -1,6 +1,6 @@
 from functools import wraps
 
-from django.contrib.auth.decorators import login_required
+from django.contrib.auth.decorators import login_required, permission_required
 from django.core.exceptions import PermissionDenied
 
 from approvals.roles import is_admin
@@ -16,3 +16,12 @@ def admin_required(view):
         return view(request, *args, **kwargs)
 
     return login_required(checked)
+
+
+def permission_or_403(perm):
+    """Anonymous users go to the login page; signed-in users without `perm` get 403."""
+
+    def decorate(view):
+        return login_required(permission_required(perm, raise_exception=True)(view))
+
+    return decorate
