@@ -83,8 +83,11 @@ def sync_server(server: Server) -> SyncReport:
 
 def record_failure(server: Server, message: str):
     now = timezone.now()
+    previous = Server.objects.filter(pk=server.pk).values_list("health", flat=True).first()
     Server.objects.filter(pk=server.pk).update(health=Server.Health.ERROR, last_error=message, last_checked_at=now)
     server.health, server.last_error, server.last_checked_at = Server.Health.ERROR, message, now
+    if previous != Server.Health.ERROR:
+        live.server_status(server)
 
 
 @transaction.atomic
@@ -119,9 +122,12 @@ def apply_catalog(server: Server, identity: ServerIdentity, definitions: list[di
     server.server_info = identity.server_info
     server.capabilities = identity.capabilities
     server.instructions = identity.instructions
+    recovered = server.health != Server.Health.OK
     server.health, server.last_error = Server.Health.OK, ""
     server.last_sync_at = server.last_checked_at = now
     server.save()
+    if recovered:
+        live.server_status(server)
     if report.changed_anything:
         changes = {"added": report.added, "changed": report.changed, "removed": report.removed, "rejected": report.rejected}
         audit.record("catalog.changed", SYSTEM, server=server, data=changes)

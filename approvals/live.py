@@ -32,3 +32,8 @@ def call_changed(call, event: str):
 def catalog_changed(server_id):
     send_after_commit(CATALOG, {"type": "catalog.changed", "server_id": server_id})
     send_after_commit(OPERATORS, {"type": "catalog.event", "event": "catalog.changed", "server_id": server_id})
+
+
+def server_status(server):
+    """A server's health changed: operators' pages show it beside its calls and in the server list."""
+    send_after_commit(OPERATORS, {"type": "server.event", "event": "server.status", "server_id": server.pk, "health": server.health})
