@@ -1,12 +1,18 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from approvals.views import catalog, connect, servers, tokens
+from approvals.views import calls, catalog, connect, queue, servers, tokens
 
 urlpatterns = [
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", catalog.home, name="home"),
+    path("queue/", queue.queue, name="queue"),
+    path("queue/<int:pk>/decide/", queue.decide, name="call_decide"),
+    path("queue/<int:pk>/edit/", queue.edit, name="call_edit"),
+    path("calls/", calls.recent, name="calls"),
+    path("calls/<int:pk>/", calls.detail, name="call"),
+    path("calls/<int:pk>/media/<int:index>/", calls.media, name="call_media"),
     path("servers/", servers.server_list, name="servers"),
     # Slugs are made with '_' only, so a hyphenated path never shadows a server's page.
     path("servers/add-server/", servers.server_add, name="server_add"),

@@ -58,3 +58,273 @@ document.addEventListener("DOMContentLoaded", () => {
     });
   });
 });
+
+// The operators' live pages: one websocket per page; the server pushes rendered
+// fragments and this swaps them in. A reload shows the same state without it.
+(() => {
+  const STORE = { notify: "console.notify", sound: "console.sound" };
+  const titleBase = document.title.replace(/^\(\d+\) /, "");
+
+  const fragment = (html) => {
+    const template = document.createElement("template");
+    template.innerHTML = html.trim();
+    return template.content.firstElementChild;
+  };
+
+  const showCount = (count) => {
+    document.title = count > 0 ? `(${count}) ${titleBase}` : titleBase;
+    document.querySelectorAll("[data-pending-count]").forEach((badge) => {
+      badge.textContent = String(count);
+      badge.classList.toggle("warn", count > 0);
+    });
+  };
+
+  const syncEmpty = () => {
+    const pairs = [["[data-queue]", "[data-queue-empty]"], ["[data-recent]", "[data-recent-empty]"]];
+    pairs.forEach(([list, note]) => {
+      const container = document.querySelector(list);
+      const empty = document.querySelector(note);
+      if (container && empty) empty.hidden = container.querySelector("[data-call-row]") !== null;
+    });
+  };
+
+  // A pushed row must not eat a reason the operator is typing.
+  const replaceRow = (old, html) => {
+    const row = fragment(html);
+    const typing = old.querySelector('input[name="reason"]');
+    const kept = row.querySelector('input[name="reason"]');
+    if (typing && kept && typing.value) kept.value = typing.value;
+    const focused = old.contains(document.activeElement) && document.activeElement.name;
+    if (old.classList.contains("selected")) row.classList.add("selected");
+    old.replaceWith(row);
+    if (focused) row.querySelector(`[name="${focused}"]`)?.focus();
+    return row;
+  };
+
+  const placeCall = (message) => {
+    const { call_id: id, html, event } = message;
+    if (html === undefined || html === null) return;
+    const queue = document.querySelector("[data-queue]");
+    const recent = document.querySelector("[data-recent]");
+    const body = document.querySelector(`[data-call-body="${id}"]`);
+    const existing = document.querySelector(`[data-call-row="${id}"]`);
+    if (body) {
+      body.innerHTML = html;
+    } else if (existing && html === "") {
+      existing.remove();
+    } else if (existing) {
+      replaceRow(existing, html);
+    } else if (queue && event === "call.pending") {
+      queue.append(fragment(html));
+    } else if (recent && html) {
+      recent.prepend(fragment(html));
+    }
+    syncEmpty();
+  };
+
+  const showServer = (message) => {
+    document.querySelectorAll(`[data-server-health="${message.server_id}"]`).forEach((el) => {
+      el.replaceWith(fragment(message.html));
+    });
+  };
+
+  let audio = null;
+  const beep = () => {
+    if (!audio || localStorage.getItem(STORE.sound) !== "1") return;
+    const tone = audio.createOscillator();
+    const gain = audio.createGain();
+    tone.frequency.value = 880;
+    gain.gain.setValueAtTime(0.15, audio.currentTime);
+    gain.gain.exponentialRampToValueAtTime(0.001, audio.currentTime + 0.35);
+    tone.connect(gain).connect(audio.destination);
+    tone.start();
+    tone.stop(audio.currentTime + 0.35);
+  };
+
+  const announce = (message) => {
+    beep();
+    if (!("Notification" in window) || Notification.permission !== "granted") return;
+    if (localStorage.getItem(STORE.notify) !== "1" || document.hasFocus()) return;
+    const row = message.html ? fragment(message.html) : null;
+    const tool = row?.querySelector(".call-tool")?.textContent.trim() || "A tool call";
+    const note = new Notification("A call waits for approval", { body: tool, tag: `call-${message.call_id}` });
+    note.onclick = () => { window.focus(); location.assign(`/queue/#call-${message.call_id}`); };
+  };
+
+  const resync = async () => {
+    const regions = ["[data-queue]", "[data-recent]", "[data-call-body]"];
+    const response = await fetch(location.href, { credentials: "same-origin" });
+    if (!response.ok) return;
+    const page = new DOMParser().parseFromString(await response.text(), "text/html");
+    regions.forEach((selector) => {
+      const here = document.querySelector(selector);
+      const there = page.querySelector(selector);
+      if (here && there) here.innerHTML = there.innerHTML;
+    });
+    const count = page.querySelector("[data-pending-count]");
+    if (count) showCount(Number(count.textContent));
+    syncEmpty();
+  };
+
+  const connect = (path, attempt) => {
+    const scheme = location.protocol === "https:" ? "wss://" : "ws://";
+    const socket = new WebSocket(scheme + location.host + path);
+    socket.addEventListener("open", () => {
+      document.body.dataset.liveState = "open";
+      if (attempt > 0) resync();
+      attempt = 0;
+    });
+    socket.addEventListener("message", (event) => {
+      const message = JSON.parse(event.data);
+      if (typeof message.pending_count === "number") showCount(message.pending_count);
+      if (message.event === "server.status") showServer(message);
+      else placeCall(message);
+      if (message.event === "call.pending") announce(message);
+    });
+    socket.addEventListener("close", () => {
+      document.body.dataset.liveState = "closed";
+      const delay = Math.min(30000, 500 * 2 ** Math.min(attempt, 6));
+      setTimeout(() => connect(path, attempt + 1), delay);
+    });
+  };
+
+  // Decisions go by fetch and come back as the row; without this they are ordinary form posts.
+  document.addEventListener("submit", async (event) => {
+    const form = event.target.closest("form[data-decide]");
+    if (!form) return;
+    event.preventDefault();
+    const holder = form.closest("[data-call-body]") || form.closest("[data-call-row]");
+    form.querySelectorAll("button").forEach((button) => { button.disabled = true; });
+    try {
+      const response = await fetch(form.action, {
+        method: "POST", body: new FormData(form), credentials: "same-origin",
+        headers: { "X-Console-Fragment": form.dataset.decide },
+      });
+      if (!response.ok && response.status !== 400) throw new Error(`HTTP ${response.status}`);
+      const html = await response.text();
+      if (holder.matches("[data-call-body]")) holder.innerHTML = html;
+      else replaceRow(holder, html);
+    } catch (error) {
+      form.submit();
+    }
+  });
+
+  const clock = (seconds) => {
+    const s = Math.max(0, Math.round(seconds));
+    const minutes = Math.floor(s / 60);
+    const hours = Math.floor(minutes / 60);
+    const pad = (n) => String(n).padStart(2, "0");
+    if (!minutes) return `${s}s`;
+    return hours ? `${hours}h ${pad(minutes % 60)}m` : `${minutes}m ${pad(s % 60)}s`;
+  };
+
+  const tick = () => {
+    const now = Date.now();
+    document.querySelectorAll("time[data-age]").forEach((el) => {
+      el.textContent = clock((now - Date.parse(el.getAttribute("datetime"))) / 1000);
+    });
+    document.querySelectorAll("time[data-countdown]").forEach((el) => {
+      const left = (Date.parse(el.getAttribute("datetime")) - now) / 1000;
+      el.textContent = clock(left);
+      el.closest(".expires")?.classList.toggle("soon", left < 60);
+    });
+  };
+
+  const pendingRows = () => Array.from(document.querySelectorAll('[data-queue] [data-call-row][data-status="pending"]'));
+
+  const select = (step) => {
+    const rows = pendingRows();
+    if (!rows.length) return;
+    const current = rows.findIndex((row) => row.classList.contains("selected"));
+    const next = current < 0 ? 0 : Math.min(rows.length - 1, Math.max(0, current + step));
+    rows.forEach((row) => row.classList.remove("selected"));
+    rows[next].classList.add("selected");
+    rows[next].scrollIntoView({ block: "nearest" });
+  };
+
+  const onKey = (event) => {
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    if (event.target.closest("input, textarea, select, [contenteditable]")) return;
+    if (event.key === "j") select(1);
+    else if (event.key === "k") select(-1);
+    else {
+      const row = document.querySelector("[data-queue] [data-call-row].selected") || pendingRows()[0];
+      const target = row?.querySelector(`[data-key="${event.key}"]`);
+      if (!target) return;
+      event.preventDefault();
+      if (target.matches("input")) target.focus();
+      else target.click();
+    }
+  };
+
+  const alertControls = () => {
+    const controls = document.querySelector("[data-alert-controls]");
+    if (!controls) return;
+    controls.hidden = false;
+    const notify = controls.querySelector("[data-notify-toggle]");
+    const sound = controls.querySelector("[data-sound-toggle]");
+    const showNotify = () => {
+      const supported = "Notification" in window;
+      const on = supported && Notification.permission === "granted" && localStorage.getItem(STORE.notify) === "1";
+      notify.hidden = !supported;
+      notify.textContent = !supported ? "" : Notification.permission === "denied" ? "Notifications blocked" : on ? "Notifications: on" : "Notify me of new calls";
+      notify.setAttribute("aria-pressed", String(on));
+    };
+    notify.addEventListener("click", async () => {
+      if (localStorage.getItem(STORE.notify) === "1" && Notification.permission === "granted") {
+        localStorage.removeItem(STORE.notify);
+      } else if ((await Notification.requestPermission()) === "granted") {
+        localStorage.setItem(STORE.notify, "1");
+      }
+      showNotify();
+    });
+    const showSound = () => {
+      const on = localStorage.getItem(STORE.sound) === "1";
+      sound.textContent = on ? "Sound: on" : "Sound: off";
+      sound.setAttribute("aria-pressed", String(on));
+    };
+    // Browsers start audio only after a gesture: the toggle is one.
+    sound.addEventListener("click", () => {
+      localStorage.setItem(STORE.sound, localStorage.getItem(STORE.sound) === "1" ? "0" : "1");
+      audio = audio || new AudioContext();
+      audio.resume();
+      showSound();
+      beep();
+    });
+    if (localStorage.getItem(STORE.sound) === "1") {
+      audio = new AudioContext();
+      document.addEventListener("pointerdown", () => audio.resume(), { once: true });
+    }
+    showNotify();
+    showSound();
+  };
+
+  // The JSON editor refuses to submit what does not parse as an object.
+  const jsonEditors = () => {
+    document.querySelectorAll("textarea[data-json-editor]").forEach((area) => {
+      const status = area.closest(".field")?.querySelector("[data-json-status]");
+      const check = () => {
+        let problem = "";
+        try {
+          const value = JSON.parse(area.value);
+          if (value === null || typeof value !== "object" || Array.isArray(value)) problem = "The arguments must be a JSON object.";
+        } catch (error) {
+          problem = `Not valid JSON: ${error.message}`;
+        }
+        area.setCustomValidity(problem);
+        if (status) status.textContent = problem;
+      };
+      area.addEventListener("input", check);
+      check();
+    });
+  };
+
+  document.addEventListener("DOMContentLoaded", () => {
+    const path = document.body.dataset.live;
+    if (path) connect(path, 0);
+    if (document.querySelector("[data-queue]")) document.addEventListener("keydown", onKey);
+    if (document.querySelector("time[data-age], time[data-countdown]") || path) setInterval(tick, 1000);
+    alertControls();
+    jsonEditors();
+  });
+})();

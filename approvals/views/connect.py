@@ -6,8 +6,7 @@ from django.shortcuts import render
 from django.views.decorators.cache import never_cache
 
 from approvals import snippets
-from approvals.roles import is_admin
-from approvals.views.tokens import NOT_ALLOWED, endpoint_url, issue_from_post
+from approvals.views.tokens import MANAGE_TOKENS, endpoint_url, issue_from_post
 
 
 # never_cache: after "Create a token for this" the page holds the secret.
@@ -17,8 +16,8 @@ def connect(request):
     url = endpoint_url(request)
     context = {"endpoint": url, "entered": {"name": "", "tool_globs": "*"}, "errors": [], "secret": None}
     if request.method == "POST":
-        if not is_admin(request.user):
-            raise PermissionDenied(NOT_ALLOWED)
+        if not request.user.has_perm(MANAGE_TOKENS):
+            raise PermissionDenied("Only admins create client tokens.")
         token, secret, errors, entered = issue_from_post(request)
         context.update(token=token, secret=secret, errors=errors, entered=entered)
     context["snippets"] = snippets.snippets(url, context["secret"])

@@ -1,29 +1,15 @@
 """Client tokens: the list, a new token (its secret shown on the response page only), revoking one."""
 
-from functools import wraps
-
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
 
 from approvals import clients, snippets, tokens
 from approvals.models import ClientToken
-from approvals.roles import is_admin
+from approvals.views.access import permission_or_403
 
-NOT_ALLOWED = "Only admins manage client tokens."
-
-
-def token_admin_required(view):
-    @wraps(view)
-    def checked(request, *args, **kwargs):
-        if not is_admin(request.user):
-            raise PermissionDenied(NOT_ALLOWED)
-        return view(request, *args, **kwargs)
-
-    return login_required(checked)
+MANAGE_TOKENS = "approvals.manage_tokens"
 
 
 def endpoint_url(request):
@@ -40,14 +26,14 @@ def issue_from_post(request):
     return token, secret, [], entered
 
 
-@token_admin_required
+@permission_or_403(MANAGE_TOKENS)
 def token_list(request):
     return render(request, "approvals/token_list.html", {"tokens": ClientToken.objects.select_related("created_by")})
 
 
 # never_cache: the response to a successful POST holds the secret, and no browser or proxy may keep it.
 @never_cache
-@token_admin_required
+@permission_or_403(MANAGE_TOKENS)
 def token_add(request):
     entered, errors = {"name": "", "tool_globs": "*"}, []
     if request.method == "POST":
@@ -60,7 +46,7 @@ def token_add(request):
     return render(request, "approvals/token_form.html", {"entered": entered, "errors": errors})
 
 
-@token_admin_required
+@permission_or_403(MANAGE_TOKENS)
 def token_revoke(request, pk):
     token = get_object_or_404(ClientToken, pk=pk)
     if request.method == "POST":

@@ -5,7 +5,19 @@ from contextlib import ExitStack
 import pytest
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+VIEWPORT = {"width": 1366, "height": 860}
 LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"]
+
+
+def launch(stack):
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"Chromium is not installed at {CHROMIUM} (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    playwright = stack.enter_context(sync_playwright())
+    browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS)
+    stack.callback(browser.close)
+    return browser
 
 
 @pytest.fixture
@@ -15,18 +27,21 @@ def open_page(live_console):
     Call it after any ORM work: while Playwright's sync API lives it marks this thread's
     event loop as running, and Django refuses database access from such a thread.
     """
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(f"Chromium is not installed at {CHROMIUM} (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
-
     with ExitStack() as stack:
 
         def open_one():
-            playwright = stack.enter_context(sync_playwright())
-            browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS)
-            stack.callback(browser.close)
-            page = browser.new_page(viewport={"width": 1366, "height": 860})
+            page = launch(stack).new_page(viewport=VIEWPORT)
             page.set_default_timeout(15_000)
             return page
 
         yield open_one
+
+
+@pytest.fixture
+def open_browser(live_console):
+    """Opens Chromium on its first call, for tests that need several contexts (several people signed in).
+
+    The same rule as open_page: call it after any ORM work of the test's own thread.
+    """
+    with ExitStack() as stack:
+        yield lambda: launch(stack)

@@ -1,0 +1,81 @@
+"""The operators' websocket: each event re-reads what it names and pushes the fragment the page shows.
+
+A page says what it shows in the query string (view=queue, view=recent with
+status filters, view=call with id); every page also gets the pending count.
+Fragments are rendered for this connection's user with the page's own
+templates, so a pushed row and a reloaded row are the same markup.
+"""
+
+from urllib.parse import parse_qs
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+
+from approvals import live, roles
+from approvals.models import Call, Server
+from approvals.views import rows
+
+QUEUE, RECENT, CALL = "queue", "recent", "call"
+
+
+class OperatorConsumer(AsyncJsonWebsocketConsumer):
+    async def connect(self):
+        user = self.scope.get("user")
+        if user is None or not await database_sync_to_async(roles.can_view_calls)(user):
+            # Closing before accepting refuses the handshake (HTTP 403).
+            await self.close()
+            return
+        query = parse_qs(self.scope.get("query_string", b"").decode("latin-1"))
+        self.view = (query.get("view") or [""])[0]
+        self.statuses = rows.chosen_statuses(query.get("status", []))
+        self.call_id = int(query["id"][0]) if self.view == CALL and query.get("id", [""])[0].isdigit() else None
+        self.request = rows.fragment_request(user, self.scope.get("cookies", {}))
+        await self.channel_layer.group_add(live.OPERATORS, self.channel_name)
+        await self.accept()
+
+    async def disconnect(self, code):
+        await self.channel_layer.group_discard(live.OPERATORS, self.channel_name)
+
+    async def call_event(self, event):
+        await self.send_json(await database_sync_to_async(self.call_payload)(event["event"], event["call_id"]))
+
+    async def catalog_event(self, event):
+        # A changed tool changes what its pending calls would run: their rows say so.
+        if self.view == QUEUE:
+            for call_id in await database_sync_to_async(self.pending_of_server)(event["server_id"]):
+                await self.send_json(await database_sync_to_async(self.call_payload)("catalog.changed", call_id))
+
+    async def server_event(self, event):
+        payload = await database_sync_to_async(self.server_payload)(event["server_id"])
+        if payload is not None:
+            await self.send_json(payload)
+
+    def pending_of_server(self, server_id) -> list[int]:
+        return list(rows.pending_calls().filter(server_id=server_id).values_list("pk", flat=True))
+
+    def call_payload(self, event: str, call_id: int) -> dict:
+        payload = {"event": event, "call_id": call_id, "pending_count": rows.pending_count()}
+        call = rows.shown_calls().filter(pk=call_id).first()
+        if call is not None:
+            payload["status"] = call.status
+            payload["html"] = self.call_html(call)
+        return payload
+
+    def call_html(self, call: Call) -> str | None:
+        """The fragment for this page; '' tells the page to drop the row; None, that it shows no such thing."""
+        if self.view == QUEUE:
+            return rows.render_fragment(rows.QUEUE_ROW, self.request, call=call)
+        if self.view == RECENT:
+            if self.statuses and call.status not in self.statuses:
+                return ""
+            return rows.render_fragment(rows.RECENT_ROW, self.request, call=call)
+        if self.view == CALL and call.pk == self.call_id:
+            return rows.render_fragment(rows.CALL_BODY, self.request, call=call)
+        return None
+
+    def server_payload(self, server_id) -> dict | None:
+        server = Server.objects.filter(pk=server_id).first()
+        if server is None:
+            return None
+        html = rows.render_fragment(rows.HEALTH, self.request, server=server)
+        return {"event": "server.status", "server_id": server_id, "health": server.health, "html": html}

@@ -1,0 +1,78 @@
+"""The forms an operator decides with: approve or deny, and edit then approve."""
+
+import json
+
+from django import forms
+
+from approvals import calls
+from approvals.models import Call
+from approvals.schema_forms import build_form, is_flat
+
+MAX_REASON = 2000
+MAX_JSON_CHARS = 512 * 1024
+
+
+class DecisionForm(forms.Form):
+    decision = forms.ChoiceField(choices=[("approve", "Approve"), ("deny", "Deny")])
+    reason = forms.CharField(required=False, max_length=MAX_REASON)
+    # The digest of the call as the operator saw it: an approval binds to exactly that.
+    binding = forms.CharField(max_length=64)
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("decision") == "deny" and not cleaned.get("reason", "").strip():
+            self.add_error("reason", "Give a reason for the denial: the client is told it.")
+        return cleaned
+
+    @property
+    def approves(self) -> bool:
+        return self.cleaned_data["decision"] == "approve"
+
+    def problem(self) -> str:
+        return " ".join(str(error) for errors in self.errors.values() for error in errors)
+
+
+class JsonArgumentsForm(forms.Form):
+    """Arguments as a JSON object, for schemas too rich for a form of fields."""
+
+    arguments = forms.CharField(widget=forms.Textarea(attrs={"rows": 14, "spellcheck": "false", "data-json-editor": ""}),
+                                max_length=MAX_JSON_CHARS, label="Arguments (JSON)")
+
+    def clean_arguments(self):
+        try:
+            value = json.loads(self.cleaned_data["arguments"])
+        except json.JSONDecodeError as exc:
+            raise forms.ValidationError(f"Not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}.") from None
+        if not isinstance(value, dict):
+            raise forms.ValidationError("The arguments must be a JSON object: {...}.")
+        return value
+
+    def to_arguments(self) -> dict:
+        return self.cleaned_data["arguments"]
+
+
+class ArgumentsEditor:
+    """Edit then approve: a form of fields for a flat schema, a JSON editor otherwise; the schema is checked on the server."""
+
+    def __init__(self, call: Call, data=None):
+        self.call = call
+        schema = (call.tool.definition if call.tool else {}).get("inputSchema") or {}
+        self.flat = is_flat(schema, call.arguments)
+        if self.flat:
+            self.form = build_form(schema, call.arguments, data=data)
+        else:
+            self.form = JsonArgumentsForm(data=data, initial={"arguments": json.dumps(call.arguments, indent=2, ensure_ascii=False)})
+        self.binding = data.get("binding", "") if data is not None else calls.call_binding(call)
+        self.reason = data.get("reason", "")[:MAX_REASON] if data is not None else ""
+        self.errors = []
+
+    def is_valid(self) -> bool:
+        return self.form.is_valid()
+
+    def edited_arguments(self) -> dict | None:
+        """The new arguments, or None when they equal the call's own (then it is a plain approval)."""
+        arguments = self.form.to_arguments()
+        return None if arguments == self.call.arguments else arguments
+
+    def refuse(self, errors: list[str]):
+        self.errors = errors

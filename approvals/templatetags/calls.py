@@ -1,0 +1,110 @@
+"""Tags for the queue, the recent calls and a call's page; upstream text leaves them unmarked, so autoescape applies."""
+
+from django import template
+from django.utils import timezone
+
+from approvals import calls, roles
+from approvals.routing import LIVE_PATH
+from approvals.views import results, rows, timeline, values
+
+register = template.Library()
+
+
+@register.filter
+def can_decide(user):
+    return roles.can_decide(user)
+
+
+@register.filter
+def can_view_calls(user):
+    return roles.can_view_calls(user)
+
+
+@register.filter
+def binding(call):
+    return calls.call_binding(call)
+
+
+@register.filter
+def outcome(call):
+    return timeline.outcome_text(call)
+
+
+@register.filter
+def tool_changed(call):
+    """Whether the call's tool is gone or its definition changed since the call was made: approving then runs nothing."""
+    return call.tool is None or call.tool.digest != call.tool_digest or call.tool.status != call.tool.Status.ACTIVE
+
+
+@register.filter
+def input_schema(call):
+    return (call.tool.definition if call.tool else {}).get("inputSchema") or {}
+
+
+@register.filter
+def output_schema(call):
+    return (call.tool.definition if call.tool else {}).get("outputSchema")
+
+
+@register.filter
+def duration(milliseconds):
+    if milliseconds is None:
+        return ""
+    if milliseconds < 1000:
+        return f"{milliseconds:.0f} ms"
+    seconds = milliseconds / 1000
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, seconds = divmod(round(seconds), 60)
+    return f"{minutes} min {seconds} s" if minutes < 60 else f"{minutes // 60} h {minutes % 60} min"
+
+
+@register.filter
+def seconds_left(when):
+    return max(0, round((when - timezone.now()).total_seconds())) if when else 0
+
+
+@register.filter
+def seconds_since(when):
+    return max(0, round((timezone.now() - when).total_seconds())) if when else 0
+
+
+@register.filter
+def clock(seconds):
+    """A short count: 45s, 3m 05s, 1h 02m."""
+    minutes, seconds = divmod(int(seconds), 60)
+    if not minutes:
+        return f"{seconds}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h {minutes:02d}m" if hours else f"{minutes}m {seconds:02d}s"
+
+
+@register.simple_tag
+def value_tree(value, schema):
+    return values.value_tree(value, schema)
+
+
+@register.simple_tag
+def call_timeline(call):
+    return timeline.call_timeline(call)
+
+
+@register.simple_tag
+def result_blocks(call):
+    return results.result_blocks(call.result)
+
+
+@register.simple_tag
+def structured_tree(call):
+    return results.structured_tree(call.result, output_schema(call))
+
+
+@register.simple_tag
+def pending_count():
+    return rows.pending_count()
+
+
+@register.simple_tag
+def live_url(query=""):
+    """The websocket path, with what this page shows (view=queue, ...); the page's script opens it."""
+    return f"/{LIVE_PATH}?{query}" if query else f"/{LIVE_PATH}"

@@ -1,0 +1,41 @@
+"""Recent calls, one call's page, and the media of its result."""
+
+from urllib.parse import urlencode
+
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, render
+
+from approvals.models import Call
+from approvals.roles import VIEW_CALLS
+from approvals.views import results, rows
+from approvals.views.access import permission_or_403
+
+
+@permission_or_403(VIEW_CALLS)
+def recent(request):
+    statuses = rows.chosen_statuses(request.GET.getlist("status"))
+    return render(request, "approvals/recent.html", {
+        "calls": rows.recent_calls(statuses), "statuses": statuses, "choices": Call.Status.choices,
+        "limit": rows.RECENT_LIMIT, "live_query": urlencode({"view": "recent", "status": statuses}, doseq=True),
+    })
+
+
+@permission_or_403(VIEW_CALLS)
+def detail(request, pk):
+    call = get_object_or_404(rows.shown_calls(), pk=pk)
+    return render(request, "approvals/call_detail.html", {"call": call, "live_query": urlencode({"view": "call", "id": pk})})
+
+
+@permission_or_403(VIEW_CALLS)
+def media(request, pk, index):
+    """An image, audio or embedded binary of a result, under a media type the console chose."""
+    call = get_object_or_404(Call, pk=pk)
+    found = results.media_of(call.result, index)
+    if found is None:
+        raise Http404("No such media in this call's result.")
+    data, media_type = found
+    response = HttpResponse(data, content_type=media_type)
+    if media_type == "application/octet-stream":
+        response["Content-Disposition"] = f'attachment; filename="call-{pk}-block-{index}.bin"'
+    response["Cache-Control"] = "private, max-age=3600"
+    return response

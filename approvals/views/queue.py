@@ -1,0 +1,79 @@
+"""The queue of pending calls, and the decisions taken on it.
+
+Decisions are plain POSTs. The page's script sends them with an
+X-Console-Fragment header and swaps in the row it gets back; without the
+script the browser follows a redirect to a page that says what happened.
+"""
+
+from django.contrib import messages
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_POST
+
+from approvals import calls
+from approvals.decision_forms import ArgumentsEditor, DecisionForm
+from approvals.models import Call
+from approvals.roles import DECIDE_CALLS, VIEW_CALLS
+from approvals.views import rows
+from approvals.views.access import permission_or_403
+
+FRAGMENTS = {"queue": rows.QUEUE_ROW, "call": rows.CALL_BODY}
+
+
+@permission_or_403(VIEW_CALLS)
+def queue(request):
+    return render(request, "approvals/queue.html", {"calls": rows.pending_calls(), "live_query": "view=queue"})
+
+
+@require_POST
+@permission_or_403(DECIDE_CALLS)
+def decide(request, pk):
+    call = get_object_or_404(Call, pk=pk)
+    form = DecisionForm(request.POST)
+    if not form.is_valid():
+        return answer(request, call, form.problem(), messages.ERROR, status=400)
+    data = form.cleaned_data
+    outcome = calls.decide(pk, request.user, form.approves, reason=data["reason"].strip(), shown_binding=data["binding"])
+    return answer(request, outcome.call, outcome.message, messages.SUCCESS if outcome.won else messages.WARNING)
+
+
+def answer(request, call, message, level, status=200):
+    fragment = FRAGMENTS.get(request.headers.get("X-Console-Fragment", ""))
+    if fragment:
+        shown = rows.shown_calls().get(pk=call.pk)
+        html = rows.render_fragment(fragment, request, call=shown, notice=message, notice_level=messages.DEFAULT_TAGS[level])
+        return HttpResponse(html, status=status)
+    messages.add_message(request, level, f"Call {call.pk} ({call.tool_name}): {message}")
+    return redirect(return_to(request))
+
+
+def return_to(request):
+    target = request.POST.get("next", "")
+    if url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+        return target
+    return reverse("queue")
+
+
+@permission_or_403(DECIDE_CALLS)
+def edit(request, pk):
+    call = get_object_or_404(rows.shown_calls(), pk=pk)
+    if call.status != Call.Status.PENDING:
+        messages.warning(request, f"Call {call.pk} ({call.tool_name}): {calls.already_text(call)}")
+        return redirect("queue")
+    editor = ArgumentsEditor(call, request.POST if request.method == "POST" else None)
+    if request.method == "POST" and editor.is_valid():
+        outcome = calls.decide(
+            pk, request.user, True, reason=editor.reason.strip(), edited_arguments=editor.edited_arguments(),
+            shown_binding=editor.binding,
+        )
+        if outcome.errors:
+            editor.refuse(outcome.errors)
+        else:
+            level = messages.SUCCESS if outcome.won else messages.WARNING
+            edited = " with edited arguments" if outcome.won and outcome.call.edited_arguments is not None else ""
+            messages.add_message(request, level, f"Call {call.pk} ({call.tool_name}): {outcome.message.rstrip('.')}{edited}.")
+            return redirect("queue")
+    status = 400 if request.method == "POST" else 200
+    return render(request, "approvals/call_edit.html", {"call": call, "editor": editor}, status=status)

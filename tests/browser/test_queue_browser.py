@@ -1,0 +1,203 @@
+"""Two operators work the queue in Chromium while a real MCP client waits on the console for their decisions."""
+
+import asyncio
+import re
+import shlex
+import sys
+import threading
+
+import pytest
+from django.contrib.auth.models import Group, User
+from django.test import Client as DjangoClient
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from playwright.sync_api import expect
+
+from approvals import calls, catalog, roles, servers, tokens
+from approvals.models import Server, Tool
+from approvals.protocol import revisions
+from approvals.protocol.tools import tool_digest
+
+pytestmark = pytest.mark.browser
+
+LOOKUP = "demo_lookup_customer"
+HOSTILE = '<img src=x onerror=alert(1)><script>alert("pwned")</script>'
+
+
+class ClientCall:
+    """One tools/call made with the official SDK client in a thread of its own, as an agent would."""
+
+    def __init__(self, mcp_url, secret, name, arguments):
+        self.result = self.error = None
+        self.thread = threading.Thread(target=self.run, args=(mcp_url, secret, name, arguments), daemon=True)
+        self.thread.start()
+
+    def run(self, mcp_url, secret, name, arguments):
+        async def call():
+            http = create_mcp_http_client(headers={"Authorization": f"Bearer {secret}"})
+            async with Client(streamable_http_client(mcp_url, http_client=http)) as client:
+                return await client.call_tool(name, arguments)
+
+        try:
+            self.result = asyncio.run(call())
+        except Exception as exc:  # the assertion below reports it
+            self.error = exc
+
+    def answer(self, timeout=30):
+        self.thread.join(timeout)
+        assert not self.thread.is_alive(), "the client got no answer"
+        assert self.error is None, repr(self.error)
+        return self.result
+
+    def text(self, timeout=30):
+        return " ".join(block.text for block in self.answer(timeout).content if block.type == "text")
+
+
+@pytest.fixture
+def console(live_console, transactional_db):
+    """The demo server synced, a client token, and the session cookies of operators ann and bob."""
+    roles.ensure_roles()
+    demo = servers.add_server(name="Demo", transport="stdio", command=shlex.join([sys.executable, "-m", "approvals.demo.server"]), schedule_sync=False)
+    assert catalog.sync_server(demo).ok
+    _, secret = tokens.create_token("browser agent")
+    sessions = {}
+    for username in ("ann", "bob"):
+        user = User.objects.create_user(username, password="a long enough test password")
+        user.groups.add(Group.objects.get(name=roles.OPERATOR))
+        browser_client = DjangoClient()
+        browser_client.force_login(user)
+        sessions[username] = browser_client.cookies["sessionid"].value
+    return {"url": live_console, "mcp": live_console + "/mcp", "secret": secret, "sessions": sessions}
+
+
+def queue_page(browser, console, username):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.add_cookies([{"name": "sessionid", "value": console["sessions"][username], "url": console["url"]}])
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    page.goto(console["url"] + "/queue/")
+    expect(page.locator("body")).to_have_attribute("data-live-state", "open")
+    return page
+
+
+def row_of(page, tool=LOOKUP):
+    return page.locator("[data-queue] [data-call-row]", has_text=tool)
+
+
+def test_it_shows_a_new_call_to_both_operators_and_the_second_sees_who_approved(console, open_browser):
+    browser = open_browser()
+    ann, bob = queue_page(browser, console, "ann"), queue_page(browser, console, "bob")
+
+    client = ClientCall(console["mcp"], console["secret"], LOOKUP, {"customer_id": "C007"})
+    for page in (ann, bob):
+        expect(row_of(page)).to_be_visible()
+        expect(row_of(page)).to_contain_text("browser agent")
+        expect(row_of(page)).to_contain_text("C007")
+        expect(page).to_have_title(re.compile(r"^\(1\) Queue"))
+    bob.screenshot(path="/tmp/console-queue.png", full_page=True)
+
+    row_of(ann).get_by_role("button", name="Approve").click()
+    expect(row_of(bob)).to_contain_text("Approved by ann")
+    expect(row_of(bob).get_by_role("button", name="Approve")).to_have_count(0)
+    expect(bob).to_have_title(re.compile(r"^Queue"))
+
+    result = client.answer()
+    assert not result.is_error
+    assert "Customer C007" in client.text()
+    expect(row_of(bob)).to_contain_text("completed")
+
+
+def test_it_answers_a_denial_with_its_reason(console, open_browser):
+    browser = open_browser()
+    ann = queue_page(browser, console, "ann")
+    client = ClientCall(console["mcp"], console["secret"], LOOKUP, {"customer_id": "C003"})
+
+    row = row_of(ann)
+    row.get_by_placeholder("Reason (told to the client)").fill("this customer opted out of lookups")
+    row.get_by_role("button", name="Deny").click()
+    expect(row).to_contain_text("Denied by ann: this customer opted out of lookups")
+
+    assert client.answer().is_error
+    assert "this customer opted out of lookups" in client.text()
+
+
+def test_it_forwards_the_arguments_an_operator_edited(console, open_browser):
+    browser = open_browser()
+    ann = queue_page(browser, console, "ann")
+    client = ClientCall(console["mcp"], console["secret"], LOOKUP, {"customer_id": "C007"})
+
+    row_of(ann).get_by_role("link", name="Edit then approve").click()
+    ann.get_by_label("Customer id").fill("C012")
+    ann.get_by_role("button", name="Approve with these arguments").click()
+    expect(ann.locator(".message.success")).to_contain_text("Approved with edited arguments")
+
+    text = client.text()
+    assert "Customer C012" in text and "Liam O'Connor" in text
+
+
+def test_it_works_the_queue_from_the_keyboard(console, open_browser):
+    browser = open_browser()
+    ann = queue_page(browser, console, "ann")
+    first = ClientCall(console["mcp"], console["secret"], LOOKUP, {"customer_id": "C001"})
+    expect(row_of(ann)).to_have_count(1)
+    second = ClientCall(console["mcp"], console["secret"], LOOKUP, {"customer_id": "C002"})
+    expect(row_of(ann)).to_have_count(2)
+
+    ann.keyboard.press("j")
+    ann.keyboard.press("j")
+    ann.keyboard.press("d")
+    ann.keyboard.type("not this one")
+    ann.keyboard.press("Enter")
+    expect(row_of(ann).nth(1)).to_contain_text("Denied by ann")
+    ann.keyboard.press("k")
+    ann.keyboard.press("a")
+    expect(row_of(ann).nth(0)).to_contain_text("Approved by ann")
+
+    assert "Customer C001" in first.text()
+    assert second.answer().is_error
+
+
+def hostile_tool():
+    server = Server.objects.create(name="Shady <b>server</b>", transport="stdio", command="true", tool_prefix="shady_")
+    definition = {
+        "name": "export",
+        "title": f"Export {HOSTILE}",
+        "description": f"Exports everything. {HOSTILE}",
+        "inputSchema": {"type": "object", "properties": {"target": {"type": "string", "title": HOSTILE, "description": HOSTILE}}},
+    }
+    return Tool.objects.create(server=server, upstream_name="export", exposed_name="shady_export", definition=definition, digest=tool_digest(definition))
+
+
+def hold_call(tool, token):
+    ctx = calls.ClientContext(token, revisions.MODERN, "2026-07-28")
+    return calls.receive_call(ctx, tool, {"target": HOSTILE}, 1, None)[0]
+
+
+def test_it_shows_markup_from_upstream_and_clients_as_text_and_runs_none_of_it(console, open_browser):
+    tool = hostile_tool()
+    token = tokens.create_token("hostile agent")[0]
+    waiting = hold_call(tool, token)
+    browser = open_browser()
+    dialogs, errors = [], []
+    ann = queue_page(browser, console, "ann")
+    ann.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    ann.on("pageerror", lambda error: errors.append(str(error)))
+
+    # One call was there when the page loaded; another arrives over the websocket.
+    pushed = threading.Thread(target=hold_call, args=(tool, token))
+    pushed.start()
+    pushed.join()
+    rows = row_of(ann, "shady_export")
+    expect(rows).to_have_count(2)
+    for index in range(2):
+        expect(rows.nth(index).get_by_text(HOSTILE).first).to_be_visible()
+    expect(ann.locator("img[src=x]")).to_have_count(0)
+    rows.nth(0).get_by_text("What the tool says it does").click()
+    expect(rows.nth(0).get_by_text(f"Exports everything. {HOSTILE}")).to_be_visible()
+
+    ann.goto(f"{console['url']}/calls/{waiting.pk}/")
+    expect(ann.get_by_text(HOSTILE).first).to_be_visible()
+    ann.wait_for_timeout(300)
+    assert dialogs == [] and errors == []
+    assert ann.evaluate("document.querySelectorAll('script:not([src])').length") == 0

@@ -1,0 +1,109 @@
+"""The operators' websocket, through the whole ASGI application: origin check, sign-in, permissions, pushed rows."""
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.testing import WebsocketCommunicator
+
+from approvals import calls, catalog, roles
+from approvals.models import Server
+from console.asgi import application
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+ORIGIN = b"http://127.0.0.1:8000"
+
+
+def cookies_of(client) -> bytes:
+    client.get("/queue/")  # sets the CSRF cookie, as the page does
+    return "; ".join(f"{name}={morsel.value}" for name, morsel in client.cookies.items()).encode()
+
+
+async def open_socket(cookie=b"", origin=ORIGIN, query="view=queue"):
+    headers = [(b"host", b"127.0.0.1:8000"), (b"origin", origin)]
+    if cookie:
+        headers.append((b"cookie", cookie))
+    socket = WebsocketCommunicator(application, f"/ws/console/?{query}", headers)
+    connected, _ = await socket.connect()
+    return socket, connected
+
+
+async def signed_in(person, username, *role_names):
+    _, client = await sync_to_async(person)(username, *role_names)
+    return await sync_to_async(cookies_of)(client)
+
+
+async def test_it_refuses_anonymous_connections():
+    socket, connected = await open_socket()
+    assert not connected
+    await socket.disconnect()
+
+
+async def test_it_refuses_other_origins(person):
+    cookie = await signed_in(person, "ann", roles.OPERATOR)
+    socket, connected = await open_socket(cookie, origin=b"http://evil.example")
+    assert not connected
+    await socket.disconnect()
+
+
+async def test_it_refuses_users_without_a_role(person):
+    cookie = await signed_in(person, "nobody")
+    socket, connected = await open_socket(cookie)
+    assert not connected
+    await socket.disconnect()
+
+
+async def test_it_pushes_a_new_call_with_decide_controls_to_an_operator(person, make_call, refund_tool):
+    cookie = await signed_in(person, "ann", roles.OPERATOR)
+    socket, connected = await open_socket(cookie)
+    assert connected
+    call = await sync_to_async(make_call)(refund_tool, {"order_id": 1012, "amount": 40})
+    message = await socket.receive_json_from(timeout=5)
+    assert message["event"] == "call.pending" and message["call_id"] == call.pk and message["pending_count"] == 1
+    assert f'id="call-{call.pk}"' in message["html"] and "Approve</button>" in message["html"]
+    assert 'name="csrfmiddlewaretoken"' in message["html"]
+    await socket.disconnect()
+
+
+async def test_it_lets_an_auditor_watch_without_decide_controls(person, make_call, refund_tool):
+    cookie = await signed_in(person, "aud", roles.AUDITOR)
+    socket, connected = await open_socket(cookie)
+    assert connected
+    await sync_to_async(make_call)(refund_tool, {"order_id": 1012, "amount": 40})
+    message = await socket.receive_json_from(timeout=5)
+    assert message["event"] == "call.pending"
+    assert "Approve</button>" not in message["html"] and "call_decide" not in message["html"]
+    assert "/decide/" not in message["html"]
+    await socket.disconnect()
+
+
+async def test_it_pushes_who_decided(person, make_call, refund_tool):
+    cookie = await signed_in(person, "bob", roles.OPERATOR)
+    ann, _ = await sync_to_async(person)("ann", roles.OPERATOR)
+    call = await sync_to_async(make_call)(refund_tool, {"order_id": 1012, "amount": 40})
+    socket, _ = await open_socket(cookie)
+    await sync_to_async(calls.decide)(call.pk, ann, True)
+    message = await socket.receive_json_from(timeout=5)
+    assert message["event"] == "call.decided" and message["status"] == "approved" and message["pending_count"] == 0
+    assert "Approved by ann" in message["html"] and "Approve</button>" not in message["html"]
+    await socket.disconnect()
+
+
+async def test_it_drops_rows_a_filtered_list_no_longer_shows(person, make_call, refund_tool):
+    cookie = await signed_in(person, "bob", roles.OPERATOR)
+    ann, _ = await sync_to_async(person)("ann", roles.OPERATOR)
+    call = await sync_to_async(make_call)(refund_tool, {"order_id": 1012, "amount": 40})
+    socket, _ = await open_socket(cookie, query="view=recent&status=pending")
+    await sync_to_async(calls.decide)(call.pk, ann, False, "no")
+    message = await socket.receive_json_from(timeout=5)
+    assert message["event"] == "call.decided" and message["html"] == ""
+    await socket.disconnect()
+
+
+async def test_it_pushes_a_server_health_change(person, shop):
+    cookie = await signed_in(person, "aud", roles.AUDITOR)
+    socket, _ = await open_socket(cookie, query="")
+    await sync_to_async(catalog.record_failure)(shop, "connection refused")
+    message = await socket.receive_json_from(timeout=5)
+    assert message["event"] == "server.status" and message["health"] == Server.Health.ERROR
+    assert f'data-server-health="{shop.pk}"' in message["html"] and "Failing" in message["html"]
+    await socket.disconnect()
