@@ -4,12 +4,15 @@ from django.contrib.auth.models import Group, Permission
 
 ADMIN, OPERATOR, AUDITOR = "admin", "operator", "auditor"
 
-READ = ["view_server", "view_tool", "view_toolchange"]
+READ = ["view_server", "view_tool", "view_toolchange", "view_call"]
 PERMISSIONS = {
-    ADMIN: READ + ["add_server", "change_server", "delete_server", "manage_tokens"],
+    ADMIN: READ + ["add_server", "change_server", "delete_server", "decide_call", "manage_tokens"],
     OPERATOR: READ + ["decide_call"],
     AUDITOR: READ,
 }
+
+VIEW_CALLS = "approvals.view_call"
+DECIDE_CALLS = "approvals.decide_call"
 
 
 def ensure_roles(**kwargs):
@@ -20,3 +23,11 @@ def ensure_roles(**kwargs):
 
 def is_admin(user):
     return user.is_superuser or user.has_perm("approvals.change_server")
+
+
+def can_view_calls(user):
+    return user.is_authenticated and user.has_perm(VIEW_CALLS)
+
+
+def can_decide(user):
+    return user.is_authenticated and user.has_perm(DECIDE_CALLS)
