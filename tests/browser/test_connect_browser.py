@@ -1,0 +1,53 @@
+"""An admin creates a token on the Connect page and copies a snippet holding it, in Chromium."""
+
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from approvals import tokens
+
+pytestmark = pytest.mark.browser
+
+SCREENSHOTS = Path("/tmp")
+PASSWORD = "a long enough browser password"
+
+
+@pytest.fixture
+def admin(django_user_model, transactional_db):
+    return django_user_model.objects.create_superuser(username="ada", password=PASSWORD).username
+
+
+def test_it_creates_a_token_for_the_snippets_and_copies_one(live_console, admin, open_browser):
+    context = open_browser().new_context(viewport={"width": 1366, "height": 860})
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=live_console)
+    page = context.new_page()
+    problems = []
+    page.on("console", lambda message: message.type == "error" and problems.append(message.text))
+    page.on("pageerror", lambda error: problems.append(str(error)))
+
+    page.goto(live_console + "/connect/")
+    page.get_by_label("Username").fill(admin)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    expect(page.get_by_role("heading", name="Connect a client")).to_be_visible()
+    expect(page.locator("#endpoint")).to_have_text(f"{live_console}/mcp")
+
+    page.get_by_label("Name").fill("ada-laptop")
+    page.get_by_role("button", name="Create a token for this").click()
+    secret = page.locator("#secret").inner_text().strip()
+    assert secret.startswith(tokens.PREFIX)
+    expect(page.locator("#snippet-cursor")).to_contain_text(f"Bearer {secret}")
+    page.screenshot(path=SCREENSHOTS / "console-connect-token.png", full_page=True)
+
+    copy = page.locator('button[data-copy="snippet-claude-code"]')
+    expect(copy).to_be_visible()
+    copy.click()
+    expect(copy).to_have_text("Copied")
+    pasted = page.evaluate("navigator.clipboard.readText()")
+    assert pasted == f'claude mcp add --transport http approval-console {live_console}/mcp --header "Authorization: Bearer {secret}"'
+
+    page.goto(live_console + "/connect/")
+    expect(page.locator("#snippet-cursor")).to_contain_text("Bearer <token>")
+    assert secret not in page.content()
+    assert problems == []
