@@ -21,10 +21,13 @@ from approvals.catalog import upstream_spec
 from approvals.models import Call
 from approvals.protocol.canonical import canonical_json
 from approvals.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError
+from approvals.protocol.revisions import META_LOG_LEVEL
 from approvals.protocol.results import check_call_result, tool_error_result
 from approvals.upstream import SessionPool, UpstreamError
 from approvals.watch import on_upstream_notification
 
+# RFC 5424 severities, least severe first, as MCP logging names them.
+LOG_LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 _POOLS: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, SessionPool]" = weakref.WeakKeyDictionary()
 
 
@@ -48,6 +51,7 @@ async def run_call(ctx: calls.ClientContext, jsonrpc_id, params: dict, emit) -> 
         raise JsonRpcError(INVALID_PARAMS, f"Unknown tool: {name}")
     meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
     progress_token = meta.get("progressToken")
+    log_level = meta.get(META_LOG_LEVEL) if meta.get(META_LOG_LEVEL) in LOG_LEVELS else ctx.log_level
     call, answer = await sync_to_async(calls.receive_call)(ctx, tool, arguments, jsonrpc_id, progress_token)
     if answer is not None:
         return answer
@@ -56,7 +60,7 @@ async def run_call(ctx: calls.ClientContext, jsonrpc_id, params: dict, emit) -> 
             call = await wait_for_decision(call, emit)
         if call.status != Call.Status.APPROVED:
             return tool_error_result(calls.answer_text(call))
-        return await forward(call, emit)
+        return await forward(call, emit, log_level)
     except asyncio.CancelledError:
         # The client closed the stream: that is how a client cancels over HTTP.
         await asyncio.shield(
@@ -99,7 +103,7 @@ def progress(token, value, message):
     return {"jsonrpc": "2.0", "method": "notifications/progress", "params": params}
 
 
-async def forward(call: Call, emit) -> dict:
+async def forward(call: Call, emit, log_level: str | None = None) -> dict:
     tool = call.tool
     if tool is None or tool.digest != call.tool_digest or tool.status != tool.Status.ACTIVE:
         reason = "the tool's definition changed after the call was made; the approval does not cover the new definition"
@@ -113,7 +117,7 @@ async def forward(call: Call, emit) -> dict:
     async def relay(method, params):
         if method == "notifications/progress" and call.progress_token is not None:
             await emit({"jsonrpc": "2.0", "method": method, "params": {**params, "progressToken": call.progress_token}})
-        elif method == "notifications/message":
+        elif method == "notifications/message" and severe_enough(params.get("level"), log_level):
             await emit({"jsonrpc": "2.0", "method": method, "params": params})
 
     started = time.monotonic()
@@ -121,7 +125,7 @@ async def forward(call: Call, emit) -> dict:
         session = await session_pool().get(upstream_spec(tool.server))
         result = await asyncio.wait_for(
             session.call_tool(tool.upstream_name, call.final_arguments, tool=tool.definition,
-                              progress_token=upstream_token, on_notification=relay),
+                              progress_token=upstream_token, on_notification=relay, log_level=log_level),
             timeout=settings.UPSTREAM_CALL_TIMEOUT_SECONDS,
         )
     except (UpstreamError, asyncio.TimeoutError) as exc:
@@ -134,7 +138,24 @@ async def forward(call: Call, emit) -> dict:
         problem = "; ".join(check.errors)
         text = f"The upstream server {tool.server.name} returned a malformed result for {call.tool_name}: {problem}"
         return await sync_to_async(record_answer)(call, Call.Status.FAILED, tool_error_result(text), problem, started)
-    return await sync_to_async(record_answer)(call, Call.Status.COMPLETED, result, "", started)
+    return await sync_to_async(record_answer)(call, Call.Status.COMPLETED, without_envelope(result), "", started)
+
+
+def without_envelope(result: dict) -> dict:
+    """The upstream's result less its protocol envelope: the gateway answers in the client's era and its own name."""
+    clean = {k: v for k, v in result.items() if k != "resultType"}
+    meta = {k: v for k, v in (result.get("_meta") or {}).items() if not k.startswith("io.modelcontextprotocol/")}
+    if meta:
+        clean["_meta"] = meta
+    else:
+        clean.pop("_meta", None)
+    return clean
+
+
+def severe_enough(level, threshold) -> bool:
+    if threshold is None or level not in LOG_LEVELS:
+        return True
+    return LOG_LEVELS.index(level) >= LOG_LEVELS.index(threshold)
 
 
 @transaction.atomic

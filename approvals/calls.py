@@ -32,6 +32,7 @@ class ClientContext:
     protocol_version: str
     session_id: str = ""
     capabilities: dict = field(default_factory=dict)
+    log_level: str | None = None  # set by a legacy client's logging/setLevel
 
 
 @dataclass

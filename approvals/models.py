@@ -180,6 +180,7 @@ class McpSession(models.Model):
     client_info = models.JSONField(default=dict, blank=True)
     client_capabilities = models.JSONField(default=dict, blank=True)
     initialized = models.BooleanField(default=False)
+    log_level = models.CharField(max_length=10, blank=True, help_text="Set by logging/setLevel; log messages below it are not relayed.")
     created_at = models.DateTimeField(default=timezone.now)
     last_seen_at = models.DateTimeField(default=timezone.now)
     closed_at = models.DateTimeField(null=True, blank=True)
@@ -277,16 +278,16 @@ class Call(models.Model):
 
 
 class AuditEvent(models.Model):
-    """An append-only, hash-chained record of everything that happened."""
+    """An append-only, hash-chained record of everything that happened (see approvals.audit)."""
 
     seq = models.BigIntegerField(unique=True)
     at = models.DateTimeField(default=timezone.now, db_index=True)
     actor_type = models.CharField(max_length=10)
     actor_id = models.BigIntegerField(null=True, blank=True)
     actor_name = models.CharField(max_length=150)
-    action = models.CharField(max_length=40, db_index=True)
+    action = models.CharField(max_length=40)
     request_id = models.CharField(max_length=36, blank=True, db_index=True)
-    call_id = models.BigIntegerField(null=True, blank=True, db_index=True)
+    call_id = models.BigIntegerField(null=True, blank=True)
     server_id = models.BigIntegerField(null=True, blank=True)
     tool_id = models.BigIntegerField(null=True, blank=True)
     token_id = models.BigIntegerField(null=True, blank=True)
@@ -297,12 +298,55 @@ class AuditEvent(models.Model):
     class Meta:
         ordering = ["seq"]
         permissions = [("export_audit", "Export and verify the audit log")]
+        # Each filter of the audit page paired with seq, so that a filtered page in
+        # seq order is one backward index range scan however long the log grows.
+        indexes = [
+            models.Index(fields=["action", "seq"], name="audit_action_seq"),
+            models.Index(fields=["token_id", "seq"], name="audit_token_seq"),
+            models.Index(fields=["server_id", "seq"], name="audit_server_seq"),
+            models.Index(fields=["tool_id", "seq"], name="audit_tool_seq"),
+            models.Index(fields=["actor_type", "actor_id", "seq"], name="audit_actor_seq"),
+            models.Index(fields=["call_id", "seq"], name="audit_call_seq"),
+        ]
 
 
 class AuditHead(models.Model):
-    """The chain's tip: the last sequence number and hash. One row, created by a migration."""
+    """The chain's tip and its anchor. One row, created by a migration.
+
+    The anchor is where verification starts: genesis until events are pruned, then
+    the sequence number and hash of the last pruned event.
+    """
 
     GENESIS = "0" * 64
 
     seq = models.BigIntegerField(default=0)
     hash = models.CharField(max_length=64, default=GENESIS)
+    anchor_seq = models.BigIntegerField(default=0)
+    anchor_hash = models.CharField(max_length=64, default=GENESIS)
+
+
+class AuditSettings(models.Model):
+    """What admins change at runtime; absent or null fields fall back to the environment."""
+
+    retention_days = models.PositiveIntegerField(null=True, blank=True, help_text="0 keeps events forever.")
+    updated_by_name = models.CharField(max_length=150, blank=True)
+    updated_at = models.DateTimeField(null=True, blank=True)
+
+
+class AuditVerification(models.Model):
+    """One run of the chain verification, kept so that the audit page can show the last result."""
+
+    started_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    ok = models.BooleanField(default=False)
+    checked = models.BigIntegerField(default=0)
+    first_seq = models.BigIntegerField(null=True, blank=True)
+    last_seq = models.BigIntegerField(null=True, blank=True)
+    broken_seq = models.BigIntegerField(null=True, blank=True)
+    expected = models.TextField(blank=True)
+    found = models.TextField(blank=True)
+    problem = models.TextField(blank=True)
+    run_by = models.CharField(max_length=150)
+
+    class Meta:
+        ordering = ["-started_at", "-id"]

@@ -91,6 +91,8 @@ def parse_header_lines(lines):
             raise ValueError(f"header {name!r} is set by the console itself")
         if any(ord(c) < 32 and c != "\t" for c in value):
             raise ValueError(f"header {name!r} has a control character in its value")
+        if name.lower() in {known.lower() for known in headers}:
+            raise ValueError(f"header {name!r} is given twice")
         headers[name] = value
     return headers
 

@@ -90,7 +90,13 @@ TEMPLATES = [
 
 DATABASE_URL = os.environ.get("DATABASE_URL")
 if DATABASE_URL:
-    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)}
+    DATABASES = {"default": dj_database_url.parse(DATABASE_URL)}
+    if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+        # Under daphne every request runs its ORM work in a thread of its own, so
+        # persistent per-thread connections would pile up: a pool shares them.
+        DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+            "min_size": 1, "max_size": int(os.environ.get("DATABASE_POOL_SIZE", 20)), "timeout": 10,
+        }
     # One test database per process, so that test runs side by side keep apart.
     DATABASES["default"]["TEST"] = {"NAME": f"test_{DATABASES['default']['NAME']}_{os.getpid()}"}
 else:
@@ -127,6 +133,8 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_BEAT_SCHEDULE = {
     "sync-servers": {"task": "approvals.tasks.sync_all_servers", "schedule": float(os.environ.get("SYNC_INTERVAL_SECONDS", 900))},
     "expire-stale-calls": {"task": "approvals.tasks.expire_stale_calls", "schedule": 60.0},
+    "verify-audit-chain": {"task": "approvals.tasks.verify_audit_chain", "schedule": float(os.environ.get("AUDIT_VERIFY_INTERVAL_SECONDS", 3600))},
+    "prune-audit": {"task": "approvals.tasks.prune_audit", "schedule": float(os.environ.get("AUDIT_PRUNE_INTERVAL_SECONDS", 86400))},
 }
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -174,6 +182,9 @@ APPROVAL_TIMEOUT_SECONDS = float(os.environ.get("APPROVAL_TIMEOUT_SECONDS", 600)
 CALL_REREAD_SECONDS = float(os.environ.get("CALL_REREAD_SECONDS", 5))
 UPSTREAM_CALL_TIMEOUT_SECONDS = float(os.environ.get("UPSTREAM_CALL_TIMEOUT_SECONDS", 600))
 MAX_RESULT_BYTES = int(os.environ.get("MAX_RESULT_BYTES", 4 * 1024 * 1024))
+
+# The audit log: days events are kept (0: forever); admins may change it on the audit page.
+AUDIT_RETENTION_DAYS = int(os.environ.get("AUDIT_RETENTION_DAYS", 0))
 
 # The MCP endpoint for clients.
 MCP_MAX_BODY_BYTES = int(os.environ.get("MCP_MAX_BODY_BYTES", 1024 * 1024))

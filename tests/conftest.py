@@ -50,3 +50,28 @@ def tasks_run_inline():
 
     app.conf.task_always_eager = True
     yield
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    yield
+    # Threads that served async tests and live servers keep connections the test
+    # process cannot close from here; PostgreSQL refuses to drop a database in use.
+    if using_postgres():
+        from django.db import connection
+
+        with django_db_blocker.unblock():
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                )
+
+
+@pytest.fixture(autouse=True)
+def fresh_channel_layer():
+    # A Redis channel layer ties its receiving state to the event loop that first
+    # receives; every async test runs in a loop of its own.
+    from channels.layers import channel_layers
+
+    channel_layers.backends.clear()
+    yield

@@ -14,6 +14,7 @@ from approvals.protocol.revisions import (
     LEGACY_VERSIONS,
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
+    META_LOG_LEVEL,
     META_PROTOCOL_VERSION,
     META_SERVER_INFO,
     MODERN,
@@ -125,21 +126,28 @@ class UpstreamSession:
         progress_token: Any = None,
         on_notification: OnNotification | None = None,
         on_request: OnRequest | None = None,
+        log_level: str | None = None,
     ) -> dict:
         """The raw CallToolResult; input the server asks for on the way goes to on_request.
 
         Pass `tool` (its definition from tools/list) so its x-mcp-header
         parameters travel as headers. `on_request` and `on_notification` here
         receive what belongs to this call; the session's ones also see its
-        notifications.
+        notifications. `log_level` asks a 2026-07-28 server for log messages
+        during this call (older servers log at the session's level).
         """
         params: dict = {"name": name, "arguments": arguments}
         headers = self._param_headers(tool, arguments)
+        meta: dict = {}
         upstream_token = None
         if progress_token is not None:
             # Our own token, so that two callers' tokens can never collide on one upstream session.
             upstream_token = next(self._progress_tokens)
-            params["_meta"] = {"progressToken": upstream_token}
+            meta["progressToken"] = upstream_token
+        if log_level is not None and self._era == MODERN:
+            meta[META_LOG_LEVEL] = log_level
+        if meta:
+            params["_meta"] = meta
         answer = on_request or self._on_request or decline
         for _ in range(MAX_INPUT_ROUNDS + 1):
             result = await self._request(
@@ -326,6 +334,10 @@ class UpstreamSession:
         if exchange is None and token is not None:
             # On stdio nothing but the token ties a notification to its call.
             exchange = next((e for e in self._in_flight.values() if e.progress_token == token), None)
+        if exchange is None and note.method == "notifications/message":
+            # A log line names no request; while one call runs it can only be that call's.
+            calls = [e for e in self._in_flight.values() if e.method == "tools/call"]
+            exchange = calls[0] if len(calls) == 1 else None
         if exchange is not None and token is not None and token == exchange.progress_token:
             exchange.touch()
             params = {**params, "progressToken": exchange.caller_progress_token}

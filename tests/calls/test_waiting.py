@@ -39,6 +39,8 @@ async def test_it_wakes_the_waiting_request_through_the_channel_layer(client_tok
 
     waiting = asyncio.create_task(call_runner.run_call(context(client_token), 1, refund_params(progressToken="p1"), emit))
     call_id = await pending_call_id()
+    while not sent:  # the waiting side has subscribed and told the client it waits
+        await asyncio.sleep(0.01)
     started = time.monotonic()
     await sync_to_async(calls.decide)(call_id, operators[0], False, "not today")
     result = await asyncio.wait_for(waiting, 5)

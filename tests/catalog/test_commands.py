@@ -63,3 +63,8 @@ def test_it_exits_non_zero_when_a_sync_fails(db):
     run("add_server", "Dead", "--url", "http://127.0.0.1:9/mcp", "--no-sync")
     with pytest.raises(CommandError, match="1 of 1 servers failed"):
         run("sync_servers")
+
+
+def test_it_refuses_the_same_header_twice_in_another_case(db, scripted_command):
+    with pytest.raises(CommandError, match="given twice"):
+        run("add_server", "Twice", "--command", scripted_command, "--header", "X-Team: a", "--header", "x-team: b")

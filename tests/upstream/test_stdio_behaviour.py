@@ -66,8 +66,12 @@ async def test_it_declines_by_default_what_a_server_asks_even_unprompted_and_ans
     assert report["sampling"]["error"]["code"] == -32601
     assert report["ping"]["result"] == {}
     assert ("notifications/message", {"level": "info", "data": "asking"}) in notes
-    # On stdio only the progress token ties a notification to its call.
-    assert call_notes == [("notifications/progress", {"progressToken": "mine", "progress": 1, "total": 2})]
+    # On stdio a progress token ties a notification to its call; a log line is
+    # the call's only while it is the one call running.
+    assert call_notes == [
+        ("notifications/message", {"level": "info", "data": "asking"}),
+        ("notifications/progress", {"progressToken": "mine", "progress": 1, "total": 2}),
+    ]
 
 
 async def test_it_retries_input_required_with_a_new_id_the_answers_and_the_state_echoed_exactly():
