@@ -3,6 +3,7 @@ import json
 import pytest
 from django.core.management import CommandError, ManagementUtility
 
+from approvals import calls
 from approvals.models import AuditEvent, Call
 from tests.commands.conftest import run
 
@@ -152,3 +153,27 @@ def test_the_help_says_who_decides_by_default(capsys):
     help_text = " ".join(capsys.readouterr().out.split())
     assert "CONSOLE_OPERATOR" in help_text and "only active superuser" in help_text
 
+
+
+def test_it_lists_the_arguments_and_the_binding_an_approval_is_held_to(pending_call):
+    [row] = json.loads(run("list_calls", "--json"))
+    assert row["arguments"] == {"order_id": 7, "amount": 20}
+    assert row["binding"] == calls.call_binding(pending_call)
+
+
+def test_it_approves_with_the_binding_that_was_read(pending_call, make_operator):
+    make_operator("ann")
+    [row] = json.loads(run("list_calls", "--json"))
+    run("decide", str(pending_call.pk), "approve", "--as", "ann", "--binding", row["binding"])
+    pending_call.refresh_from_db()
+    assert pending_call.status == Call.Status.APPROVED
+
+
+def test_it_refuses_a_binding_read_before_the_call_changed(pending_call, make_operator):
+    make_operator("ann")
+    [row] = json.loads(run("list_calls", "--json"))
+    Call.objects.filter(pk=pending_call.pk).update(tool_digest="a different definition")
+    with pytest.raises(CommandError, match="changed since it was shown"):
+        run("decide", str(pending_call.pk), "approve", "--as", "ann", "--binding", row["binding"])
+    pending_call.refresh_from_db()
+    assert pending_call.status == Call.Status.PENDING

@@ -24,10 +24,14 @@ class Command(BaseCommand):
         parser.add_argument("--reason", default="", help="kept in the audit log; told to the client on a denial")
         parser.add_argument("--as", dest="username", metavar="USERNAME", help="the deciding operator")
         parser.add_argument(
+            "--binding", metavar="DIGEST",
+            help="the call's binding from `list_calls --json`: refuse if the call or its tool changed since it was read",
+        )
+        parser.add_argument(
             "--arguments", metavar="JSON", help="approve with these arguments instead (a JSON object, checked against the tool's schema)",
         )
 
-    def handle(self, *args, call_id, decision, reason, username, arguments, **options):
+    def handle(self, *args, call_id, decision, reason, username, binding, arguments, **options):
         approve = decision == "approve"
         if arguments is not None and not approve:
             raise CommandError("--arguments goes with approve: a denied call runs with no arguments at all")
@@ -35,7 +39,7 @@ class Command(BaseCommand):
         user = operator(username)
         if not Call.objects.filter(pk=call_id).exists():
             raise CommandError(f"no call {call_id}")
-        outcome = calls.decide(call_id, user, approve, reason=reason, edited_arguments=edited)
+        outcome = calls.decide(call_id, user, approve, reason=reason, edited_arguments=edited, shown_binding=binding)
         if not outcome.won:
             raise CommandError(" ".join([f"call {call_id} was not {'approved' if approve else 'denied'}:", outcome.message, *outcome.errors]))
         edited_note = " with edited arguments" if edited is not None else ""

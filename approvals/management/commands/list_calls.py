@@ -3,6 +3,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
+from approvals import calls
 from approvals.models import Call
 
 
@@ -12,7 +13,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--status", choices=Call.Status.values, help="only calls in this status, e.g. pending")
         parser.add_argument("--limit", type=int, default=50, metavar="N", help="at most N calls (default 50)")
-        parser.add_argument("--json", action="store_true", help="one JSON document, times in ISO 8601")
+        parser.add_argument("--json", action="store_true", help="one JSON document with arguments and binding, times in ISO 8601")
 
     def handle(self, *args, status, limit, json: bool, **options):
         if limit < 1:
@@ -44,6 +45,9 @@ def row(call):
         "rule": call.rule_name,
         "decided_by": call.decided_by_name,
         "reason": call.reason,
+        "arguments": call.final_arguments,
+        # What an approval binds to; `decide --binding` refuses if the call or its tool changed since.
+        "binding": calls.call_binding(call),
     }
 
 
