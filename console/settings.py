@@ -106,11 +106,13 @@ else:
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": os.environ.get("SQLITE_PATH", str(VAR_DIR / "console.sqlite3")),
             # Several writers (web, inline tasks) share one file: wait for the lock
-            # rather than failing with "database is locked".
+            # rather than failing with "database is locked". WAL with synchronous=NORMAL
+            # survives a crash of the console; only a power cut can lose the last
+            # commits, a fair trade for the embedded mode (production is PostgreSQL).
             # A file, not memory, so that live-server tests share it with daphne's
             # threads; one per process, so that test runs side by side keep apart.
             "TEST": {"NAME": str(VAR_DIR / f"test-console-{os.getpid()}.sqlite3")},
-            "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"},
+            "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"},
         }
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
