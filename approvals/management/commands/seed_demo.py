@@ -40,6 +40,9 @@ class Command(BaseCommand):
         self.stdout.write(f"The console: {url}")
         for username in ("admin", "operator", "auditor"):
             self.stdout.write(f"  {username:9} {passwords[username]}")
+        self.stdout.write("")
+        self.stdout.write("To see calls arrive in the queue, start a demo agent in another terminal:")
+        self.stdout.write("  .venv/bin/python manage.py demo_agent")
 
 
 def demo_passwords():

@@ -1,0 +1,73 @@
+"""demo_agent against a live console with the demo server: its rules, its token, and calls of every fate."""
+
+import io
+import shlex
+import sys
+import threading
+import time
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.management import CommandError, call_command
+
+from approvals import calls, catalog, servers
+from approvals.management.commands.seed_demo import DEMO_SERVER
+from approvals.models import Call, ClientToken, PolicyRule
+
+
+@pytest.fixture
+def demo(live_console, settings, tmp_path):
+    settings.VAR_DIR = tmp_path
+    server = servers.add_server(
+        name=DEMO_SERVER, transport="stdio", command=shlex.join([sys.executable, "-m", "approvals.demo.server"]), schedule_sync=False,
+    )
+    assert catalog.sync_server(server).ok
+    return live_console + "/mcp"
+
+
+def approve_when_pending(operator, timeout=20):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        call = Call.objects.filter(status=Call.Status.PENDING).first()
+        if call is not None:
+            calls.decide(call.pk, operator, True)
+            return
+        time.sleep(0.05)
+
+
+def run_agent(url, count):
+    out = io.StringIO()
+    call_command("demo_agent", url=url, count=count, pace=0.05, seed=1, stdout=out)
+    return out.getvalue()
+
+
+def test_it_sends_calls_that_are_allowed_held_and_denied(demo):
+    operator = User.objects.create_user("olivia")
+    decider = threading.Thread(target=approve_when_pending, args=(operator,))
+    decider.start()
+    output = run_agent(demo, count=4)
+    decider.join()
+
+    assert "added rule 3: deny demo_records_delete_record (demo agent: no deletions)" in output
+    assert "<- #1 demo_records_lookup_customer ok: Customer" in output
+    assert "<- #2 demo_records_search_orders ok:" in output
+    assert "#3 demo_records_quote_order: waiting for operator approval" in output
+    assert "<- #3 demo_records_quote_order ok:" in output
+    assert "<- #4 demo_records_delete_record error: The call to demo_records_delete_record was denied by policy" in output
+    statuses = dict(Call.objects.values_list("tool_name", "status"))
+    assert statuses["demo_records_quote_order"] == Call.Status.COMPLETED
+    assert statuses["demo_records_delete_record"] == Call.Status.DENIED
+
+
+def test_it_reuses_its_token_and_rules_on_the_next_run(demo):
+    run_agent(demo, count=2)
+    output = run_agent(demo, count=2)
+    assert "added rule" not in output
+    assert PolicyRule.objects.filter(name__startswith="demo agent:").count() == 4
+    assert ClientToken.objects.filter(name__startswith="demo-agent").count() == 1
+    assert Call.objects.filter(status=Call.Status.COMPLETED).count() == 4
+
+
+def test_it_says_when_the_console_is_not_running(demo):
+    with pytest.raises(CommandError, match="is the console running"):
+        run_agent("http://127.0.0.1:9/mcp", count=1)
