@@ -17,14 +17,14 @@ REALM = "mcp-approval-console"
 
 async def identify(request) -> ClientToken:
     """The request's token; refuses with 401 without a valid one, 429 past the token's rate."""
-    header = request.headers.get("Authorization")
-    if header is None and anonymous_allowed(request):
+    header = request.headers.get("Authorization", "").strip()
+    if not header and anonymous_allowed(request):
         token = await sync_to_async(anonymous_token)()
     else:
         secret = bearer_secret(header)
         token = await sync_to_async(authenticate)(secret) if secret else None
     if token is None or token.revoked:
-        raise Refused(unauthorized(request, invalid=header is not None))
+        raise Refused(unauthorized(request, invalid=bool(header)))
     await count_request(token)
     return token
 
@@ -35,8 +35,8 @@ def anonymous_allowed(request) -> bool:
     return settings.ALLOW_ANONYMOUS_CLIENTS and is_loopback_address(request.META.get("REMOTE_ADDR") or "")
 
 
-def bearer_secret(header: str | None) -> str:
-    scheme, _, secret = (header or "").strip().partition(" ")
+def bearer_secret(header: str) -> str:
+    scheme, _, secret = header.partition(" ")
     return secret.strip() if scheme.lower() == "bearer" else ""
 
 
@@ -58,7 +58,8 @@ async def count_request(token: ClientToken):
     """A fixed one-minute window per token, counted in the shared cache so that every web process agrees."""
     limit = settings.MCP_RATE_LIMIT_PER_MINUTE
     now = time.time()
-    key = f"mcp-rate:{token.pk}:{int(now // 60)}"
+    # Keyed by the credential rather than the row id, which a database may hand out again.
+    key = f"mcp-rate:{token.token_hash or ClientToken.ANONYMOUS}:{int(now // 60)}"
     if await cache.aadd(key, 1, timeout=61):
         count = 1
     else:

@@ -4,6 +4,7 @@ from asgiref.sync import sync_to_async
 from django.http import HttpResponse
 
 from approvals import calls
+from approvals.call_runner import LOG_LEVELS
 from approvals.calls import ClientContext
 from approvals.gateway import listing, sessions, streams
 from approvals.gateway.http import (
@@ -34,9 +35,11 @@ async def handle_post(request, token: ClientToken, message):
     if not isinstance(message, Request):
         # The console sends clients no requests, so an answer can only be stray: accepted and dropped.
         return accepted(headers)
-    ctx = ClientContext(token, LEGACY, session.protocol_version, session.pk, session.client_capabilities)
+    ctx = ClientContext(
+        token, LEGACY, session.protocol_version, session.pk, session.client_capabilities, session.log_level or None
+    )
     try:
-        return await answer_request(request, ctx, message, headers)
+        return await answer_request(request, ctx, session, message, headers)
     except JsonRpcError as exc:
         return error_response(exc, method_error_status(exc.code), message.id, headers)
 
@@ -76,8 +79,14 @@ async def take_notification(token: ClientToken, session: McpSession, message: No
             await sync_to_async(calls.cancel_by_request)(token, session.pk, request_id, reason)
 
 
-async def answer_request(request, ctx: ClientContext, message: Request, headers: dict):
+async def answer_request(request, ctx: ClientContext, session: McpSession, message: Request, headers: dict):
     if message.method == "ping":
+        return jsonrpc_response(jsonrpc.result(message.id, {}), headers=headers)
+    if message.method == "logging/setLevel":
+        level = message.params.get("level")
+        if level not in LOG_LEVELS:
+            raise JsonRpcError(INVALID_PARAMS, f"logging/setLevel needs a 'level' among {', '.join(LOG_LEVELS)}")
+        await sync_to_async(sessions.set_log_level)(session, level)
         return jsonrpc_response(jsonrpc.result(message.id, {}), headers=headers)
     if message.method == "tools/list":
         page = await sync_to_async(listing.tools_page)(ctx.token, message.params, LEGACY)

@@ -5,7 +5,8 @@ from importlib.metadata import PackageNotFoundError, version
 
 NAME = "mcp-approval-console"
 TITLE = "MCP Approval Console"
-CAPABILITIES = {"tools": {"listChanged": True}}
+# Upstream log messages are relayed at the level a client asks for (logging/setLevel, or _meta in 2026-07-28).
+CAPABILITIES = {"tools": {"listChanged": True}, "logging": {}}
 INSTRUCTIONS = (
     "These tools belong to other MCP servers and reach them through an approval console. "
     "A call may wait until a person approves it; keep the request open meanwhile. "

@@ -44,6 +44,10 @@ def mark_initialized(session: McpSession):
     McpSession.objects.filter(pk=session.pk).update(initialized=True)
 
 
+def set_log_level(session: McpSession, level: str):
+    McpSession.objects.filter(pk=session.pk).update(log_level=level)
+
+
 def close_session(session: McpSession):
     """End the session; calls it still has running end with it, as the client has said it is gone."""
     McpSession.objects.filter(pk=session.pk, closed_at__isnull=True).update(closed_at=timezone.now())

@@ -19,6 +19,9 @@ from approvals.protocol import jsonrpc
 log = logging.getLogger(__name__)
 
 KEEP_ALIVE = b": keep-alive\n\n"
+# Daphne sends the headers with the first body bytes: a stream opens with a comment so that its
+# client sees it open at once, not at the first event or keep-alive.
+OPENING = b": stream open\n\n"
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 Emit = Callable[[dict], Awaitable[None]]
@@ -46,6 +49,7 @@ async def answer_events(answer: Callable[[Emit], Awaitable[dict]]) -> AsyncItera
 
     task = asyncio.create_task(answer(emit))
     try:
+        yield OPENING
         while True:
             if not queue.empty():
                 yield event(queue.get_nowait())
@@ -83,6 +87,7 @@ async def catalog_events(
     # Joined before the first message goes out, so no change after it can be missed.
     await layer.group_add(live.CATALOG, channel)
     try:
+        yield OPENING
         for message in first:
             yield event(message)
         while True:

@@ -1,0 +1,92 @@
+"""A client that stops waiting cancels its call: the call is not run later for nobody."""
+
+import asyncio
+import contextlib
+import json
+
+import httpx
+import pytest
+
+from approvals.models import AuditEvent, Call
+from tests.gateway.conftest import LEGACY, MODERN, modern_envelope, sdk_client
+from tests.gateway.test_sdk_clients import wait_for_pending_call
+
+LOOKUP = {"name": "demo_lookup_customer", "arguments": {"customer_id": "C007"}}
+
+
+async def status_soon(call_id, wanted, timeout=3.0) -> str:
+    deadline = asyncio.get_running_loop().time() + timeout
+    call = await Call.objects.aget(pk=call_id)
+    while call.status != wanted and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.05)
+        call = await Call.objects.aget(pk=call_id)
+    return call.status
+
+
+async def legacy_session(http: httpx.AsyncClient, url: str, headers: dict) -> str:
+    params = {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}
+    response = await http.post(url, json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}, headers=headers)
+    return response.headers["Mcp-Session-Id"]
+
+
+async def first_progress(response: httpx.Response):
+    """Reads the stream up to the first progress notification: the call is then waiting for an operator."""
+    async for line in response.aiter_lines():
+        if line.startswith("data: ") and json.loads(line[len("data: "):]).get("method") == "notifications/progress":
+            return
+
+
+@pytest.mark.parametrize("era, accept", [
+    ("modern", "application/json, text/event-stream"),
+    ("legacy", "application/json, text/event-stream"),
+    ("legacy", "application/json"),
+], ids=["modern-stream", "legacy-stream", "legacy-json"])
+async def test_it_cancels_a_waiting_call_when_the_client_closes_its_request(mcp_url, secret, demo_server, era, accept):
+    headers = {"Authorization": f"Bearer {secret}", "Accept": accept, "Content-Type": "application/json"}
+    lookup = {**LOOKUP, "_meta": {"progressToken": "p-1"}}
+    async with httpx.AsyncClient(timeout=30) as http:
+        if era == "modern":
+            params = modern_envelope(**lookup)
+            params["_meta"]["progressToken"] = "p-1"
+            headers |= {"MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call", "Mcp-Name": LOOKUP["name"]}
+        else:
+            params = lookup
+            headers |= {"MCP-Protocol-Version": LEGACY, "Mcp-Session-Id": await legacy_session(http, mcp_url, headers)}
+        body = {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": params}
+        if "text/event-stream" in accept:
+            async with http.stream("POST", mcp_url, json=body, headers=headers) as response:
+                call = await wait_for_pending_call()
+                await asyncio.wait_for(first_progress(response), timeout=10)
+            # Leaving the block with the stream unread closes the connection.
+        else:
+            request = asyncio.create_task(http.post(mcp_url, json=body, headers=headers))
+            call = await wait_for_pending_call()
+            # A JSON answer shows nothing while it waits: give the call a moment to be waiting.
+            await asyncio.sleep(0.5)
+            request.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await request
+
+    assert await status_soon(call.pk, Call.Status.CANCELLED) == Call.Status.CANCELLED
+    event = await AuditEvent.objects.aget(action="call.cancelled", call_id=call.pk)
+    assert event.actor_type == "client"
+    assert event.data["reason"] == "the client closed the request"
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"], ids=["modern", "legacy"])
+async def test_it_cancels_the_call_of_an_sdk_client_that_stops_waiting(mcp_url, secret, demo_server, mode):
+    waiting = asyncio.Event()
+
+    async def on_progress(value, total, message):
+        waiting.set()
+
+    async with sdk_client(mcp_url, secret, mode) as client:
+        answer = asyncio.create_task(client.call_tool(**LOOKUP, progress_callback=on_progress))
+        await asyncio.wait_for(waiting.wait(), timeout=10)
+        call = await Call.objects.aget()
+        answer.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await answer
+        status = await status_soon(call.pk, Call.Status.CANCELLED)
+
+    assert status == Call.Status.CANCELLED

@@ -1,0 +1,211 @@
+"""What the endpoint answers to malformed, foreign, oversized, unauthenticated or too frequent requests."""
+
+import httpx
+import pytest
+
+from approvals.gateway import listing
+from approvals.tokens import create_token, revoke_token
+from tests.gateway.conftest import LEGACY, MODERN
+
+
+def error_of(response: httpx.Response) -> dict:
+    assert response.headers["content-type"].startswith("application/json"), response.text
+    return response.json()["error"]
+
+
+def test_it_answers_unparseable_json_with_a_parse_error(raw):
+    response = raw.post(b'{"jsonrpc": "2.0", "id": 1, "method": ')
+
+    assert response.status_code == 400
+    assert error_of(response)["code"] == -32700
+
+
+@pytest.mark.parametrize("body", [
+    [{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}],
+    "tools/list",
+    42,
+    {"jsonrpc": "2.0", "id": 1},
+    {"jsonrpc": "1.0", "id": 1, "method": "tools/list"},
+], ids=["batch", "string", "number", "neither-request-nor-response", "wrong-version"])
+def test_it_answers_anything_but_one_message_as_an_invalid_request(raw, body):
+    response = raw.post(body)
+
+    assert response.status_code == 400
+    assert error_of(response)["code"] == -32600
+
+
+def test_it_answers_an_unknown_method_with_404_in_the_modern_era(raw):
+    response = raw.modern("prompts/list")
+
+    assert response.status_code == 404
+    assert error_of(response)["code"] == -32601
+
+
+def test_it_answers_an_unknown_method_inside_a_200_in_the_legacy_era(raw):
+    session_id = raw.initialize()
+
+    response = raw.legacy(session_id, "prompts/list")
+
+    assert response.status_code == 200
+    assert error_of(response)["code"] == -32601
+
+
+def test_it_answers_wrongly_typed_params_as_invalid_params(raw):
+    session_id = raw.initialize()
+
+    response = raw.legacy(session_id, "tools/list", cursor=7)
+
+    assert error_of(response)["code"] == -32602
+
+
+def test_it_refuses_a_body_that_declares_more_than_the_limit_without_reading_it(raw, settings):
+    settings.MCP_MAX_BODY_BYTES = 1000
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"pad": "x" * 2000}}
+
+    response = raw.post(body)
+
+    assert response.status_code == 413
+    assert error_of(response)["code"] == -32600
+
+
+def test_it_refuses_a_chunked_body_once_it_grows_past_the_limit(raw, settings):
+    settings.MCP_MAX_BODY_BYTES = 1000
+
+    def chunks():
+        yield b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"pad": "'
+        for _ in range(20):
+            yield b"x" * 100
+        yield b'"}}'
+
+    response = raw.post(chunks())
+
+    assert response.request.headers.get("transfer-encoding") == "chunked"
+    assert response.status_code == 413
+
+
+def test_it_refuses_a_page_from_a_foreign_origin(raw):
+    response = raw.modern("tools/list", headers={"Origin": "https://attacker.example"})
+
+    assert response.status_code == 403
+    assert error_of(response)["code"] == -32600
+
+
+def test_it_serves_a_page_from_its_own_origin(raw):
+    response = raw.modern("tools/list", headers={"Origin": "http://localhost:8000"})
+
+    assert response.status_code == 200
+
+
+def test_it_refuses_a_host_it_does_not_serve_with_403_rather_than_djangos_400(raw):
+    response = raw.modern("tools/list", headers={"Host": "rebound.attacker.example"})
+
+    assert response.status_code == 403
+    assert "Host" in error_of(response)["message"]
+
+
+def test_it_asks_a_client_without_a_token_to_authenticate(tokenless, live_console):
+    response = tokenless.modern("tools/list")
+
+    assert response.status_code == 401
+    assert error_of(response)["message"].startswith("Unauthorized")
+    challenge = response.headers["WWW-Authenticate"]
+    assert challenge.startswith('Bearer realm="mcp-approval-console"')
+    assert f'resource_metadata="{live_console}/.well-known/oauth-protected-resource"' in challenge
+    assert "invalid_token" not in challenge
+
+
+def test_it_refuses_an_unknown_token_as_invalid(raw):
+    response = raw.modern("tools/list", headers={"Authorization": "Bearer mcpc_not-a-real-token"})
+
+    assert response.status_code == 401
+    assert 'error="invalid_token"' in response.headers["WWW-Authenticate"]
+
+
+def test_it_refuses_a_revoked_token(raw, mcp_url):
+    token, secret = create_token("soon revoked")
+    revoke_token(token)
+
+    response = raw.modern("tools/list", headers={"Authorization": f"Bearer {secret}"})
+
+    assert response.status_code == 401
+
+
+def test_it_describes_itself_as_a_protected_resource_without_an_authorization_server(live_console):
+    for path in ("/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"):
+        metadata = httpx.get(live_console + path).json()
+
+        assert metadata == {
+            "resource": f"{live_console}/mcp",
+            "bearer_methods_supported": ["header"],
+            "resource_name": "MCP Approval Console",
+        }
+
+
+def test_it_refuses_a_body_that_is_not_json(raw):
+    response = raw.modern("tools/list", headers={"Content-Type": "text/plain"})
+
+    assert response.status_code == 415
+
+
+def test_it_refuses_a_client_that_takes_no_json(raw):
+    response = raw.modern("tools/list", headers={"Accept": "text/html"})
+
+    assert response.status_code == 406
+
+
+def test_it_takes_a_client_that_accepts_anything(raw):
+    response = raw.modern("tools/list", headers={"Accept": "*/*"})
+
+    assert response.status_code == 200
+
+
+def test_it_refuses_other_http_methods(raw):
+    response = raw.client.put(raw.url, headers=raw.headers, json={})
+
+    assert response.status_code == 405
+    assert response.headers["Allow"] == "GET, POST, DELETE"
+
+
+def test_it_limits_each_token_to_its_requests_a_minute(raw, settings):
+    settings.MCP_RATE_LIMIT_PER_MINUTE = 3
+
+    statuses = [raw.modern("tools/list").status_code for _ in range(4)]
+
+    assert statuses == [200, 200, 200, 429]
+    refused = raw.modern("tools/list")
+    assert error_of(refused)["message"].startswith("Too many requests")
+    assert 1 <= int(refused.headers["Retry-After"]) <= 60
+
+
+def test_it_counts_each_token_on_its_own(raw, settings):
+    settings.MCP_RATE_LIMIT_PER_MINUTE = 1
+    other = create_token("another client")[1]
+
+    first = raw.modern("tools/list")
+    second = raw.modern("tools/list", headers={"Authorization": f"Bearer {other}"})
+
+    assert (first.status_code, second.status_code) == (200, 200)
+
+
+def test_it_answers_an_unexpected_failure_as_a_json_rpc_error_not_an_html_page(raw, monkeypatch):
+    def broken(*args):
+        raise RuntimeError("the database went away")
+
+    monkeypatch.setattr(listing, "tools_page", broken)
+
+    response = raw.modern("tools/list")
+
+    assert response.status_code == 500
+    assert error_of(response) == {"code": -32603, "message": "Internal error"}
+
+
+@pytest.mark.parametrize("version", [MODERN, LEGACY])
+def test_it_accepts_a_notification_with_202_and_no_body(raw, version):
+    headers = {"MCP-Protocol-Version": version}
+    if version == LEGACY:
+        headers["Mcp-Session-Id"] = raw.initialize()
+
+    response = raw.post({"jsonrpc": "2.0", "method": "notifications/initialized"}, headers)
+
+    assert response.status_code == 202
+    assert response.content == b""
