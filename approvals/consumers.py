@@ -16,6 +16,8 @@ from approvals.models import Call, Server
 from approvals.views import rows
 
 QUEUE, RECENT, CALL = "queue", "recent", "call"
+# A call leaves the queue only on these; a forwarded or finished call had left it already.
+COUNT_CHANGES = {"call.pending", "call.decided", "call.expired", "call.cancelled"}
 
 
 class OperatorConsumer(AsyncJsonWebsocketConsumer):
@@ -37,6 +39,9 @@ class OperatorConsumer(AsyncJsonWebsocketConsumer):
         await self.channel_layer.group_discard(live.OPERATORS, self.channel_name)
 
     async def call_event(self, event):
+        # The queue shows an approved call as approved; running upstream changes nothing there.
+        if self.view == QUEUE and event["event"] == "call.forwarded":
+            return
         await self.send_json(await database_sync_to_async(self.call_payload)(event["event"], event["call_id"]))
 
     async def catalog_event(self, event):
@@ -54,11 +59,15 @@ class OperatorConsumer(AsyncJsonWebsocketConsumer):
         return list(rows.pending_calls().filter(server_id=server_id).values_list("pk", flat=True))
 
     def call_payload(self, event: str, call_id: int) -> dict:
-        payload = {"event": event, "call_id": call_id, "pending_count": rows.pending_count()}
-        call = rows.shown_calls().filter(pk=call_id).first()
-        if call is not None:
-            payload["status"] = call.status
-            payload["html"] = self.call_html(call)
+        payload = {"event": event, "call_id": call_id}
+        if event in COUNT_CHANGES:
+            payload["pending_count"] = rows.pending_count()
+        try:
+            call = rows.shown_calls().get(pk=call_id)
+        except Call.DoesNotExist:
+            return payload
+        payload["status"] = call.status
+        payload["html"] = self.call_html(call)
         return payload
 
     def call_html(self, call: Call) -> str | None:

@@ -4,8 +4,8 @@ import pytest
 from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
 
-from approvals import calls, catalog, roles
-from approvals.models import Server
+from approvals import calls, catalog, live, roles
+from approvals.models import Server, Tool
 from console.asgi import application
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -106,4 +106,30 @@ async def test_it_pushes_a_server_health_change(person, shop):
     message = await socket.receive_json_from(timeout=5)
     assert message["event"] == "server.status" and message["health"] == Server.Health.ERROR
     assert f'data-server-health="{shop.pk}"' in message["html"] and "Failing" in message["html"]
+    await socket.disconnect()
+
+
+async def test_it_pushes_a_call_page_only_its_own_call(person, make_call, refund_tool):
+    cookie = await signed_in(person, "aud", roles.AUDITOR)
+    ann, _ = await sync_to_async(person)("ann", roles.OPERATOR)
+    call = await sync_to_async(make_call)(refund_tool, {"order_id": 1012, "amount": 40})
+    socket, _ = await open_socket(cookie, query=f"view=call&id={call.pk}")
+    other = await sync_to_async(make_call)(refund_tool, {"order_id": 7, "amount": 1})
+    message = await socket.receive_json_from(timeout=5)
+    assert message["call_id"] == other.pk and message["html"] is None
+    await sync_to_async(calls.decide)(call.pk, ann, False, "wrong order")
+    message = await socket.receive_json_from(timeout=5)
+    assert message["call_id"] == call.pk and "Timeline" in message["html"] and "Denied by ann: wrong order" in message["html"]
+    await socket.disconnect()
+
+
+async def test_it_warns_on_pending_rows_whose_tool_changed(person, make_call, refund_tool):
+    cookie = await signed_in(person, "ann", roles.OPERATOR)
+    call = await sync_to_async(make_call)(refund_tool, {"order_id": 1012, "amount": 40})
+    socket, _ = await open_socket(cookie)
+    await Tool.objects.filter(pk=refund_tool.pk).aupdate(digest="changed")
+    await sync_to_async(live.catalog_changed)(refund_tool.server_id)
+    message = await socket.receive_json_from(timeout=5)
+    assert message["event"] == "catalog.changed" and message["call_id"] == call.pk
+    assert "approving it will not run it" in message["html"]
     await socket.disconnect()
