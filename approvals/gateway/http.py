@@ -5,7 +5,7 @@ from django.http import HttpResponse
 
 from approvals.protocol import jsonrpc
 from approvals.protocol.jsonrpc import INVALID_REQUEST, JsonRpcError, Message, Notification, Request
-from approvals.protocol.revisions import LEGACY, LEGACY_VERSIONS, META_PROTOCOL_VERSION, MODERN
+from approvals.protocol.revisions import LEGACY, LEGACY_VERSIONS, META_PROTOCOL_VERSION, MODERN, MODERN_VERSIONS
 
 SESSION_HEADER = "Mcp-Session-Id"
 VERSION_HEADER = "MCP-Protocol-Version"
@@ -69,16 +69,21 @@ def read_message(request) -> Message:
 
 
 def era_of(request, message: Message | None) -> str:
-    """Which era serves this request: the version header decides when it names a revision we know to be legacy."""
+    """Which era serves this request, from the version it names in its header or, failing that, in its _meta."""
     method = message.method if isinstance(message, (Request, Notification)) else None
     if method == "server/discover":
         return MODERN
     header = request.headers.get(VERSION_HEADER)
-    if header is not None:
-        # An unknown version goes to the modern era, which answers it with the versions it could use instead.
-        return LEGACY if header in LEGACY_VERSIONS else MODERN
+    if header in LEGACY_VERSIONS:
+        return LEGACY
+    if header in MODERN_VERSIONS:
+        return MODERN
     meta = message.params.get("_meta") if isinstance(message, (Request, Notification)) else None
-    return MODERN if isinstance(meta, dict) and META_PROTOCOL_VERSION in meta else LEGACY
+    if isinstance(meta, dict) and META_PROTOCOL_VERSION in meta:
+        return MODERN
+    # An unknown version from a client without a session is told which versions it could use instead;
+    # within a session it is a legacy client's mistake, and told so.
+    return MODERN if header is not None and SESSION_HEADER not in request.headers else LEGACY
 
 
 def method_not_allowed() -> HttpResponse:

@@ -36,7 +36,8 @@ async def handle_post(request, token: ClientToken, message):
         # The console sends clients no requests, so an answer can only be stray: accepted and dropped.
         return accepted(headers)
     ctx = ClientContext(
-        token, LEGACY, session.protocol_version, session.pk, session.client_capabilities, session.log_level or None
+        token, LEGACY, session.protocol_version, session_id=session.pk, capabilities=session.client_capabilities,
+        log_level=session.log_level or None,
     )
     try:
         return await answer_request(request, ctx, session, message, headers)

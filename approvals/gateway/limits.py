@@ -84,7 +84,7 @@ class McpEndpointGuard:
         self.app = app
 
     async def __call__(self, scope, receive, send):
-        if scope["type"] != "http" or scope["path"] != MCP_PATH:
+        if scope["type"] != "http" or scope["path"].removeprefix(scope.get("root_path", "")) != MCP_PATH:
             return await self.app(scope, receive, send)
         problem = foreign_origin_problem(scope)
         if problem:

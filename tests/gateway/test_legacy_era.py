@@ -98,6 +98,15 @@ def test_it_refuses_a_protocol_version_header_other_than_the_sessions(raw):
     assert "2025-06-18" in error_of(response)["message"]
 
 
+def test_it_refuses_an_unknown_protocol_version_within_a_session(raw):
+    session_id = raw.initialize()
+
+    response = raw.legacy(session_id, "tools/list", headers={"MCP-Protocol-Version": "1999-01-01"})
+
+    assert response.status_code == 400
+    assert "1999-01-01" in error_of(response)["message"]
+
+
 def test_it_takes_a_2025_03_26_client_that_sends_no_version_header(raw):
     session_id = raw.initialize("2025-03-26")
 
