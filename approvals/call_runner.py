@@ -6,6 +6,7 @@ seconds, so a lost message delays a waiting call but never strands it.
 """
 
 import asyncio
+import contextlib
 import time
 import weakref
 
@@ -18,7 +19,7 @@ from django.utils import timezone
 from approvals import audit, calls, live
 from approvals.audit import SYSTEM, Actor
 from approvals.catalog import upstream_spec
-from approvals.models import Call
+from approvals.models import Call, Tool
 from approvals.protocol.canonical import canonical_json
 from approvals.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError
 from approvals.protocol.revisions import META_LOG_LEVEL
@@ -39,20 +40,31 @@ def session_pool() -> SessionPool:
     return _POOLS[loop]
 
 
-async def run_call(ctx: calls.ClientContext, jsonrpc_id, params: dict, emit) -> dict:
-    """The CallToolResult for one tools/call; `emit` sends notifications on the request's stream."""
+async def run_call(ctx: calls.ClientContext, jsonrpc_id, params: dict, emit, tool: Tool | None = None) -> dict:
+    """The CallToolResult for one tools/call; `emit` sends notifications on the request's stream.
+
+    `tool` is the tool the gateway already found for this token and name, if it looked.
+    """
     name, arguments = params.get("name"), params.get("arguments", {})
     if arguments is None:
         arguments = {}
     if not isinstance(name, str) or not isinstance(arguments, dict):
         raise JsonRpcError(INVALID_PARAMS, "tools/call needs a string 'name' and an object 'arguments'")
-    tool = await sync_to_async(calls.find_tool)(ctx.token, name)
+    if tool is None:
+        tool = await sync_to_async(calls.find_tool)(ctx.token, name)
     if tool is None:
         raise JsonRpcError(INVALID_PARAMS, f"Unknown tool: {name}")
     meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
     progress_token = meta.get("progressToken")
     log_level = meta.get(META_LOG_LEVEL) if meta.get(META_LOG_LEVEL) in LOG_LEVELS else ctx.log_level
-    call, answer = await sync_to_async(calls.receive_call)(ctx, tool, arguments, jsonrpc_id, progress_token)
+    receiving = asyncio.ensure_future(sync_to_async(calls.receive_call)(ctx, tool, arguments, jsonrpc_id, progress_token))
+    try:
+        # Shielded: once the row is written the call must be seen through, even if the client left meanwhile.
+        call, answer = await asyncio.shield(receiving)
+    except asyncio.CancelledError:
+        call, _ = await receiving
+        await cancelled(call, ctx)
+        raise
     if answer is not None:
         return answer
     try:
@@ -62,11 +74,13 @@ async def run_call(ctx: calls.ClientContext, jsonrpc_id, params: dict, emit) -> 
             return tool_error_result(calls.answer_text(call))
         return await forward(call, emit, log_level)
     except asyncio.CancelledError:
-        # The client closed the stream: that is how a client cancels over HTTP.
-        await asyncio.shield(
-            sync_to_async(calls.cancel_running)(call.pk, "the client closed the request", Actor.client(ctx.token))
-        )
+        await cancelled(call, ctx)
         raise
+
+
+async def cancelled(call: Call, ctx: calls.ClientContext):
+    """The client closed the stream: that is how a client cancels over HTTP."""
+    await asyncio.shield(sync_to_async(calls.cancel_running)(call.pk, "the client closed the request", Actor.client(ctx.token)))
 
 
 async def reread(call_id) -> Call:
@@ -95,7 +109,9 @@ async def wait_for_decision(call: Call, emit) -> Call:
             except asyncio.TimeoutError:
                 pass
     finally:
-        await layer.group_discard(group, channel)
+        # Never let a failing discard hide why the wait ended (a cancellation, above all).
+        with contextlib.suppress(Exception):
+            await layer.group_discard(group, channel)
 
 
 def progress(token, value, message):

@@ -4,7 +4,7 @@ import re
 
 from django.db import transaction
 
-from approvals import audit, tasks
+from approvals import audit, live, tasks
 from approvals.audit import SYSTEM
 from approvals.models import Server
 
@@ -61,6 +61,9 @@ def update_server(server, actor=SYSTEM, **changes):
     server.save()
     if resync and server.enabled:
         enqueue_sync(server)
+    if "enabled" in changed or "tool_prefix" in changed:
+        # The tools clients see changed even before any sync: tell their streams.
+        live.catalog_changed(server.pk)
     return server
 
 

@@ -93,9 +93,9 @@ async def answer_request(request, ctx: ClientContext, session: McpSession, messa
         page = await sync_to_async(listing.tools_page)(ctx.token, message.params, LEGACY)
         return jsonrpc_response(jsonrpc.result(message.id, page), headers=headers)
     if message.method == "tools/call":
-        await called_tool(ctx, message.params)
+        tool = await called_tool(ctx, message.params)
         return await answer_call(
-            ctx, message, stream=accepts(request)[1], finish=lambda result: result,
+            tool, ctx, message, stream=accepts(request)[1], finish=lambda result: result,
             error_status=method_error_status, headers=headers,
         )
     raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {message.method}")

@@ -82,7 +82,7 @@ async def list_tools(request, ctx: ClientContext, message: Request):
 async def call_tool(request, ctx: ClientContext, message: Request):
     tool = await called_tool(ctx, message.params)
     mirrored.check_param_headers(tool.definition, message.params.get("arguments"), request.headers)
-    return await answer_call(ctx, message, stream=accepts(request)[1], finish=complete, error_status=error_status)
+    return await answer_call(tool, ctx, message, stream=accepts(request)[1], finish=complete, error_status=error_status)
 
 
 async def listen(request, ctx: ClientContext, message: Request):

@@ -30,14 +30,14 @@ async def called_tool(ctx: calls.ClientContext, params: dict) -> Tool:
 
 
 async def answer_call(
-    ctx: calls.ClientContext, request: Request, *, stream: bool, finish: Callable[[dict], dict],
+    tool: Tool, ctx: calls.ClientContext, request: Request, *, stream: bool, finish: Callable[[dict], dict],
     error_status: Callable[[int], int], headers: dict | None = None,
 ):
     """The response to a tools/call; `finish` dresses the CallToolResult for the era."""
 
     async def answer(emit) -> dict:
         try:
-            result = await call_runner.run_call(ctx, request.id, request.params, emit)
+            result = await call_runner.run_call(ctx, request.id, request.params, emit, tool=tool)
         except JsonRpcError as exc:
             return jsonrpc.error(request.id, exc)
         except Exception:

@@ -23,9 +23,9 @@ _NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 # token characters can form the Mcp-Param-{name} field name the console must send;
 # the spec's clarification (modelcontextprotocol PR #2772) adopted this same rule.
 _NOT_TOKEN_CHAR = re.compile(r"[^!#$%&'*+.^_`|~0-9A-Za-z-]")
-# The tools page names number, string and boolean; integer is a number. (The 2026-07-28
-# transport page leaves number out; the conformance suite and the TypeScript SDK accept it.)
-_HEADER_TYPES = {"string", "integer", "number", "boolean"}
+# The 2026-07-28 transport page, which says how values travel, names these three; a
+# number has no header form there, so the console could not send one faithfully.
+_HEADER_TYPES = {"string", "integer", "boolean"}
 _OPTIONAL_FIELDS = {
     "title": str, "description": str, "annotations": dict, "icons": list, "execution": dict, "_meta": dict
 }
@@ -91,7 +91,7 @@ def _header_problem(header, node: dict, location: tuple) -> str:
         return "must sit on a property, not on the schema itself"
     kind = node.get("type")
     if not isinstance(kind, str) or kind not in _HEADER_TYPES:
-        return f"needs a property of type string, integer, number or boolean, not {kind!r}"
+        return f"needs a property of type string, integer or boolean, not {kind!r}"
     return ""
 
 
@@ -170,7 +170,7 @@ def check_tool(definition) -> ToolCheck:
     errors += _object_schema_errors("inputSchema", definition.get("inputSchema"))
     if definition.get("outputSchema") is not None:
         errors += _object_schema_errors("outputSchema", definition["outputSchema"])
-    errors += _scan_headers(definition.get("inputSchema"))[1]
+    errors += x_mcp_header_problems(definition)
     errors += _annotation_errors(definition.get("annotations"))
     errors += _icon_errors(definition.get("icons"))
     return ToolCheck(errors, warnings)
@@ -182,6 +182,11 @@ def x_mcp_headers(definition) -> dict[str, list[str]]:
     Meant for tools check_tool accepted; on others it leaves out the annotations that break the rules.
     """
     return _scan_headers(definition.get("inputSchema"))[0] if isinstance(definition, dict) else {}
+
+
+def x_mcp_header_problems(definition) -> list[str]:
+    """Why a tool's x-mcp-header annotations break the spec's rules; empty when they are all valid."""
+    return _scan_headers(definition.get("inputSchema"))[1] if isinstance(definition, dict) else ["not a tool definition"]
 
 
 def tool_digest(definition) -> str:

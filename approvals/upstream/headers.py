@@ -9,7 +9,8 @@ import base64
 import re
 from typing import Any
 
-X_MCP_HEADER = "x-mcp-header"
+from approvals.protocol.tools import x_mcp_headers
+
 PARAM_PREFIX = "Mcp-Param-"
 SENTINEL_PREFIX = "=?base64?"
 SENTINEL_SUFFIX = "?="
@@ -18,11 +19,7 @@ MAX_SAFE_INTEGER = 2**53 - 1
 # Methods whose subject is mirrored into Mcp-Name, and the param that names it.
 NAMED_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
-_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # RFC 9110 field-name token
 _PLAIN = re.compile(r"[\x20-\x7e]*")  # visible ASCII and space; tabs and other controls are not plain
-_HEADER_TYPES = ("string", "integer", "boolean")
-# Keywords whose values are instance data, not schemas: an x-mcp-header key inside them is no annotation.
-_INSTANCE_KEYWORDS = frozenset({"const", "default", "enum", "examples"})
 
 
 def encode_value(value: str) -> str:
@@ -63,71 +60,21 @@ def request_headers(version: str, method: str, params: dict) -> dict[str, str]:
     return headers
 
 
-def invalid_annotation(input_schema: Any) -> str | None:
-    """Why a tool's x-mcp-header annotations break the spec's rules, or None when they are all valid.
-
-    The walk enters every keyword except instance data, so an annotation hidden
-    under an unfamiliar applicator is found (and refused) rather than missed.
-    """
-    seen: dict[str, str] = {}
-    stack: list[tuple[tuple[str, ...] | None, Any]] = [((), input_schema)]
-    while stack:
-        path, node = stack.pop()
-        if isinstance(node, list):
-            stack.extend((None, item) for item in node)
-            continue
-        if not isinstance(node, dict):
-            continue
-        if X_MCP_HEADER in node:
-            problem = _annotation_problem(path, node, seen)
-            if problem:
-                return problem
-        for key, value in node.items():
-            if key == "properties" and isinstance(value, dict):
-                stack.extend(((*path, name) if path is not None else None, sub) for name, sub in value.items())
-            elif key not in _INSTANCE_KEYWORDS:
-                stack.append((None, value))
-    return None
-
-
-def _annotation_problem(path, schema: dict, seen: dict[str, str]) -> str | None:
-    if not path:
-        return f"{X_MCP_HEADER} sits where a plain chain of 'properties' does not reach"
-    where = ".".join(path)
-    token = schema[X_MCP_HEADER]
-    if not isinstance(token, str) or not _TOKEN.fullmatch(token):
-        return f"{X_MCP_HEADER} on {where!r} is not an HTTP header-name token"
-    if schema.get("type") not in _HEADER_TYPES:
-        return f"{X_MCP_HEADER} on {where!r} is on a property whose type is not string, integer or boolean"
-    if token.lower() in seen:
-        return f"{X_MCP_HEADER} {token!r} on {where!r} repeats the one on {seen[token.lower()]!r}"
-    seen[token.lower()] = where
-    return None
-
-
-def param_headers(input_schema: Any, arguments: dict) -> dict[str, str]:
-    """The Mcp-Param-* headers for a call; the schema must have passed invalid_annotation().
+def param_headers(tool: dict, arguments: dict) -> dict[str, str]:
+    """The Mcp-Param-* headers for a call of a tool whose annotations passed x_mcp_header_problems().
 
     An argument that is absent or null gets no header, as the spec says.
     Raises ValueError for an integer outside the range a header can carry.
     """
     headers = {}
-    stack: list[tuple[tuple[str, ...], Any]] = [((), input_schema)]
-    while stack:
-        path, schema = stack.pop()
-        if not isinstance(schema, dict):
-            continue
-        if path and isinstance(schema.get(X_MCP_HEADER), str):
-            text = render(_value_at(arguments, path))
-            if text is not None:
-                headers[PARAM_PREFIX + schema[X_MCP_HEADER]] = encode_value(text)
-        properties = schema.get("properties")
-        if isinstance(properties, dict):
-            stack.extend(((*path, name), sub) for name, sub in properties.items())
+    for name, path in x_mcp_headers(tool).items():
+        text = render(_value_at(arguments, path))
+        if text is not None:
+            headers[PARAM_PREFIX + name] = encode_value(text)
     return headers
 
 
-def _value_at(arguments: Any, path: tuple[str, ...]) -> Any:
+def _value_at(arguments: Any, path: list[str]) -> Any:
     for key in path:
         if not isinstance(arguments, dict):
             return None

@@ -22,6 +22,8 @@ from approvals.protocol.revisions import (
     REVISIONS,
 )
 
+from approvals.protocol.tools import x_mcp_header_problems
+
 from . import headers as mcp_headers
 from .errors import UpstreamError
 from .exchange import Exchange, OnNotification, OnRequest
@@ -284,12 +286,11 @@ class UpstreamSession:
     def _param_headers(self, tool: dict | None, arguments: dict) -> dict[str, str]:
         if tool is None or self._era != MODERN or self.spec.transport != HTTP:
             return {}
-        schema = tool.get("inputSchema")
-        problem = mcp_headers.invalid_annotation(schema)
-        if problem:
-            raise UpstreamError(f"{self.spec.name}: tool {tool.get('name')!r} cannot be called: {problem}")
+        problems = x_mcp_header_problems(tool)
+        if problems:
+            raise UpstreamError(f"{self.spec.name}: tool {tool.get('name')!r} cannot be called: {'; '.join(problems)}")
         try:
-            return mcp_headers.param_headers(schema, arguments)
+            return mcp_headers.param_headers(tool, arguments)
         except ValueError as exc:
             raise UpstreamError(f"{self.spec.name}: tool {tool.get('name')!r} cannot be called: {exc}") from None
 

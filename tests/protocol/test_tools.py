@@ -191,11 +191,11 @@ def test_it_reads_a_null_optional_field_as_absent():
         ),
         (
             {"filter": {"type": "object", "x-mcp-header": "Filter"}},
-            "x-mcp-header 'Filter' on property 'filter' needs a property of type string, integer, number or boolean, not 'object'",
+            "x-mcp-header 'Filter' on property 'filter' needs a property of type string, integer or boolean, not 'object'",
         ),
         (
             {"id": {"type": ["string", "null"], "x-mcp-header": "Id"}},
-            "x-mcp-header 'Id' on property 'id' needs a property of type string, integer, number or boolean, not ['string', 'null']",
+            "x-mcp-header 'Id' on property 'id' needs a property of type string, integer or boolean, not ['string', 'null']",
         ),
         (
             {"tags": {"type": "array", "items": {"type": "string", "x-mcp-header": "Tag"}}},
@@ -235,7 +235,6 @@ def test_it_accepts_valid_x_mcp_headers_and_maps_them_to_their_property_paths():
             "region": {"type": "string", "x-mcp-header": "Region"},
             "query": {"type": "string"},
             "limit": {"type": "integer", "x-mcp-header": "Limit"},
-            "ratio": {"type": "number", "x-mcp-header": "Ratio"},
             "dry_run": {"type": "boolean", "x-mcp-header": "Dry-Run"},
             "target": {"type": "object", "properties": {"tenant": {"type": "string", "x-mcp-header": "Tenant_ID.v2"}}},
         }
@@ -244,10 +243,14 @@ def test_it_accepts_valid_x_mcp_headers_and_maps_them_to_their_property_paths():
     assert x_mcp_headers(definition) == {
         "Region": ["region"],
         "Limit": ["limit"],
-        "Ratio": ["ratio"],
         "Dry-Run": ["dry_run"],
         "Tenant_ID.v2": ["target", "tenant"],
     }
+
+
+def test_it_rejects_a_header_on_a_number_which_has_no_header_form():
+    check = check_tool(with_schema({"ratio": {"type": "number", "x-mcp-header": "Ratio"}}))
+    assert check.errors == ["x-mcp-header 'Ratio' on property 'ratio' needs a property of type string, integer or boolean, not 'number'"]
 
 
 def test_it_maps_only_the_valid_headers_of_a_broken_definition():

@@ -4,7 +4,7 @@ import base64
 
 import pytest
 
-from approvals.upstream.headers import encode_value, invalid_annotation, param_headers, render, request_headers
+from approvals.upstream.headers import encode_value, param_headers, render, request_headers
 
 
 @pytest.mark.parametrize(
@@ -68,9 +68,12 @@ SCHEMA = {
 }
 
 
+TOOL = {"name": "search", "inputSchema": SCHEMA}
+
+
 def test_it_builds_one_header_per_annotated_argument_present_including_nested_ones():
     arguments = {"region": "eu wést", "limit": 10, "dry": False, "where": {"zone": "b"}, "query": "select"}
-    assert param_headers(SCHEMA, arguments) == {
+    assert param_headers(TOOL, arguments) == {
         "Mcp-Param-Region": encode_value("eu wést"),
         "Mcp-Param-Limit": "10",
         "Mcp-Param-Dry-Run": "false",
@@ -79,32 +82,4 @@ def test_it_builds_one_header_per_annotated_argument_present_including_nested_on
 
 
 def test_it_omits_the_header_of_an_absent_or_null_argument():
-    assert param_headers(SCHEMA, {"region": None, "query": "q"}) == {}
-
-
-def test_it_accepts_the_spec_example_annotation():
-    assert invalid_annotation(SCHEMA) is None
-
-
-@pytest.mark.parametrize(
-    "schema, reason",
-    [
-        ({"properties": {"a": {"type": "string", "x-mcp-header": ""}}}, "token"),
-        ({"properties": {"a": {"type": "string", "x-mcp-header": "A B"}}}, "token"),
-        ({"properties": {"a": {"type": "string", "x-mcp-header": "A:B"}}}, "token"),
-        ({"properties": {"a": {"type": "number", "x-mcp-header": "A"}}}, "type"),
-        ({"properties": {"a": {"type": "array", "x-mcp-header": "A"}}}, "type"),
-        ({"properties": {"a": {"type": "string", "x-mcp-header": "Dup"}, "b": {"type": "string", "x-mcp-header": "dup"}}}, "repeats"),
-        ({"properties": {"a": {"type": "array", "items": {"type": "string", "x-mcp-header": "A"}}}}, "plain chain"),
-        ({"oneOf": [{"properties": {"a": {"type": "string", "x-mcp-header": "A"}}}]}, "plain chain"),
-        ({"$defs": {"a": {"type": "string", "x-mcp-header": "A"}}}, "plain chain"),
-        ({"type": "string", "x-mcp-header": "Root"}, "plain chain"),
-    ],
-)
-def test_it_finds_every_annotation_the_spec_forbids(schema, reason):
-    assert reason in invalid_annotation(schema)
-
-
-def test_it_ignores_instance_data_that_merely_contains_the_keyword():
-    schema = {"properties": {"a": {"type": "object", "default": {"x-mcp-header": "not an annotation"}}}}
-    assert invalid_annotation(schema) is None
+    assert param_headers(TOOL, {"region": None, "query": "q"}) == {}
