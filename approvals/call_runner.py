@@ -70,7 +70,7 @@ async def run_call(ctx: calls.ClientContext, jsonrpc_id, params: dict, emit, too
     try:
         if call.status == Call.Status.PENDING:
             call = await wait_for_decision(call, emit)
-        if call.status != Call.Status.APPROVED:
+        if call.status not in (Call.Status.APPROVED, Call.Status.FORWARDED):
             return tool_error_result(calls.answer_text(call))
         return await forward(call, emit, log_level)
     except asyncio.CancelledError:
@@ -120,14 +120,16 @@ def progress(token, value, message):
 
 
 async def forward(call: Call, emit, log_level: str | None = None) -> dict:
+    """Run an approved call upstream; a call the policy allowed is already marked forwarded."""
     tool = call.tool
-    if tool is None or tool.digest != call.tool_digest or tool.status != tool.Status.ACTIVE:
-        reason = "the tool's definition changed after the call was made; the approval does not cover the new definition"
-        text = f"The call to {call.tool_name} was not run: {reason}."
-        return await sync_to_async(record_answer)(call, Call.Status.FAILED, tool_error_result(text), reason)
-    if not await sync_to_async(mark_forwarded)(call):
-        call = await reread(call.pk)
-        return tool_error_result(calls.answer_text(call))
+    if call.status == Call.Status.APPROVED:
+        if tool is None or tool.digest != call.tool_digest or tool.status != tool.Status.ACTIVE:
+            reason = "the tool's definition changed after the call was made; the approval does not cover the new definition"
+            text = f"The call to {call.tool_name} was not run: {reason}."
+            return await sync_to_async(record_answer)(call, Call.Status.FAILED, tool_error_result(text), reason)
+        if not await sync_to_async(mark_forwarded)(call):
+            call = await reread(call.pk)
+            return tool_error_result(calls.answer_text(call))
     upstream_token = f"call-{call.pk}" if call.progress_token is not None else None
 
     async def relay(method, params):
@@ -189,11 +191,12 @@ def mark_forwarded(call: Call) -> bool:
 def record_answer(call: Call, status, result: dict, error: str, started=None) -> dict:
     """Store the answer unless the call ended otherwise meanwhile (a cancellation)."""
     now = timezone.now()
+    is_error = bool(error) or bool(result.get("isError"))
     ended = Call.objects.filter(pk=call.pk, status__in=[Call.Status.FORWARDED, Call.Status.APPROVED]).update(
-        status=status, result=result, error=error, is_error=bool(error) or bool(result.get("isError")), answered_at=now
+        status=status, result=result, error=error, is_error=is_error, answered_at=now
     )
     if ended:
-        call.refresh_from_db()
+        call.status, call.result, call.error, call.is_error, call.answered_at = status, result, error, is_error, now
         data = {"result": summarize(result), "error": error}
         if started is not None:
             data["latency_ms"] = round((time.monotonic() - started) * 1000, 1)

@@ -100,8 +100,11 @@ def receive_call(ctx: ClientContext, tool: Tool, arguments: dict, jsonrpc_id, pr
         audit.record("call.denied", SYSTEM, call=call, data={"reason": verdict.message, "rule": verdict.rule_name})
         return call, tool_error_result(answer_text(call))
     if verdict.action == policy.ALLOW:
-        call.status, call.decided_by_name, call.decided_at = Call.Status.APPROVED, "policy", now
+        # Forwarded at once, in this same transaction: nobody can decide it otherwise now.
+        call.status, call.decided_by_name, call.decided_at, call.forwarded_at = Call.Status.FORWARDED, "policy", now, now
         call.save()
+        audit.record("call.forwarded", SYSTEM, call=call, data={"arguments": arguments})
+        live.call_changed(call, "call.forwarded")
         return call, None
     call.expires_at = now + timedelta(seconds=settings.APPROVAL_TIMEOUT_SECONDS)
     call.save()
