@@ -1,7 +1,9 @@
 """The production topology as plain processes: two daphne processes, a celery worker, PostgreSQL and Redis."""
 
+import asyncio
 import os
 import shlex
+import subprocess
 import sys
 import time
 
@@ -9,11 +11,13 @@ import httpx
 import pytest
 from django.contrib.auth.models import User
 
-from approvals import servers
-from approvals.models import Tool
+from approvals import catalog, servers
+from approvals.models import Call, Tool
+from approvals.tokens import create_token
 from console.celery import app
-from tests.fixtures.processes import celery_worker, daphne
+from tests.fixtures.processes import celery_worker, child_database_env, daphne
 from tests.fixtures.servers import free_port
+from tests.gateway.conftest import sdk_client
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -63,3 +67,36 @@ def test_it_syncs_a_new_server_in_the_worker_and_every_web_process_shows_its_too
             page = logged_in(f"http://127.0.0.1:{port}", "root", "a long password").get("/catalog/")
             assert page.status_code == 200
             assert "demo_lookup_customer" in page.text and "demo_issue_refund" in page.text
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"], ids=["modern", "legacy"])
+def test_it_answers_a_held_call_once_another_process_approves_it(redis_required, mode):
+    """The wake-up crosses processes through Redis: the waiting side would re-read its row only after a minute."""
+    User.objects.create_user("ann", is_superuser=True)
+    _, secret = create_token("agent")
+    server = servers.add_server(
+        name="Demo", transport="stdio", command=shlex.join([sys.executable, "-m", "approvals.demo.server"]),
+        schedule_sync=False,
+    )
+    assert catalog.sync_server(server).ok
+    port = free_port()
+
+    async def call_and_wait_for_decision():
+        async with sdk_client(f"http://127.0.0.1:{port}/mcp", secret, mode) as client:
+            answer = asyncio.create_task(client.call_tool("demo_lookup_customer", {"customer_id": "C007"}))
+            while not await Call.objects.filter(status=Call.Status.PENDING).aexists():
+                await asyncio.sleep(0.05)
+            await asyncio.sleep(0.3)
+            assert not answer.done(), "a held call must not be answered before a decision"
+            call = await Call.objects.aget()
+            decided = await asyncio.to_thread(
+                subprocess.run, [sys.executable, "manage.py", "decide", str(call.pk), "approve", "--as", "ann"],
+                env={**os.environ, **child_database_env()}, capture_output=True, text=True, timeout=60,
+            )
+            assert decided.returncode == 0, decided.stderr
+            return await asyncio.wait_for(answer, timeout=15)
+
+    with daphne(port, {"CALL_REREAD_SECONDS": "60"}):
+        result = asyncio.run(call_and_wait_for_decision())
+    assert not result.is_error
+    assert "C007" in " ".join(block.text for block in result.content if block.type == "text")
