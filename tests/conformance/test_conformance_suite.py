@@ -11,21 +11,18 @@ environment: SQLITE_PATH names the test file, or DATABASE_URL the test database.
 """
 
 import json
-import os
 import shlex
 import subprocess
 import sys
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import pytest
-from django.db import connection
 
 from approvals.catalog import sync_server
 from approvals.models import PolicyRule, Server
 from approvals.servers import add_server
-from tests.conftest import using_postgres
-from tests.fixtures.servers import NODE_DIR, REPO, SERVERS, free_port, node_bin, running
+from tests.fixtures.processes import daphne
+from tests.fixtures.servers import NODE_DIR, REPO, SERVERS, free_port, node_bin
 
 pytestmark = pytest.mark.node
 
@@ -64,14 +61,6 @@ def conformance_node() -> str:
     return node
 
 
-def child_database_env() -> dict[str, str]:
-    """Points a child console at the database this test uses, which pytest-django created."""
-    name = connection.settings_dict["NAME"]
-    if using_postgres():
-        return {"DATABASE_URL": urlsplit(os.environ["DATABASE_URL"])._replace(path=f"/{name}").geturl()}
-    return {"SQLITE_PATH": str(name)}
-
-
 @pytest.fixture
 def console_url(transactional_db):
     server = add_server(
@@ -83,15 +72,13 @@ def console_url(transactional_db):
     PolicyRule.objects.create(name="allow all", action=PolicyRule.Action.ALLOW, tool_glob="*")
     port = free_port()
     env = {
-        **child_database_env(),
         "ALLOW_ANONYMOUS_CLIENTS": "1",
         # Settings refuse anonymous clients beyond loopback hosts, whatever the caller's shell exports.
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
         # With REDIS_URL set a task would otherwise wait for a worker nobody started.
         "CELERY_TASK_ALWAYS_EAGER": "1",
     }
-    daphne = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "console.asgi:application"]
-    with running(daphne, port=port, env=env):
+    with daphne(port, env):
         yield f"http://127.0.0.1:{port}/mcp"
 
 
