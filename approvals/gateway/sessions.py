@@ -56,3 +56,18 @@ def close_session(session: McpSession):
     ).values_list("pk", flat=True)
     for call_id in list(running):
         calls.cancel_running(call_id, "the client ended its session", Actor.client(session.token))
+
+
+def prune_sessions(idle=timedelta(days=1)) -> int:
+    """Delete sessions that ended, or that nobody used for `idle`, unless a call of theirs still runs.
+
+    A client that returns after that starts over with initialize, as the spec
+    tells it to when its session is unknown (404).
+    """
+    cutoff = timezone.now() - idle
+    live_sessions = Call.objects.filter(
+        status__in=[Call.Status.PENDING, Call.Status.APPROVED, Call.Status.FORWARDED]
+    ).values("session_id")
+    stale = McpSession.objects.filter(last_seen_at__lt=cutoff) | McpSession.objects.filter(closed_at__isnull=False)
+    deleted, _ = stale.exclude(pk__in=live_sessions).delete()
+    return deleted
