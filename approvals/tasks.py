@@ -2,7 +2,7 @@
 
 from celery import shared_task
 
-from approvals import calls, catalog
+from approvals import audit_retention, audit_verify, calls, catalog
 from approvals.models import Server
 
 
@@ -22,3 +22,14 @@ def sync_all_servers():
 @shared_task
 def expire_stale_calls():
     return calls.expire_stale_calls()
+
+
+@shared_task
+def verify_audit_chain(run_by="schedule"):
+    return audit_verify.run(run_by).ok
+
+
+@shared_task
+def prune_audit():
+    pruned = audit_retention.prune()
+    return pruned.summary() if pruned else "Events are kept forever."

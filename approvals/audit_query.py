@@ -1,0 +1,176 @@
+"""Finding audit events: the auditor's filter and keyset pages over it.
+
+Pages are keyset pages on seq (`seq < last one shown`), never OFFSET: each filter
+has an index that ends in seq, so a page costs the same on the first screen as on
+the ten-thousandth, and it stays right while events are appended.
+"""
+
+import json
+from contextlib import nullcontext
+from dataclasses import dataclass
+from datetime import timezone as dt_timezone
+
+from django import forms
+from django.contrib.auth import get_user_model
+from django.db import connection, transaction
+from django.db.models.fields.json import KT
+from django.db.models.functions import Upper
+
+from approvals.models import AuditEvent, AuditHead, Call, ClientToken, Server, Tool
+
+PAGE_SIZE = 50
+COUNT_LIMIT = 10_000
+SUMMARY_CHARS = 160
+
+ACTIONS = [
+    "call.received", "call.rejected", "call.policy", "call.pending", "call.approved", "call.edited", "call.denied",
+    "call.expired", "call.cancelled", "call.forwarded", "call.completed", "call.failed",
+    "input.requested", "input.answered", "tools.listed", "catalog.changed",
+    "server.added", "server.changed", "server.trusted", "server.untrusted",
+    "token.created", "token.revoked", "rule.changed", "user.login", "user.login_failed",
+    "admin.added", "admin.changed", "admin.deleted", "retention.changed", "audit.pruned",
+]
+
+
+def streaming_read():
+    """Where a long read streams: on PostgreSQL inside a transaction, since in autocommit
+    Django declares its server-side cursors WITH HOLD, which materializes every row
+    first. SQLite takes its write lock when a transaction begins, so it reads without one."""
+    return transaction.atomic() if connection.vendor == "postgresql" else nullcontext()
+
+
+def search_expression():
+    # A PostgreSQL migration indexes exactly this expression with pg_trgm, so that
+    # a substring search does not read every event.
+    return Upper(KT("data__arguments"))
+
+
+class AuditFilter(forms.Form):
+    since = forms.DateTimeField(required=False, label="From", widget=forms.DateTimeInput(attrs={"type": "datetime-local"}))
+    until = forms.DateTimeField(required=False, label="Until", widget=forms.DateTimeInput(attrs={"type": "datetime-local"}))
+    client = forms.ModelChoiceField(ClientToken.objects.all(), required=False, empty_label="any client", to_field_name="name")
+    server = forms.ModelChoiceField(Server.objects.all(), required=False, empty_label="any server", to_field_name="slug")
+    # By id: a removed tool and its active successor may share an exposed name.
+    tool = forms.ModelChoiceField(Tool.objects.order_by("exposed_name", "pk"), required=False, empty_label="any tool")
+    operator = forms.ModelChoiceField(get_user_model().objects.order_by("username"), required=False,
+                                      empty_label="anyone", to_field_name="username")
+    action = forms.ChoiceField(choices=[("", "any action")] + [(a, a) for a in ACTIONS], required=False)
+    outcome = forms.ChoiceField(choices=[("", "any outcome")] + Call.Status.choices, required=False,
+                                help_text="The final status of the event's call.")
+    q = forms.CharField(required=False, max_length=200, label="Arguments contain")
+
+    def clean(self):
+        cleaned = super().clean()
+        for name in ("since", "until"):
+            # The browser sends local wall time without a zone; the console's clock is UTC.
+            if cleaned.get(name) is not None and cleaned[name].tzinfo is None:
+                cleaned[name] = cleaned[name].replace(tzinfo=dt_timezone.utc)
+        return cleaned
+
+
+def filter_events(cleaned: dict, events=None):
+    """The events a valid AuditFilter's cleaned_data selects, in no particular order."""
+    events = AuditEvent.objects.all() if events is None else events
+    if cleaned.get("since"):
+        events = events.filter(at__gte=cleaned["since"])
+    if cleaned.get("until"):
+        events = events.filter(at__lt=cleaned["until"])
+    if cleaned.get("client"):
+        events = events.filter(token_id=cleaned["client"].pk)
+    if cleaned.get("server"):
+        events = events.filter(server_id=cleaned["server"].pk)
+    if cleaned.get("tool"):
+        events = events.filter(tool_id=cleaned["tool"].pk)
+    if cleaned.get("operator"):
+        events = events.filter(actor_type="user", actor_id=cleaned["operator"].pk)
+    if cleaned.get("action"):
+        events = events.filter(action=cleaned["action"])
+    if cleaned.get("outcome"):
+        events = events.filter(call_id__in=Call.objects.filter(status=cleaned["outcome"]).values("pk"))
+    if cleaned.get("q"):
+        events = events.alias(arguments_text=search_expression()).filter(arguments_text__contains=cleaned["q"].upper())
+    return events
+
+
+@dataclass
+class Page:
+    events: list
+    older: int | None  # the `before` cursor of the next page back in time, when there is one
+    newer: int | None  # the `after` cursor of the page before this one, when there is one
+
+
+def keyset_page(events, before=None, after=None, size=PAGE_SIZE) -> Page:
+    """Newest first: `before=seq` pages back in time, `after=seq` pages forward."""
+    if after is not None:
+        rows = list(events.filter(seq__gt=after).order_by("seq")[: size + 1])
+        more_newer = len(rows) > size
+        rows = rows[:size][::-1]
+        older = rows[-1].seq if rows else None
+        return Page(rows, older, rows[0].seq if rows and more_newer else None)
+    if before is not None:
+        events = events.filter(seq__lt=before)
+    rows = list(events.order_by("-seq")[: size + 1])
+    more_older = len(rows) > size
+    rows = rows[:size]
+    newer = rows[0].seq if rows and before is not None else None
+    return Page(rows, rows[-1].seq if rows and more_older else None, newer)
+
+
+@dataclass
+class Matching:
+    count: int
+    more: bool  # there are more than `count`: counting stopped there
+
+
+def bounded_count(events, cleaned) -> Matching:
+    """How many events match, counted up to COUNT_LIMIT so that a broad filter stays cheap."""
+    if cleaned is None:
+        return Matching(0, False)
+    head = AuditHead.objects.filter(pk=1).first()
+    if head is not None and not any(cleaned.values()):
+        # The chain has no gaps: the whole log is the head less the anchor.
+        return Matching(head.seq - head.anchor_seq, False)
+    counted = events[: COUNT_LIMIT + 1].count()
+    return Matching(min(counted, COUNT_LIMIT), counted > COUNT_LIMIT)
+
+
+def labelled(events):
+    """The events with names for their subjects and a one-line summary of their data."""
+    events = list(events)
+    tools = Tool.objects.in_bulk({e.tool_id for e in events if e.tool_id})
+    servers = Server.objects.in_bulk({e.server_id for e in events if e.server_id})
+    tokens = ClientToken.objects.in_bulk({e.token_id for e in events if e.token_id})
+    for event in events:
+        event.tool_label = label(tools, event.tool_id, event.data.get("tool") if isinstance(event.data, dict) else None)
+        event.server_label = label(servers, event.server_id)
+        event.client_label = label(tokens, event.token_id)
+        summary = json.dumps(event.data, ensure_ascii=False, separators=(", ", ": "))
+        event.summary = summary if len(summary) <= SUMMARY_CHARS else summary[: SUMMARY_CHARS - 1] + "…"
+    return events
+
+
+def label(found, pk, fallback=None):
+    if pk is None:
+        return fallback or ""
+    # A deleted subject keeps its id in the log.
+    return str(found[pk]) if pk in found else (fallback or f"#{pk}")
+
+
+def call_timeline(call_id):
+    return AuditEvent.objects.filter(call_id=call_id).order_by("seq")
+
+
+def decided_calls(user, before=None, size=PAGE_SIZE):
+    """The calls this user approved, edited or denied, latest first, one keyset page on the call id."""
+    calls = Call.objects.filter(decided_by=user).select_related("token", "server")
+    if before is not None:
+        calls = calls.filter(pk__lt=before)
+    rows = list(calls.order_by("-pk")[: size + 1])
+    return rows[:size], (rows[size - 1].pk if len(rows) > size else None)
+
+
+def may_see_call(user, call_id) -> bool:
+    """Auditors see every call; an operator sees the calls they decided."""
+    if user.has_perm("approvals.view_auditevent"):
+        return True
+    return Call.objects.filter(pk=call_id, decided_by=user).exists()

@@ -1,0 +1,147 @@
+"""Verifying the chain: every event's hash recomputed, every link followed, from the anchor to the head.
+
+The walk reads the head first and then only the events up to it: the head moves
+in the same transaction as each append, so every event up to the head it read is
+there to be read, and appends made meanwhile are left for the next run.
+"""
+
+from dataclasses import dataclass
+
+from django.db import connection
+from django.utils import timezone
+
+from approvals.audit import HASHED, event_hash
+from approvals.audit_query import streaming_read
+from approvals.models import AuditEvent, AuditHead, AuditVerification
+
+CHUNK = 5000
+PRUNED = "audit.pruned"
+
+
+@dataclass
+class Verdict:
+    ok: bool
+    checked: int = 0
+    first_seq: int | None = None
+    last_seq: int | None = None
+    broken_seq: int | None = None
+    expected: str = ""
+    found: str = ""
+    problem: str = ""
+
+    def summary(self) -> str:
+        if self.ok:
+            if not self.checked:
+                return "The chain is intact: no events to check."
+            return f"The chain is intact: {self.checked} events, seq {self.first_seq} to {self.last_seq}."
+        return f"Broken at seq {self.broken_seq}: {self.problem} (expected {self.expected}, found {self.found})."
+
+
+class Broken(Exception):
+    def __init__(self, seq, problem, expected, found):
+        super().__init__(problem)
+        self.seq, self.problem, self.expected, self.found = seq, problem, str(expected), str(found)
+
+
+def verify_chain(expect: tuple[int, str] | None = None, chunk_size=CHUNK) -> Verdict:
+    """Walk the chain; `expect` is a (seq, hash) head from an earlier export that must still be in it."""
+    verdict, anchor_seq = walk_once(expect, chunk_size)
+    if not verdict.ok and AuditHead.objects.filter(pk=1).exclude(anchor_seq=anchor_seq).exists():
+        # A prune committed between reading the head and reading the events: walk again from the new anchor.
+        verdict, _ = walk_once(expect, chunk_size)
+    return verdict
+
+
+def walk_once(expect, chunk_size) -> tuple[Verdict, int]:
+    outermost = not connection.in_atomic_block
+    with streaming_read():
+        if connection.vendor == "postgresql" and outermost:
+            # The head and the events as of one moment.
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        head = AuditHead.objects.filter(pk=1).first()
+        if head is None:
+            if AuditEvent.objects.exists():
+                return Verdict(False, broken_seq=0, expected="a chain head", found="none", problem="the chain head is missing"), 0
+            return Verdict(True), 0
+        walk = Walk(head, expect)
+        rows = AuditEvent.objects.filter(seq__lte=head.seq).order_by("seq").values_list(*HASHED, "hash")
+        try:
+            walk.check_expected()
+            walk.follow(rows.iterator(chunk_size=chunk_size))
+            walk.finish()
+        except Broken as broken:
+            verdict = Verdict(False, walk.checked, walk.first_seq, walk.last_seq, broken.seq, broken.expected, broken.found, broken.problem)
+            return verdict, head.anchor_seq
+    return Verdict(True, walk.checked, walk.first_seq, walk.last_seq), head.anchor_seq
+
+
+class Walk:
+    def __init__(self, head, expect):
+        self.head, self.expect = head, expect
+        self.next_seq, self.prev_hash = head.anchor_seq + 1, head.anchor_hash
+        self.checked, self.first_seq, self.last_seq = 0, None, None
+        self.pruned = None  # the data of the latest audit.pruned event
+
+    def check_expected(self):
+        """An exported head that lies outside the events the walk will read."""
+        if self.expect is None:
+            return
+        seq, hash_ = self.expect
+        head = self.head
+        if seq > head.seq:
+            raise Broken(seq, "the chain is shorter than the exported head", f"seq {seq}", f"head at seq {head.seq}")
+        if seq < head.anchor_seq:
+            raise Broken(seq, "the exported head was pruned and can no longer be checked", f"seq {seq}", f"anchor at seq {head.anchor_seq}")
+        if seq == head.anchor_seq and hash_ != head.anchor_hash:
+            raise Broken(seq, "the anchor differs from the exported head", hash_, head.anchor_hash)
+
+    def follow(self, rows):
+        expect_seq = self.expect[0] if self.expect else None
+        next_seq, prev_hash, checked = self.next_seq, self.prev_hash, 0
+        try:
+            for row in rows:
+                seq, stored = row[0], row[13]
+                if seq != next_seq:
+                    raise Broken(next_seq, "events are missing", f"seq {next_seq}", f"seq {seq}")
+                if row[12] != prev_hash:
+                    raise Broken(seq, "the link to the event before is broken", prev_hash, row[12])
+                computed = event_hash(row)
+                if computed != stored:
+                    raise Broken(seq, "the event was changed after it was written", computed, stored)
+                if row[5] == PRUNED:
+                    self.pruned = row[11]
+                if seq == expect_seq and stored != self.expect[1]:
+                    raise Broken(seq, "the event differs from the exported head", self.expect[1], stored)
+                if not checked:
+                    self.first_seq = seq
+                next_seq, prev_hash, checked = seq + 1, stored, checked + 1
+        finally:
+            self.next_seq, self.prev_hash, self.checked = next_seq, prev_hash, checked
+            self.last_seq = next_seq - 1 if checked else None
+
+    def finish(self):
+        head = self.head
+        if self.next_seq - 1 != head.seq:
+            raise Broken(self.next_seq, "events are missing at the end", f"seq {head.seq} (the head)", f"seq {self.next_seq - 1}")
+        if self.prev_hash != head.hash:
+            raise Broken(head.seq, "the head does not match the last event", head.hash, self.prev_hash)
+        anchor = f"{head.anchor_seq}:{head.anchor_hash}"
+        if head.anchor_seq and self.attested() != anchor:
+            raise Broken(head.anchor_seq, "no audit.pruned event records the anchor", anchor, self.attested())
+
+    def attested(self):
+        if not isinstance(self.pruned, dict):
+            return "none"
+        return f"{self.pruned.get('through_seq')}:{self.pruned.get('through_hash')}"
+
+
+def run(run_by: str, expect=None) -> AuditVerification:
+    """Verify and keep the result for the audit page."""
+    started = timezone.now()
+    verdict = verify_chain(expect)
+    return AuditVerification.objects.create(
+        started_at=started, finished_at=timezone.now(), ok=verdict.ok, checked=verdict.checked,
+        first_seq=verdict.first_seq, last_seq=verdict.last_seq, broken_seq=verdict.broken_seq,
+        expected=verdict.expected, found=verdict.found, problem=verdict.problem, run_by=run_by,
+    )

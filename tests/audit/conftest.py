@@ -1,0 +1,55 @@
+from contextlib import contextmanager
+
+import pytest
+from django.contrib.auth.models import Group
+from django.db import connection
+
+from approvals import audit, roles
+from tests.calls.conftest import client_token, operators, refund_tool  # noqa: F401  (fixtures shared with the call tests)
+
+PASSWORD = "a long enough audit test password"
+
+
+@contextmanager
+def trigger_disabled():
+    """Tampering as someone with the table's owner rights would: on PostgreSQL the trigger is switched off first."""
+    postgres = connection.vendor == "postgresql"
+    if postgres:
+        with connection.cursor() as cursor:
+            cursor.execute("ALTER TABLE approvals_auditevent DISABLE TRIGGER approvals_audit_append_only")
+    try:
+        yield
+    finally:
+        if postgres:
+            with connection.cursor() as cursor:
+                cursor.execute("ALTER TABLE approvals_auditevent ENABLE TRIGGER approvals_audit_append_only")
+
+
+def append(count, action="server.changed", **fields):
+    return [audit.record(action, audit.SYSTEM, data={"n": n}, **fields) for n in range(count)]
+
+
+@pytest.fixture
+def chain(db):
+    """Ten events: each test starts with an empty log."""
+    return append(10)
+
+
+@pytest.fixture
+def user_with(django_user_model, db):
+    def make(*role_names, username=None):
+        roles.ensure_roles()
+        user = django_user_model.objects.create_user(username=username or "-".join(role_names) or "nobody", password=PASSWORD)
+        user.groups.set(Group.objects.filter(name__in=role_names))
+        return user
+
+    return make
+
+
+@pytest.fixture
+def signed_in(client, user_with):
+    def sign_in(*role_names, username=None):
+        client.force_login(user_with(*role_names, username=username))
+        return client
+
+    return sign_in

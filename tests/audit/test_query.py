@@ -1,0 +1,120 @@
+"""The auditor's filter, keyset pages over it, and exports of exactly what it selects."""
+
+import csv
+import io
+import json
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from approvals import audit_export, audit_query, calls
+from approvals.models import AuditEvent, AuditHead, Call, PolicyRule
+from approvals.protocol import revisions
+from tests.audit.conftest import trigger_disabled
+from tests.pages.factories import make_server, make_tool
+
+
+def submit(token, tool, arguments):
+    call, _ = calls.receive_call(calls.ClientContext(token, revisions.MODERN, "2026-07-28"), tool, arguments, 1, None)
+    return call
+
+
+@pytest.fixture
+def history(client_token, refund_tool, operators):
+    """Refunds approved by ann and denied by bob, and a lookup on another server that policy allowed."""
+    ann, bob = operators
+    for order in range(1, 7):
+        call = submit(client_token, refund_tool, {"order_id": order, "amount": 10 * order})
+        calls.decide(call.pk, ann if order % 2 else bob, bool(order % 2), "" if order % 2 else "not this one")
+    lookup = make_tool(make_server("Records"), "lookup", inputSchema={"type": "object"})
+    PolicyRule.objects.create(action="allow", tool_glob="records_*")
+    submit(client_token, lookup, {"customer": "C-4711"})
+    return {"refund": refund_tool, "lookup": lookup, "ann": ann, "bob": bob}
+
+
+def selected(**criteria):
+    form = audit_query.AuditFilter(criteria)
+    assert form.is_valid(), form.errors
+    return audit_query.filter_events(form.cleaned_data)
+
+
+def actions(events):
+    return sorted(events.values_list("action", flat=True))
+
+
+def test_it_filters_by_tool_and_decision(history):
+    denied = selected(tool=history["refund"].pk, action="call.denied")
+    assert denied.count() == 3 and set(denied.values_list("actor_name", flat=True)) == {"bob"}
+    assert not selected(tool=history["lookup"].pk, action="call.denied").exists()
+
+
+def test_it_filters_by_operator(history):
+    assert actions(selected(operator="ann")) == ["call.approved"] * 3
+
+
+def test_it_filters_by_the_outcome_of_the_events_call(history):
+    assert actions(selected(outcome="denied")) == sorted(["call.received", "call.policy", "call.pending", "call.denied"] * 3)
+
+
+def test_it_filters_by_client_and_server(history, client_token):
+    by_client = selected(client=client_token.name)
+    assert by_client.count() == AuditEvent.objects.exclude(call_id=None).count() + 1
+    assert by_client.filter(action="token.created").exists()
+    lookup = Call.objects.get(tool=history["lookup"])
+    assert list(selected(server="records").order_by("seq")) == list(AuditEvent.objects.filter(call_id=lookup.pk))
+
+
+def test_it_finds_free_text_in_arguments_only(history):
+    assert actions(selected(q="c-4711")) == ["call.forwarded", "call.received"]
+    assert not selected(q="not this one").exists()
+
+
+def test_it_filters_by_time_range(history):
+    with trigger_disabled():
+        AuditEvent.objects.filter(seq__lte=4).update(at=timezone.now() - timedelta(days=3))
+    since = (timezone.now() - timedelta(days=1)).strftime("%Y-%m-%dT%H:%M")
+    assert selected(since=since).count() == AuditEvent.objects.count() - 4
+    assert selected(until=since).count() == 4
+
+
+def test_it_pages_through_every_event_once_newest_first(history):
+    events = selected(tool=history["refund"].pk)
+    seen, before = [], None
+    while True:
+        page = audit_query.keyset_page(events, before=before, size=5)
+        seen += [e.seq for e in page.events]
+        if page.older is None:
+            break
+        before = page.older
+    assert seen == sorted(events.values_list("seq", flat=True), reverse=True)
+    back = audit_query.keyset_page(events, after=seen[9], size=5)
+    assert [e.seq for e in back.events] == seen[4:9] and back.newer == seen[4]
+
+
+def test_it_exports_exactly_the_events_the_page_counts(history):
+    for criteria in ({"tool": history["refund"].pk, "action": "call.approved"}, {"outcome": "denied"}, {"q": "order_id"}, {}):
+        form = audit_query.AuditFilter(criteria)
+        assert form.is_valid()
+        events = audit_query.filter_events(form.cleaned_data)
+        shown = audit_query.bounded_count(events, form.cleaned_data)
+        exported = list(csv.reader(io.StringIO("".join(audit_export.export_chunks(events, "csv")))))
+        assert len(exported) - 2 == shown.count and not shown.more, criteria
+        assert [int(row[0]) for row in exported[1:-1]] == sorted(events.values_list("seq", flat=True))
+
+
+def test_it_ends_every_export_with_the_chain_head(history):
+    head = AuditHead.objects.get()
+    rows = list(csv.reader(io.StringIO("".join(audit_export.export_chunks(AuditEvent.objects.all(), "csv")))))
+    assert rows[0] == audit_export.COLUMNS and rows[-1] == ["# chain head", str(head.seq), head.hash]
+    lines = "".join(audit_export.export_chunks(AuditEvent.objects.all(), "jsonl")).splitlines()
+    assert json.loads(lines[-1]) == {"chain_head": {"seq": head.seq, "hash": head.hash}}
+    first = json.loads(lines[0])
+    stored = AuditEvent.objects.get(seq=first["seq"])
+    assert first["data"] == stored.data and first["hash"] == stored.hash and first["at"] == stored.at.isoformat()
+
+
+def test_it_counts_the_whole_log_from_the_head_without_reading_it(history, django_assert_max_num_queries):
+    total = AuditEvent.objects.count()
+    with django_assert_max_num_queries(1):
+        assert audit_query.bounded_count(AuditEvent.objects.all(), {}).count == total
