@@ -1,10 +1,106 @@
 from django.contrib import admin
+from django.contrib.auth.admin import GroupAdmin, UserAdmin
+from django.contrib.auth.models import Group, User
+from django.core.exceptions import FieldDoesNotExist
+from django.db import transaction
 
-from approvals.models import Server, Tool, ToolChange
+from approvals import audit
+from approvals.audit import Actor
+from approvals.models import ClientToken, Server, Tool, ToolChange
+
+# Credentials and password hashes: the log says that they changed, never what to.
+SECRET_FIELDS = {"headers", "env"}
+JSON_SCALARS = (str, int, float, bool, type(None))
+
+
+def shown_value(obj, name):
+    if name in SECRET_FIELDS or name.startswith("password") or name == "usable_password":
+        return "(secret)"
+    try:
+        field = obj._meta.get_field(name)
+    except FieldDoesNotExist:
+        return "(not a stored field)"
+    if field.many_to_many:
+        return sorted(str(related) for related in getattr(obj, name).all()) if obj.pk else []
+    value = field.value_from_object(obj)
+    return value if isinstance(value, (*JSON_SCALARS, list, dict)) else str(value)
+
+
+def subjects(obj):
+    """The subject ids the audit page filters on."""
+    if isinstance(obj, Server):
+        return {"server": obj}
+    if isinstance(obj, Tool):
+        return {"tool": obj, "server": obj.server_id}
+    if isinstance(obj, ClientToken):
+        return {"token": obj}
+    return {}
+
+
+class AuditedAdmin(admin.ModelAdmin):
+    """Every add, change and delete made through Django admin is also an audit event.
+
+    Django admin calls the log_* hooks inside the transaction of the change itself,
+    so the event and the change land together. save_model notes the values before.
+    """
+
+    def save_model(self, request, obj, form, change):
+        stored = type(obj)._default_manager.filter(pk=obj.pk).first() if change else None
+        names = list(form.changed_data)
+        before = {name: shown_value(stored, name) for name in names} if stored is not None else {}
+        self.noted(request)[id(obj)] = (names, before)
+        super().save_model(request, obj, form, change)
+
+    def noted(self, request):
+        if not hasattr(request, "_audit_before"):
+            request._audit_before = {}
+        return request._audit_before
+
+    def record_save(self, action, request, obj, message):
+        names, before = self.noted(request).pop(id(obj), ([], {}))
+        audit.record(action, Actor.user(request.user), **subjects(obj), data={
+            "model": obj._meta.label_lower, "object_id": str(obj.pk), "object": str(obj)[:200], "message": message,
+            "before": before, "after": {name: shown_value(obj, name) for name in names},
+        })
+
+    def log_addition(self, request, obj, message):
+        self.record_save("admin.added", request, obj, message)
+        return super().log_addition(request, obj, message)
+
+    def log_change(self, request, obj, message):
+        self.record_save("admin.changed", request, obj, message)
+        return super().log_change(request, obj, message)
+
+    def log_deletions(self, request, queryset):
+        for obj in queryset:
+            audit.record("admin.deleted", Actor.user(request.user), **subjects(obj), data={
+                "model": obj._meta.label_lower, "object_id": str(obj.pk), "object": str(obj)[:200],
+            })
+        return super().log_deletions(request, queryset)
+
+    def response_action(self, request, queryset):
+        # Admin actions, the bulk delete among them, run outside any transaction of
+        # their own: without one, an event could outlive a deletion that failed.
+        with transaction.atomic():
+            return super().response_action(request, queryset)
+
+
+admin.site.unregister(User)
+admin.site.unregister(Group)
+
+
+@admin.register(User)
+class AuditedUserAdmin(AuditedAdmin, UserAdmin):
+    pass
+
+
+@admin.register(Group)
+class AuditedGroupAdmin(AuditedAdmin, GroupAdmin):
+    pass
 
 
 @admin.register(Server)
-class ServerAdmin(admin.ModelAdmin):
+class ServerAdmin(AuditedAdmin):
     list_display = ["name", "transport", "trusted", "enabled", "health", "revision", "last_sync_at"]
     list_filter = ["transport", "trusted", "enabled", "health"]
     search_fields = ["name", "slug", "url", "command"]
@@ -15,7 +111,7 @@ class ServerAdmin(admin.ModelAdmin):
 
 
 @admin.register(Tool)
-class ToolAdmin(admin.ModelAdmin):
+class ToolAdmin(AuditedAdmin):
     list_display = ["exposed_name", "server", "status", "last_changed_at"]
     list_filter = ["status", "server"]
     search_fields = ["exposed_name", "upstream_name"]
@@ -26,7 +122,7 @@ class ToolAdmin(admin.ModelAdmin):
 
 
 @admin.register(ToolChange)
-class ToolChangeAdmin(admin.ModelAdmin):
+class ToolChangeAdmin(AuditedAdmin):
     list_display = ["tool", "kind", "status", "at"]
     list_filter = ["kind"]
     readonly_fields = [f.name for f in ToolChange._meta.fields]
