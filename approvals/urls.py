@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from approvals.views import calls, catalog, connect, queue, servers, tokens
+from approvals.views import audit, calls, catalog, connect, inputs, queue, servers, tokens
 
 urlpatterns = [
     path("login/", auth_views.LoginView.as_view(), name="login"),
@@ -10,6 +10,8 @@ urlpatterns = [
     path("queue/", queue.queue, name="queue"),
     path("queue/<int:pk>/decide/", queue.decide, name="call_decide"),
     path("queue/<int:pk>/edit/", queue.edit, name="call_edit"),
+    path("inputs/<int:pk>/", inputs.detail, name="input"),
+    path("inputs/<int:pk>/answer/", inputs.answer, name="input_answer"),
     path("calls/", calls.recent, name="calls"),
     path("calls/<int:pk>/", calls.detail, name="call"),
     path("calls/<int:pk>/media/<int:index>/", calls.media, name="call_media"),
@@ -26,4 +28,12 @@ urlpatterns = [
     path("tokens/new/", tokens.token_add, name="token_add"),
     path("tokens/<int:pk>/revoke/", tokens.token_revoke, name="token_revoke"),
     path("connect/", connect.connect, name="connect"),
+    path("audit/", audit.audit_log, name="audit"),
+    path("audit/events/<int:seq>/", audit.audit_event, name="audit_event"),
+    path("audit/calls/<int:pk>/", audit.audit_call, name="audit_call"),
+    path("audit/export.csv", audit.audit_export_view, {"fmt": "csv"}, name="audit_export_csv"),
+    path("audit/export.jsonl", audit.audit_export_view, {"fmt": "jsonl"}, name="audit_export_jsonl"),
+    path("audit/verify/", audit.audit_verify, name="audit_verify"),
+    path("audit/retention/", audit.audit_retention_view, name="audit_retention"),
+    path("audit/decisions/", audit.my_decisions, name="my_decisions"),
 ]

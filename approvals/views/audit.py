@@ -1,0 +1,103 @@
+"""The audit pages: the filtered log, one event with its call's timeline, exports, verification and retention."""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpResponseBadRequest, StreamingHttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_POST
+
+from approvals import audit_export, audit_query, audit_retention, tasks
+from approvals.models import AuditEvent, AuditHead, AuditVerification, Call
+from approvals.views.access import permission_or_403
+
+
+def cursor(request, name):
+    value = request.GET.get(name, "")
+    return int(value) if value.isdigit() else None
+
+
+@permission_or_403("approvals.view_auditevent")
+def audit_log(request):
+    form = audit_query.AuditFilter(request.GET)
+    events = audit_query.filter_events(form.cleaned_data) if form.is_valid() else AuditEvent.objects.none()
+    page = audit_query.keyset_page(events, cursor(request, "before"), cursor(request, "after"))
+    return render(request, "approvals/audit_log.html", {
+        "form": form, "page": page, "events": audit_query.labelled(page.events),
+        "matching": audit_query.bounded_count(events, form.cleaned_data if form.is_valid() else None),
+        "head": AuditHead.objects.filter(pk=1).first(), "last_check": AuditVerification.objects.first(),
+        "retention_days": audit_retention.retention_days(),
+    })
+
+
+def visible_call(request, call_id):
+    if call_id is None:
+        return None
+    if not audit_query.may_see_call(request.user, call_id):
+        raise PermissionDenied("Only auditors and the operator who decided it see this call.")
+    return Call.objects.select_related("token", "server", "tool").filter(pk=call_id).first()
+
+
+@login_required
+def audit_event(request, seq):
+    event = get_object_or_404(AuditEvent, seq=seq)
+    if event.call_id is None and not request.user.has_perm("approvals.view_auditevent"):
+        raise PermissionDenied("Only auditors read the audit log.")
+    call = visible_call(request, event.call_id)
+    timeline = audit_query.labelled(audit_query.call_timeline(event.call_id)) if event.call_id else []
+    return render(request, "approvals/audit_event.html", {
+        "event": audit_query.labelled([event])[0], "call": call, "call_id": event.call_id, "timeline": timeline,
+    })
+
+
+@login_required
+def audit_call(request, pk):
+    call = visible_call(request, pk)
+    timeline = audit_query.labelled(audit_query.call_timeline(pk))
+    if call is None and not timeline:
+        raise Http404("No such call.")
+    return render(request, "approvals/audit_event.html", {"event": None, "call": call, "call_id": pk, "timeline": timeline})
+
+
+@permission_or_403("approvals.export_audit")
+def audit_export_view(request, fmt):
+    form = audit_query.AuditFilter(request.GET)
+    if not form.is_valid():
+        return HttpResponseBadRequest("The filter is not valid: " + "; ".join(form.errors.as_text().splitlines()))
+    chunks = audit_export.export_chunks(audit_query.filter_events(form.cleaned_data), fmt)
+    response = StreamingHttpResponse(audit_export.async_chunks(chunks), content_type=audit_export.FORMATS[fmt][1])
+    response["Content-Disposition"] = f'attachment; filename="audit-{timezone.now():%Y%m%d-%H%M%S}.{fmt}"'
+    return response
+
+
+@require_POST
+@permission_or_403("approvals.export_audit")
+def audit_verify(request):
+    # Inline where tasks run inline (the embedded console); a worker's job in production.
+    tasks.verify_audit_chain.delay(run_by=request.user.get_username())
+    messages.info(request, "Verification started; its result shows below once it has run.")
+    return redirect("audit")
+
+
+@require_POST
+@permission_or_403("approvals.change_auditsettings")
+def audit_retention_view(request):
+    value = request.POST.get("retention_days", "").strip()
+    if not value.isdigit() or int(value) > 36500:
+        messages.error(request, "Retention is a whole number of days from 0 (keep forever) to 36500.")
+    elif audit_retention.set_retention(int(value), request.user):
+        messages.success(request, f"Events are now kept {retention_text(int(value))}.")
+    else:
+        messages.info(request, f"Events were already kept {retention_text(int(value))}.")
+    return redirect("audit")
+
+
+def retention_text(days):
+    return "forever" if days == 0 else f"for {days} days"
+
+
+@login_required
+def my_decisions(request):
+    calls, older = audit_query.decided_calls(request.user, cursor(request, "before"))
+    return render(request, "approvals/audit_decisions.html", {"calls": calls, "older": older})
