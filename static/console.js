@@ -98,6 +98,7 @@ document.addEventListener("DOMContentLoaded", () => {
     if (old.classList.contains("selected")) row.classList.add("selected");
     old.replaceWith(row);
     if (focused) row.querySelector(`[name="${focused}"]`)?.focus();
+    showNotice(row, row.dataset.callRow);
     return row;
   };
 
@@ -110,6 +111,7 @@ document.addEventListener("DOMContentLoaded", () => {
     const existing = document.querySelector(`[data-call-row="${id}"]`);
     if (body) {
       body.innerHTML = html;
+      showNotice(holderOf(id), String(id));
     } else if (existing && html === "") {
       existing.remove();
     } else if (existing) {
@@ -188,25 +190,44 @@ document.addEventListener("DOMContentLoaded", () => {
     });
   };
 
-  // Decisions go by fetch and come back as the row; without this they are ordinary form posts.
+  // Decisions go by fetch; the websocket brings the row's new state. What went wrong (someone
+  // decided first, a reason is missing) stays shown in the row. Without this they are ordinary posts.
+  const notices = new Map();
+  const showNotice = (holder, id) => {
+    const notice = notices.get(id);
+    if (!holder || !notice) return;
+    holder.querySelector(".notice")?.remove();
+    const note = document.createElement("div");
+    note.className = `message notice ${notice.level}`;
+    note.setAttribute("role", "status");
+    note.textContent = notice.message;
+    const head = holder.querySelector(".call-head, .pagehead");
+    if (head) head.after(note);
+    else holder.prepend(note);
+  };
+  const holderOf = (id) => document.querySelector(`[data-call-row="${id}"]`);
+
   document.addEventListener("submit", async (event) => {
     const form = event.target.closest("form[data-decide]");
     if (!form) return;
     event.preventDefault();
-    const holder = form.closest("[data-call-body]") || form.closest("[data-call-row]");
-    form.querySelectorAll("button").forEach((button) => { button.disabled = true; });
+    const buttons = form.closest(".decide").querySelectorAll("button");
+    buttons.forEach((button) => { button.disabled = true; });
+    let answer;
     try {
       const response = await fetch(form.action, {
-        method: "POST", body: new FormData(form), credentials: "same-origin",
-        headers: { "X-Console-Fragment": form.dataset.decide },
+        method: "POST", body: new FormData(form), credentials: "same-origin", headers: { Accept: "application/json" },
       });
-      if (!response.ok && response.status !== 400) throw new Error(`HTTP ${response.status}`);
-      const html = await response.text();
-      if (holder.matches("[data-call-body]")) holder.innerHTML = html;
-      else replaceRow(holder, html);
+      answer = await response.json();
     } catch (error) {
       form.submit();
+      return;
     }
+    if (answer.level !== "success") {
+      notices.set(String(answer.call_id), answer);
+      showNotice(holderOf(answer.call_id), String(answer.call_id));
+    }
+    buttons.forEach((button) => { button.disabled = false; });
   });
 
   const clock = (seconds) => {

@@ -1,12 +1,12 @@
 """The queue of pending calls, and the decisions taken on it.
 
-Decisions are plain POSTs. The page's script sends them with an
-X-Console-Fragment header and swaps in the row it gets back; without the
+Decisions are plain POSTs. The page's script asks for JSON and shows what
+went wrong in the row, whose new state the websocket pushes anyway; without the
 script the browser follows a redirect to a page that says what happened.
 """
 
 from django.contrib import messages
-from django.http import HttpResponse
+from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -16,11 +16,8 @@ from approvals import calls
 from approvals.decision_forms import ArgumentsEditor, DecisionForm
 from approvals.models import Call
 from approvals.roles import DECIDE_CALLS, VIEW_CALLS
-from approvals.views import rows
+from approvals.views import rows, timeline
 from approvals.views.access import permission_or_403
-
-FRAGMENTS = {"queue": rows.QUEUE_ROW, "call": rows.CALL_BODY}
-
 
 @permission_or_403(VIEW_CALLS)
 def queue(request):
@@ -30,21 +27,27 @@ def queue(request):
 @require_POST
 @permission_or_403(DECIDE_CALLS)
 def decide(request, pk):
-    call = get_object_or_404(Call, pk=pk)
     form = DecisionForm(request.POST)
     if not form.is_valid():
-        return answer(request, call, form.problem(), messages.ERROR, status=400)
+        return answer(request, get_object_or_404(Call, pk=pk), form.problem(), messages.ERROR, status=400)
     data = form.cleaned_data
-    outcome = calls.decide(pk, request.user, form.approves, reason=data["reason"].strip(), shown_binding=data["binding"])
-    return answer(request, outcome.call, outcome.message, messages.SUCCESS if outcome.won else messages.WARNING)
+    try:
+        outcome = calls.decide(pk, request.user, form.approves, reason=data["reason"].strip(), shown_binding=data["binding"])
+    except Call.DoesNotExist:
+        raise Http404("No such call.") from None
+    return answer(request, outcome.call, told(outcome), messages.SUCCESS if outcome.won else messages.WARNING)
+
+
+def told(outcome) -> str:
+    """The decision's message; a late one names the decision that got there first."""
+    late = not outcome.won and outcome.call.status != Call.Status.PENDING
+    return timeline.late_text(outcome.call) if late else outcome.message
 
 
 def answer(request, call, message, level, status=200):
-    fragment = FRAGMENTS.get(request.headers.get("X-Console-Fragment", ""))
-    if fragment:
-        shown = rows.shown_calls().get(pk=call.pk)
-        html = rows.render_fragment(fragment, request, call=shown, notice=message, notice_level=messages.DEFAULT_TAGS[level])
-        return HttpResponse(html, status=status)
+    if request.accepts("application/json") and not request.accepts("text/html"):
+        tag = messages.DEFAULT_TAGS[level]
+        return JsonResponse({"call_id": call.pk, "status": call.status, "message": message, "level": tag}, status=status)
     messages.add_message(request, level, f"Call {call.pk} ({call.tool_name}): {message}")
     return redirect(return_to(request))
 
@@ -60,7 +63,7 @@ def return_to(request):
 def edit(request, pk):
     call = get_object_or_404(rows.shown_calls(), pk=pk)
     if call.status != Call.Status.PENDING:
-        messages.warning(request, f"Call {call.pk} ({call.tool_name}): {calls.already_text(call)}")
+        messages.warning(request, f"Call {call.pk} ({call.tool_name}): {timeline.late_text(call)}")
         return redirect("queue")
     editor = ArgumentsEditor(call, request.POST if request.method == "POST" else None)
     if request.method == "POST" and editor.is_valid():
@@ -73,7 +76,7 @@ def edit(request, pk):
         else:
             level = messages.SUCCESS if outcome.won else messages.WARNING
             edited = " with edited arguments" if outcome.won and outcome.call.edited_arguments is not None else ""
-            messages.add_message(request, level, f"Call {call.pk} ({call.tool_name}): {outcome.message.rstrip('.')}{edited}.")
+            messages.add_message(request, level, f"Call {call.pk} ({call.tool_name}): {told(outcome).rstrip('.')}{edited}.")
             return redirect("queue")
     status = 400 if request.method == "POST" else 200
     return render(request, "approvals/call_edit.html", {"call": call, "editor": editor}, status=status)

@@ -201,3 +201,24 @@ def test_it_shows_markup_from_upstream_and_clients_as_text_and_runs_none_of_it(c
     ann.wait_for_timeout(300)
     assert dialogs == [] and errors == []
     assert ann.evaluate("document.querySelectorAll('script:not([src])').length") == 0
+
+
+def test_it_tells_a_late_click_who_decided_first(console, open_browser):
+    browser = open_browser()
+    ann = queue_page(browser, console, "ann")
+    client = ClientCall(console["mcp"], console["secret"], LOOKUP, {"customer_id": "C009"})
+    expect(row_of(ann)).to_be_visible()
+    # Bob's page hears nothing after loading, as if his connection had dropped.
+    context = browser.new_context()
+    context.add_cookies([{"name": "sessionid", "value": console["sessions"]["bob"], "url": console["url"]}])
+    bob = context.new_page()
+    bob.route_web_socket(re.compile(r"/ws/console/"), lambda socket: None)
+    bob.goto(console["url"] + "/queue/")
+    expect(row_of(bob)).to_be_visible()
+
+    row_of(ann).get_by_role("button", name="Approve").click()
+    expect(row_of(ann)).to_contain_text("Approved by ann")
+    row_of(bob).get_by_placeholder("Reason (told to the client)").fill("looks wrong")
+    row_of(bob).get_by_role("button", name="Deny").click()
+    expect(row_of(bob).locator(".notice")).to_have_text(re.compile(r"^Already approved by ann\b"))
+    assert "Customer C009" in client.text()

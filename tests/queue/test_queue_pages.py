@@ -83,14 +83,15 @@ def test_it_tells_a_late_operator_who_decided_first(person, refund_call):
     assert "Already approved by ann." in page.content.decode()
 
 
-def test_it_answers_a_scripted_decision_with_the_row(person, refund_call):
+def test_it_answers_a_scripted_decision_in_json(person, refund_call):
     ann, _ = person("ann", roles.OPERATOR)
     calls.decide(refund_call.pk, ann, True)
     _, bob = person("bob", roles.OPERATOR)
-    response = decide_post(bob, refund_call, "approve", HTTP_X_CONSOLE_FRAGMENT="queue")
-    html = response.content.decode()
-    assert response.status_code == 200 and html.startswith("<article")
-    assert "Already approved by ann." in html and "Approved by ann" in html and "Approve</button>" not in html
+    response = decide_post(bob, refund_call, "deny", reason="no", HTTP_ACCEPT="application/json")
+    assert response.status_code == 200
+    assert response.json() == {"call_id": refund_call.pk, "status": "approved", "message": "Already approved by ann.", "level": "warning"}
+    missing = decide_post(bob, refund_call, "deny", HTTP_ACCEPT="application/json")
+    assert missing.status_code == 400 and "Give a reason" in missing.json()["message"]
 
 
 def test_it_refuses_a_denial_without_a_reason(person, refund_call):
@@ -163,4 +164,20 @@ def test_it_sends_the_editor_of_a_decided_call_back_to_the_queue(person, refund_
     ann, client = person("ann", roles.OPERATOR)
     calls.decide(refund_call.pk, ann, False, "no")
     page = client.get(reverse("call_edit", args=[refund_call.pk]), follow=True).content.decode()
-    assert "Already denied by ann." in page
+    assert "Already denied by ann: no." in page
+
+
+def test_it_answers_a_decision_on_no_call_with_404(person, refund_call):
+    _, client = person("ann", roles.OPERATOR)
+    data = {"decision": "approve", "binding": calls.call_binding(refund_call)}
+    assert client.post(reverse("call_decide", args=[refund_call.pk + 100]), data).status_code == 404
+    assert client.post(reverse("call_decide", args=[refund_call.pk + 100]), {"decision": "deny"}).status_code == 404
+
+
+def test_it_tells_a_late_click_the_decision_even_once_the_call_ran(person, refund_call):
+    ann, _ = person("ann", roles.OPERATOR)
+    calls.decide(refund_call.pk, ann, True)
+    Call.objects.filter(pk=refund_call.pk).update(status=Call.Status.COMPLETED)
+    _, bob = person("bob", roles.OPERATOR)
+    response = decide_post(bob, refund_call, "approve", HTTP_ACCEPT="application/json")
+    assert response.json()["message"] == "Already approved by ann."
