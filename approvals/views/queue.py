@@ -19,6 +19,7 @@ from approvals.roles import DECIDE_CALLS, VIEW_CALLS
 from approvals.views import rows, timeline
 from approvals.views.access import permission_or_403
 
+
 @permission_or_403(VIEW_CALLS)
 def queue(request):
     return render(request, "approvals/queue.html", {"calls": rows.pending_calls(), "live_query": "view=queue"})

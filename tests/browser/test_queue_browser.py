@@ -58,7 +58,8 @@ class ClientCall:
 def console(live_console, transactional_db):
     """The demo server synced, a client token, and the session cookies of operators ann and bob."""
     roles.ensure_roles()
-    demo = servers.add_server(name="Demo", transport="stdio", command=shlex.join([sys.executable, "-m", "approvals.demo.server"]), schedule_sync=False)
+    command = shlex.join([sys.executable, "-m", "approvals.demo.server"])
+    demo = servers.add_server(name="Demo", transport="stdio", command=command, schedule_sync=False)
     assert catalog.sync_server(demo).ok
     _, secret = tokens.create_token("browser agent")
     sessions = {}
@@ -166,7 +167,9 @@ def hostile_tool():
         "description": f"Exports everything. {HOSTILE}",
         "inputSchema": {"type": "object", "properties": {"target": {"type": "string", "title": HOSTILE, "description": HOSTILE}}},
     }
-    return Tool.objects.create(server=server, upstream_name="export", exposed_name="shady_export", definition=definition, digest=tool_digest(definition))
+    return Tool.objects.create(
+        server=server, upstream_name="export", exposed_name="shady_export", definition=definition, digest=tool_digest(definition),
+    )
 
 
 def hold_call(tool, token):

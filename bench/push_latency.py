@@ -1,0 +1,321 @@
+"""How fast operators see a call and clients see a decision: arrival → push, and decision → answer.
+
+    .venv/bin/python bench/push_latency.py [--calls 200] [--clients 4] [--pause 1] [--seconds 90]
+                                           [--setup embedded services] [--revision 2025-11-25]
+
+Clients fire `echo` calls at the console under an ask rule, each one a second
+(--pause) after its previous answer, as agents between two steps of their work. An operator's websocket
+(the one the queue page opens) records when each call.pending arrives, and a decider
+approves each call over HTTP at once, as the queue's Approve button does, with the
+binding read from the pushed row. Per call, in wall-clock time on this one machine:
+
+- arrival → push: until the operator's socket gets call.pending, from the client
+  sending tools/call, and from the console recording the call (Call.received_at);
+- decision → answer: until the client gets the tool's result, from the decider
+  sending its POST, and from the console recording the approval (Call.decided_at).
+
+Setups: `embedded` is SQLite in a temporary directory, the in-memory channel layer and
+one daphne process. `services` is PostgreSQL and Redis with two daphne processes, the
+clients on one and the operator's socket and POSTs on the other, so every event crosses
+Redis. It uses DATABASE_URL's server (default postgres://postgres@127.0.0.1:5432) with
+a database of its own, push_bench, created and dropped here, and REDIS_URL (default
+redis://127.0.0.1:6379/14). The upstream is tests/servers/sdk_server.py over HTTP.
+Everything listens on loopback; everything started is stopped.
+"""
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import re
+import secrets
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+import httpx
+import psycopg
+from autobahn.asyncio.websocket import WebSocketClientFactory, WebSocketClientProtocol
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gateway_overhead import LEGACY_REVISION, MODERN_REVISION, REPO, BenchError, McpClient, Sample, manage  # noqa: E402
+
+from tests.fixtures.servers import SERVERS, free_port, running  # noqa: E402
+
+BENCH_DATABASE = "push_bench"
+DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/test"
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/14"
+OPERATOR, PASSWORD = "bench-operator", secrets.token_urlsafe(16)
+NONCE = re.compile(r"push-bench (\d+)")
+BINDING = re.compile(r'name="binding" value="([0-9a-f]{64})"')
+WARMUP = 5
+TIMEOUT_SECONDS = 30
+
+
+@dataclass
+class Timings:
+    """Wall-clock times (time.time()) per call number; the console's own come from its database."""
+
+    sent: dict = field(default_factory=dict)
+    pushed: dict = field(default_factory=dict)
+    decided: dict = field(default_factory=dict)
+    answered: dict = field(default_factory=dict)
+    call_ids: dict = field(default_factory=dict)
+    received_at: dict = field(default_factory=dict)
+    decided_at: dict = field(default_factory=dict)
+    errors: int = 0
+
+    def sample(self, start: dict, end: dict) -> Sample:
+        numbers = sorted(n for n in start if start[n] is not None and n in end and n >= WARMUP)
+        return Sample("", 0, [end[n] - start[n] for n in numbers])
+
+    def add_console_times(self, times: dict):
+        for number, call_id in self.call_ids.items():
+            self.received_at[number], self.decided_at[number] = times[str(call_id)]
+
+
+class OperatorSocket(WebSocketClientProtocol):
+    """The queue page's websocket: each call.pending is timed the moment it arrives, then approved."""
+
+    def onOpen(self):
+        self.factory.opened.set_result(None)
+
+    def onMessage(self, payload, is_binary):
+        now = time.time()
+        message = json.loads(payload)
+        if message.get("event") == "call.pending" and message.get("html"):
+            self.factory.on_pending(message, now)
+
+    def onClose(self, was_clean, code, reason):
+        if not self.factory.opened.done():
+            self.factory.opened.set_exception(BenchError(f"the operator's websocket was refused: {code} {reason}"))
+
+
+class Operator:
+    def __init__(self, base: str, timings: Timings):
+        self.base, self.timings = base, timings
+        self.http = httpx.AsyncClient(base_url=base, timeout=TIMEOUT_SECONDS)
+        self.decisions: set[asyncio.Task] = set()
+
+    async def sign_in(self):
+        await self.http.get("/login/")
+        token = self.http.cookies["csrftoken"]
+        response = await self.http.post("/login/", data={"username": OPERATOR, "password": PASSWORD, "csrfmiddlewaretoken": token})
+        if "sessionid" not in self.http.cookies:
+            raise BenchError(f"the operator could not sign in: HTTP {response.status_code}")
+
+    async def watch(self):
+        host, port = urlsplit(self.base).hostname, urlsplit(self.base).port
+        cookie = "; ".join(f"{name}={value}" for name, value in self.http.cookies.items())
+        factory = WebSocketClientFactory(f"ws://{host}:{port}/ws/console/?view=queue", origin=self.base, headers={"Cookie": cookie})
+        factory.protocol = OperatorSocket
+        factory.opened = asyncio.get_running_loop().create_future()
+        factory.on_pending = self.on_pending
+        self.transport, _ = await asyncio.get_running_loop().create_connection(factory, host, port)
+        await asyncio.wait_for(factory.opened, TIMEOUT_SECONDS)
+
+    def on_pending(self, message: dict, now: float):
+        nonce, binding = NONCE.search(message["html"]), BINDING.search(message["html"])
+        if nonce is None or binding is None:
+            return
+        number = int(nonce.group(1))
+        self.timings.pushed[number] = now
+        self.timings.call_ids[number] = message["call_id"]
+        task = asyncio.create_task(self.approve(number, message["call_id"], binding.group(1)))
+        self.decisions.add(task)
+        task.add_done_callback(self.decisions.discard)
+
+    async def approve(self, number: int, call_id: int, binding: str):
+        data = {"decision": "approve", "binding": binding, "csrfmiddlewaretoken": self.http.cookies["csrftoken"]}
+        self.timings.decided[number] = time.time()
+        response = await self.http.post(f"/queue/{call_id}/decide/", data=data, headers={"Accept": "application/json"})
+        if response.status_code != 200 or response.json().get("level") != "success":
+            self.timings.errors += 1
+
+    async def close(self):
+        self.transport.close()
+        await self.http.aclose()
+
+
+async def client_worker(url: str, args, secret: str, tool: str, numbers, timings: Timings, deadline: float):
+    async with httpx.AsyncClient(timeout=TIMEOUT_SECONDS) as http:
+        client = McpClient(http, url, args.revision, secret)
+        await client.start()
+        # Clients start out of step, as independent agents do.
+        await asyncio.sleep(random.uniform(0, args.pause))
+        for number in numbers:
+            if time.monotonic() > deadline:
+                return
+            text = f"push-bench {number}"
+            timings.sent[number] = time.time()
+            try:
+                answer = await client.call(tool, {"message": text})
+            except (httpx.HTTPError, BenchError) as exc:
+                print(f"call {number}: {exc}", file=sys.stderr)
+                timings.errors += 1
+                continue
+            timings.answered[number] = time.time()
+            content = (answer.get("result") or {}).get("content") or [{}]
+            if content[0].get("text") != text:
+                timings.errors += 1
+            await asyncio.sleep(args.pause)
+
+
+async def measure(client_base: str, operator_base: str, secret: str, tool: str, args) -> Timings:
+    timings = Timings()
+    operator = Operator(operator_base, timings)
+    await operator.sign_in()
+    await operator.watch()
+    try:
+        numbers = iter(range(args.calls + WARMUP))
+        deadline = time.monotonic() + args.seconds
+        await asyncio.gather(*(
+            client_worker(f"{client_base}/mcp", args, secret, tool, numbers, timings, deadline)
+            for _ in range(args.clients)
+        ))
+        if operator.decisions:
+            await asyncio.wait(operator.decisions, timeout=TIMEOUT_SECONDS)
+    finally:
+        await operator.close()
+    return timings
+
+
+# An operator like any other: the operator role's permissions, checked on every POST.
+MAKE_OPERATOR = (
+    "from django.contrib.auth.models import Group, User; "
+    f"User.objects.create_user({OPERATOR!r}, password={PASSWORD!r}).groups.add(Group.objects.get(name='operator'))"
+)
+
+
+def prepare(env: dict, upstream_url: str) -> tuple[str, str]:
+    """Migrate, add the upstream with an ask rule on its echo, a token and an operator: (tool, secret)."""
+    manage(env, "migrate", "--noinput")
+    manage(env, "add_server", "bench", "--url", upstream_url, "--prefix", "bench_")
+    manage(env, "add_rule", "--action", "ask", "--server", "bench", "--tool", "bench_echo", "--name", "push bench asks")
+    secret = manage(env, "create_token", "push-bench", "--tools", "bench_echo").splitlines()[-1]
+    manage(env, "shell", "-c", MAKE_OPERATOR)
+    return "bench_echo", secret
+
+
+def base_env(**extra) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
+    return {
+        **env, "DJANGO_SETTINGS_MODULE": "console.settings", "LOG_LEVEL": "WARNING", "SECRET_KEY": secrets.token_urlsafe(40),
+        "MCP_RATE_LIMIT_PER_MINUTE": str(10**9), **extra,
+    }
+
+
+@contextmanager
+def bench_database(server_url: str):
+    """A database of the bench's own on the server DATABASE_URL names, dropped afterwards."""
+    admin = urlsplit(server_url)._replace(path="/postgres").geturl()
+    with psycopg.connect(admin, autocommit=True) as connection:
+        connection.execute(f"DROP DATABASE IF EXISTS {BENCH_DATABASE} WITH (FORCE)")
+        connection.execute(f"CREATE DATABASE {BENCH_DATABASE}")
+    try:
+        yield urlsplit(server_url)._replace(path=f"/{BENCH_DATABASE}").geturl()
+    finally:
+        with psycopg.connect(admin, autocommit=True) as connection:
+            connection.execute(f"DROP DATABASE IF EXISTS {BENCH_DATABASE} WITH (FORCE)")
+
+
+def daphne(stack: ExitStack, env: dict) -> str:
+    port = free_port()
+    argv = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "console.asgi:application"]
+    stack.enter_context(running(argv, port=port, env=env))
+    return f"http://127.0.0.1:{port}"
+
+
+def run_setup(name: str, upstream_url: str, args) -> Timings:
+    with ExitStack() as stack:
+        if name == "embedded":
+            var_dir = tempfile.mkdtemp(prefix="push-bench-")
+            stack.callback(shutil.rmtree, var_dir, ignore_errors=True)
+            env = base_env(CONSOLE_VAR_DIR=var_dir)
+        else:
+            database = stack.enter_context(bench_database(os.environ.get("DATABASE_URL", DEFAULT_DATABASE_URL)))
+            env = base_env(DATABASE_URL=database, REDIS_URL=os.environ.get("REDIS_URL", DEFAULT_REDIS_URL))
+        tool, secret = prepare(env, upstream_url)
+        with ExitStack() as consoles:
+            client_base = daphne(consoles, env)
+            operator_base = client_base if name == "embedded" else daphne(consoles, env)
+            timings = asyncio.run(measure(client_base, operator_base, secret, tool, args))
+        timings.add_console_times(console_times(env))
+        return timings
+
+
+CONSOLE_TIMES = (
+    "import json; from approvals.models import Call; "
+    "print(json.dumps({c.pk: [c.received_at.timestamp(), c.decided_at.timestamp() if c.decided_at else None] "
+    "for c in Call.objects.all()}))"
+)
+
+
+def console_times(env: dict) -> dict:
+    """When the console recorded each call and its approval, read from its database."""
+    return json.loads(manage(env, "shell", "-c", CONSOLE_TIMES).splitlines()[-1])
+
+
+def rows(name: str, timings: Timings) -> list[str]:
+    measures = [
+        ("arrival → push", "the client sends tools/call", timings.sent, timings.pushed),
+        ("arrival → push", "the console records the call", timings.received_at, timings.pushed),
+        ("decision → answer", "the operator sends Approve", timings.decided, timings.answered),
+        ("decision → answer", "the console records the approval", timings.decided_at, timings.answered),
+    ]
+    lines = []
+    for measure, start, begun, ended in measures:
+        sample = timings.sample(begun, ended)
+        figures = " | ".join(f"{sample.percentile(p):.1f}" for p in (50, 95, 99))
+        lines.append(f"| {name} | {measure} | {start} | {sample.calls} | {figures} |")
+    return lines
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--calls", type=int, default=200, help="measured calls per setup (default 200)")
+    parser.add_argument("--clients", type=int, default=4, help="clients calling at once (default 4)")
+    parser.add_argument("--pause", type=float, default=1.0, help="seconds each client waits after an answer (default 1; 0 saturates)")
+    parser.add_argument("--seconds", type=float, default=90, help="at most this long per setup (default 90)")
+    parser.add_argument("--revision", default=LEGACY_REVISION, choices=[LEGACY_REVISION, MODERN_REVISION])
+    parser.add_argument("--setup", nargs="+", choices=["embedded", "services"], default=["embedded", "services"])
+    args = parser.parse_args()
+    if args.calls < 1 or args.clients < 1 or args.pause < 0:
+        parser.error("--calls and --clients must be at least 1, --pause at least 0")
+    lines = [
+        f"{args.clients} clients (revision {args.revision}) each calling `echo` under an ask rule, {args.pause:g} s after "
+        "its previous answer; each call approved over HTTP as soon as its push arrives",
+        "",
+        "| setup | measure | from when | calls | p50 ms | p95 ms | p99 ms |",
+        "|---|---|---|---:|---:|---:|---:|",
+    ]
+    failed = False
+    with ExitStack() as stack:
+        port = free_port()
+        stack.enter_context(running([sys.executable, str(SERVERS / "sdk_server.py"), str(port)], port=port))
+        for name in args.setup:
+            print(f"measuring {name}…", file=sys.stderr)
+            timings = run_setup(name, f"http://127.0.0.1:{port}/mcp", args)
+            if timings.errors:
+                print(f"{name}: {timings.errors} calls failed", file=sys.stderr)
+                failed = True
+            lines += rows(name, timings)
+    print("\n".join(lines))
+    if failed:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    # A plain kill still unwinds the ExitStacks, so nothing started here outlives the bench.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    os.chdir(REPO)
+    try:
+        main()
+    except BenchError as exc:
+        sys.exit(f"bench: {exc}")
