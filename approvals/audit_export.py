@@ -12,13 +12,14 @@ that event unchanged, and so, hash by hash, everything before it.
 """
 
 import csv
+from contextlib import closing
 from json.encoder import encode_basestring
 
 from asgiref.sync import sync_to_async
 from django.db.models import TextField
 from django.db.models.functions import Cast
 
-from approvals.audit_query import streaming_read
+from approvals.audit_query import stream_rows, streaming_read
 from approvals.models import AuditHead
 
 COLUMNS = [
@@ -49,13 +50,13 @@ def chain_head():
 def rows(events, head_seq):
     values = [*COLUMNS[:11], "data_text", "prev_hash", "hash"]
     ordered = events.filter(seq__lte=head_seq).annotate(data_text=Cast("data", TextField())).order_by("seq")
-    return ordered.values_list(*values).iterator(chunk_size=CHUNK)
+    return stream_rows(ordered.values_list(*values), CHUNK)
 
 
-def csv_lines(events, head):
+def csv_lines(stream, head):
     writer = csv.writer(Line(), lineterminator="\n")
     yield writer.writerow(COLUMNS)
-    for row in rows(events, head[0]):
+    for row in stream:
         yield writer.writerow((*row[:1], row[1].isoformat(), *row[2:]))
     yield writer.writerow([HEAD_MARK, *head])
 
@@ -64,9 +65,9 @@ def _id(value):
     return "null" if value is None else "%d" % value
 
 
-def jsonl_lines(events, head):
+def jsonl_lines(stream, head):
     quote = encode_basestring
-    for seq, at, actor_type, actor_id, actor_name, action, request_id, call_id, server_id, tool_id, token_id, data, prev_hash, hash_ in rows(events, head[0]):
+    for seq, at, actor_type, actor_id, actor_name, action, request_id, call_id, server_id, tool_id, token_id, data, prev_hash, hash_ in stream:
         yield _JSONL % (
             seq, quote(at.isoformat()), quote(actor_type), _id(actor_id), quote(actor_name), quote(action), quote(request_id),
             _id(call_id), _id(server_id), _id(tool_id), _id(token_id), data, quote(prev_hash), quote(hash_),
@@ -81,9 +82,9 @@ def export_chunks(events, fmt):
     """The export as text chunks of up to BATCH lines each."""
     lines = FORMATS[fmt][0]
     head = chain_head()
-    with streaming_read():
+    with streaming_read(), closing(rows(events, head[0])) as stream:
         batch = []
-        for line in lines(events, head):
+        for line in lines(stream, head):
             batch.append(line)
             if len(batch) >= BATCH:
                 yield "".join(batch)

@@ -10,9 +10,10 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import timezone as dt_timezone
 
+import psycopg
 from django import forms
 from django.contrib.auth import get_user_model
-from django.db import connection, transaction
+from django.db import OperationalError, connection, transaction
 from django.db.models.fields.json import KT
 from django.db.models.functions import Upper
 
@@ -20,6 +21,7 @@ from approvals.models import AuditEvent, AuditHead, Call, ClientToken, Server, T
 
 PAGE_SIZE = 50
 COUNT_LIMIT = 10_000
+COUNT_BUDGET_MS = 30
 SUMMARY_CHARS = 160
 
 ACTIONS = [
@@ -33,10 +35,31 @@ ACTIONS = [
 
 
 def streaming_read():
-    """Where a long read streams: on PostgreSQL inside a transaction, since in autocommit
-    Django declares its server-side cursors WITH HOLD, which materializes every row
-    first. SQLite takes its write lock when a transaction begins, so it reads without one."""
+    """Where a long read happens: on PostgreSQL in a transaction, so that a verification
+    reads the head and the events as of one moment (and a server-side cursor, were one
+    used, would stream rather than be declared WITH HOLD and materialized). SQLite takes
+    its write lock when a transaction begins, so it reads without one."""
     return transaction.atomic() if connection.vendor == "postgresql" else nullcontext()
+
+
+def stream_rows(rows, chunk_size=5000):
+    """The tuples of a values_list queryset, streamed at flat memory.
+
+    On PostgreSQL straight from psycopg, in binary and in chunks of one round trip:
+    the server sends rows while this process works on the ones before, where a
+    server-side cursor would wait for each batch, and Django's row converters would
+    cost as much as the work itself. A plain psycopg cursor, because Django's binds
+    parameters client-side, which cannot stream binary rows. Elsewhere Django's
+    chunked iterator. Close the generator before the transaction ends: a stream left
+    open holds the connection.
+    """
+    if connection.vendor != "postgresql":
+        yield from rows.iterator(chunk_size=chunk_size)
+        return
+    sql, params = rows.query.sql_with_params()
+    connection.ensure_connection()
+    with psycopg.Cursor(connection.connection) as cursor:
+        yield from cursor.stream(sql, params, binary=True, size=chunk_size)
 
 
 def search_expression():
@@ -86,7 +109,13 @@ def filter_events(cleaned: dict, events=None):
     if cleaned.get("action"):
         events = events.filter(action=cleaned["action"])
     if cleaned.get("outcome"):
-        events = events.filter(call_id__in=Call.objects.filter(status=cleaned["outcome"]).values("pk"))
+        # The call table repeats the client, server and tool: narrowing the calls there
+        # lets the database find few calls first, then their events by call_id.
+        ended = Call.objects.filter(status=cleaned["outcome"])
+        for name in ("client", "server", "tool"):
+            if cleaned.get(name):
+                ended = ended.filter(**{"token" if name == "client" else name: cleaned[name]})
+        events = events.filter(call_id__in=ended.values("pk"))
     if cleaned.get("q"):
         events = events.alias(arguments_text=search_expression()).filter(arguments_text__contains=cleaned["q"].upper())
     return events
@@ -118,20 +147,60 @@ def keyset_page(events, before=None, after=None, size=PAGE_SIZE) -> Page:
 
 @dataclass
 class Matching:
-    count: int
+    count: int | None  # None: counting would have taken too long
     more: bool  # there are more than `count`: counting stopped there
 
 
 def bounded_count(events, cleaned) -> Matching:
-    """How many events match, counted up to COUNT_LIMIT so that a broad filter stays cheap."""
+    """How many events match, counted up to COUNT_LIMIT and, on PostgreSQL, for at most COUNT_BUDGET_MS."""
     if cleaned is None:
         return Matching(0, False)
     head = AuditHead.objects.filter(pk=1).first()
     if head is not None and not any(cleaned.values()):
         # The chain has no gaps: the whole log is the head less the anchor.
         return Matching(head.seq - head.anchor_seq, False)
-    counted = events[: COUNT_LIMIT + 1].count()
+    counted = within_budget(lambda: events[: COUNT_LIMIT + 1].count())
+    if counted is None:
+        return Matching(None, True)
     return Matching(min(counted, COUNT_LIMIT), counted > COUNT_LIMIT)
+
+
+def within_budget(query):
+    """The query's answer, or None when PostgreSQL needs longer than COUNT_BUDGET_MS for it.
+
+    A count reads every match, and a common word in the arguments matches a third of the
+    log: the page must not wait for that.
+    """
+    if connection.vendor != "postgresql":
+        return query()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_setting('statement_timeout')")
+        (previous,) = cursor.fetchone()
+    try:
+        with transaction.atomic():
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT set_config('statement_timeout', %s, true)", [str(COUNT_BUDGET_MS)])
+            answer = query()
+            # Set back by hand: inside an outer transaction, SET LOCAL would outlive this block.
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT set_config('statement_timeout', %s, true)", [previous])
+            return answer
+    except OperationalError:
+        return None
+
+
+def filter_fields(form):
+    """The filter's fields, each select with its options as (value, label, selected).
+
+    The page draws the selects from these: Django's widget templates would render
+    each option through a template of its own, half the page's time."""
+    fields = []
+    for bound in form:
+        choices = getattr(bound.field, "choices", None)
+        chosen = str(bound.value() or "")
+        options = None if choices is None else [(str(value), label, str(value) == chosen) for value, label in choices]
+        fields.append({"field": bound, "options": options})
+    return fields
 
 
 def labelled(events):

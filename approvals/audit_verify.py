@@ -5,13 +5,18 @@ in the same transaction as each append, so every event up to the head it read is
 there to be read, and appends made meanwhile are left for the next run.
 """
 
+from contextlib import closing
 from dataclasses import dataclass
+from json import JSONDecoder
+from json.scanner import c_make_scanner
 
 from django.db import connection
+from django.db.models import TextField
+from django.db.models.functions import Cast
 from django.utils import timezone
 
 from approvals.audit import HASHED, event_hash
-from approvals.audit_query import streaming_read
+from approvals.audit_query import stream_rows, streaming_read
 from approvals.models import AuditEvent, AuditHead, AuditVerification
 
 CHUNK = 5000
@@ -65,15 +70,33 @@ def walk_once(expect, chunk_size) -> tuple[Verdict, int]:
                 return Verdict(False, broken_seq=0, expected="a chain head", found="none", problem="the chain head is missing"), 0
             return Verdict(True), 0
         walk = Walk(head, expect)
-        rows = AuditEvent.objects.filter(seq__lte=head.seq).order_by("seq").values_list(*HASHED, "hash")
-        try:
-            walk.check_expected()
-            walk.follow(rows.iterator(chunk_size=chunk_size))
-            walk.finish()
-        except Broken as broken:
-            verdict = Verdict(False, walk.checked, walk.first_seq, walk.last_seq, broken.seq, broken.expected, broken.found, broken.problem)
-            return verdict, head.anchor_seq
+        # Closed before the transaction ends, even when the walk stops half-way: a stream
+        # left open would hold the connection.
+        with closing(event_rows(head.seq, chunk_size)) as rows:
+            try:
+                walk.check_expected()
+                walk.follow(rows)
+                walk.finish()
+            except Broken as broken:
+                verdict = Verdict(False, walk.checked, walk.first_seq, walk.last_seq, broken.seq, broken.expected, broken.found, broken.problem)
+                return verdict, head.anchor_seq
     return Verdict(True, walk.checked, walk.first_seq, walk.last_seq), head.anchor_seq
+
+
+def event_rows(through_seq, chunk_size):
+    """The HASHED fields and the hash of each event up to `through_seq`, in seq order, `data` parsed.
+
+    `data` comes as text and goes through json's C scanner: half the cost of json.loads,
+    whose checks text from the database never needs.
+    """
+    scan = c_make_scanner(JSONDecoder())
+    rows = (
+        AuditEvent.objects.filter(seq__lte=through_seq).order_by("seq")
+        .annotate(data_text=Cast("data", TextField())).values_list(*HASHED[:11], "data_text", "prev_hash", "hash")
+    )
+    with closing(stream_rows(rows, chunk_size)) as stream:
+        for row in stream:
+            yield (*row[:11], scan(row[11], 0)[0], row[12], row[13])
 
 
 class Walk:

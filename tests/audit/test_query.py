@@ -118,3 +118,20 @@ def test_it_counts_the_whole_log_from_the_head_without_reading_it(history, djang
     total = AuditEvent.objects.count()
     with django_assert_max_num_queries(1):
         assert audit_query.bounded_count(AuditEvent.objects.all(), {}).count == total
+
+
+@pytest.mark.postgres
+def test_it_gives_up_counting_past_its_time_budget_and_restores_the_timeout(db, monkeypatch):
+    from django.db import connection
+
+    def slow():
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_sleep(0.5)")
+        return 1
+
+    monkeypatch.setattr(audit_query, "COUNT_BUDGET_MS", 20)
+    assert audit_query.within_budget(slow) is None
+    assert audit_query.within_budget(lambda: 7) == 7
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW statement_timeout")
+        assert cursor.fetchone()[0] == "0"
