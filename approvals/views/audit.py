@@ -24,7 +24,7 @@ def audit_log(request):
     events = audit_query.filter_events(form.cleaned_data) if form.is_valid() else AuditEvent.objects.none()
     page = audit_query.keyset_page(events, cursor(request, "before"), cursor(request, "after"))
     return render(request, "approvals/audit_log.html", {
-        "form": form, "page": page, "events": audit_query.labelled(page.events),
+        "form": form, "fields": audit_query.filter_fields(form), "page": page, "events": audit_query.labelled(page.events),
         "matching": audit_query.bounded_count(events, form.cleaned_data if form.is_valid() else None),
         "head": AuditHead.objects.filter(pk=1).first(), "last_check": AuditVerification.objects.first(),
         "retention_days": audit_retention.retention_days(),
