@@ -1,0 +1,102 @@
+"""An auditor filters the audit log, opens an event with its call's timeline and exports CSV, in Chromium;
+and an auditor cannot decide a call."""
+
+import csv
+import io
+
+import pytest
+from django.contrib.auth.models import Group, User
+from playwright.sync_api import expect
+
+from approvals import calls, roles
+from approvals.models import AuditHead
+from approvals.protocol import revisions
+from tests.calls.conftest import client_token, operators, refund_tool  # noqa: F401  (fixtures)
+from tests.pages.factories import make_server, make_tool
+
+pytestmark = pytest.mark.browser
+
+PASSWORD = "a long enough browser password"
+
+
+def submit(token, tool, arguments, jsonrpc_id):
+    call, _ = calls.receive_call(calls.ClientContext(token, revisions.MODERN, "2026-07-28"), tool, arguments, jsonrpc_id, None)
+    return call
+
+
+@pytest.fixture
+def history(live_console, client_token, refund_tool, operators):
+    """Refunds approved and denied, a lookup denied on another server, a refund still pending, an auditor."""
+    ann, bob = operators
+    denied = submit(client_token, refund_tool, {"order_id": 41, "amount": 400}, 1)
+    calls.decide(denied.pk, bob, False, "needs a manager")
+    calls.decide(submit(client_token, refund_tool, {"order_id": 42, "amount": 20}, 2).pk, ann, True)
+    lookup = make_tool(make_server("Records"), "lookup")
+    calls.decide(submit(client_token, lookup, {"customer": "C1"}, 3).pk, ann, False, "not today")
+    pending = submit(client_token, refund_tool, {"order_id": 43, "amount": 30}, 4)
+    roles.ensure_roles()
+    auditor = User.objects.create_user("audrey", password=PASSWORD)
+    auditor.groups.add(Group.objects.get(name=roles.AUDITOR))
+    return {"refund": refund_tool, "denied": denied, "pending": pending, "binding": calls.call_binding(pending),
+            "head": AuditHead.objects.get()}
+
+
+def sign_in(page, url):
+    page.goto(url + "/login/")
+    page.get_by_label("Username").fill("audrey")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+
+
+def test_it_lets_an_auditor_filter_open_an_event_and_export_csv(live_console, history, open_page):
+    page = open_page()
+    problems = []
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    sign_in(page, live_console)
+    page.get_by_role("link", name="Audit", exact=True).click()
+    expect(page.get_by_role("heading", name="Audit log")).to_be_visible()
+
+    page.get_by_label("Tool", exact=True).select_option(label="shop_issue_refund")
+    page.get_by_label("Action", exact=True).select_option("call.denied")
+    page.get_by_role("button", name="Filter").click()
+    rows = page.locator("table.audit tbody tr")
+    expect(rows).to_have_count(1)
+    expect(rows.first).to_contain_text("call.denied")
+    expect(rows.first).to_contain_text("bob")
+    page.screenshot(path="/tmp/console-audit.png", full_page=True)
+
+    rows.first.get_by_role("link").first.click()
+    expect(page.get_by_role("heading", name="call.denied")).to_be_visible()
+    timeline = page.locator("ol.history > li")
+    expect(timeline).to_have_count(4)
+    for step, action in enumerate(["call.received", "call.policy", "call.pending", "call.denied"]):
+        expect(timeline.nth(step)).to_contain_text(action)
+    expect(page.get_by_text("needs a manager").first).to_be_visible()
+    page.screenshot(path="/tmp/console-audit-event.png", full_page=True)
+
+    page.go_back()
+    with page.expect_download() as download:
+        page.get_by_role("link", name="Export CSV").click()
+    exported = list(csv.reader(io.StringIO(open(download.value.path(), encoding="utf-8").read())))
+    assert exported[0][:6] == ["seq", "at", "actor_type", "actor_id", "actor_name", "action"]
+    assert [row[5] for row in exported[1:-1]] == ["call.denied"]
+    assert exported[-1][0] == "# chain head" and int(exported[-1][1]) >= history["head"].seq
+    assert not problems
+
+
+def test_it_does_not_let_an_auditor_decide_a_call(live_console, history, open_page):
+    pending = history["pending"]
+    page = open_page()
+    sign_in(page, live_console)
+    expect(page.get_by_role("link", name="Audit", exact=True)).to_be_visible()
+    expect(page.get_by_role("link", name="My decisions")).to_have_count(0)
+    csrf = next(cookie["value"] for cookie in page.context.cookies() if cookie["name"] == "csrftoken")
+    response = page.request.post(
+        f"{live_console}/queue/{pending.pk}/decide/", headers={"X-CSRFToken": csrf},
+        form={"decision": "approve", "reason": "", "binding": history["binding"]},
+    )
+    # Refused by the permission check, not by a CSRF failure that any forged form would meet too.
+    assert response.status == 403 and "CSRF" not in response.text()
+    page.goto(f"{live_console}/audit/calls/{pending.pk}/")
+    expect(page.locator(".card").get_by_text("Waiting for an operator")).to_be_visible()
+    expect(page.locator("ol.history > li")).to_have_count(3)
