@@ -1,0 +1,335 @@
+"""Elicitation as the spec allows it: the requestedSchema subset, answers checked against it, URL mode.
+
+Form mode asks for a flat object whose properties are each one of:
+
+- string: ``minLength``, ``maxLength``, ``format`` (email, uri, date, date-time)
+- number or integer: ``minimum``, ``maximum``
+- boolean
+- single select: ``{type: string, enum}`` (``enumNames`` labels it, legacy) or
+  ``{type: string, oneOf: [{const, title}]}``
+- multi select: ``{type: array, items: {type: string, enum}}`` or
+  ``items: {anyOf: [{const, title}]}``, with ``minItems``, ``maxItems``
+
+and every property may carry ``title``, ``description`` and a ``default`` of its
+own type. Anything else (nesting, references, patterns, unknown formats or
+keywords) is outside the subset: the console refuses such a request rather than
+guess at it, and says why.
+"""
+
+import math
+import re
+from datetime import date, datetime
+from urllib.parse import urlsplit
+
+FORMATS = ("email", "uri", "date", "date-time")
+ANSWER_ACTIONS = ("accept", "decline", "cancel")
+COMMON_KEYS = {"type", "title", "description", "default"}
+KEYS = {
+    "string": COMMON_KEYS | {"minLength", "maxLength", "format"},
+    "number": COMMON_KEYS | {"minimum", "maximum"},
+    "integer": COMMON_KEYS | {"minimum", "maximum"},
+    "boolean": COMMON_KEYS,
+    "enum": COMMON_KEYS | {"enum", "enumNames"},
+    "one_of": COMMON_KEYS | {"oneOf"},
+    "multi": COMMON_KEYS | {"items", "minItems", "maxItems"},
+}
+TOP_KEYS = {"$schema", "type", "properties", "required", "title", "description", "additionalProperties"}
+
+_EMAIL = re.compile(r"[^@\s]+@[^@\s]+")
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_DATE_TIME = re.compile(r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})")
+
+
+def property_kind(prop) -> str | None:
+    """Which of the subset's shapes a property has: a key of KEYS, or None for none of them."""
+    if not isinstance(prop, dict):
+        return None
+    declared = prop.get("type")
+    if declared == "string":
+        if "enum" in prop:
+            return "enum"
+        return "one_of" if "oneOf" in prop else "string"
+    if declared == "array":
+        return "multi"
+    if declared in ("number", "integer", "boolean"):
+        return declared
+    return None
+
+
+def options(prop) -> list[tuple[str, str]]:
+    """(value, label) of each choice of a single or multi select; [] for any other property."""
+    kind = property_kind(prop)
+    source = prop.get("items") if kind == "multi" else prop
+    if not isinstance(source, dict):
+        return []
+    values = source.get("enum")
+    if isinstance(values, list):
+        names = source.get("enumNames")
+        labels = names if isinstance(names, list) and len(names) == len(values) else values
+        return [(v, str(label)) for v, label in zip(values, labels)]
+    variants = source.get("oneOf" if kind == "one_of" else "anyOf")
+    if isinstance(variants, list):
+        return [(v.get("const"), str(v.get("title", v.get("const")))) for v in variants if isinstance(v, dict)]
+    return []
+
+
+def schema_problems(schema) -> list[str]:
+    """Why a requestedSchema is outside the allowed subset; empty when it is inside."""
+    if not isinstance(schema, dict):
+        return ["the requested schema is not a JSON object"]
+    problems = []
+    if schema.get("type") != "object":
+        problems.append("the requested schema must have type 'object'")
+    problems += [f"the schema uses '{key}', which elicitation does not allow" for key in sorted(set(schema) - TOP_KEYS)]
+    properties = schema.get("properties", {})
+    if not isinstance(properties, dict):
+        return problems + ["'properties' must be an object"]
+    for name, prop in properties.items():
+        problems += [f"property '{name}': {problem}" for problem in property_problems(prop)]
+    required = schema.get("required", [])
+    if not isinstance(required, list) or not all(isinstance(name, str) for name in required):
+        problems.append("'required' must be a list of property names")
+    else:
+        problems += [f"'{name}' is required but not a property" for name in required if name not in properties]
+    return problems
+
+
+def property_problems(prop) -> list[str]:
+    kind = property_kind(prop)
+    if kind is None:
+        shown = prop.get("type") if isinstance(prop, dict) else type(prop).__name__
+        return [f"its type {shown!r} is none of string, number, integer, boolean, or an array of choices; "
+                "nested objects and free lists cannot be asked for"]
+    problems = [f"'{key}' is not allowed on a {kind.replace('_', ' ')} property" for key in sorted(set(prop) - KEYS[kind])]
+    for key in ("title", "description"):
+        if key in prop and not isinstance(prop[key], str):
+            problems.append(f"'{key}' must be a string")
+    problems += KIND_CHECKS[kind](prop)
+    if "default" in prop and not problems:
+        problems += [f"its default {prop['default']!r} does not fit: {p}" for p in value_problems(prop, prop["default"])]
+    return problems
+
+
+def _string_problems(prop) -> list[str]:
+    problems = _count_problems(prop, "minLength", "maxLength")
+    if "format" in prop and prop["format"] not in FORMATS:
+        problems.append(f"format {prop['format']!r} is none of {', '.join(FORMATS)}")
+    return problems
+
+
+def _number_problems(prop) -> list[str]:
+    return [f"'{key}' must be a number" for key in ("minimum", "maximum") if key in prop and not _is_number(prop[key])]
+
+
+def _enum_problems(prop) -> list[str]:
+    values, names = prop.get("enum"), prop.get("enumNames")
+    problems = _choice_list_problems(values, "enum")
+    if names is not None and (not isinstance(names, list) or not all(isinstance(n, str) for n in names)
+                              or not isinstance(values, list) or len(names) != len(values)):
+        problems.append("'enumNames' must be as many strings as 'enum' has values")
+    return problems
+
+
+def _one_of_problems(prop) -> list[str]:
+    return _titled_problems(prop.get("oneOf"), "oneOf")
+
+
+def _multi_problems(prop) -> list[str]:
+    items = prop.get("items")
+    if not isinstance(items, dict):
+        return ["'items' must be an object of choices"]
+    if "anyOf" in items:
+        problems = [f"'items' may hold only 'anyOf', not {key!r}" for key in sorted(set(items) - {"anyOf", "type"})]
+        if items.get("type", "string") != "string":
+            problems.append("'items' must be of type 'string'")
+        problems += _titled_problems(items["anyOf"], "items.anyOf")
+    else:
+        problems = [f"'items' may hold only 'type' and 'enum', not {key!r}" for key in sorted(set(items) - {"type", "enum"})]
+        if items.get("type") != "string":
+            problems.append("'items' must be of type 'string'")
+        problems += _choice_list_problems(items.get("enum"), "items.enum")
+    return problems + _count_problems(prop, "minItems", "maxItems")
+
+
+def _choice_list_problems(values, where) -> list[str]:
+    if not isinstance(values, list) or not values or not all(isinstance(v, str) for v in values):
+        return [f"'{where}' must be a non-empty list of strings"]
+    if len(set(values)) != len(values):
+        return [f"'{where}' lists a value twice"]
+    return []
+
+
+def _titled_problems(variants, where) -> list[str]:
+    shape_ok = isinstance(variants, list) and variants and all(
+        isinstance(v, dict) and set(v) == {"const", "title"} and isinstance(v["const"], str) and isinstance(v["title"], str)
+        for v in variants
+    )
+    if not shape_ok:
+        return [f"'{where}' must be a non-empty list of {{const, title}} strings"]
+    return _choice_list_problems([v["const"] for v in variants], where)
+
+
+def _count_problems(prop, low, high) -> list[str]:
+    problems = [f"'{key}' must be a non-negative integer" for key in (low, high)
+                if key in prop and not (_is_integer(prop[key]) and prop[key] >= 0)]
+    if not problems and low in prop and high in prop and prop[low] > prop[high]:
+        problems.append(f"'{low}' is greater than '{high}'")
+    return problems
+
+
+KIND_CHECKS = {
+    "string": _string_problems, "number": _number_problems, "integer": _number_problems, "boolean": lambda prop: [],
+    "enum": _enum_problems, "one_of": _one_of_problems, "multi": _multi_problems,
+}
+
+
+def content_problems(schema: dict, content) -> list[str]:
+    """Why an accepted form's content does not answer `schema` (which must be inside the subset)."""
+    if not isinstance(content, dict):
+        return ["the answer must be a JSON object"]
+    properties = schema.get("properties", {})
+    problems = [f"'{name}' was not asked for" for name in content if name not in properties]
+    problems += [f"'{name}' is required" for name in schema.get("required", []) if name not in content]
+    for name, value in content.items():
+        if name in properties:
+            problems += [f"'{name}': {p}" for p in value_problems(properties[name], value)]
+    return problems
+
+
+def value_problems(prop: dict, value) -> list[str]:
+    kind = property_kind(prop)
+    if kind in ("string", "enum", "one_of"):
+        if not isinstance(value, str):
+            return ["must be a string"]
+        if kind != "string":
+            allowed = [v for v, _ in options(prop)]
+            return [] if value in allowed else [f"must be one of {', '.join(allowed)}"]
+        return _text_problems(prop, value)
+    if kind == "boolean":
+        return [] if isinstance(value, bool) else ["must be true or false"]
+    if kind in ("number", "integer"):
+        if not _is_number(value) or (kind == "integer" and not _is_integer(value)):
+            return [f"must be {'an integer' if kind == 'integer' else 'a number'}"]
+        return _bound_problems(prop, value)
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        return ["must be a list of choices"]
+    allowed = [v for v, _ in options(prop)]
+    problems = [f"{v!r} is none of {', '.join(allowed)}" for v in value if v not in allowed]
+    if len(set(value)) != len(value):
+        problems.append("lists a choice twice")
+    if len(value) < prop.get("minItems", 0):
+        problems.append(f"needs at least {prop['minItems']} choices")
+    if "maxItems" in prop and len(value) > prop["maxItems"]:
+        problems.append(f"takes at most {prop['maxItems']} choices")
+    return problems
+
+
+def _text_problems(prop: dict, value: str) -> list[str]:
+    problems = []
+    if len(value) < prop.get("minLength", 0):
+        problems.append(f"needs at least {prop['minLength']} characters")
+    if "maxLength" in prop and len(value) > prop["maxLength"]:
+        problems.append(f"takes at most {prop['maxLength']} characters")
+    fmt = prop.get("format")
+    if fmt is not None and not FORMAT_CHECKS[fmt](value):
+        problems.append(f"is not a valid {fmt}")
+    return problems
+
+
+def _bound_problems(prop: dict, value) -> list[str]:
+    problems = []
+    if "minimum" in prop and value < prop["minimum"]:
+        problems.append(f"must be at least {prop['minimum']}")
+    if "maximum" in prop and value > prop["maximum"]:
+        problems.append(f"must be at most {prop['maximum']}")
+    return problems
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _is_integer(value) -> bool:
+    # JSON Schema counts 3.0 as an integer: the JSON number is the same.
+    return _is_number(value) and float(value).is_integer()
+
+
+def _is_uri(value: str) -> bool:
+    scheme, _, rest = value.partition(":")
+    return bool(_SCHEME.fullmatch(scheme)) and bool(rest) and not any(c.isspace() for c in value)
+
+
+def _is_date(value: str) -> bool:
+    return _parses(value, _DATE, date.fromisoformat)
+
+
+def _is_date_time(value: str) -> bool:
+    return _parses(value, _DATE_TIME, lambda text: datetime.fromisoformat(text.upper().replace("Z", "+00:00")))
+
+
+def _parses(value: str, shape: re.Pattern, parse) -> bool:
+    if not shape.fullmatch(value):
+        return False
+    try:
+        parse(value)
+    except ValueError:
+        return False
+    return True
+
+
+FORMAT_CHECKS = {"email": _EMAIL.fullmatch, "uri": _is_uri, "date": _is_date, "date-time": _is_date_time}
+
+
+def defaults(schema: dict) -> dict:
+    """Each property's default: what a form shows before anyone types, and what accepting it unchanged answers."""
+    return {name: prop["default"] for name, prop in schema.get("properties", {}).items() if "default" in prop}
+
+
+def answer_problems(result, form_mode: bool) -> list[str]:
+    """Why an ElicitResult (from a client, or built by the console) is malformed."""
+    if not isinstance(result, dict) or result.get("action") not in ANSWER_ACTIONS:
+        return ["the answer must be an object whose 'action' is accept, decline or cancel"]
+    if "content" in result and (result["action"] != "accept" or not form_mode):
+        return ["only an accepted form carries 'content'"]
+    return []
+
+
+def request_problems(params) -> list[str]:
+    """Why elicitation/create params are malformed or outside the subset (form) or unsafe to show (URL)."""
+    if not isinstance(params, dict):
+        return ["the request's params are not an object"]
+    problems = [] if isinstance(params.get("message"), str) else ["'message' must be a string"]
+    mode = params.get("mode", "form")
+    if mode == "url":
+        return problems + url_problems(params.get("url"))
+    if mode != "form":
+        return problems + [f"mode {mode!r} is neither 'form' nor 'url'"]
+    return problems + schema_problems(params.get("requestedSchema"))
+
+
+def url_problems(url) -> list[str]:
+    if not isinstance(url, str):
+        return ["'url' must be a string"]
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError:
+        return ["'url' is not a valid URL"]
+    if parts.scheme not in ("https", "http") or not host:
+        return ["'url' must be an absolute https:// or http:// URL"]
+    if "@" in parts.netloc:
+        # https://bank.example@evil.example reads as the bank but goes to evil: refuse what misleads.
+        return ["'url' must not carry a user name or password before its host"]
+    if any(c.isspace() or ord(c) < 32 for c in url):
+        return ["'url' must not contain spaces or control characters"]
+    return []
+
+
+def url_domain(url: str) -> str:
+    """The host a URL leads to, in ASCII (punycode), so that look-alike letters cannot pass for another domain."""
+    host = urlsplit(url).hostname or ""
+    try:
+        return host.encode("idna").decode("ascii")
+    except UnicodeError:
+        return host
