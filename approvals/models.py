@@ -17,6 +17,10 @@ class Server(models.Model):
         OK = "ok", "Healthy"
         ERROR = "error", "Failing"
 
+    class InputRouting(models.TextChoices):
+        OPERATOR = "operator", "An operator answers in the console"
+        CLIENT_IF_CAPABLE = "client_if_capable", "The client answers when it declared the capability, else an operator"
+
     name = models.CharField(max_length=100, unique=True)
     slug = models.SlugField(max_length=100, unique=True)
     transport = models.CharField(max_length=10, choices=Transport.choices)
@@ -28,6 +32,10 @@ class Server(models.Model):
     trusted = models.BooleanField(default=False, help_text="Count this server's tool annotations in policy and show them as verified.")
     enabled = models.BooleanField(default=True)
     tool_prefix = models.CharField(max_length=40, blank=True)
+    input_routing = models.CharField(
+        max_length=20, choices=InputRouting.choices, default=InputRouting.OPERATOR,
+        help_text="Who answers what this server asks during a call (elicitation).",
+    )
 
     revision = models.CharField(max_length=20, blank=True)
     server_info = models.JSONField(default=dict, blank=True)
@@ -275,6 +283,51 @@ class Call(models.Model):
     @property
     def final_arguments(self):
         return self.edited_arguments if self.edited_arguments is not None else self.arguments
+
+
+class InputRequest(models.Model):
+    """Something an upstream server asked for during a call: an elicitation (form or URL), or sampling."""
+
+    class Mode(models.TextChoices):
+        FORM = "form", "Form"
+        URL = "url", "URL"
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Waiting for an answer"
+        ANSWERED = "answered", "Accepted"
+        DECLINED = "declined", "Declined"
+        CANCELLED = "cancelled", "Cancelled"
+        EXPIRED = "expired", "Expired"
+        PASSED_THROUGH = "passed_through", "Answered by the client"
+        REFUSED = "refused", "Refused"
+
+    class Route(models.TextChoices):
+        OPERATOR = "operator", "Operator"
+        CLIENT = "client", "Client"
+
+    call = models.ForeignKey(Call, on_delete=models.CASCADE, related_name="input_requests")
+    server = models.ForeignKey(Server, null=True, on_delete=models.SET_NULL, related_name="input_requests")
+    method = models.CharField(max_length=40)
+    mode = models.CharField(max_length=4, choices=Mode.choices, blank=True, help_text="Elicitation only.")
+    message = models.TextField(blank=True)
+    params = models.JSONField(default=dict)
+    status = models.CharField(max_length=15, choices=Status.choices, db_index=True)
+    routed_to = models.CharField(max_length=8, choices=Route.choices)
+    # What the client knows this request by: the id of a legacy request, the key of an input_required entry.
+    client_key = models.CharField(max_length=100, blank=True, db_index=True)
+    answer = models.JSONField(null=True, blank=True)
+    answered_by = models.ForeignKey("auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    answered_by_name = models.CharField(max_length=150, blank=True)
+    reason = models.TextField(blank=True, help_text="Why it was refused, declined, cancelled or expired.")
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    answered_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+    def __str__(self):
+        return f"input request {self.pk} ({self.method}) of call {self.call_id}"
 
 
 class AuditEvent(models.Model):
