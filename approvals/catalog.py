@@ -14,6 +14,7 @@ from approvals.audit import SYSTEM
 from approvals.models import Server, Tool, ToolChange
 from approvals.protocol.tools import check_tool, tool_digest
 from approvals.upstream import ServerIdentity, ServerSpec, UpstreamError, open_session
+from approvals.upstream.session import decline
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +60,8 @@ def upstream_spec(server: Server) -> ServerSpec:
 
 
 async def fetch_catalog(spec: ServerSpec) -> tuple[ServerIdentity, list[dict]]:
-    async with open_session(spec) as session:
+    # Declaring what calls' sessions declare: some servers list the tools that elicit only to clients that can answer.
+    async with open_session(spec, on_request=decline) as session:
         return session.identity, await session.list_tools()
 
 

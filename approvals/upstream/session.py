@@ -298,15 +298,23 @@ class UpstreamSession:
         requests = result.get("inputRequests", {})
         if not isinstance(requests, dict):
             raise UpstreamError(f"{self.spec.name}: tools/call {name}: inputRequests is not an object")
-        responses = {}
         for key, item in requests.items():
             if not isinstance(item, dict) or not isinstance(item.get("method"), str) or not isinstance(item.get("params", {}), dict):
                 raise UpstreamError(f"{self.spec.name}: tools/call {name}: input request {key!r} is malformed")
+
+        async def one(key: str, item: dict) -> dict:
             try:
-                responses[key] = await answer(item["method"], item.get("params", {}))
+                return await answer(item["method"], item.get("params", {}))
             except jsonrpc.JsonRpcError as exc:
                 raise UpstreamError(f"{self.spec.name}: tools/call {name}: input request {key!r} ({item['method']}) was refused: {exc.message}", code=exc.code) from None
-        return responses
+
+        # All at once: a person may be asked several things, and should see them side by side.
+        pending = {key: asyncio.ensure_future(one(key, item)) for key, item in requests.items()}
+        try:
+            return {key: await task for key, task in pending.items()}
+        finally:
+            for task in pending.values():
+                task.cancel()
 
     async def _serve(self, message: jsonrpc.Request | jsonrpc.Notification, exchange: Exchange | None) -> dict | None:
         if isinstance(message, jsonrpc.Notification):
@@ -317,6 +325,8 @@ class UpstreamSession:
             return None
         if message.method == "ping":
             return jsonrpc.result(message.id, {})
+        # On stdio nothing on the wire ties a server's request to a call; while one call runs it can only be that one's.
+        exchange = exchange or self._sole_call()
         answer = (exchange and exchange.on_request) or self._on_request or decline
         try:
             result = await answer(message.method, message.params)
@@ -329,6 +339,10 @@ class UpstreamSession:
             return jsonrpc.error(message.id, jsonrpc.JsonRpcError(jsonrpc.INTERNAL_ERROR, "the client failed to answer"))
         return jsonrpc.result(message.id, result)
 
+    def _sole_call(self) -> Exchange | None:
+        calls = [e for e in self._in_flight.values() if e.method == "tools/call"]
+        return calls[0] if len(calls) == 1 else None
+
     async def _deliver(self, note: jsonrpc.Notification, exchange: Exchange | None) -> None:
         params = note.params
         token = params.get("progressToken") if note.method == "notifications/progress" else None
@@ -337,8 +351,7 @@ class UpstreamSession:
             exchange = next((e for e in self._in_flight.values() if e.progress_token == token), None)
         if exchange is None and note.method == "notifications/message":
             # A log line names no request; while one call runs it can only be that call's.
-            calls = [e for e in self._in_flight.values() if e.method == "tools/call"]
-            exchange = calls[0] if len(calls) == 1 else None
+            exchange = self._sole_call()
         if exchange is not None and token is not None and token == exchange.progress_token:
             exchange.touch()
             params = {**params, "progressToken": exchange.caller_progress_token}
