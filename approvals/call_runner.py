@@ -16,13 +16,13 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from approvals import audit, calls, live
+from approvals import audit, calls, continuations, input_runner, live
 from approvals.audit import SYSTEM, Actor
 from approvals.catalog import upstream_spec
 from approvals.models import Call, Tool
 from approvals.protocol.canonical import canonical_json
 from approvals.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError
-from approvals.protocol.revisions import META_LOG_LEVEL
+from approvals.protocol.revisions import META_LOG_LEVEL, MODERN
 from approvals.protocol.results import check_call_result, tool_error_result
 from approvals.upstream import SessionPool, UpstreamError
 from approvals.watch import on_upstream_notification
@@ -36,7 +36,7 @@ def session_pool() -> SessionPool:
     """This event loop's upstream sessions: under daphne one loop serves the whole process."""
     loop = asyncio.get_running_loop()
     if loop not in _POOLS:
-        _POOLS[loop] = SessionPool(on_notification=on_upstream_notification)
+        _POOLS[loop] = SessionPool(on_notification=on_upstream_notification, on_request=input_runner.unclaimed_request)
     return _POOLS[loop]
 
 
@@ -72,7 +72,10 @@ async def run_call(ctx: calls.ClientContext, jsonrpc_id, params: dict, emit, too
             call = await wait_for_decision(call, emit)
         if call.status not in (Call.Status.APPROVED, Call.Status.FORWARDED):
             return tool_error_result(calls.answer_text(call))
-        return await forward(call, emit, log_level)
+        on_request = input_runner.input_handler(call, ctx, emit)
+        if ctx.era == MODERN and input_runner.relays_to_client(call.tool and call.tool.server, ctx):
+            return await continuations.run_detached(call, ctx, forward(call, emit, log_level, on_request))
+        return await forward(call, emit, log_level, on_request)
     except asyncio.CancelledError:
         await cancelled(call, ctx)
         raise
@@ -119,7 +122,7 @@ def progress(token, value, message):
     return {"jsonrpc": "2.0", "method": "notifications/progress", "params": params}
 
 
-async def forward(call: Call, emit, log_level: str | None = None) -> dict:
+async def forward(call: Call, emit, log_level: str | None = None, on_request=None) -> dict:
     """Run an approved call upstream; a call the policy allowed is already marked forwarded."""
     tool = call.tool
     if call.status == Call.Status.APPROVED:
@@ -143,7 +146,7 @@ async def forward(call: Call, emit, log_level: str | None = None) -> dict:
         session = await session_pool().get(upstream_spec(tool.server))
         result = await asyncio.wait_for(
             session.call_tool(tool.upstream_name, call.final_arguments, tool=tool.definition,
-                              progress_token=upstream_token, on_notification=relay, log_level=log_level),
+                              progress_token=upstream_token, on_notification=relay, on_request=on_request, log_level=log_level),
             timeout=settings.UPSTREAM_CALL_TIMEOUT_SECONDS,
         )
     except (UpstreamError, asyncio.TimeoutError) as exc:

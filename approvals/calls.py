@@ -13,7 +13,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from approvals import audit, live, policy
+from approvals import audit, inputs, live, policy
 from approvals.audit import SYSTEM, Actor
 from approvals.models import Call, ClientToken, PolicyRule, Tool
 from approvals.protocol.canonical import sha256_digest
@@ -33,6 +33,7 @@ class ClientContext:
     session_id: str = ""
     capabilities: dict = field(default_factory=dict)
     log_level: str | None = None  # set by a legacy client's logging/setLevel
+    streaming: bool = False  # the answer is an SSE stream, which can carry requests to the client
 
 
 @dataclass
@@ -188,6 +189,7 @@ def cancel_running(call_id, reason: str, actor: Actor) -> bool:
             call = Call.objects.get(pk=call_id)
             audit.record("call.cancelled", actor, call=call, data={"reason": reason})
             live.call_changed(call, "call.cancelled")
+            inputs.end_open_requests(call_id, reason, actor)
     return bool(won)
 
 

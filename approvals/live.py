@@ -16,6 +16,10 @@ def call_group(call_id) -> str:
     return f"call.{call_id}"
 
 
+def input_group(input_id) -> str:
+    return f"input.{input_id}"
+
+
 def send_after_commit(group: str, message: dict):
     def send():
         async_to_sync(get_channel_layer().group_send)(group, message)
@@ -37,3 +41,10 @@ def catalog_changed(server_id):
 def server_status(server):
     """A server's health changed: operators' pages show it beside its calls and in the server list."""
     send_after_commit(OPERATORS, {"type": "server.event", "event": "server.status", "server_id": server.pk, "health": server.health})
+
+
+def input_changed(request, event: str):
+    """Wake the handler waiting for this input request and the request relaying its call, and tell the operators."""
+    send_after_commit(input_group(request.pk), {"type": "input.update", "status": request.status})
+    send_after_commit(call_group(request.call_id), {"type": "call.update", "status": "", "input_id": request.pk})
+    send_after_commit(OPERATORS, {"type": "input.event", "event": event, "input_id": request.pk, "call_id": request.call_id})

@@ -2,7 +2,7 @@
 
 from celery import shared_task
 
-from approvals import audit_retention, audit_verify, calls, catalog
+from approvals import audit_retention, audit_verify, calls, catalog, inputs
 from approvals.models import Server
 
 
@@ -22,6 +22,11 @@ def sync_all_servers():
 @shared_task
 def expire_stale_calls():
     return calls.expire_stale_calls()
+
+
+@shared_task
+def expire_stale_inputs():
+    return inputs.expire_stale_requests()
 
 
 @shared_task

@@ -135,6 +135,7 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_BEAT_SCHEDULE = {
     "sync-servers": {"task": "approvals.tasks.sync_all_servers", "schedule": float(os.environ.get("SYNC_INTERVAL_SECONDS", 900))},
     "expire-stale-calls": {"task": "approvals.tasks.expire_stale_calls", "schedule": 60.0},
+    "expire-stale-inputs": {"task": "approvals.tasks.expire_stale_inputs", "schedule": 60.0},
     "verify-audit-chain": {"task": "approvals.tasks.verify_audit_chain", "schedule": float(os.environ.get("AUDIT_VERIFY_INTERVAL_SECONDS", 3600))},
     "prune-audit": {"task": "approvals.tasks.prune_audit", "schedule": float(os.environ.get("AUDIT_PRUNE_INTERVAL_SECONDS", 86400))},
 }
@@ -183,6 +184,9 @@ APPROVAL_TIMEOUT_SECONDS = float(os.environ.get("APPROVAL_TIMEOUT_SECONDS", 600)
 # A waiting call re-reads its row this often, so a lost wake-up never strands it.
 CALL_REREAD_SECONDS = float(os.environ.get("CALL_REREAD_SECONDS", 5))
 UPSTREAM_CALL_TIMEOUT_SECONDS = float(os.environ.get("UPSTREAM_CALL_TIMEOUT_SECONDS", 600))
+# How long what an upstream server asks for mid-call waits for its answer (an operator's form, or the
+# client's). Shorter than the upstream call's own timeout, which also covers the time spent waiting.
+INPUT_TIMEOUT_SECONDS = float(os.environ.get("INPUT_TIMEOUT_SECONDS", 300))
 MAX_RESULT_BYTES = int(os.environ.get("MAX_RESULT_BYTES", 4 * 1024 * 1024))
 
 # The audit log: days events are kept (0: forever); admins may change it on the audit page.

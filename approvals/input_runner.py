@@ -1,0 +1,151 @@
+"""Answering what an upstream server asks during a forwarded call: an operator, or the client itself.
+
+`input_handler(call, ctx, emit)` is the `on_request` that call_runner.forward
+hands to call_tool. The upstream client calls it for a legacy server's request
+on the call's stream and for each entry of a 2026-07-28 `input_required` result
+alike, and sends back what it returns. It decides who answers:
+
+- elicitation/create: an operator, in a form built from the schema (or a URL to
+  confirm), unless the server's routing is client_if_capable and the client
+  declared elicitation (for URL mode, URL elicitation) and can be reached: a
+  legacy client on the call's SSE stream, a 2026-07-28 client through an
+  input_required answer (see continuations.py). A schema outside the spec's
+  subset is refused, and answered upstream as a decline.
+- sampling/createMessage: the client, when it declared sampling (an operator
+  cannot be a language model); otherwise declined.
+- anything else: unsupported.
+
+Each request is a row that is waited on like a pending call: a channel-layer
+group wakes the wait, a periodic re-read catches a lost message, and
+INPUT_TIMEOUT_SECONDS bounds it.
+"""
+
+import asyncio
+import contextlib
+
+from asgiref.sync import sync_to_async
+from channels.layers import get_channel_layer
+from django.conf import settings
+from django.utils import timezone
+
+from approvals import inputs, live
+from approvals.calls import ClientContext
+from approvals.inputs import ELICIT, SAMPLE
+from approvals.models import Call, InputRequest, Server
+from approvals.protocol import jsonrpc
+from approvals.protocol.elicitation import request_problems
+from approvals.protocol.jsonrpc import METHOD_NOT_FOUND, JsonRpcError
+from approvals.protocol.revisions import MODERN, REVISIONS
+from approvals.upstream.session import decline
+
+Route = InputRequest.Route
+
+
+def input_handler(call: Call, ctx: ClientContext, emit):
+    # Read now, where it is already loaded: an async handler may not query lazily.
+    server = call.tool.server if call.tool else None
+
+    async def on_request(method: str, params: dict) -> dict:
+        if method == ELICIT:
+            return await elicit(call, server, ctx, emit, params)
+        if method == SAMPLE:
+            return await sample(call, server, ctx, emit, params)
+        raise JsonRpcError(METHOD_NOT_FOUND, f"{method} is not supported by this gateway")
+
+    return on_request
+
+
+async def unclaimed_request(spec, method: str, params: dict) -> dict:
+    """A server's request that belongs to no call of ours: nobody could answer it."""
+    return await decline(method, params)
+
+
+def client_can(ctx: ClientContext, method: str, params: dict) -> bool:
+    """Whether the client declared the capability and can be reached with the request now."""
+    reachable = ctx.era == MODERN or ctx.streaming
+    if method == SAMPLE:
+        return reachable and isinstance(ctx.capabilities.get("sampling"), dict)
+    declared = ctx.capabilities.get("elicitation")
+    if not reachable or not isinstance(declared, dict):
+        return False
+    # An empty elicitation capability is form mode, as it was before modes existed.
+    return "url" in declared if params.get("mode") == "url" else ("form" in declared or "url" not in declared)
+
+
+def relays_to_client(server: Server | None, ctx: ClientContext) -> bool:
+    """Whether anything this server asks during the call may go to the client (so a 2026-07-28 call runs detached)."""
+    sampling = isinstance(ctx.capabilities.get("sampling"), dict)
+    elicitation = isinstance(ctx.capabilities.get("elicitation"), dict) and server is not None and (
+        server.input_routing == Server.InputRouting.CLIENT_IF_CAPABLE
+    )
+    return sampling or elicitation
+
+
+async def elicit(call: Call, server: Server | None, ctx: ClientContext, emit, params: dict) -> dict:
+    problems = request_problems(params)
+    if problems:
+        reason = "the server asked outside what elicitation allows: " + "; ".join(problems)
+        await sync_to_async(inputs.record_unanswered)(call, ELICIT, params, InputRequest.Status.REFUSED, reason)
+        return {"action": "decline"}
+    routing = server.input_routing if server else Server.InputRouting.OPERATOR
+    to_client = routing == Server.InputRouting.CLIENT_IF_CAPABLE and client_can(ctx, ELICIT, params)
+    return await ask(call, server, ctx, emit, ELICIT, params, Route.CLIENT if to_client else Route.OPERATOR)
+
+
+async def sample(call: Call, server: Server | None, ctx: ClientContext, emit, params: dict) -> dict:
+    if client_can(ctx, SAMPLE, params):
+        return await ask(call, server, ctx, emit, SAMPLE, params, Route.CLIENT)
+    reason = "the client did not declare sampling, and an operator cannot sample a language model"
+    await sync_to_async(inputs.record_unanswered)(call, SAMPLE, params, InputRequest.Status.DECLINED, reason)
+    raise JsonRpcError(inputs.SAMPLING_REJECTED, f"Sampling declined: {reason}")
+
+
+async def ask(call: Call, server: Server | None, ctx: ClientContext, emit, method: str, params: dict, route: str) -> dict:
+    key = inputs.mint_key(server) if route == Route.CLIENT else ""
+    request = await sync_to_async(inputs.open_request)(call, method, params, route, key)
+    try:
+        if route == Route.CLIENT and ctx.era != MODERN:
+            # A legacy client answers by POSTing a response to this id; a modern one finds it in input_required.
+            await emit(jsonrpc.request(key, method, for_revision(ctx, params)))
+        request = await wait_for_answer(request)
+    except asyncio.CancelledError:
+        await asyncio.shield(sync_to_async(inputs.end_request)(request.pk, InputRequest.Status.CANCELLED, "the call ended"))
+        raise
+    return await sync_to_async(inputs.upstream_answer)(request)
+
+
+def for_revision(ctx: ClientContext, params: dict) -> dict:
+    """Params as the client's revision words them: before URL elicitation (2025-11-25) there was no form 'mode'."""
+    revision = REVISIONS.get(ctx.protocol_version)
+    if revision is not None and not revision.url_elicitation and params.get("mode") == "form":
+        return {key: value for key, value in params.items() if key != "mode"}
+    return params
+
+
+async def reread(input_id) -> InputRequest:
+    return await InputRequest.objects.select_related("call").aget(pk=input_id)
+
+
+async def wait_for_answer(request: InputRequest) -> InputRequest:
+    """The request once it is no longer pending: answered, cancelled with its call, or expired."""
+    layer = get_channel_layer()
+    channel = await layer.new_channel()
+    group = live.input_group(request.pk)
+    await layer.group_add(group, channel)
+    try:
+        while True:
+            request = await reread(request.pk)
+            if request.status != InputRequest.Status.PENDING:
+                return request
+            if request.call.status in Call.FINAL:
+                await sync_to_async(inputs.end_request)(request.pk, InputRequest.Status.CANCELLED, "the call ended")
+                continue
+            remaining = (request.expires_at - timezone.now()).total_seconds()
+            if remaining <= 0:
+                await sync_to_async(inputs.end_request)(request.pk, InputRequest.Status.EXPIRED, inputs.expired_reason())
+                continue
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(layer.receive(channel), timeout=min(settings.CALL_REREAD_SECONDS, remaining))
+    finally:
+        with contextlib.suppress(Exception):
+            await layer.group_discard(group, channel)

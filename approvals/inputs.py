@@ -1,0 +1,203 @@
+"""Input requests: what an upstream server asks for during a call, and the answers it gets.
+
+Like calls.py for calls, each function changes rows, writes their audit events
+in the same transaction and announces the change after commit. An answer is a
+conditional update (`WHERE status = 'pending'`): of an operator and a client, or
+two operators, exactly one answers; the rest are told who did.
+
+input_runner.py waits on these rows for the call that asked; the console's pages
+answer them through `answer`, and clients through `take_client_answer`.
+"""
+
+import secrets
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from approvals import audit, live
+from approvals.audit import SYSTEM, Actor
+from approvals.models import Call, InputRequest
+from approvals.protocol.elicitation import ANSWER_ACTIONS, content_problems
+from approvals.protocol.jsonrpc import JsonRpcError
+
+Status = InputRequest.Status
+ELICIT = "elicitation/create"
+SAMPLE = "sampling/createMessage"
+# Declining to sample is the client's refusal in MCP's own words: JSON-RPC error -1, "User rejected".
+SAMPLING_REJECTED = -1
+MAX_SUMMARY = 10_000
+STATUS_OF_ACTION = {"accept": Status.ANSWERED, "decline": Status.DECLINED, "cancel": Status.CANCELLED}
+
+
+@dataclass
+class Answer:
+    won: bool
+    request: InputRequest
+    message: str
+    errors: list = field(default_factory=list)
+
+
+def mode_of(method: str, params: dict) -> str:
+    if method != ELICIT:
+        return ""
+    return InputRequest.Mode.URL if params.get("mode") == "url" else InputRequest.Mode.FORM
+
+
+def requested_schema(request: InputRequest) -> dict:
+    return request.params.get("requestedSchema") or {}
+
+
+def mint_key(server) -> str:
+    """The name the client knows a request by, namespaced by the server asking so it collides with nothing else."""
+    return f"{server.slug if server else 'server'}/{secrets.token_hex(8)}"
+
+
+def summary_of(method: str, params: dict) -> str:
+    """What a person reads first: an elicitation's message, or the text a server wants a model to complete."""
+    if method == SAMPLE:
+        messages = params.get("messages") if isinstance(params.get("messages"), list) else []
+        contents = [m.get("content") for m in messages if isinstance(m, dict)]
+        blocks = [b for c in contents for b in (c if isinstance(c, list) else [c]) if isinstance(b, dict)]
+        return "\n".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")[:MAX_SUMMARY]
+    return str(params.get("message", ""))[:MAX_SUMMARY]
+
+
+@transaction.atomic
+def open_request(call: Call, method: str, params: dict, route: str, client_key: str = "") -> InputRequest:
+    request = InputRequest.objects.create(
+        call=call, server_id=call.server_id, method=method, mode=mode_of(method, params), params=params,
+        message=summary_of(method, params), status=Status.PENDING, routed_to=route, client_key=client_key,
+        expires_at=timezone.now() + timedelta(seconds=settings.INPUT_TIMEOUT_SECONDS),
+    )
+    data = {"input_id": request.pk, "method": method, "mode": request.mode, "routed_to": route, "params": params}
+    audit.record("input.requested", SYSTEM, call=call, data=data)
+    if route == InputRequest.Route.CLIENT:
+        audit.record("input.passed_through", SYSTEM, call=call, data={"input_id": request.pk, "client_key": client_key})
+    live.input_changed(request, "input.pending")
+    return request
+
+
+@transaction.atomic
+def record_unanswered(call: Call, method: str, params: dict, status: str, reason: str) -> InputRequest:
+    """A request the console answers at once without asking anyone (refused, or declined for want of a client that can)."""
+    request = InputRequest.objects.create(
+        call=call, server_id=call.server_id, method=method, mode=mode_of(method, params), params=params,
+        message=summary_of(method, params), status=status, routed_to=InputRequest.Route.OPERATOR,
+        reason=reason, answered_at=timezone.now(),
+    )
+    audit.record(f"input.{status}", SYSTEM, call=call, data={"input_id": request.pk, "method": method, "reason": reason, "params": params})
+    live.input_changed(request, f"input.{status}")
+    return request
+
+
+def answer(input_id, user, action: str, content=None) -> Answer:
+    """An operator's answer; an accepted form's content is checked against the schema first."""
+    request = InputRequest.objects.select_related("call").get(pk=input_id)
+    if action not in ANSWER_ACTIONS:
+        return Answer(False, request, "Answer with accept, decline or cancel.")
+    if request.routed_to != InputRequest.Route.OPERATOR:
+        return Answer(False, request, "This request was passed to the client; it answers it.")
+    result = {"action": action}
+    if action == "accept" and request.mode == InputRequest.Mode.FORM:
+        errors = content_problems(requested_schema(request), content)
+        if errors:
+            return Answer(False, request, "The answer does not fit the form the server asked for.", errors)
+        result["content"] = content
+    with transaction.atomic():
+        won = InputRequest.objects.filter(pk=input_id, status=Status.PENDING).update(
+            status=STATUS_OF_ACTION[action], answer=result, answered_by=user, answered_by_name=user.get_username(),
+            answered_at=timezone.now(),
+        )
+        request.refresh_from_db()
+        if won:
+            audit.record("input.answered", Actor.user(user), call=request.call, data={"input_id": request.pk, **result})
+            live.input_changed(request, "input.answered")
+    if won:
+        return Answer(True, request, {"accept": "Answered.", "decline": "Declined.", "cancel": "Cancelled."}[action])
+    return Answer(False, request, already_text(request))
+
+
+def already_text(request: InputRequest) -> str:
+    label = request.get_status_display().lower()
+    who = f" by {request.answered_by_name}" if request.answered_by_name else ""
+    return f"Already {label}{who}."
+
+
+def take_client_answer(requests, answer_dict: dict) -> bool:
+    """The client's answer to one of `requests` (a queryset naming it) that it was asked; False when none waits."""
+    with transaction.atomic():
+        request = requests.filter(status=Status.PENDING, routed_to=InputRequest.Route.CLIENT).select_related("call__token").first()
+        if request is None:
+            return False
+        won = InputRequest.objects.filter(pk=request.pk, status=Status.PENDING).update(
+            status=Status.PASSED_THROUGH, answer=answer_dict, answered_at=timezone.now(),
+        )
+        if won:
+            request.refresh_from_db()
+            audit.record("input.answered", Actor.client(request.call.token), call=request.call, data={"input_id": request.pk, **answer_dict})
+            live.input_changed(request, "input.answered")
+    return bool(won)
+
+
+def take_legacy_response(token, session_id: str, response) -> bool:
+    """A legacy client's POSTed response to a request the console sent on a call's stream."""
+    if not isinstance(response.id, str):
+        return False
+    if response.error is not None:
+        answer_dict = {"error": response.error.to_dict()}
+    else:
+        answer_dict = response.result
+    mine = InputRequest.objects.filter(client_key=response.id, call__token=token, call__session_id=session_id)
+    return take_client_answer(mine, answer_dict)
+
+
+def end_request(input_id, status: str, reason: str, actor: Actor = SYSTEM) -> bool:
+    """Expire or cancel a request still pending; False when an answer got there first."""
+    with transaction.atomic():
+        won = InputRequest.objects.filter(pk=input_id, status=Status.PENDING).update(
+            status=status, reason=reason, answered_at=timezone.now(),
+        )
+        if won:
+            request = InputRequest.objects.select_related("call").get(pk=input_id)
+            audit.record(f"input.{status}", actor, call=request.call, data={"input_id": request.pk, "reason": reason})
+            live.input_changed(request, f"input.{status}")
+    return bool(won)
+
+
+def end_open_requests(call_id, reason: str, actor: Actor = SYSTEM) -> int:
+    """Cancel what a call still waits for, as the call itself ends."""
+    pending = InputRequest.objects.filter(call_id=call_id, status=Status.PENDING).values_list("pk", flat=True)
+    return sum(end_request(pk, Status.CANCELLED, reason, actor) for pk in list(pending))
+
+
+def expire_stale_requests() -> int:
+    """Expire pending requests past their deadline whose waiting handler is gone (a crashed process)."""
+    stale = InputRequest.objects.filter(status=Status.PENDING, expires_at__lte=timezone.now()).values_list("pk", flat=True)
+    return sum(end_request(pk, Status.EXPIRED, expired_reason()) for pk in list(stale))
+
+
+def expired_reason() -> str:
+    return f"nobody answered within {settings.INPUT_TIMEOUT_SECONDS / 60:g} minutes"
+
+
+def open_for_client(call_id) -> list[InputRequest]:
+    """What a call waits for its 2026-07-28 client to answer, oldest first."""
+    return list(InputRequest.objects.filter(call_id=call_id, status=Status.PENDING, routed_to=InputRequest.Route.CLIENT))
+
+
+def upstream_answer(request: InputRequest) -> dict:
+    """What the upstream server gets for a request that is no longer pending."""
+    if request.status == Status.PASSED_THROUGH:
+        error = request.answer.get("error") if isinstance(request.answer, dict) else None
+        if isinstance(error, dict):
+            raise JsonRpcError(error.get("code", SAMPLING_REJECTED), str(error.get("message", "the client refused")), error.get("data"))
+        return request.answer
+    if request.status in (Status.ANSWERED, Status.DECLINED, Status.CANCELLED) and request.answer:
+        return request.answer
+    if request.method == ELICIT:
+        # Nobody chose (expired, or the call ended): that is a dismissal, not a refusal.
+        return {"action": "decline" if request.status in (Status.REFUSED, Status.DECLINED) else "cancel"}
+    raise JsonRpcError(SAMPLING_REJECTED, f"{request.method} was not answered: {request.reason or request.get_status_display()}")
