@@ -3,7 +3,7 @@
 from asgiref.sync import sync_to_async
 from django.http import HttpResponse
 
-from approvals import calls
+from approvals import calls, inputs
 from approvals.call_runner import LOG_LEVELS
 from approvals.calls import ClientContext
 from approvals.gateway import listing, sessions, streams
@@ -33,7 +33,8 @@ async def handle_post(request, token: ClientToken, message):
         await take_notification(token, session, message)
         return accepted(headers)
     if not isinstance(message, Request):
-        # The console sends clients no requests, so an answer can only be stray: accepted and dropped.
+        # The answer to a request the console sent on a call's stream; any other is stray, and dropped.
+        await sync_to_async(inputs.take_legacy_response)(token, session.pk, message)
         return accepted(headers)
     ctx = ClientContext(
         token, LEGACY, session.protocol_version, session_id=session.pk, capabilities=session.client_capabilities,

@@ -2,6 +2,7 @@
 
 from asgiref.sync import sync_to_async
 
+from approvals import call_runner, continuations
 from approvals.calls import ClientContext
 from approvals.gateway import listing, mirrored, streams
 from approvals.gateway.http import (
@@ -82,7 +83,10 @@ async def list_tools(request, ctx: ClientContext, message: Request):
 async def call_tool(request, ctx: ClientContext, message: Request):
     tool = await called_tool(ctx, message.params)
     mirrored.check_param_headers(tool.definition, message.params.get("arguments"), request.headers)
-    return await answer_call(tool, ctx, message, stream=accepts(request)[1], finish=complete, error_status=error_status)
+    # A retry carrying answers to the input the call asked for continues that call rather than starting one.
+    retry = "requestState" in message.params or "inputResponses" in message.params
+    run = continuations.continue_call if retry else call_runner.run_call
+    return await answer_call(tool, ctx, message, stream=accepts(request)[1], finish=complete, error_status=error_status, run=run)
 
 
 async def listen(request, ctx: ClientContext, message: Request):

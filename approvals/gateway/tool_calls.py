@@ -5,6 +5,7 @@ stream the call runs as the stream's own task, so the client's closing the
 stream cancels the call, as the spec says it must.
 """
 
+import dataclasses
 import logging
 from collections.abc import Callable
 
@@ -31,13 +32,17 @@ async def called_tool(ctx: calls.ClientContext, params: dict) -> Tool:
 
 async def answer_call(
     tool: Tool, ctx: calls.ClientContext, request: Request, *, stream: bool, finish: Callable[[dict], dict],
-    error_status: Callable[[int], int], headers: dict | None = None,
+    error_status: Callable[[int], int], headers: dict | None = None, run=call_runner.run_call,
 ):
-    """The response to a tools/call; `finish` dresses the CallToolResult for the era."""
+    """The response to a tools/call; `finish` dresses the CallToolResult for the era.
+
+    `run` answers the call: run_call for a new one, continuations.continue_call for a client's retry.
+    """
+    ctx = dataclasses.replace(ctx, streaming=stream)
 
     async def answer(emit) -> dict:
         try:
-            result = await call_runner.run_call(ctx, request.id, request.params, emit, tool=tool)
+            result = await run(ctx, request.id, request.params, emit, tool=tool)
         except JsonRpcError as exc:
             return jsonrpc.error(request.id, exc)
         except Exception:
