@@ -12,6 +12,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from approvals import live, roles
+from approvals.input_events import InputEvents
 from approvals.models import Call, Server
 from approvals.views import rows
 
@@ -20,7 +21,7 @@ QUEUE, RECENT, CALL = "queue", "recent", "call"
 COUNT_CHANGES = {"call.pending", "call.decided", "call.expired", "call.cancelled"}
 
 
-class OperatorConsumer(AsyncJsonWebsocketConsumer):
+class OperatorConsumer(InputEvents, AsyncJsonWebsocketConsumer):
     async def connect(self):
         user = self.scope.get("user")
         if user is None or not await database_sync_to_async(roles.can_view_calls)(user):

@@ -182,6 +182,8 @@ document.addEventListener("DOMContentLoaded", () => {
       if (message.event === "server.status") showServer(message);
       else placeCall(message);
       if (message.event === "call.pending") announce(message);
+      // Other scripts (inputs.js) take what is theirs from here.
+      document.dispatchEvent(new CustomEvent("console:message", { detail: message }));
     });
     socket.addEventListener("close", () => {
       document.body.dataset.liveState = "closed";

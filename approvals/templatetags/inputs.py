@@ -1,0 +1,47 @@
+"""Tags for input-request cards; what an upstream server wrote leaves them unmarked, so autoescape applies."""
+
+from django import template
+
+from approvals.models import InputRequest
+from approvals.protocol.elicitation import url_domain as domain_of
+from approvals.views import inputs
+
+register = template.Library()
+
+OUTCOMES = {
+    InputRequest.Status.ANSWERED: "Accepted",
+    InputRequest.Status.DECLINED: "Declined",
+    InputRequest.Status.CANCELLED: "Cancelled",
+    InputRequest.Status.EXPIRED: "Expired",
+    InputRequest.Status.PASSED_THROUGH: "Answered by the client",
+    InputRequest.Status.REFUSED: "Refused, and answered upstream as a decline",
+}
+
+
+@register.simple_tag
+def queue_inputs():
+    return list(inputs.queue_inputs())
+
+
+@register.simple_tag
+def input_form(request, bound=None):
+    """The posted form when it belongs to this request (to show its errors), else a fresh one with the defaults."""
+    if bound is not None and getattr(bound, "input_id", None) == request.pk:
+        return bound
+    return inputs.answer_form(request)
+
+
+@register.filter
+def url_domain(url):
+    return domain_of(url) if isinstance(url, str) else ""
+
+
+@register.filter
+def input_outcome(request):
+    text = OUTCOMES.get(request.status, request.get_status_display())
+    if request.answered_by_name:
+        text += f" by {request.answered_by_name}"
+    action = request.answer.get("action") if isinstance(request.answer, dict) else None
+    if request.status == InputRequest.Status.PASSED_THROUGH and action:
+        text += f" ({action})"
+    return f"{text}: {request.reason}" if request.reason else f"{text}."

@@ -1,0 +1,175 @@
+"""The operator's side in Django's test client: a card per request in the queue, every field type, the answer posted."""
+
+import re
+import uuid
+
+import pytest
+from django.contrib.auth.models import Group
+
+from approvals import inputs, roles
+from approvals.models import Call, InputRequest, Server
+from approvals.protocol import revisions
+from approvals.protocol.canonical import sha256_digest
+from approvals.tokens import create_token
+from tests.inputs.test_elicitation_protocol import EVERY_FIELD
+from tests.pages.factories import make_server, make_tool
+
+PASSWORD = "a long enough test password"
+HOSTILE = '<img src=x onerror=alert(1)>'
+
+
+@pytest.fixture
+def call(db):
+    server = make_server("Billing", transport=Server.Transport.STDIO, command="true", tool_prefix="billing_")
+    tool = make_tool(server, "refund")
+    token, _ = create_token("agent 7")
+    return Call.objects.create(
+        token=token, tool=tool, server=server, tool_name=tool.exposed_name, request_id=str(uuid.uuid4()),
+        era=revisions.MODERN, protocol_version="2026-07-28", arguments={}, arguments_digest=sha256_digest({}),
+        tool_digest=tool.digest, status=Call.Status.FORWARDED,
+    )
+
+
+@pytest.fixture
+def sign_in(client, django_user_model):
+    def signed_in(role):
+        roles.ensure_roles()
+        user = django_user_model.objects.create_user(username=role, password=PASSWORD)
+        user.groups.set(Group.objects.filter(name=role))
+        client.force_login(user)
+        return client
+
+    return signed_in
+
+
+def ask(call, params, route=InputRequest.Route.OPERATOR):
+    return inputs.open_request(call, "elicitation/create", params, route)
+
+
+def form_post(request, action="accept", **fields):
+    prefix = f"input-{request.pk}-"
+    return {"action": action, "next": "/queue/", **{prefix + name: value for name, value in fields.items()}}
+
+
+def test_it_shows_a_pending_form_in_the_queue_with_every_field_type(call, sign_in):
+    request = ask(call, {"message": f"Please fill this in {HOSTILE}", "requestedSchema": EVERY_FIELD})
+    page = sign_in(roles.OPERATOR).get("/queue/").content.decode()
+
+    card = page[page.index(f'data-input-card="{request.pk}"'):]
+    assert "Billing asks for input" in card and "billing_refund" in card and "agent 7" in card
+    assert "Please fill this in &lt;img src=x onerror=alert(1)&gt;" in card and HOSTILE not in page
+    name = f"input-{request.pk}-"
+    for field, html in {
+        "name": 'type="text"', "email": 'type="email"', "homepage": 'type="url"', "born": 'type="date"',
+        "meeting": 'type="datetime-local"', "age": 'type="number"', "score": 'type="number"', "agree": 'type="checkbox"',
+    }.items():
+        assert re.search(rf'<input[^>]*{html}[^>]*name="{name}{field}"|<input[^>]*name="{name}{field}"[^>]*{html}', card), field
+    assert re.search(rf'name="{name}name"[^>]*maxlength="20"[^>]*minlength="2"|maxlength="20"[^>]*minlength="2"[^>]*name="{name}name"', card)
+    assert re.search(rf'name="{name}age"[^>]*value="30"', card) and 'max="99"' in card and 'min="18"' in card
+    assert '<option value="dog">Dogs</option>' in card and '<option value="h2">Batman</option>' in card
+    assert re.search(r'<option value="red" selected>red</option>', card)
+    assert re.search(rf'type="checkbox" name="{name}fish" value="f1"[^>]*checked', card)
+    assert card.count('<span class="req" aria-hidden="true">required</span>') == 2
+    assert "Full name" in card and ">Name" in card
+    for label in ("Accept", "Decline", "Cancel"):
+        assert f'value="{label.lower()}"' in card and f">{label}</button>" in card
+
+
+def test_it_forwards_an_accepted_form_as_json_of_the_schemas_types(call, sign_in):
+    request = ask(call, {"message": "?", "requestedSchema": EVERY_FIELD})
+    response = sign_in(roles.OPERATOR).post(f"/inputs/{request.pk}/answer/", form_post(
+        request, name="Ada", email="ada@example.com", homepage="https://ada.example", born="1815-12-10",
+        meeting="2030-01-02T09:30:00", age="36", score="7.5", agree="on", color="green", pet="dog", hero="h2",
+        tools=["saw", "file"], fish=["f2"],
+    ))
+    request.refresh_from_db()
+    assert response.status_code == 302 and response["Location"] == "/queue/"
+    assert request.status == InputRequest.Status.ANSWERED and request.answered_by_name == roles.OPERATOR
+    assert request.answer == {"action": "accept", "content": {
+        "name": "Ada", "email": "ada@example.com", "homepage": "https://ada.example", "born": "1815-12-10",
+        "meeting": "2030-01-02T09:30:00+00:00", "age": 36, "score": 7.5, "agree": True, "color": "green", "pet": "dog",
+        "hero": "h2", "tools": ["saw", "file"], "fish": ["f2"],
+    }}
+
+
+@pytest.mark.parametrize("fields, error", [
+    ({"name": "A", "email": "ada@example.com"}, "at least 2 characters"),
+    ({"name": "Ada", "email": "nope"}, "valid email"),
+    ({"name": "Ada", "email": "ada@example.com", "age": "17"}, "greater than or equal to 18"),
+    ({"name": "Ada", "email": "ada@example.com", "tools": ["saw", "drill", "file"]}, "Choose at most 2."),
+    ({"name": "Ada", "email": "ada@example.com", "born": "1815-13-40"}, "valid date"),
+    ({"email": "ada@example.com"}, "This field is required."),
+])
+def test_it_shows_the_form_again_with_what_does_not_validate(call, sign_in, fields, error):
+    request = ask(call, {"message": "?", "requestedSchema": EVERY_FIELD})
+    response = sign_in(roles.OPERATOR).post(f"/inputs/{request.pk}/answer/", form_post(request, **fields))
+    assert response.status_code == 400
+    assert error in response.content.decode()
+    request.refresh_from_db()
+    assert request.status == InputRequest.Status.PENDING
+
+
+@pytest.mark.parametrize("action, status", [("decline", InputRequest.Status.DECLINED), ("cancel", InputRequest.Status.CANCELLED)])
+def test_it_declines_or_cancels_without_filling_the_form(call, sign_in, action, status):
+    request = ask(call, {"message": "?", "requestedSchema": EVERY_FIELD})
+    response = sign_in(roles.OPERATOR).post(f"/inputs/{request.pk}/answer/", form_post(request, action))
+    request.refresh_from_db()
+    assert response.status_code == 302
+    assert (request.status, request.answer) == (status, {"action": action})
+
+
+def test_it_shows_a_url_in_full_with_its_domain_set_apart_and_takes_a_confirmation(call, sign_in):
+    url = "https://auth.example.com/consent?state=xyz&scope=read"
+    request = ask(call, {"mode": "url", "message": "Grant access", "url": url, "elicitationId": "e1"})
+    operator = sign_in(roles.OPERATOR)
+    page = operator.get(f"/inputs/{request.pk}/").content.decode()
+    assert "asks someone to open a link" in page
+    assert '<code class="url" data-input-url>https://auth.example.com/consent?state=xyz&amp;scope=read</code>' in page
+    assert '<strong class="domain" data-input-domain>auth.example.com</strong>' in page
+    assert ">I completed it</button>" in page
+    operator.post(f"/inputs/{request.pk}/answer/", {"action": "accept"})
+    request.refresh_from_db()
+    assert request.answer == {"action": "accept"}
+
+
+def test_it_shows_a_refused_request_and_why_in_the_queue(call, sign_in):
+    inputs.record_unanswered(call, "elicitation/create", {"message": "Where?", "requestedSchema": {}},
+                             InputRequest.Status.REFUSED, "the server asked outside what elicitation allows: nested")
+    page = sign_in(roles.OPERATOR).get("/queue/").content.decode()
+    assert "Refused, and answered upstream as a decline: the server asked outside what elicitation allows: nested" in page
+
+
+def test_it_shows_a_request_passed_to_the_client_without_a_form(call, sign_in):
+    request = ask(call, {"message": "?", "requestedSchema": EVERY_FIELD}, route=InputRequest.Route.CLIENT)
+    page = sign_in(roles.OPERATOR).get("/queue/").content.decode()
+    card = page[page.index(f'data-input-card="{request.pk}"'):]
+    assert "passed to the client" in card and "<form" not in card.split("</article>")[0]
+
+
+def test_it_lets_an_auditor_watch_but_not_answer(call, sign_in):
+    request = ask(call, {"message": "?", "requestedSchema": EVERY_FIELD})
+    auditor = sign_in(roles.AUDITOR)
+    page = auditor.get("/queue/").content.decode()
+    assert "Waiting for an operator." in page and 'name="action"' not in page
+    assert auditor.post(f"/inputs/{request.pk}/answer/", {"action": "decline"}).status_code == 403
+
+
+def test_it_tells_a_late_operator_who_answered_first(call, sign_in, django_user_model):
+    request = ask(call, {"message": "?", "requestedSchema": EVERY_FIELD})
+    first = django_user_model.objects.create_user("ann")
+    inputs.answer(request.pk, first, "decline")
+    response = sign_in(roles.OPERATOR).post(f"/inputs/{request.pk}/answer/", form_post(request, "cancel"), follow=True)
+    assert "Already declined by ann." in response.content.decode()
+
+
+def test_it_lets_an_admin_choose_who_answers_a_servers_input_requests(sign_in, db):
+    server = make_server("Billing")
+    admin = sign_in(roles.ADMIN)
+    form = admin.get(f"/servers/{server.slug}/edit/").content.decode()
+    assert 'value="client_if_capable"' in form and re.search(r'value="operator"[^>]*checked', form)
+    data = {"name": "Billing", "transport": "http", "url": server.url, "tool_prefix": server.tool_prefix,
+            "enabled": "on", "input_routing": "client_if_capable"}
+    assert admin.post(f"/servers/{server.slug}/edit/", data).status_code == 302
+    server.refresh_from_db()
+    assert server.input_routing == Server.InputRouting.CLIENT_IF_CAPABLE
+    assert "The client answers when it declared the capability" in admin.get(f"/servers/{server.slug}/").content.decode()
