@@ -43,6 +43,15 @@ class ServerForm(forms.Form):
         required=False, help_text="Count this server's tool annotations in policy and show them as verified."
     )
     enabled = forms.BooleanField(required=False, initial=True)
+    # Optional so that a post without it (an older page, a script) keeps the safe default.
+    input_routing = forms.TypedChoiceField(
+        label="Input requests", choices=Server.InputRouting.choices, initial=Server.InputRouting.OPERATOR,
+        required=False, empty_value=Server.InputRouting.OPERATOR, widget=forms.RadioSelect,
+        help_text=(
+            "Who answers what this server asks in the middle of a call (elicitation). Sampling requests always go "
+            "to clients that declared sampling, and are declined otherwise."
+        ),
+    )
     tool_prefix = forms.CharField(
         required=False, max_length=40, validators=[RegexValidator(r"^[A-Za-z0-9_-]*$", "Use only letters, digits, '_' and '-'.")],
         help_text=(
@@ -62,6 +71,7 @@ class ServerForm(forms.Form):
             kwargs.setdefault("initial", {
                 "name": server.name, "transport": server.transport, "url": server.url, "command": server.command,
                 "trusted": server.trusted, "enabled": server.enabled, "tool_prefix": server.tool_prefix,
+                "input_routing": server.input_routing,
                 "no_prefix": server.tool_prefix == "",
             })
         super().__init__(*args, **kwargs)
@@ -125,6 +135,7 @@ class ServerForm(forms.Form):
             "name": data["name"], "transport": data["transport"],
             "url": data["url"] if http else "", "command": "" if http else data["command"],
             "trusted": data["trusted"], "enabled": data["enabled"], "tool_prefix": self._prefix(),
+            "input_routing": data["input_routing"],
         }
         for field in ("headers", "env"):
             if data[field] is not None:

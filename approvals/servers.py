@@ -10,7 +10,7 @@ from approvals.models import Server
 
 # What the audit log may show of a server; headers and env are credentials, so
 # only the names of those that changed are recorded.
-AUDITED_FIELDS = ["name", "transport", "url", "command", "trusted", "enabled", "tool_prefix"]
+AUDITED_FIELDS = ["name", "transport", "url", "command", "trusted", "enabled", "tool_prefix", "input_routing"]
 SECRET_FIELDS = ["headers", "env"]
 
 
@@ -22,11 +22,11 @@ def enqueue_sync(server):
 @transaction.atomic
 def add_server(
     *, name, transport, url="", command="", headers=None, env=None, trusted=False, enabled=True, tool_prefix=None,
-    schedule_sync=True, actor=SYSTEM,
+    input_routing=Server.InputRouting.OPERATOR, schedule_sync=True, actor=SYSTEM,
 ):
     server = Server(
         name=name, transport=transport, url=url, command=command, headers=headers or {}, env=env or {},
-        trusted=trusted, enabled=enabled,
+        trusted=trusted, enabled=enabled, input_routing=input_routing,
     )
     server.save()
     server.tool_prefix = Server.default_prefix(server.slug) if tool_prefix is None else tool_prefix
