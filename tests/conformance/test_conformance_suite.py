@@ -11,6 +11,7 @@ environment: SQLITE_PATH names the test file, or DATABASE_URL the test database.
 """
 
 import json
+import os
 import shlex
 import subprocess
 import sys
@@ -21,15 +22,14 @@ import pytest
 from approvals.catalog import sync_server
 from approvals.models import PolicyRule, Server
 from approvals.servers import add_server
-from tests.fixtures.processes import daphne
-from tests.fixtures.servers import NODE_DIR, REPO, SERVERS, free_port, node_bin
+from tests.fixtures.processes import child_database_env, daphne
+from tests.fixtures.servers import NODE_DIR, REPO, SERVERS, free_port, node_bin, node_env
 
 pytestmark = pytest.mark.node
 
 CONFORMANCE = NODE_DIR / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
 NODE_MAJOR = 22
-# Sampling and elicitation scenarios wait for the issue that relays input requests
-# to the client; resources and prompts are not tools, which is all the console fronts.
+# Resources and prompts are not tools, which is all the console fronts.
 REQUIRED = [
     "server-initialize",
     "ping",
@@ -44,6 +44,11 @@ REQUIRED = [
     "tools-call-with-progress",
     "dns-rebinding-protection",
 ]
+# What the upstream asks mid-call reaches the suite's client only when the server's routing passes it through.
+PASSTHROUGH = ["tools-call-elicitation", "elicitation-sep1034-defaults", "elicitation-sep1330-enums", "tools-call-sampling"]
+# The console as the client: console_client.py adds the suite's mock server as an upstream and calls its tools.
+CLIENT = ["initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry"]
+CONSOLE_CLIENT = Path(__file__).with_name("console_client.py")
 SCENARIO_SECONDS = 60
 
 
@@ -82,11 +87,15 @@ def console_url(transactional_db):
         yield f"http://127.0.0.1:{port}/mcp"
 
 
-def run_scenario(node: str, url: str, scenario: str, output: Path) -> tuple[str, list[dict]]:
-    """The CLI's printed report and the checks it saved; a scenario that hangs is a failed check."""
-    argv = [node, str(CONFORMANCE), "server", "--url", url, "--scenario", scenario, "--output-dir", str(output)]
+def run_scenario(node: str, target: list[str], scenario: str, output: Path, env: dict | None = None) -> tuple[str, list[dict]]:
+    """The CLI's printed report and the checks it saved; a scenario that hangs is a failed check.
+
+    `target` is what the CLI tests: ["server", "--url", URL] or ["client", "--command", COMMAND].
+    """
+    argv = [node, str(CONFORMANCE), *target, "--scenario", scenario, "--output-dir", str(output)]
     try:
-        done = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=SCENARIO_SECONDS)
+        done = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=SCENARIO_SECONDS,
+                              env={**os.environ, **(env or {})})
     except subprocess.TimeoutExpired:
         return "", [{"id": scenario, "status": "FAILURE", "errorMessage": f"no verdict within {SCENARIO_SECONDS}s"}]
     saved = sorted(output.glob("*/checks.json"))
@@ -112,11 +121,27 @@ def summary(results: dict[str, list[dict]]) -> str:
     return "\n".join(lines)
 
 
-def test_it_passes_every_required_server_scenario(conformance_node, console_url, tmp_path):
+def run_all(node: str, target: list[str], scenarios: list[str], tmp_path: Path, env: dict | None = None):
     results = {}
-    for scenario in REQUIRED:
-        report, results[scenario] = run_scenario(conformance_node, console_url, scenario, tmp_path / scenario)
+    for scenario in scenarios:
+        report, results[scenario] = run_scenario(node, target, scenario, tmp_path / scenario, env)
         print(f"\n=== {scenario} ===\n{report}")
     print(f"\n=== SUMMARY ===\n{summary(results)}")
     failing = [s for s, checks in results.items() if any(c["status"] == "FAILURE" for c in checks)]
     assert not failing, f"conformance scenarios failed:\n{summary(results)}"
+
+
+def test_it_passes_every_required_server_scenario(conformance_node, console_url, tmp_path):
+    run_all(conformance_node, ["server", "--url", console_url], REQUIRED, tmp_path)
+
+
+def test_it_passes_the_input_scenarios_when_the_server_passes_input_requests_to_the_client(conformance_node, console_url, tmp_path):
+    Server.objects.filter(name="Conformance").update(input_routing=Server.InputRouting.CLIENT_IF_CAPABLE)
+    run_all(conformance_node, ["server", "--url", console_url], PASSTHROUGH, tmp_path)
+
+
+def test_it_passes_the_client_scenarios_with_the_console_as_the_client(conformance_node, console_url, tmp_path):
+    command = f"{sys.executable} {CONSOLE_CLIENT}"
+    # The suite's mock servers listen without naming a host: the preload keeps them on loopback.
+    env = {**child_database_env(), **node_env(), "CONSOLE_MCP_URL": console_url}
+    run_all(conformance_node, ["client", "--command", command], CLIENT, tmp_path, env)

@@ -8,9 +8,17 @@ failing scenario points at the console, not at a home-made server.
 """
 
 import asyncio
+import json
+from typing import Annotated, Literal
 
+from mcp.server.elicitation import AcceptedElicitation, ElicitationResult
 from mcp.server.mcpserver import Context, MCPServer
-from mcp_types import AudioContent, CallToolResult, EmbeddedResource, ImageContent, TextContent, TextResourceContents
+from mcp.server.mcpserver.resolve import Elicit, Resolve, Sample
+from mcp_types import (
+    AudioContent, CallToolResult, CreateMessageResult, EmbeddedResource, ImageContent, SamplingMessage, TextContent,
+    TextResourceContents,
+)
+from pydantic import BaseModel, Field
 
 # A 1x1 PNG and a WAV header with two bytes of silence: the smallest valid samples.
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
@@ -88,6 +96,81 @@ def test_error_handling() -> CallToolResult:
     """Always fails, as a tool execution error (isError) rather than a protocol error."""
     text = "This tool intentionally returns an error for testing"
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+
+
+class UserInfo(BaseModel):
+    username: str = Field(description="User's response")
+    email: str = Field(description="User's email address")
+
+
+class Defaults(BaseModel):
+    """SEP-1034: a default for every primitive type."""
+
+    name: str = "John Doe"
+    age: int = 30
+    score: float = 95.5
+    status: Literal["active", "inactive", "pending"] = "active"
+    verified: bool = True
+
+
+def titled(*pairs: tuple[str, str]) -> list[dict]:
+    return [{"const": const, "title": title} for const, title in pairs]
+
+
+class Enums(BaseModel):
+    """SEP-1330: the five ways of asking for a choice."""
+
+    untitledSingle: Literal["option1", "option2", "option3"]
+    titledSingle: str = Field(json_schema_extra={"oneOf": titled(("value1", "First Option"), ("value2", "Second Option"), ("value3", "Third Option"))})
+    legacyEnum: Literal["opt1", "opt2", "opt3"] = Field(json_schema_extra={"enumNames": ["Option One", "Option Two", "Option Three"]})
+    untitledMulti: list[Literal["option1", "option2", "option3"]]
+    titledMulti: list[str] = Field(json_schema_extra={"items": {"anyOf": titled(("value1", "First Choice"), ("value2", "Second Choice"), ("value3", "Third Choice"))}})
+
+
+def outcome(answer) -> str:
+    content = answer.data.model_dump() if isinstance(answer, AcceptedElicitation) else None
+    return f"action={answer.action}, content={json.dumps(content)}"
+
+
+def ask_user(message: str) -> Elicit[UserInfo]:
+    return Elicit(message, UserInfo)
+
+
+def ask_defaults() -> Elicit[Defaults]:
+    return Elicit("Confirm or change the defaults", Defaults)
+
+
+def ask_enums() -> Elicit[Enums]:
+    return Elicit("Pick from each kind of choice", Enums)
+
+
+def ask_model(prompt: str) -> Sample:
+    return Sample([SamplingMessage(role="user", content=TextContent(type="text", text=prompt))], max_tokens=100)
+
+
+@server.tool(structured_output=False)
+def test_elicitation(message: str, answer: Annotated[ElicitationResult[UserInfo], Resolve(ask_user)]) -> str:
+    """Asks the user for a username and an email address, with the given message."""
+    return f"User response: {outcome(answer)}"
+
+
+@server.tool(structured_output=False)
+def test_elicitation_sep1034_defaults(answer: Annotated[ElicitationResult[Defaults], Resolve(ask_defaults)]) -> str:
+    """Asks for a string, an integer, a number, an enum and a boolean, each with a default."""
+    return f"Elicitation completed: {outcome(answer)}"
+
+
+@server.tool(structured_output=False)
+def test_elicitation_sep1330_enums(answer: Annotated[ElicitationResult[Enums], Resolve(ask_enums)]) -> str:
+    """Asks for single and multiple choices, untitled, titled and with legacy enumNames."""
+    return f"Elicitation completed: {outcome(answer)}"
+
+
+@server.tool(structured_output=False)
+def test_sampling(prompt: str, reply: Annotated[CreateMessageResult, Resolve(ask_model)]) -> str:
+    """Asks the client's language model to complete the prompt."""
+    content = reply.content if isinstance(reply.content, list) else [reply.content]
+    return "LLM response: " + " ".join(block.text for block in content if isinstance(block, TextContent))
 
 
 if __name__ == "__main__":

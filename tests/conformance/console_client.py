@@ -1,0 +1,106 @@
+"""The console as the client under test, for the conformance suite's client scenarios.
+
+    node conformance client --command "python tests/conformance/console_client.py" --scenario tools_call
+
+The CLI starts its mock MCP server and runs this command with the server's URL
+as the last argument. This adds that URL as an upstream server of the console
+(in the database the test set up: SQLITE_PATH or DATABASE_URL), syncs it, and
+calls each of its tools through the console's /mcp (CONSOLE_MCP_URL, a daphne
+the test started with an allow-all rule), so that every message the mock sees
+comes from the console's upstream client.
+
+The console's operators answer what the server asks during a call. Here an
+operator accepts each form exactly as it is shown, prefilled with the schema's
+defaults: that is what elicitation-sep1034-client-defaults checks.
+"""
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+ANSWER_POLL_SECONDS = 0.1
+
+
+def setup_django():
+    sys.path.insert(0, str(REPO))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
+    import django
+
+    django.setup()
+
+
+def add_upstream(url: str, scenario: str):
+    from approvals.catalog import sync_server
+    from approvals.servers import add_server
+
+    server = add_server(name=f"conformance {scenario}", transport="http", url=url, tool_prefix="", schedule_sync=False)
+    report = sync_server(server)
+    if not report.ok:
+        raise SystemExit(f"the console could not sync {url}: {report.error}")
+    return server
+
+
+def sample_arguments(schema: dict) -> dict:
+    """A value of the right type for each required argument: the mock servers check calls arrive, not values."""
+    samples = {"number": 1, "integer": 1, "string": "conformance", "boolean": True, "array": [], "object": {}}
+    properties = schema.get("properties") or {}
+    return {name: samples.get(properties.get(name, {}).get("type"), "conformance") for name in schema.get("required") or []}
+
+
+def accept_with_defaults(server) -> int:
+    """An operator accepting every pending form of this server's calls as prefilled; how many it answered."""
+    from django.contrib.auth.models import User
+
+    from approvals import inputs
+    from approvals.models import InputRequest
+    from approvals.protocol.elicitation import defaults
+
+    operator, _ = User.objects.get_or_create(username="conformance-operator")
+    pending = InputRequest.objects.filter(server=server, status=InputRequest.Status.PENDING, routed_to="operator")
+    answered = 0
+    for request in pending:
+        content = defaults(inputs.requested_schema(request)) if request.mode == InputRequest.Mode.FORM else None
+        answered += inputs.answer(request.pk, operator, "accept", content).won
+    return answered
+
+
+async def operate(server, stop: asyncio.Event):
+    from asgiref.sync import sync_to_async
+
+    while not stop.is_set():
+        await sync_to_async(accept_with_defaults)(server)
+        await asyncio.sleep(ANSWER_POLL_SECONDS)
+
+
+async def call_every_tool(console_url: str, server):
+    from asgiref.sync import sync_to_async
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    theirs = set(await sync_to_async(lambda: list(server.active_tools().values_list("exposed_name", flat=True)))())
+    stop = asyncio.Event()
+    operator = asyncio.create_task(operate(server, stop))
+    try:
+        async with Client(streamable_http_client(console_url)) as client:
+            for tool in (await client.list_tools()).tools:
+                if tool.name not in theirs:
+                    continue
+                result = await client.call_tool(tool.name, sample_arguments(tool.input_schema))
+                text = " ".join(getattr(block, "text", "") for block in result.content)
+                print(f"{tool.name}: {'error: ' if result.is_error else ''}{text}")
+    finally:
+        stop.set()
+        await operator
+
+
+def main():
+    server_url = sys.argv[-1]
+    setup_django()
+    server = add_upstream(server_url, os.environ.get("MCP_CONFORMANCE_SCENARIO", "scenario"))
+    asyncio.run(call_every_tool(os.environ["CONSOLE_MCP_URL"], server))
+
+
+if __name__ == "__main__":
+    main()
