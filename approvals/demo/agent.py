@@ -32,7 +32,7 @@ class Step:
 
 
 # Reads first (allowed by rule), then what an operator must see: a quote, a chart,
-# a deletion (denied by rule), a slow export with progress.
+# a deletion (denied by rule), a slow export with progress, a refund that asks for its details.
 SCENARIO = [
     Step("lookup_customer", lambda r: {"customer_id": r.choice(CUSTOMERS)}),
     Step("search_orders", lambda r: {"status": r.choice(["paid", "shipped", "delivered"]), "limit": 5}),
@@ -42,6 +42,8 @@ SCENARIO = [
     Step("export_report", lambda r: {"report": r.choice(["orders", "customers", "revenue"]), "seconds": 8}),
     Step("search_orders", lambda r: {"customer_id": r.choice(CUSTOMERS), "limit": 3}),
     Step("render_chart", lambda r: {"metric": r.choice(["orders", "revenue"]), "year": r.choice([2025, 2026])}),
+    # Once approved, the refund asks an operator for the amount and reason in a form in the queue.
+    Step("issue_refund", lambda r: {"order_id": r.choice(ORDERS)}),
 ]
 
 
