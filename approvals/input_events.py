@@ -1,8 +1,8 @@
-"""Input requests on the operators' websocket: each event re-reads its request and pushes the queue's card.
+"""Input requests on the operators' websocket: the queue gets the request's card, the call's page its new body.
 
-Mixed into consumers.OperatorConsumer, whose `view` and stand-in `request` it uses.
-The card travels as `input_html`, so that pages which show no input requests
-(and their script, which places call rows by `html`) leave the message alone.
+Mixed into consumers.OperatorConsumer, whose `view`, `call_id`, stand-in `request`
+and `call_event` it uses. The card travels as `input_html`, so that the queue's
+script for call rows, which places what comes as `html`, leaves it alone.
 """
 
 from channels.db import database_sync_to_async
@@ -15,6 +15,8 @@ class InputEvents:
     async def input_event(self, event):
         if self.view == "queue":
             await self.send_json(await database_sync_to_async(self.input_payload)(event))
+        elif self.view == "call" and self.call_id == event["call_id"]:
+            await self.call_event({"event": event["event"], "call_id": event["call_id"]})
 
     def input_payload(self, event) -> dict:
         request = inputs.shown_inputs().filter(pk=event["input_id"]).first()

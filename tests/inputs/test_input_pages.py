@@ -173,3 +173,13 @@ def test_it_lets_an_admin_choose_who_answers_a_servers_input_requests(sign_in, d
     server.refresh_from_db()
     assert server.input_routing == Server.InputRouting.CLIENT_IF_CAPABLE
     assert "The client answers when it declared the capability" in admin.get(f"/servers/{server.slug}/").content.decode()
+
+
+def test_it_lists_what_the_server_asked_on_the_calls_page_and_answers_from_there(call, sign_in):
+    request = ask(call, {"message": "Which size?", "requestedSchema": EVERY_FIELD})
+    operator = sign_in(roles.OPERATOR)
+    page = operator.get(f"/calls/{call.pk}/").content.decode()
+    assert "What the server asked during the call" in page and "Which size?" in page
+    response = operator.post(f"/inputs/{request.pk}/answer/", {**form_post(request, "decline"), "next": f"/calls/{call.pk}/"})
+    assert response["Location"] == f"/calls/{call.pk}/"
+    assert "Declined by operator." in operator.get(f"/calls/{call.pk}/").content.decode()

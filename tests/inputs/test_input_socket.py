@@ -40,3 +40,15 @@ async def test_it_pushes_no_card_to_pages_that_show_none(person, call):  # noqa:
     await sync_to_async(inputs.open_request)(call, "elicitation/create", {"message": "?", "requestedSchema": EVERY_FIELD}, "operator")
     assert await socket.receive_nothing(timeout=0.5)
     await socket.disconnect()
+
+
+async def test_it_pushes_the_calls_page_again_with_what_the_server_asked(person, call):  # noqa: F811
+    cookie = await signed_in(person, "ann", roles.OPERATOR)
+    socket, connected = await open_socket(cookie, query=f"view=call&id={call.pk}")
+    assert connected
+    await sync_to_async(inputs.open_request)(call, "elicitation/create", {"message": "Which size?", "requestedSchema": EVERY_FIELD}, "operator")
+    pushed = await socket.receive_json_from(timeout=5)
+    assert pushed["event"] == "input.pending" and pushed["call_id"] == call.pk
+    assert "What the server asked during the call" in pushed["html"] and "Which size?" in pushed["html"]
+    assert f'value="/calls/{call.pk}/"' in pushed["html"]
+    await socket.disconnect()
