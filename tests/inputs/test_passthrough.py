@@ -8,6 +8,8 @@ client with an elicitation callback.
 
 import asyncio
 import json
+import shlex
+import sys
 import time
 
 import httpx
@@ -18,10 +20,12 @@ from asgiref.sync import sync_to_async
 from approvals import continuations
 from approvals.models import AuditEvent, InputRequest
 from approvals.protocol.request_state import sign_state
-from tests.gateway.conftest import LEGACY, MODERN, modern_envelope, sdk_client
+from tests.fixtures.servers import SERVERS
+from tests.gateway.conftest import LEGACY, MODERN, add_synced_server, modern_envelope, sdk_client
 from tests.inputs.conftest import route_to_client
 
 ELICITATION = {"elicitation": {}}
+CONFORMANCE_UPSTREAM = shlex.join([sys.executable, str(SERVERS / "conformance_upstream.py")])
 
 
 @pytest.fixture
@@ -200,3 +204,35 @@ async def test_it_asks_an_operator_when_the_client_declared_no_elicitation(mcp_u
         await sync_to_async(inputs.answer)(request.pk, operator, "accept", {"confirm": False})
         result = await asyncio.wait_for(answer, 15)
     assert result.content[0].text == "kept r6 (accept)"
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"], ids=["modern-client", "legacy-client"])
+async def test_it_passes_a_legacy_servers_elicitation_to_an_sdk_client_of_either_era(mcp_url, secret, everything_upstream, mode):
+    await sync_to_async(route_to_client)(everything_upstream)
+    person = Person("accept", {"name": "Grace Hopper", "integer": 9})
+    async with sdk_client(mcp_url, secret, mode, elicitation_callback=person) as client:
+        result = await client.call_tool("everything_trigger-elicitation-request", {})
+
+    text = " ".join(block.text for block in result.content)
+    assert "- Name: Grace Hopper" in text and "- Favorite Integer: 9" in text
+    [params] = person.asked
+    assert params.requested_schema["properties"]["legacyTitledEnum"]["enumNames"][0] == "Cats"
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"], ids=["modern-client", "legacy-client"])
+async def test_it_passes_sampling_to_an_sdk_client_that_declared_it(mcp_url, secret, allow_all, mode):
+    await sync_to_async(add_synced_server)("conformance", transport="stdio", command=CONFORMANCE_UPSTREAM)
+    prompts = []
+
+    async def sampling(context, params):
+        prompts.append(params.messages[0].content.text)
+        return types.CreateMessageResult(role="assistant", content=types.TextContent(type="text", text="Forty-two."), model="test-model")
+
+    async with sdk_client(mcp_url, secret, mode, sampling_callback=sampling) as client:
+        result = await client.call_tool("conformance_test_sampling", {"prompt": "What is six times seven?"})
+
+    assert result.content[0].text == "LLM response: Forty-two."
+    assert prompts == ["What is six times seven?"]
+    request = await InputRequest.objects.aget()
+    assert (request.method, request.routed_to, request.status) == ("sampling/createMessage", "client", "passed_through")
+    assert request.message == "What is six times seven?"
