@@ -98,7 +98,9 @@ class SchemaForm(forms.Form):
                 field = forms.MultipleChoiceField(choices=choices, required=required, widget=forms.CheckboxSelectMultiple, **common)
                 field.min_items, field.max_items = schema.get("minItems"), schema.get("maxItems")
                 return field
-            return forms.ChoiceField(choices=([] if required else [("", "—")]) + choices, required=required, **common)
+            # A required choice starts unchosen unless the schema names a default: nobody accepts a value they never picked.
+            empty = [] if required and "default" in schema else [("", "—")]
+            return forms.ChoiceField(choices=empty + choices, required=required, **common)
         if kind == "boolean":
             if is_optional_boolean(self.schema, name):
                 return forms.TypedChoiceField(

@@ -134,7 +134,7 @@ def test_it_renders_and_checks_every_field_type_an_sdk_server_asks_for(console, 
     expect(card.get_by_label("First meeting", exact=True)).to_have_attribute("type", "datetime-local")
     expect(card.get_by_label("Score", exact=True)).to_have_value("9.5")
     expect(card.get_by_label("I agree to the terms", exact=True)).to_be_checked()
-    expect(card.get_by_label("Pet", exact=True).locator("option")).to_have_text(["Cats", "Dogs"])
+    expect(card.get_by_label("Pet", exact=True).locator("option")).to_have_text(["—", "Cats", "Dogs"])
     name.fill("Ada Lovelace")
     card.get_by_label("Email", exact=True).fill("ada@example.com")
     card.get_by_label("Homepage", exact=True).fill("https://ada.example")

@@ -183,3 +183,13 @@ def test_it_lists_what_the_server_asked_on_the_calls_page_and_answers_from_there
     response = operator.post(f"/inputs/{request.pk}/answer/", {**form_post(request, "decline"), "next": f"/calls/{call.pk}/"})
     assert response["Location"] == f"/calls/{call.pk}/"
     assert "Declined by operator." in operator.get(f"/calls/{call.pk}/").content.decode()
+
+
+def test_it_leaves_a_required_choice_without_a_default_unchosen(call, sign_in):
+    schema = {"type": "object", "properties": {"size": {"type": "string", "enum": ["s", "l"]}}, "required": ["size"]}
+    request = ask(call, {"message": "Which size?", "requestedSchema": schema})
+    operator = sign_in(roles.OPERATOR)
+    card = operator.get(f"/inputs/{request.pk}/").content.decode()
+    assert re.search(r'<select name="input-\d+-size"[^>]*required[^>]*>\s*<option value="" selected>—</option>', card)
+    response = operator.post(f"/inputs/{request.pk}/answer/", form_post(request))
+    assert response.status_code == 400 and "This field is required." in response.content.decode()

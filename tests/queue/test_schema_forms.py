@@ -71,7 +71,7 @@ def test_it_labels_fields_from_titles_descriptions_and_choice_titles():
     form = build_form(SCHEMA)
     assert form.fields["name"].label == "Name" and form.fields["name"].help_text == "Who it is for."
     assert form.fields["email"].label == "email"
-    assert dict(form.fields["color"].choices) == {"r": "Red", "g": "Green"}
+    assert dict(form.fields["color"].choices) == {"": "—", "r": "Red", "g": "Green"}
     assert dict(form.fields["size"].choices) == {"": "—", "s": "Small", "l": "Large"}
     assert dict(form.fields["teams"].choices) == {"ops": "Operations", "dev": "Development"}
     assert form.fields["name"].required and not form.fields["email"].required
