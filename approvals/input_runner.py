@@ -33,7 +33,7 @@ from approvals.calls import ClientContext
 from approvals.inputs import ELICIT, SAMPLE
 from approvals.models import Call, InputRequest, Server
 from approvals.protocol import jsonrpc
-from approvals.protocol.elicitation import request_problems
+from approvals.protocol.elicitation_requests import request_problems
 from approvals.protocol.jsonrpc import METHOD_NOT_FOUND, JsonRpcError
 from approvals.protocol.revisions import MODERN, REVISIONS
 from approvals.upstream.session import decline

@@ -20,8 +20,9 @@ from django.utils import timezone
 from approvals import audit, live
 from approvals.audit import SYSTEM, Actor
 from approvals.models import Call, InputRequest
-from approvals.protocol.elicitation import ANSWER_ACTIONS, content_problems
-from approvals.protocol.jsonrpc import JsonRpcError
+from approvals.protocol.elicitation import content_problems
+from approvals.protocol.elicitation_requests import ANSWER_ACTIONS, answer_problems
+from approvals.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError
 
 Status = InputRequest.Status
 ELICIT = "elicitation/create"
@@ -127,11 +128,17 @@ def already_text(request: InputRequest) -> str:
 
 
 def take_client_answer(requests, answer_dict: dict) -> bool:
-    """The client's answer to one of `requests` (a queryset naming it) that it was asked; False when none waits."""
+    """The client's answer to one of `requests` (a queryset naming it) that it was asked; False when none waits.
+
+    A malformed answer to an elicitation is kept as the error the server will be given instead.
+    """
     with transaction.atomic():
         request = requests.filter(status=Status.PENDING, routed_to=InputRequest.Route.CLIENT).select_related("call__token").first()
         if request is None:
             return False
+        problems = answer_problems(answer_dict, request.mode == InputRequest.Mode.FORM) if request.method == ELICIT else []
+        if problems and "error" not in answer_dict:
+            answer_dict = {"error": {"code": INVALID_PARAMS, "message": "the client's answer is malformed: " + "; ".join(problems)}}
         won = InputRequest.objects.filter(pk=request.pk, status=Status.PENDING).update(
             status=Status.PASSED_THROUGH, answer=answer_dict, answered_at=timezone.now(),
         )

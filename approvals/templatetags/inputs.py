@@ -3,7 +3,7 @@
 from django import template
 
 from approvals.models import InputRequest
-from approvals.protocol.elicitation import url_domain as domain_of
+from approvals.protocol.elicitation_requests import url_domain as domain_of
 from approvals.views import inputs
 
 register = template.Library()

@@ -2,9 +2,8 @@
 
 import pytest
 
-from approvals.protocol.elicitation import (
-    answer_problems, content_problems, defaults, request_problems, schema_problems, url_domain, url_problems,
-)
+from approvals.protocol.elicitation import content_problems, defaults, schema_problems
+from approvals.protocol.elicitation_requests import answer_problems, request_problems, url_domain, url_problems
 
 EVERY_FIELD = {
     "type": "object",

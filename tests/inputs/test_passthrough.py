@@ -236,3 +236,15 @@ async def test_it_passes_sampling_to_an_sdk_client_that_declared_it(mcp_url, sec
     request = await InputRequest.objects.aget()
     assert (request.method, request.routed_to, request.status) == ("sampling/createMessage", "client", "passed_through")
     assert request.message == "What is six times seven?"
+
+
+async def test_it_gives_the_server_an_error_for_a_malformed_answer_from_the_client(mcp_url, secret, passthrough):
+    client = ModernClient(mcp_url, secret)
+    first = (await client.call(1, "sdk_delete_record", {"target": "r7"}))["result"]
+    [key] = first["inputRequests"]
+    answers = {key: {"action": "maybe"}}
+    done = (await client.call(2, "sdk_delete_record", {"target": "r7"}, inputResponses=answers, requestState=first["requestState"]))["result"]
+    await client.http.aclose()
+
+    assert done["isError"] is True and "the client's answer is malformed" in done["content"][0]["text"]
+    assert (await InputRequest.objects.aget()).answer["error"]["code"] == -32602
