@@ -27,7 +27,8 @@ SUMMARY_CHARS = 160
 ACTIONS = [
     "call.received", "call.rejected", "call.policy", "call.pending", "call.approved", "call.edited", "call.denied",
     "call.expired", "call.cancelled", "call.forwarded", "call.completed", "call.failed",
-    "input.requested", "input.answered", "tools.listed", "catalog.changed",
+    "input.requested", "input.answered", "input.passed_through", "input.declined", "input.cancelled", "input.expired",
+    "input.refused", "tools.listed", "catalog.changed",
     "server.added", "server.changed", "server.trusted", "server.untrusted",
     "token.created", "token.revoked", "rule.changed", "user.login", "user.login_failed",
     "admin.added", "admin.changed", "admin.deleted", "retention.changed", "audit.pruned",

@@ -72,7 +72,7 @@ def walk_once(expect, chunk_size) -> tuple[Verdict, int]:
         walk = Walk(head, expect)
         # Closed before the transaction ends, even when the walk stops half-way: a stream
         # left open would hold the connection.
-        with closing(event_rows(head.seq, chunk_size)) as rows:
+        with closing(stream_rows(events_through(head.seq), chunk_size)) as rows:
             try:
                 walk.check_expected()
                 walk.follow(rows)
@@ -83,20 +83,10 @@ def walk_once(expect, chunk_size) -> tuple[Verdict, int]:
     return Verdict(True, walk.checked, walk.first_seq, walk.last_seq), head.anchor_seq
 
 
-def event_rows(through_seq, chunk_size):
-    """The HASHED fields and the hash of each event up to `through_seq`, in seq order, `data` parsed.
-
-    `data` comes as text and goes through json's C scanner: half the cost of json.loads,
-    whose checks text from the database never needs.
-    """
-    scan = c_make_scanner(JSONDecoder())
-    rows = (
-        AuditEvent.objects.filter(seq__lte=through_seq).order_by("seq")
-        .annotate(data_text=Cast("data", TextField())).values_list(*HASHED[:11], "data_text", "prev_hash", "hash")
-    )
-    with closing(stream_rows(rows, chunk_size)) as stream:
-        for row in stream:
-            yield (*row[:11], scan(row[11], 0)[0], row[12], row[13])
+def events_through(seq):
+    """The HASHED fields and the hash of each event up to `seq`, in seq order; `data` as text."""
+    ordered = AuditEvent.objects.filter(seq__lte=seq).order_by("seq").annotate(data_text=Cast("data", TextField()))
+    return ordered.values_list(*HASHED[:11], "data_text", "prev_hash", "hash")
 
 
 class Walk:
@@ -120,8 +110,12 @@ class Walk:
             raise Broken(seq, "the anchor differs from the exported head", hash_, head.anchor_hash)
 
     def follow(self, rows):
+        """Check rows from events_through; the hot loop of verification, kept lean."""
         expect_seq = self.expect[0] if self.expect else None
         next_seq, prev_hash, checked = self.next_seq, self.prev_hash, 0
+        # json's C scanner itself: half the cost of json.loads, whose checks text from
+        # the database never needs.
+        scan = c_make_scanner(JSONDecoder())
         try:
             for row in rows:
                 seq, stored = row[0], row[13]
@@ -129,11 +123,12 @@ class Walk:
                     raise Broken(next_seq, "events are missing", f"seq {next_seq}", f"seq {seq}")
                 if row[12] != prev_hash:
                     raise Broken(seq, "the link to the event before is broken", prev_hash, row[12])
-                computed = event_hash(row)
+                data = scan(row[11], 0)[0]
+                computed = event_hash((*row[:11], data, prev_hash))
                 if computed != stored:
                     raise Broken(seq, "the event was changed after it was written", computed, stored)
                 if row[5] == PRUNED:
-                    self.pruned = row[11]
+                    self.pruned = data
                 if seq == expect_seq and stored != self.expect[1]:
                     raise Broken(seq, "the event differs from the exported head", self.expect[1], stored)
                 if not checked:
