@@ -19,7 +19,7 @@ from asgiref.sync import sync_to_async
 from django.db.models import TextField
 from django.db.models.functions import Cast
 
-from approvals.audit_query import stream_rows, streaming_read
+from approvals.audit_query import stream_rows
 from approvals.models import AuditHead
 
 COLUMNS = [
@@ -82,7 +82,7 @@ def export_chunks(events, fmt):
     """The export as text chunks of up to BATCH lines each."""
     lines = FORMATS[fmt][0]
     head = chain_head()
-    with streaming_read(), closing(rows(events, head[0])) as stream:
+    with closing(rows(events, head[0])) as stream:
         batch = []
         for line in lines(stream, head):
             batch.append(line)

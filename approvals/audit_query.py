@@ -6,7 +6,6 @@ the ten-thousandth, and it stays right while events are appended.
 """
 
 import json
-from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import timezone as dt_timezone
 
@@ -35,14 +34,6 @@ ACTIONS = [
 ]
 
 
-def streaming_read():
-    """Where a long read happens: on PostgreSQL in a transaction, so that a verification
-    reads the head and the events as of one moment (and a server-side cursor, were one
-    used, would stream rather than be declared WITH HOLD and materialized). SQLite takes
-    its write lock when a transaction begins, so it reads without one."""
-    return transaction.atomic() if connection.vendor == "postgresql" else nullcontext()
-
-
 def stream_rows(rows, chunk_size=5000):
     """The tuples of a values_list queryset, streamed at flat memory.
 
@@ -51,8 +42,8 @@ def stream_rows(rows, chunk_size=5000):
     server-side cursor would wait for each batch, and Django's row converters would
     cost as much as the work itself. A plain psycopg cursor, because Django's binds
     parameters client-side, which cannot stream binary rows. Elsewhere Django's
-    chunked iterator. Close the generator before the transaction ends: a stream left
-    open holds the connection.
+    chunked iterator. Close the generator when done with it, even half-way: a stream
+    left open holds the connection.
     """
     if connection.vendor != "postgresql":
         yield from rows.iterator(chunk_size=chunk_size)
@@ -92,9 +83,9 @@ class AuditFilter(forms.Form):
         return cleaned
 
 
-def filter_events(cleaned: dict, events=None):
+def filter_events(cleaned: dict):
     """The events a valid AuditFilter's cleaned_data selects, in no particular order."""
-    events = AuditEvent.objects.all() if events is None else events
+    events = AuditEvent.objects.all()
     if cleaned.get("since"):
         events = events.filter(at__gte=cleaned["since"])
     if cleaned.get("until"):

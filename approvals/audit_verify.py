@@ -5,18 +5,18 @@ in the same transaction as each append, so every event up to the head it read is
 there to be read, and appends made meanwhile are left for the next run.
 """
 
-from contextlib import closing
+from contextlib import closing, nullcontext
 from dataclasses import dataclass
 from json import JSONDecoder
 from json.scanner import c_make_scanner
 
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import TextField
 from django.db.models.functions import Cast
 from django.utils import timezone
 
 from approvals.audit import HASHED, event_hash
-from approvals.audit_query import stream_rows, streaming_read
+from approvals.audit_query import stream_rows
 from approvals.models import AuditEvent, AuditHead, AuditVerification
 
 CHUNK = 5000
@@ -58,10 +58,12 @@ def verify_chain(expect: tuple[int, str] | None = None, chunk_size=CHUNK) -> Ver
 
 
 def walk_once(expect, chunk_size) -> tuple[Verdict, int]:
-    outermost = not connection.in_atomic_block
-    with streaming_read():
-        if connection.vendor == "postgresql" and outermost:
-            # The head and the events as of one moment.
+    # On PostgreSQL one repeatable-read transaction shows the head and the events as of
+    # one moment. SQLite takes its write lock when a transaction begins, so it reads
+    # without one; a prune that lands meanwhile is met by walking again.
+    postgres, outermost = connection.vendor == "postgresql", not connection.in_atomic_block
+    with transaction.atomic() if postgres else nullcontext():
+        if postgres and outermost:
             with connection.cursor() as cursor:
                 cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
         head = AuditHead.objects.filter(pk=1).first()

@@ -351,8 +351,9 @@ class AuditEvent(models.Model):
     class Meta:
         ordering = ["seq"]
         permissions = [("export_audit", "Export and verify the audit log")]
-        # Each filter of the audit page paired with seq, so that a filtered page in
-        # seq order is one backward index range scan however long the log grows.
+        # Each filter of the audit page, alone and with an action, ending in seq, so that a
+        # filtered page in seq order is one backward index range scan however long the
+        # log grows ("this tool's denials", "this operator's approvals").
         indexes = [
             models.Index(fields=["action", "seq"], name="audit_action_seq"),
             models.Index(fields=["token_id", "seq"], name="audit_token_seq"),
@@ -360,6 +361,10 @@ class AuditEvent(models.Model):
             models.Index(fields=["tool_id", "seq"], name="audit_tool_seq"),
             models.Index(fields=["actor_type", "actor_id", "seq"], name="audit_actor_seq"),
             models.Index(fields=["call_id", "seq"], name="audit_call_seq"),
+            models.Index(fields=["token_id", "action", "seq"], name="audit_token_action_seq"),
+            models.Index(fields=["server_id", "action", "seq"], name="audit_server_action_seq"),
+            models.Index(fields=["tool_id", "action", "seq"], name="audit_tool_action_seq"),
+            models.Index(fields=["actor_type", "actor_id", "action", "seq"], name="audit_actor_action_seq"),
         ]
 
 

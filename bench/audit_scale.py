@@ -1,6 +1,6 @@
 """The audit log at a million events on PostgreSQL: a filtered page, a free-text search, exports, verification.
 
-    .venv/bin/python bench/audit_scale.py [--events 1000000] [--keep]
+    .venv/bin/python bench/audit_scale.py [--events 1000000] [--keep] [--reuse]
 
 It creates a database of its own, audit_bench, on the server DATABASE_URL names
 (default postgres://postgres@127.0.0.1:5432/test; that database itself is never
@@ -10,7 +10,8 @@ cancelled, failed upstream), a valid hash chain computed by approvals.audit.
 Then it measures the console's own code: the audit page rendered through
 Django's test client for several filters (median and p95 of repeated requests),
 the CSV and JSONL exports of the whole log, and verification of the whole
-chain. The database is dropped at the end unless --keep is given.
+chain. The database is dropped at the end unless --keep is given; --reuse
+measures again what a run with --keep left.
 """
 
 import argparse
@@ -41,16 +42,12 @@ def bench_url(base):
     return urlunsplit(parts._replace(path="/" + BENCH_DB)), urlunsplit(parts._replace(path="/postgres"))
 
 
-def recreate_database(admin_url):
+def drop_database(admin_url, create_again=False):
     with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {BENCH_DB}")
-        conn.execute(f"CREATE DATABASE {BENCH_DB}")
-
-
-def drop_database(admin_url):
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        # FORCE: the console's connection pool still holds connections to it.
+        # FORCE: the console's connection pool may still hold connections to it.
         conn.execute(f"DROP DATABASE IF EXISTS {BENCH_DB} WITH (FORCE)")
+        if create_again:
+            conn.execute(f"CREATE DATABASE {BENCH_DB}")
 
 
 def setup_django(url):
@@ -85,6 +82,7 @@ def subjects():
 
 
 def existing_subjects():
+    """What subjects() made, in a database a run with --keep left."""
     from django.contrib.auth.models import User
 
     from approvals.models import ClientToken, Tool
@@ -108,10 +106,6 @@ def call_story(rng):
     if roll < 0.85:
         return "ask", ["pending", "denied"], False
     return "ask", ["pending", "expired" if roll < 0.95 else "cancelled"], False
-
-
-FINAL = {"completed": "completed", "failed": "failed", "denied": "denied", "denied_by_policy": "denied",
-         "expired": "expired", "cancelled": "cancelled"}
 
 
 def generate(count, tools, tokens, operators, seed=1):
@@ -148,7 +142,7 @@ def generate(count, tools, tokens, operators, seed=1):
             }[step]
             name = "call.denied" if step == "denied_by_policy" else f"call.{step}"
             events.append((*actor, name, *base, data))
-        status = FINAL.get(steps[-1], "approved")
+        status = "denied" if steps[-1] == "denied_by_policy" else steps[-1]
         decided = next((e for e in events if e[3] in ("call.approved", "call.denied") and e[0] == "user"), None)
         call = {"id": call_id, "token_id": token.pk, "tool_id": tool.pk, "server_id": tool.server_id, "tool_name": tool.exposed_name,
                 "request_id": request_id, "arguments": arguments, "edited_arguments": final_arguments if edited else None,
@@ -165,7 +159,7 @@ def load(url, count, tools, tokens, operators):
     from approvals import audit
     from approvals.models import AuditHead, Call
 
-    call_fields = [f for f in Call._meta.concrete_fields]
+    call_fields = Call._meta.concrete_fields
     event_columns = ["seq", "at", *audit.HASHED[2:11], "data", "prev_hash", "hash"]
     started = datetime.now(UTC) - timedelta(days=365)
     step = timedelta(days=365) / count
@@ -222,14 +216,14 @@ def measure_pages(tools, tokens, operators):
     from django.test import Client
 
     from approvals import roles
-    from approvals.models import AuditEvent, Call
+    from approvals.models import AuditHead, Call
 
     roles.ensure_roles()
     auditor, _ = User.objects.get_or_create(username="bench-auditor")
     auditor.groups.set(Group.objects.filter(name=roles.AUDITOR))
     client = Client()
     client.force_login(auditor)
-    middle = AuditEvent.objects.order_by("-seq").values_list("seq", flat=True)[500_000 if AuditEvent.objects.count() > 500_000 else 0]
+    middle = AuditHead.objects.get().seq // 2
     day = datetime.now(UTC) - timedelta(days=120)
     cases = [
         ("no filter", {}),
@@ -290,7 +284,7 @@ def main():
     args = parser.parse_args()
     url, admin_url = bench_url(os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test"))
     if not args.reuse:
-        recreate_database(admin_url)
+        drop_database(admin_url, create_again=True)
     try:
         setup_django(url)
         if args.reuse:
