@@ -1,8 +1,9 @@
 """Exports of the audit log in CSV and JSON Lines, streamed at flat memory.
 
-Rows come from a server-side cursor in chunks and leave in batches of lines, so an
-export of millions of events holds one batch at a time. Events are written oldest
-first with every hashed field, `data` as the JSON text the database holds.
+Rows stream from the database (audit_query.stream_rows) and leave in batches of
+lines, so an export of millions of events holds one batch at a time. Events are
+written oldest first with every hashed field, `data` as the JSON text the database
+holds.
 
 Every file ends with the chain head as it was when the export began (the export
 holds no event after it): in CSV a last row `# chain head,SEQ,HASH`, in JSON Lines a
@@ -97,8 +98,8 @@ async def async_chunks(chunks):
     """A synchronous generator served from an ASGI server one chunk at a time.
 
     Django's ASGI handler would gather a synchronous iterator into a list before sending
-    a byte. Each step runs in the request's own thread, where the generator's cursor
-    and transaction live.
+    a byte. Each step runs in the request's own thread, where the generator's database
+    connection and its stream live.
     """
     step = sync_to_async(next, thread_sensitive=True)
     try:
