@@ -63,7 +63,11 @@ def read_message(request) -> Message:
     except RequestDataTooBig:
         raise Refused(rejection(413, "Request body too large")) from None
     try:
-        return jsonrpc.parse_message(jsonrpc.decode(body))
+        value = jsonrpc.decode(body)
+        if b"u0000" in body and jsonrpc.has_nul(value):
+            # Refused, not altered: the arguments would reach the upstream server changed.
+            raise JsonRpcError(jsonrpc.INVALID_PARAMS, "Invalid params: strings may not contain U+0000 (NUL)")
+        return jsonrpc.parse_message(value)
     except JsonRpcError as exc:
         raise Refused(error_response(exc, 400)) from None
 

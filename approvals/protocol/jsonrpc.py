@@ -58,13 +58,40 @@ class Response:
 Message = Request | Notification | Response
 
 
+def _refuse_constant(name: str):
+    raise ValueError(f"{name} is not a JSON number")
+
+
 def decode(body: bytes | str) -> Any:
+    """One JSON value; NaN and Infinity, which Python's json would accept, are refused as JSON refuses them."""
     try:
-        return json.loads(body)
+        return json.loads(body, parse_constant=_refuse_constant)
     except (ValueError, UnicodeDecodeError) as exc:
         raise JsonRpcError(PARSE_ERROR, f"Parse error: {exc}") from None
     except RecursionError:
         raise JsonRpcError(PARSE_ERROR, "Parse error: nested too deeply") from None
+
+
+def has_nul(value: Any) -> bool:
+    """Whether any string or key holds U+0000, which PostgreSQL cannot store in text or JSON."""
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(has_nul(k) or has_nul(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(has_nul(item) for item in value)
+    return False
+
+
+def without_nul(value: Any) -> Any:
+    """The value with every U+0000 turned into U+FFFD, the replacement character."""
+    if isinstance(value, str):
+        return value.replace("\x00", "\ufffd")
+    if isinstance(value, dict):
+        return {without_nul(k): without_nul(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [without_nul(item) for item in value]
+    return value
 
 
 def parse_message(obj: Any) -> Message:

@@ -37,8 +37,12 @@ Serve = Callable[[jsonrpc.Message, Exchange | None], Awaitable[dict | None]]
 
 
 def parse(data: bytes | str, server: str) -> jsonrpc.Message:
+    """One message from upstream; U+0000 in it becomes U+FFFD, since the console could store none of it."""
     try:
-        return jsonrpc.parse_message(jsonrpc.decode(data))
+        value = jsonrpc.decode(data)
+        if ("u0000" in data if isinstance(data, str) else b"u0000" in data) and jsonrpc.has_nul(value):
+            value = jsonrpc.without_nul(value)
+        return jsonrpc.parse_message(value)
     except jsonrpc.JsonRpcError as exc:
         excerpt = data[:200].decode("utf-8", "replace") if isinstance(data, bytes) else data[:200]
         raise UpstreamError(f"{server}: sent a malformed message ({exc.message}): {excerpt!r}") from None

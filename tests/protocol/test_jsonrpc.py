@@ -1,7 +1,8 @@
 import pytest
 
 from approvals.protocol.jsonrpc import (
-    INVALID_REQUEST, PARSE_ERROR, JsonRpcError, Notification, Request, Response, decode, parse_message,
+    INVALID_REQUEST, PARSE_ERROR, JsonRpcError, Notification, Request, Response, decode, has_nul, parse_message,
+    without_nul,
 )
 
 
@@ -45,3 +46,14 @@ def test_it_classifies_requests_notifications_and_responses():
 ])
 def test_it_refuses_what_is_not_one_json_rpc_message(message):
     assert code_of(parse_message, message) == INVALID_REQUEST
+
+
+@pytest.mark.parametrize("body", ['{"a": NaN}', '{"a": Infinity}', '[-Infinity]'])
+def test_it_refuses_numbers_json_does_not_have(body):
+    assert code_of(decode, body) == PARSE_ERROR
+
+
+def test_it_finds_and_replaces_nul_in_keys_and_values():
+    value = {"a\x00": ["ok", {"b": "x\x00y"}], "n": 1}
+    assert has_nul(value) and not has_nul({"a": ["ok", 1, None]})
+    assert without_nul(value) == {"a\ufffd": ["ok", {"b": "x\ufffdy"}], "n": 1}
