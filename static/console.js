@@ -154,7 +154,7 @@ document.addEventListener("DOMContentLoaded", () => {
   };
 
   const resync = async () => {
-    const regions = ["[data-queue]", "[data-recent]", "[data-call-body]"];
+    const regions = ["[data-queue]", "[data-inputs]", "[data-recent]", "[data-call-body]"];
     const response = await fetch(location.href, { credentials: "same-origin" });
     if (!response.ok) return;
     const page = new DOMParser().parseFromString(await response.text(), "text/html");
