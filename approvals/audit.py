@@ -20,6 +20,8 @@ the form it will be read in (see `stored_form`).
 
 import hashlib
 import json
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 from decimal import Decimal
 from json.encoder import c_make_encoder, encode_basestring
@@ -89,29 +91,57 @@ def hashed_row(event: AuditEvent) -> tuple:
     return tuple(getattr(event, name) for name in HASHED)
 
 
+_batches = threading.local()
+
+
 def record(action: str, actor: Actor, *, data=None, request_id="", call=None, server=None, tool=None, token=None) -> AuditEvent:
-    with transaction.atomic():
-        head = locked_head()
-        event = AuditEvent(
-            seq=head.seq + 1,
-            at=timezone.now(),
-            actor_type=actor.type,
-            actor_id=actor.id,
-            actor_name=actor.name,
-            action=action,
-            request_id=request_id or (call.request_id if call is not None else ""),
-            call_id=call.pk if call is not None else None,
-            server_id=pk_of(server) if server is not None else (call.server_id if call is not None else None),
-            tool_id=pk_of(tool) if tool is not None else (call.tool_id if call is not None else None),
-            token_id=pk_of(token) if token is not None else (call.token_id if call is not None else None),
-            data=stored_form(data or {}),
-            prev_hash=head.hash,
-        )
-        event.hash = event_hash(hashed_row(event))
-        event.save(force_insert=True)
-        head.seq, head.hash = event.seq, event.hash
-        head.save(update_fields=["seq", "hash"])
+    event = AuditEvent(
+        at=timezone.now(),
+        actor_type=actor.type,
+        actor_id=actor.id,
+        actor_name=actor.name,
+        action=action,
+        request_id=request_id or (call.request_id if call is not None else ""),
+        call_id=call.pk if call is not None else None,
+        server_id=pk_of(server) if server is not None else (call.server_id if call is not None else None),
+        tool_id=pk_of(tool) if tool is not None else (call.tool_id if call is not None else None),
+        token_id=pk_of(token) if token is not None else (call.token_id if call is not None else None),
+        data=stored_form(data or {}),
+    )
+    pending = getattr(_batches, "events", None)
+    if pending is not None:
+        pending.append(event)
+    else:
+        append([event])
     return event
+
+
+@contextmanager
+def batch():
+    """Events recorded inside are appended together when it ends: one lock of the head, one insert."""
+    if getattr(_batches, "events", None) is not None:
+        yield
+        return
+    _batches.events = []
+    try:
+        yield
+        events = _batches.events
+    finally:
+        _batches.events = None
+    if events:
+        append(events)
+
+
+def append(events: list[AuditEvent]):
+    # No savepoint: inside a caller's transaction the events must stand or fall with its change anyway.
+    with transaction.atomic(savepoint=False):
+        head = locked_head()
+        for event in events:
+            event.seq, event.prev_hash = head.seq + 1, head.hash
+            event.hash = event_hash(hashed_row(event))
+            head.seq, head.hash = event.seq, event.hash
+        AuditEvent.objects.bulk_create(events)
+        head.save(update_fields=["seq", "hash"])
 
 
 def locked_head() -> AuditHead:

@@ -72,57 +72,59 @@ def policy_rules():
 
 @transaction.atomic
 def receive_call(ctx: ClientContext, tool: Tool, arguments: dict, jsonrpc_id, progress_token) -> tuple[Call, dict | None]:
-    """Record the call, check its arguments and apply the policy; the answer when no wait follows."""
+    """Record the call, check its arguments and apply the policy; the answer when no wait follows.
+
+    Everything is worked out first, so the call is one insert and its events one append.
+    """
     now = timezone.now()
-    arguments_digest = sha256_digest(arguments)
-    call = Call.objects.create(
+    call = Call(
         token=ctx.token, tool=tool, server=tool.server, tool_name=tool.exposed_name, request_id=str(uuid.uuid4()),
         era=ctx.era, protocol_version=ctx.protocol_version, session_id=ctx.session_id, jsonrpc_id=jsonrpc_id,
-        progress_token=progress_token, arguments=arguments, arguments_digest=arguments_digest,
-        tool_digest=tool.digest, status=Call.Status.PENDING, received_at=now,
+        progress_token=progress_token, arguments=arguments, arguments_digest=sha256_digest(arguments),
+        tool_digest=tool.digest, received_at=now,
     )
-    client = Actor.client(ctx.token)
-    audit.record("call.received", client, call=call, data={"tool": tool.exposed_name, "arguments": arguments})
     errors = validate(tool.definition.get("inputSchema") or {}, arguments)
+    verdict = None if errors else policy.evaluate(policy_rules(), call_facts(ctx, tool, arguments))
     if errors:
-        finish(call, Call.Status.REJECTED, error="; ".join(errors))
-        audit.record("call.rejected", SYSTEM, call=call, data={"errors": errors})
-        return call, tool_error_result(invalid_arguments_text(tool, errors))
-    facts = policy.CallFacts(
+        call.status, call.error, call.is_error, call.answered_at = Call.Status.REJECTED, "; ".join(errors), True, now
+    else:
+        call.policy_action, call.rule_id, call.rule_name, call.policy_at = verdict.action, verdict.rule and verdict.rule.id, verdict.rule_name, now
+    if verdict and verdict.action == policy.DENY:
+        call.status, call.decided_by_name, call.decided_at, call.reason = Call.Status.DENIED, "policy", now, verdict.message
+        call.is_error, call.answered_at = True, now
+    elif verdict and verdict.action == policy.ALLOW:
+        # Forwarded at once, in this same transaction: nobody can decide it otherwise now.
+        call.status, call.decided_by_name, call.decided_at, call.forwarded_at = Call.Status.FORWARDED, "policy", now, now
+    elif verdict:
+        call.status, call.expires_at = Call.Status.PENDING, now + timedelta(seconds=settings.APPROVAL_TIMEOUT_SECONDS)
+    call.save(force_insert=True)
+    with audit.batch():
+        audit.record("call.received", Actor.client(ctx.token), call=call, data={"tool": tool.exposed_name, "arguments": arguments})
+        if errors:
+            audit.record("call.rejected", SYSTEM, call=call, data={"errors": errors})
+            return call, tool_error_result(invalid_arguments_text(tool, errors))
+        audit.record("call.policy", SYSTEM, call=call, data={"action": verdict.action, "rule": verdict.rule_name})
+        if call.status == Call.Status.DENIED:
+            audit.record("call.denied", SYSTEM, call=call, data={"reason": verdict.message, "rule": verdict.rule_name})
+            return call, tool_error_result(answer_text(call))
+        if call.status == Call.Status.FORWARDED:
+            audit.record("call.forwarded", SYSTEM, call=call, data={"arguments": arguments})
+            live.call_changed(call, "call.forwarded")
+            return call, None
+        audit.record("call.pending", SYSTEM, call=call, data={"expires_at": call.expires_at.isoformat()})
+        live.call_changed(call, "call.pending")
+    return call, None
+
+
+def call_facts(ctx: ClientContext, tool: Tool, arguments: dict) -> policy.CallFacts:
+    return policy.CallFacts(
         client_id=ctx.token.pk, server_id=tool.server_id, tool_name=tool.exposed_name, arguments=arguments,
         annotations=annotations(tool.definition) if tool.server.trusted else None,
     )
-    verdict = policy.evaluate(policy_rules(), facts)
-    call.policy_action, call.rule_id, call.rule_name, call.policy_at = verdict.action, verdict.rule and verdict.rule.id, verdict.rule_name, now
-    audit.record("call.policy", SYSTEM, call=call, data={"action": verdict.action, "rule": verdict.rule_name})
-    if verdict.action == policy.DENY:
-        call.decided_by_name, call.decided_at, call.reason = "policy", now, verdict.message
-        finish(call, Call.Status.DENIED)
-        audit.record("call.denied", SYSTEM, call=call, data={"reason": verdict.message, "rule": verdict.rule_name})
-        return call, tool_error_result(answer_text(call))
-    if verdict.action == policy.ALLOW:
-        # Forwarded at once, in this same transaction: nobody can decide it otherwise now.
-        call.status, call.decided_by_name, call.decided_at, call.forwarded_at = Call.Status.FORWARDED, "policy", now, now
-        call.save()
-        audit.record("call.forwarded", SYSTEM, call=call, data={"arguments": arguments})
-        live.call_changed(call, "call.forwarded")
-        return call, None
-    call.expires_at = now + timedelta(seconds=settings.APPROVAL_TIMEOUT_SECONDS)
-    call.save()
-    audit.record("call.pending", SYSTEM, call=call, data={"expires_at": call.expires_at.isoformat()})
-    live.call_changed(call, "call.pending")
-    return call, None
 
 
 def invalid_arguments_text(tool, errors):
     return f"Invalid arguments for tool {tool.exposed_name}: " + "; ".join(errors) + ". Fix the arguments and call again."
-
-
-def finish(call: Call, status, *, result=None, error=""):
-    call.status, call.answered_at = status, timezone.now()
-    call.result, call.error = result, error
-    call.is_error = bool(error) or bool(result and result.get("isError"))
-    call.save()
 
 
 def decide(call_id, user, approve: bool, reason: str = "", edited_arguments=None, shown_binding: str | None = None) -> Decision:
@@ -146,10 +148,10 @@ def decide(call_id, user, approve: bool, reason: str = "", edited_arguments=None
         call.refresh_from_db()
         if won:
             actor = Actor.user(user)
-            if approve and edited_arguments is not None:
-                audit.record("call.edited", actor, call=call, data={"before": call.arguments, "after": edited_arguments})
-            action = "call.approved" if approve else "call.denied"
-            audit.record(action, actor, call=call, data={"reason": reason})
+            with audit.batch():
+                if approve and edited_arguments is not None:
+                    audit.record("call.edited", actor, call=call, data={"before": call.arguments, "after": edited_arguments})
+                audit.record("call.approved" if approve else "call.denied", actor, call=call, data={"reason": reason})
             live.call_changed(call, "call.decided")
     if won:
         return Decision(True, call, f"{'Approved' if approve else 'Denied'}.")
