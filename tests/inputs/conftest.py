@@ -5,7 +5,7 @@ import asyncio
 import pytest
 
 from approvals.models import InputRequest, PolicyRule, Server
-from tests.gateway.conftest import Raw, add_synced_server, mcp_url, operator, secret  # noqa: F401 (fixtures)
+from tests.gateway.conftest import add_synced_server, mcp_url, operator, secret  # noqa: F401 (fixtures)
 
 
 @pytest.fixture
@@ -29,20 +29,13 @@ def route_to_client(server: Server):
     Server.objects.filter(pk=server.pk).update(input_routing=Server.InputRouting.CLIENT_IF_CAPABLE)
 
 
-async def wait_for_input(status=InputRequest.Status.PENDING, timeout=15.0, **filters) -> InputRequest:
+async def wait_for_input(timeout=15.0) -> InputRequest:
+    """The first input request still waiting for its answer, once there is one."""
     deadline = asyncio.get_running_loop().time() + timeout
     while asyncio.get_running_loop().time() < deadline:
-        found = await InputRequest.objects.filter(status=status, **filters).select_related("call").afirst()
+        found = await InputRequest.objects.filter(status=InputRequest.Status.PENDING).select_related("call").afirst()
         if found is not None:
             return found
         await asyncio.sleep(0.05)
-    raise AssertionError(f"no input request became {status}")
-
-
-@pytest.fixture
-def raw(mcp_url, secret):  # noqa: F811
-    client = Raw(mcp_url, secret)
-    yield client
-    client.client.close()
-
+    raise AssertionError("no input request became pending")
 

@@ -17,12 +17,12 @@ import mcp_types as types
 import pytest
 from asgiref.sync import sync_to_async
 
-from approvals import continuations
+from approvals import continuations, inputs
 from approvals.models import AuditEvent, InputRequest
 from approvals.protocol.request_state import sign_state
 from tests.fixtures.servers import SERVERS
 from tests.gateway.conftest import LEGACY, MODERN, add_synced_server, modern_envelope, sdk_client
-from tests.inputs.conftest import route_to_client
+from tests.inputs.conftest import route_to_client, wait_for_input
 
 ELICITATION = {"elicitation": {}}
 CONFORMANCE_UPSTREAM = shlex.join([sys.executable, str(SERVERS / "conformance_upstream.py")])
@@ -121,15 +121,6 @@ async def test_it_takes_an_answer_only_from_the_session_that_was_asked(mcp_url, 
     assert (await InputRequest.objects.aget()).answer == {"error": {"code": -1, "message": "the user said no"}}
 
 
-async def wait_for_pending():
-    for _ in range(300):
-        request = await InputRequest.objects.filter(status=InputRequest.Status.PENDING).afirst()
-        if request is not None:
-            return request
-        await asyncio.sleep(0.05)
-    raise AssertionError("nothing became pending")
-
-
 class ModernClient:
     def __init__(self, mcp_url, secret):
         self.url = mcp_url
@@ -195,11 +186,9 @@ async def test_it_lets_an_sdk_client_answer_through_its_elicitation_callback(mcp
 
 
 async def test_it_asks_an_operator_when_the_client_declared_no_elicitation(mcp_url, secret, passthrough, operator):
-    from approvals import inputs
-
     async with sdk_client(mcp_url, secret) as client:
         answer = asyncio.create_task(client.call_tool("sdk_delete_record", {"target": "r6"}))
-        request = await wait_for_pending()
+        request = await wait_for_input()
         assert request.routed_to == InputRequest.Route.OPERATOR
         await sync_to_async(inputs.answer)(request.pk, operator, "accept", {"confirm": False})
         result = await asyncio.wait_for(answer, 15)
