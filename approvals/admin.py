@@ -2,11 +2,11 @@ from django.contrib import admin
 from django.contrib.auth.admin import GroupAdmin, UserAdmin
 from django.contrib.auth.models import Group, User
 from django.core.exceptions import FieldDoesNotExist
-from django.db import transaction
+from django.db import models, transaction
 
 from approvals import audit
 from approvals.audit import Actor
-from approvals.models import ClientToken, Server, Tool, ToolChange
+from approvals.models import Call, ClientToken, InputRequest, Server, Tool, ToolChange
 
 # Credentials and password hashes: the log says that they changed, never what to.
 SECRET_FIELDS = {"headers", "env"}
@@ -108,6 +108,7 @@ class ServerAdmin(AuditedAdmin):
     # own server form replaces them without showing them.
     exclude = ["headers", "env"]
     readonly_fields = ["revision", "server_info", "capabilities", "instructions", "health", "last_error", "last_sync_at", "last_checked_at"]
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
 
 
 @admin.register(Tool)
@@ -121,14 +122,33 @@ class ToolAdmin(AuditedAdmin):
         return False
 
 
-@admin.register(ToolChange)
-class ToolChangeAdmin(AuditedAdmin):
-    list_display = ["tool", "kind", "status", "at"]
-    list_filter = ["kind"]
-    readonly_fields = [f.name for f in ToolChange._meta.fields]
+class RecordAdmin(admin.ModelAdmin):
+    """Rows that are a record of what happened: shown to admins, never changed or deleted here."""
 
     def has_add_permission(self, request):
         return False
 
     def has_change_permission(self, request, obj=None):
         return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(ToolChange)
+class ToolChangeAdmin(RecordAdmin):
+    list_display = ["tool", "kind", "status", "at"]
+    list_filter = ["kind"]
+
+
+@admin.register(Call)
+class CallAdmin(RecordAdmin):
+    list_display = ["id", "tool_name", "token", "status", "decided_by_name", "received_at"]
+    list_filter = ["status", "era"]
+    search_fields = ["tool_name", "request_id"]
+
+
+@admin.register(InputRequest)
+class InputRequestAdmin(RecordAdmin):
+    list_display = ["id", "call", "server", "method", "status", "created_at"]
+    list_filter = ["status", "method"]
