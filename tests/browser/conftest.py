@@ -6,6 +6,7 @@ import pytest
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 VIEWPORT = {"width": 1366, "height": 860}
+PASSWORD = "a long enough browser password"
 LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"]
 
 
@@ -45,3 +46,9 @@ def open_browser(live_console):
     """
     with ExitStack() as stack:
         yield lambda: launch(stack)
+
+
+@pytest.fixture
+def admin(django_user_model, transactional_db):
+    """A superuser's name; the password is PASSWORD."""
+    return django_user_model.objects.create_superuser(username="ada", password=PASSWORD).username

@@ -13,10 +13,10 @@ from approvals.models import AuditHead
 from approvals.protocol import revisions
 from tests.calls.conftest import client_token, operators, refund_tool  # noqa: F401  (fixtures)
 from tests.pages.factories import make_server, make_tool
+from tests.browser.conftest import PASSWORD
 
 pytestmark = pytest.mark.browser
 
-PASSWORD = "a long enough browser password"
 
 
 def submit(token, tool, arguments, jsonrpc_id):

@@ -8,15 +8,11 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
+from tests.browser.conftest import PASSWORD
+
 pytestmark = pytest.mark.browser
 
 SCREENSHOTS = Path("/tmp")
-PASSWORD = "a long enough browser password"
-
-
-@pytest.fixture
-def admin(django_user_model, transactional_db):
-    return django_user_model.objects.create_superuser(username="ada", password=PASSWORD).username
 
 
 def test_it_adds_syncs_and_browses_the_demo_server(live_console, admin, open_page):

@@ -6,16 +6,11 @@ import pytest
 from playwright.sync_api import expect
 
 from approvals import tokens
+from tests.browser.conftest import PASSWORD
 
 pytestmark = pytest.mark.browser
 
 SCREENSHOTS = Path("/tmp")
-PASSWORD = "a long enough browser password"
-
-
-@pytest.fixture
-def admin(django_user_model, transactional_db):
-    return django_user_model.objects.create_superuser(username="ada", password=PASSWORD).username
 
 
 def test_it_creates_a_token_for_the_snippets_and_copies_one(live_console, admin, open_browser):
