@@ -159,10 +159,13 @@ def decide(call_id, user, approve: bool, reason: str = "", edited_arguments=None
 
 
 def already_text(call: Call) -> str:
-    label = call.get_status_display().lower()
-    if call.decided_by_name and call.status not in (Call.Status.EXPIRED, Call.Status.CANCELLED):
-        return f"Already {label} by {call.decided_by_name}."
-    return f"Already {label}."
+    """What a late decision is told: the decision that won, not what the call did after it."""
+    if call.status in (Call.Status.EXPIRED, Call.Status.CANCELLED, Call.Status.REJECTED) or not call.decided_by_name:
+        return f"Already {call.get_status_display().lower()}."
+    verb = "denied" if call.status == Call.Status.DENIED else "approved"
+    who = "by policy" if call.decided_by_name == "policy" else f"by {call.decided_by_name}"
+    why = f": {call.reason}" if call.status == Call.Status.DENIED and call.reason else ""
+    return f"Already {verb} {who}{why}."
 
 
 def end_pending(call_id, status, reason: str, actor: Actor = SYSTEM) -> bool:

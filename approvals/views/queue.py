@@ -36,13 +36,7 @@ def decide(request, pk):
         outcome = calls.decide(pk, request.user, form.approves, reason=data["reason"].strip(), shown_binding=data["binding"])
     except Call.DoesNotExist:
         raise Http404("No such call.") from None
-    return answer(request, outcome.call, told(outcome), messages.SUCCESS if outcome.won else messages.WARNING)
-
-
-def told(outcome) -> str:
-    """The decision's message; a late one names the decision that got there first."""
-    late = not outcome.won and outcome.call.status != Call.Status.PENDING
-    return timeline.late_text(outcome.call) if late else outcome.message
+    return answer(request, outcome.call, outcome.message, messages.SUCCESS if outcome.won else messages.WARNING)
 
 
 def answer(request, call, message, level, status=200):
@@ -64,7 +58,7 @@ def return_to(request):
 def edit(request, pk):
     call = get_object_or_404(rows.shown_calls(), pk=pk)
     if call.status != Call.Status.PENDING:
-        messages.warning(request, f"Call {call.pk} ({call.tool_name}): {timeline.late_text(call)}")
+        messages.warning(request, f"Call {call.pk} ({call.tool_name}): {calls.already_text(call)}")
         return redirect("queue")
     editor = ArgumentsEditor(call, request.POST if request.method == "POST" else None)
     if request.method == "POST" and editor.is_valid():
@@ -77,7 +71,7 @@ def edit(request, pk):
         else:
             level = messages.SUCCESS if outcome.won else messages.WARNING
             edited = " with edited arguments" if outcome.won and outcome.call.edited_arguments is not None else ""
-            messages.add_message(request, level, f"Call {call.pk} ({call.tool_name}): {told(outcome).rstrip('.')}{edited}.")
+            messages.add_message(request, level, f"Call {call.pk} ({call.tool_name}): {outcome.message.rstrip('.')}{edited}.")
             return redirect("queue")
     status = 400 if request.method == "POST" else 200
     return render(request, "approvals/call_edit.html", {"call": call, "editor": editor}, status=status)

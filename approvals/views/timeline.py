@@ -66,9 +66,3 @@ def outcome_text(call: Call) -> str:
     state = {Call.Status.APPROVED: "", Call.Status.FORWARDED: " · running upstream",
              Call.Status.COMPLETED: " · completed", Call.Status.FAILED: " · failed"}.get(call.status, "")
     return who + edited + state
-
-
-def late_text(call: Call) -> str:
-    """What an operator who clicked after someone else is told: the decision, not what the call did next."""
-    outcome = outcome_text(call).split(" · ")[0]
-    return f"Already {outcome[:1].lower()}{outcome[1:]}."
