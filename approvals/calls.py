@@ -208,9 +208,32 @@ def cancel_by_request(token: ClientToken, session_id: str, jsonrpc_id, reason: s
 
 
 def expire_stale_calls() -> int:
-    """Expire pending calls past their deadline whose waiting request is gone (a crashed process)."""
-    stale = Call.objects.filter(status=Call.Status.PENDING, expires_at__lte=timezone.now()).values_list("pk", flat=True)
-    return sum(end_pending(pk, Call.Status.EXPIRED, expired_reason()) for pk in list(stale))
+    """End calls whose waiting request is gone (a crashed or restarted process), so none is left hanging.
+
+    Pending calls past their deadline expire; approved or running calls that no
+    answer could still reach (past the upstream call timeout) fail.
+    """
+    now = timezone.now()
+    stale = Call.objects.filter(status=Call.Status.PENDING, expires_at__lte=now).values_list("pk", flat=True)
+    expired = sum(end_pending(pk, Call.Status.EXPIRED, expired_reason()) for pk in list(stale))
+    # A minute's grace beyond the longest an upstream call may take, for the answer to be written.
+    cutoff = now - timedelta(seconds=settings.UPSTREAM_CALL_TIMEOUT_SECONDS + 60)
+    running = Call.objects.filter(status__in=[Call.Status.APPROVED, Call.Status.FORWARDED], decided_at__lte=cutoff)
+    abandoned = sum(fail_abandoned(pk) for pk in list(running.values_list("pk", flat=True)))
+    return expired + abandoned
+
+
+@transaction.atomic
+def fail_abandoned(call_id) -> bool:
+    reason = "the console process that held the call stopped before it was answered"
+    won = Call.objects.filter(pk=call_id, status__in=[Call.Status.APPROVED, Call.Status.FORWARDED]).update(
+        status=Call.Status.FAILED, error=reason, is_error=True, answered_at=timezone.now()
+    )
+    if won:
+        call = Call.objects.get(pk=call_id)
+        audit.record("call.failed", SYSTEM, call=call, data={"error": reason})
+        live.call_changed(call, "call.finished")
+    return bool(won)
 
 
 def expired_reason():

@@ -125,3 +125,14 @@ def test_it_lets_exactly_one_decision_win_under_a_real_race(client_token, refund
         call.refresh_from_db()
         assert call.status == (Call.Status.APPROVED if winner.call.decided_by == ann else Call.Status.DENIED)
         assert AuditEvent.objects.filter(call_id=call.pk, action__in=["call.approved", "call.denied"]).count() == 1
+
+
+def test_it_fails_an_approved_call_whose_process_stopped_before_answering(client_token, refund_tool, operators, settings):
+    call = pending_call(client_token, refund_tool)
+    calls.decide(call.pk, operators[0], True)
+    assert calls.expire_stale_calls() == 0, "a call just approved is still being run"
+    settings.UPSTREAM_CALL_TIMEOUT_SECONDS = -120
+    assert calls.expire_stale_calls() == 1
+    call.refresh_from_db()
+    assert call.status == Call.Status.FAILED and "stopped before it was answered" in call.error
+    assert actions(call)[-1] == "call.failed"
