@@ -5,7 +5,7 @@ from django.contrib.auth.models import Group
 from django.db import connection
 
 from approvals import audit, roles
-from tests.calls.conftest import client_token, operators, refund_tool  # noqa: F401  (fixtures shared with the call tests)
+from tests.calls.conftest import client_token, operators, refund_tool, shop  # noqa: F401  (fixtures shared with the call tests)
 
 PASSWORD = "a long enough audit test password"
 

@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 from approvals import calls, roles
 from approvals.models import AuditHead
 from approvals.protocol import revisions
-from tests.calls.conftest import client_token, operators, refund_tool  # noqa: F401  (fixtures)
+from tests.calls.conftest import client_token, operators, refund_tool, shop  # noqa: F401  (fixtures)
 from tests.pages.factories import make_server, make_tool
 from tests.browser.conftest import PASSWORD
 

@@ -17,10 +17,14 @@ REFUND = {
 
 
 @pytest.fixture
-def refund_tool(db):
-    server = Server.objects.create(name="Shop", slug="shop", transport="stdio", command="true", tool_prefix="shop_")
+def shop(db):
+    return Server.objects.create(name="Shop", slug="shop", transport="stdio", command="true", tool_prefix="shop_")
+
+
+@pytest.fixture
+def refund_tool(shop):
     return Tool.objects.create(
-        server=server, upstream_name="issue_refund", exposed_name="shop_issue_refund", definition=REFUND,
+        server=shop, upstream_name="issue_refund", exposed_name="shop_issue_refund", definition=REFUND,
         digest=tool_digest(REFUND),
     )
 

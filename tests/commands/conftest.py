@@ -5,19 +5,10 @@ from django.contrib.auth.models import Group
 from django.core.management import call_command
 
 from approvals import calls, roles
-from approvals.models import Call, Server, Tool
+from approvals.models import Call
 from approvals.protocol import revisions
-from approvals.protocol.tools import tool_digest
 from approvals.tokens import create_token
-
-REFUND = {
-    "name": "issue_refund",
-    "inputSchema": {
-        "type": "object",
-        "properties": {"order_id": {"type": "integer"}, "amount": {"type": "number", "maximum": 500}},
-        "required": ["order_id", "amount"],
-    },
-}
+from tests.calls.conftest import refund_tool, shop  # noqa: F401  (fixtures shared with the call tests)
 
 
 def run(*args, **options):
@@ -25,19 +16,6 @@ def run(*args, **options):
     out = io.StringIO()
     call_command(*args, stdout=out, stderr=io.StringIO(), **options)
     return out.getvalue()
-
-
-@pytest.fixture
-def shop(db):
-    return Server.objects.create(name="Shop", slug="shop", transport="stdio", command="true", tool_prefix="shop_")
-
-
-@pytest.fixture
-def refund_tool(shop):
-    return Tool.objects.create(
-        server=shop, upstream_name="issue_refund", exposed_name="shop_issue_refund", definition=REFUND,
-        digest=tool_digest(REFUND),
-    )
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from approvals.models import AuditEvent, Call, InputRequest, Server
 from approvals.protocol import revisions
 from approvals.protocol.canonical import sha256_digest
 from approvals.protocol.jsonrpc import METHOD_NOT_FOUND, JsonRpcError
-from tests.calls.conftest import client_token, operators, refund_tool  # noqa: F401 (fixtures)
+from tests.calls.conftest import client_token, operators, refund_tool, shop  # noqa: F401 (fixtures)
 from tests.inputs.conftest import wait_for_input
 
 pytestmark = pytest.mark.django_db(transaction=True)
