@@ -1,7 +1,7 @@
 """How fast operators see a call and clients see a decision: arrival → push, and decision → answer.
 
     .venv/bin/python bench/push_latency.py [--calls 200] [--clients 4] [--pause 1] [--seconds 90]
-                                           [--setup embedded services] [--revision 2025-11-25]
+                                           [--setup embedded services] [--revision 2025-11-25] [--stages]
 
 Clients fire `echo` calls at the console under an ask rule, each one a second
 (--pause) after its previous answer, as agents between two steps of their work. An operator's websocket
@@ -13,6 +13,9 @@ binding read from the pushed row. Per call, in wall-clock time on this one machi
   sending tools/call, and from the console recording the call (Call.received_at);
 - decision → answer: until the client gets the tool's result, from the decider
   sending its POST, and from the console recording the approval (Call.decided_at).
+
+With --stages it also prints where the time goes: the p50 and p95 of each step
+between two moments the clients, the operator or the console wrote down.
 
 Setups: `embedded` is SQLite in a temporary directory, the in-memory channel layer and
 one daphne process. `services` is PostgreSQL and Redis with two daphne processes, the
@@ -69,6 +72,8 @@ class Timings:
     call_ids: dict = field(default_factory=dict)
     received_at: dict = field(default_factory=dict)
     decided_at: dict = field(default_factory=dict)
+    forwarded_at: dict = field(default_factory=dict)
+    answered_at: dict = field(default_factory=dict)
     errors: int = 0
 
     def sample(self, start: dict, end: dict) -> Sample:
@@ -77,7 +82,9 @@ class Timings:
 
     def add_console_times(self, times: dict):
         for number, call_id in self.call_ids.items():
-            self.received_at[number], self.decided_at[number] = times[str(call_id)]
+            received, decided, forwarded, answered = times[str(call_id)]
+            self.received_at[number], self.decided_at[number] = received, decided
+            self.forwarded_at[number], self.answered_at[number] = forwarded, answered
 
 
 class OperatorSocket(WebSocketClientProtocol):
@@ -252,13 +259,14 @@ def run_setup(name: str, upstream_url: str, args) -> Timings:
 
 CONSOLE_TIMES = (
     "import json; from approvals.models import Call; "
-    "print(json.dumps({c.pk: [c.received_at.timestamp(), c.decided_at.timestamp() if c.decided_at else None] "
+    "stamp = lambda at: at.timestamp() if at else None; "
+    "print(json.dumps({c.pk: [stamp(c.received_at), stamp(c.decided_at), stamp(c.forwarded_at), stamp(c.answered_at)] "
     "for c in Call.objects.all()}))"
 )
 
 
 def console_times(env: dict) -> dict:
-    """When the console recorded each call and its approval, read from its database."""
+    """When the console recorded each call, its approval, its forwarding and its answer, read from its database."""
     return json.loads(manage(env, "shell", "-c", CONSOLE_TIMES).splitlines()[-1])
 
 
@@ -277,6 +285,23 @@ def rows(name: str, timings: Timings) -> list[str]:
     return lines
 
 
+def stage_rows(name: str, timings: Timings) -> list[str]:
+    """Where the time goes: each step between two moments one side or the other wrote down."""
+    stages = [
+        ("the client sends tools/call", "the console records the call", timings.sent, timings.received_at),
+        ("the console records the call", "the operator's socket gets call.pending", timings.received_at, timings.pushed),
+        ("the operator sends Approve", "the console records the approval", timings.decided, timings.decided_at),
+        ("the console records the approval", "it forwards the call upstream", timings.decided_at, timings.forwarded_at),
+        ("it forwards the call upstream", "it records the answer", timings.forwarded_at, timings.answered_at),
+        ("it records the answer", "the client gets the answer", timings.answered_at, timings.answered),
+    ]
+    lines = []
+    for start, end, begun, ended in stages:
+        sample = timings.sample(begun, ended)
+        lines.append(f"| {name} | {start} | {end} | {sample.percentile(50):.1f} | {sample.percentile(95):.1f} |")
+    return lines
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=200, help="measured calls per setup (default 200)")
@@ -285,6 +310,7 @@ def main():
     parser.add_argument("--seconds", type=float, default=90, help="at most this long per setup (default 90)")
     parser.add_argument("--revision", default=LEGACY_REVISION, choices=[LEGACY_REVISION, MODERN_REVISION])
     parser.add_argument("--setup", nargs="+", choices=["embedded", "services"], default=["embedded", "services"])
+    parser.add_argument("--stages", action="store_true", help="also print where the time goes, step by step")
     args = parser.parse_args()
     if args.calls < 1 or args.clients < 1 or args.pause < 0:
         parser.error("--calls and --clients must be at least 1, --pause at least 0")
@@ -295,6 +321,7 @@ def main():
         "| setup | measure | from when | calls | p50 ms | p95 ms | p99 ms |",
         "|---|---|---|---:|---:|---:|---:|",
     ]
+    stages = ["", "| setup | from | to | p50 ms | p95 ms |", "|---|---|---|---:|---:|"]
     failed = False
     with ExitStack() as stack:
         port = free_port()
@@ -306,7 +333,8 @@ def main():
                 print(f"{name}: {timings.errors} calls failed", file=sys.stderr)
                 failed = True
             lines += rows(name, timings)
-    print("\n".join(lines))
+            stages += stage_rows(name, timings)
+    print("\n".join(lines + (stages if args.stages else [])))
     if failed:
         sys.exit(1)
 
