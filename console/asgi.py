@@ -1,22 +1,57 @@
 import os
+import sys
 
+from asgiref.sync import sync_to_async
 from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
+# Worker threads run the ORM and the templates while the event loop, which holds every
+# client's stream and every operator's socket, waits for the GIL behind them: a switch
+# interval a tenth of the default 5 ms lets the loop answer in between.
+sys.setswitchinterval(0.0005)
 # Django must be set up before anything imports models.
-django_asgi_app = get_asgi_application()
+get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
+from django.core.handlers.asgi import ASGIHandler  # noqa: E402
+from django.core.handlers.exception import convert_exception_to_response  # noqa: E402
 
 from approvals.gateway.limits import McpEndpointGuard  # noqa: E402
 from approvals.routing import websocket_urlpatterns  # noqa: E402
 
+
+class PagesHandler(ASGIHandler):
+    """Django for the operators' pages, with the page middleware run in one go in the request's thread.
+
+    Django's own middleware can run either way; under an async handler every hook
+    of theirs is a hop to a worker thread and back, a dozen per page before the
+    view's own. Run as under WSGI, the whole request costs one hop.
+    """
+
+    def load_middleware(self, is_async=False):
+        super().load_middleware(is_async=False)
+        self._middleware_chain = sync_to_async(self._middleware_chain, thread_sensitive=True)
+
+
+class EndpointHandler(ASGIHandler):
+    """Django for the MCP endpoint, without the pages' middleware.
+
+    Its clients have no session, cookie or CSRF token, its answers are JSON or
+    event streams that no page frames, and McpEndpointGuard has checked Host,
+    Origin and size before Django sees the request.
+    """
+
+    def load_middleware(self, is_async=False):
+        self._view_middleware, self._template_response_middleware, self._exception_middleware = [], [], []
+        self._middleware_chain = convert_exception_to_response(self._get_response_async)
+
+
 application = ProtocolTypeRouter(
     {
-        "http": McpEndpointGuard(ASGIStaticFilesHandler(django_asgi_app)),
+        "http": McpEndpointGuard(endpoint=EndpointHandler(), pages=ASGIStaticFilesHandler(PagesHandler())),
         # Operators' pages only: a foreign Origin or an anonymous user never gets a socket.
         "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }

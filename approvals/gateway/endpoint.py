@@ -45,7 +45,7 @@ async def serve(request):
 
 
 @require_GET
-async def resource_metadata(request):
+def resource_metadata(request):
     """RFC 9728 metadata. There is no authorization server: client tokens are issued in the console."""
     return JsonResponse({
         "resource": request.build_absolute_uri(reverse("mcp_endpoint")),

@@ -2,6 +2,8 @@
 
 It runs before Django so that a refusal is in the protocol's terms: Django would
 answer a foreign Host with its own 400 page, and would read a whole body first.
+It also splits the traffic: the endpoint goes to its own Django handler, every
+other path to the pages'.
 """
 
 from collections import deque
@@ -80,12 +82,12 @@ async def read_bounded(receive, limit: int) -> list[dict] | None:
 
 
 class McpEndpointGuard:
-    def __init__(self, app):
-        self.app = app
+    def __init__(self, endpoint, pages):
+        self.endpoint, self.pages = endpoint, pages
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http" or scope["path"].removeprefix(scope.get("root_path", "")) != MCP_PATH:
-            return await self.app(scope, receive, send)
+            return await self.pages(scope, receive, send)
         problem = foreign_origin_problem(scope)
         if problem:
             return await refuse(send, 403, problem)
@@ -103,4 +105,4 @@ class McpEndpointGuard:
         async def replay():
             return pending.popleft() if pending else await receive()
 
-        return await self.app(scope, replay, send)
+        return await self.endpoint(scope, replay, send)
