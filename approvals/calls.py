@@ -138,15 +138,18 @@ def decide(call_id, user, approve: bool, reason: str = "", edited_arguments=None
             return Decision(False, call, "The edited arguments are not valid.", errors)
     if not approve and not reason.strip():
         reason = "denied by an operator"
-    status = Call.Status.APPROVED if approve else Call.Status.DENIED
-    now = timezone.now()
+    changes = {
+        "status": Call.Status.APPROVED if approve else Call.Status.DENIED, "decided_by": user,
+        "decided_by_name": user.get_username(), "decided_at": timezone.now(), "reason": reason,
+        "edited_arguments": edited_arguments if approve else None,
+    }
     with transaction.atomic():
-        won = Call.objects.filter(pk=call_id, status=Call.Status.PENDING).update(
-            status=status, decided_by=user, decided_by_name=user.get_username(), decided_at=now, reason=reason,
-            edited_arguments=edited_arguments if approve else None,
-        )
-        call.refresh_from_db()
-        if won:
+        won = Call.objects.filter(pk=call_id, status=Call.Status.PENDING).update(**changes)
+        if not won:
+            call.refresh_from_db()
+        else:
+            for name, value in changes.items():
+                setattr(call, name, value)
             actor = Actor.user(user)
             with audit.batch():
                 if approve and edited_arguments is not None:
