@@ -90,6 +90,10 @@ async def reread(call_id) -> Call:
     return await Call.objects.select_related("tool__server").aget(pk=call_id)
 
 
+async def status_of(call_id) -> str:
+    return await Call.objects.filter(pk=call_id).values_list("status", flat=True).aget()
+
+
 async def wait_for_decision(call: Call, emit) -> Call:
     layer = get_channel_layer()
     channel = await layer.new_channel()
@@ -98,9 +102,9 @@ async def wait_for_decision(call: Call, emit) -> Call:
     started = time.monotonic()
     try:
         while True:
-            call = await reread(call.pk)
-            if call.status != Call.Status.PENDING:
-                return call
+            # The status alone while it is pending: the whole row only once it changed.
+            if await status_of(call.pk) != Call.Status.PENDING:
+                return await reread(call.pk)
             remaining = (call.expires_at - timezone.now()).total_seconds()
             if remaining <= 0:
                 await sync_to_async(calls.end_pending)(call.pk, Call.Status.EXPIRED, calls.expired_reason())
@@ -123,16 +127,32 @@ def progress(token, value, message):
 
 
 async def forward(call: Call, emit, log_level: str | None = None, on_request=None) -> dict:
-    """Run an approved call upstream; a call the policy allowed is already marked forwarded."""
+    """Run an approved call upstream and record its answer; a call the policy allowed is already marked forwarded."""
     tool = call.tool
-    if call.status == Call.Status.APPROVED:
-        if tool is None or tool.digest != call.tool_digest or tool.status != tool.Status.ACTIVE:
-            reason = "the tool's definition changed after the call was made; the approval does not cover the new definition"
-            text = f"The call to {call.tool_name} was not run: {reason}."
-            return await sync_to_async(record_answer)(call, Call.Status.FAILED, tool_error_result(text), reason)
-        if not await sync_to_async(mark_forwarded)(call):
-            call = await reread(call.pk)
-            return tool_error_result(calls.answer_text(call))
+    if call.status != Call.Status.APPROVED:
+        return await sync_to_async(record_answer)(call, *await call_upstream(call, emit, log_level, on_request))
+    if tool is None or tool.digest != call.tool_digest or tool.status != tool.Status.ACTIVE:
+        reason = "the tool's definition changed after the call was made; the approval does not cover the new definition"
+        text = f"The call to {call.tool_name} was not run: {reason}."
+        return await sync_to_async(record_answer)(call, Call.Status.FAILED, tool_error_result(text), reason)
+    # The mark's transaction runs while the request travels upstream rather than before it, and the
+    # answer is recorded after the mark. A call cancelled in between has its upstream request cancelled.
+    marking = asyncio.ensure_future(sync_to_async(mark_forwarded)(call))
+    calling = asyncio.ensure_future(call_upstream(call, emit, log_level, on_request))
+    try:
+        if await asyncio.shield(marking):
+            return await sync_to_async(record_answer)(call, *await calling)
+    finally:
+        if not calling.done():
+            calling.cancel()
+            await asyncio.wait({calling})
+    call = await reread(call.pk)
+    return tool_error_result(calls.answer_text(call))
+
+
+async def call_upstream(call: Call, emit, log_level, on_request) -> tuple:
+    """What record_answer takes for the upstream's answer: the status, the result, the error and when it started."""
+    tool = call.tool
     upstream_token = f"call-{call.pk}" if call.progress_token is not None else None
 
     async def relay(method, params):
@@ -153,13 +173,13 @@ async def forward(call: Call, emit, log_level: str | None = None, on_request=Non
         message = exc.message if isinstance(exc, UpstreamError) else "no answer in time"
         retry = " It may succeed if retried." if getattr(exc, "retryable", True) else ""
         text = f"The upstream server {tool.server.name} failed to run {call.tool_name}: {message}.{retry}"
-        return await sync_to_async(record_answer)(call, Call.Status.FAILED, tool_error_result(text), message, started)
+        return Call.Status.FAILED, tool_error_result(text), message, started
     check = check_call_result(result, tool.definition.get("outputSchema"), max_bytes=settings.MAX_RESULT_BYTES)
     if check.errors:
         problem = "; ".join(check.errors)
         text = f"The upstream server {tool.server.name} returned a malformed result for {call.tool_name}: {problem}"
-        return await sync_to_async(record_answer)(call, Call.Status.FAILED, tool_error_result(text), problem, started)
-    return await sync_to_async(record_answer)(call, Call.Status.COMPLETED, without_envelope(result), "", started)
+        return Call.Status.FAILED, tool_error_result(text), problem, started
+    return Call.Status.COMPLETED, without_envelope(result), "", started
 
 
 def without_envelope(result: dict) -> dict:

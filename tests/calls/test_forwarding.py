@@ -8,6 +8,7 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from approvals import call_runner, calls, catalog, servers
+from approvals.audit import Actor
 from approvals.models import AuditEvent, Call, PolicyRule, Tool
 from approvals.protocol import revisions
 
@@ -76,6 +77,41 @@ async def test_it_refuses_to_run_a_call_whose_tool_changed_while_it_waited(demo_
     result = await waiting
     assert result["isError"] is True
     assert "definition changed" in result["content"][0]["text"]
+
+
+async def test_it_records_an_approved_call_forwarded_before_its_answer(demo_server, run, operators):
+    await PolicyRule.objects.all().adelete()
+    waiting = asyncio.create_task(run("demo_lookup_customer", {"customer_id": "C007"}))
+    while not await Call.objects.filter(status=Call.Status.PENDING).aexists():
+        await asyncio.sleep(0.01)
+    call = await Call.objects.aget()
+    assert (await sync_to_async(calls.decide)(call.pk, operators[0], True)).won
+    result = await waiting
+    assert "C007" in result["content"][0]["text"]
+    call = await Call.objects.aget()
+    assert call.decided_at <= call.forwarded_at <= call.answered_at
+    actions = [a async for a in AuditEvent.objects.filter(call_id=call.pk).order_by("seq").values_list("action", flat=True)]
+    assert actions == ["call.received", "call.policy", "call.pending", "call.approved", "call.forwarded", "call.completed"]
+
+
+async def test_it_does_not_answer_an_approved_call_cancelled_before_it_was_forwarded(demo_server, client_token, operators):
+    await PolicyRule.objects.all().adelete()
+    tool = await Tool.objects.select_related("server").aget(exposed_name="demo_lookup_customer")
+    ctx = calls.ClientContext(client_token, revisions.MODERN, "2026-07-28")
+    call, _ = await sync_to_async(calls.receive_call)(ctx, tool, {"customer_id": "C007"}, 1, None)
+    approval = await sync_to_async(calls.decide)(call.pk, operators[0], True)
+    # The client's cancellation gets there between the approval and the forwarding.
+    await sync_to_async(calls.cancel_running)(call.pk, "the client cancelled", Actor.client(client_token))
+    approval.call.tool = tool
+    try:
+        result = await call_runner.forward(approval.call, lambda message: None)
+    finally:
+        await call_runner.session_pool().close_all()
+    assert result["isError"] is True
+    assert "cancelled: the client cancelled" in result["content"][0]["text"]
+    call = await Call.objects.aget()
+    assert call.status == Call.Status.CANCELLED and call.forwarded_at is None and call.result is None
+    assert not await AuditEvent.objects.filter(call_id=call.pk, action__in=["call.forwarded", "call.completed"]).aexists()
 
 
 async def test_it_tells_the_client_when_the_upstream_server_is_down(demo_server, run):
