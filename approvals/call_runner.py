@@ -100,11 +100,14 @@ async def wait_for_decision(call: Call, emit) -> Call:
     group = live.call_group(call.pk)
     await layer.group_add(group, channel)
     started = time.monotonic()
+    announced = None  # the status the last wake-up said the call has
     try:
         while True:
-            # The status alone while it is pending: the whole row only once it changed.
-            if await status_of(call.pk) != Call.Status.PENDING:
-                return await reread(call.pk)
+            # While it is pending, the status alone; the whole row once a wake-up or the status says it changed.
+            if announced not in (None, "", Call.Status.PENDING) or await status_of(call.pk) != Call.Status.PENDING:
+                call = await reread(call.pk)
+                if call.status != Call.Status.PENDING:
+                    return call
             remaining = (call.expires_at - timezone.now()).total_seconds()
             if remaining <= 0:
                 await sync_to_async(calls.end_pending)(call.pk, Call.Status.EXPIRED, calls.expired_reason())
@@ -112,9 +115,10 @@ async def wait_for_decision(call: Call, emit) -> Call:
             if call.progress_token is not None:
                 await emit(progress(call.progress_token, time.monotonic() - started, "waiting for operator approval"))
             try:
-                await asyncio.wait_for(layer.receive(channel), timeout=min(settings.CALL_REREAD_SECONDS, remaining))
+                message = await asyncio.wait_for(layer.receive(channel), timeout=min(settings.CALL_REREAD_SECONDS, remaining))
+                announced = message.get("status")
             except asyncio.TimeoutError:
-                pass
+                announced = None
     finally:
         # Never let a failing discard hide why the wait ended (a cancellation, above all).
         with contextlib.suppress(Exception):

@@ -19,6 +19,9 @@ from approvals.views import rows
 QUEUE, RECENT, CALL = "queue", "recent", "call"
 # A call leaves the queue only on these; a forwarded or finished call had left it already.
 COUNT_CHANGES = {"call.pending", "call.decided", "call.expired", "call.cancelled"}
+# On the queue a decided or ended call keeps its row and only its actions change. They need the
+# call's own row alone, read while the call is being forwarded in this very process, maybe.
+ACTIONS_CHANGES = {"call.decided", "call.finished", "call.expired", "call.cancelled"}
 
 
 class OperatorConsumer(InputEvents, AsyncJsonWebsocketConsumer):
@@ -63,6 +66,12 @@ class OperatorConsumer(InputEvents, AsyncJsonWebsocketConsumer):
         payload = {"event": event, "call_id": call_id}
         if event in COUNT_CHANGES:
             payload["pending_count"] = rows.pending_count()
+        if self.view == QUEUE and event in ACTIONS_CHANGES:
+            call = Call.objects.filter(pk=call_id).first()
+            if call is not None:
+                payload["status"] = call.status
+                payload["actions"] = rows.render_fragment(rows.QUEUE_ACTIONS, self.request, call=call)
+            return payload
         try:
             call = rows.shown_calls().get(pk=call_id)
         except Call.DoesNotExist:

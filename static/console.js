@@ -102,8 +102,21 @@ document.addEventListener("DOMContentLoaded", () => {
     return row;
   };
 
+  // A decided or ended call keeps its row on the queue; only its actions change.
+  const showActions = ({ call_id: id, status, actions }) => {
+    const row = document.querySelector(`[data-queue] [data-call-row="${id}"]`);
+    if (!row) return;
+    row.dataset.status = status;
+    [...row.classList].filter((name) => name.startsWith("status-")).forEach((name) => row.classList.remove(name));
+    row.classList.add(`status-${status}`);
+    row.querySelectorAll("[data-while-pending]").forEach((el) => el.remove());
+    row.querySelector("[data-call-actions]")?.replaceWith(fragment(actions));
+    showNotice(row, String(id));
+  };
+
   const placeCall = (message) => {
     const { call_id: id, html, event } = message;
+    if (typeof message.actions === "string") showActions(message);
     if (html === undefined || html === null) return;
     const queue = document.querySelector("[data-queue]");
     const recent = document.querySelector("[data-recent]");

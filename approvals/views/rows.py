@@ -7,6 +7,7 @@ from django.template.loader import render_to_string
 from approvals.models import Call
 
 QUEUE_ROW = "approvals/_queue_row.html"
+QUEUE_ACTIONS = "approvals/_queue_actions.html"
 RECENT_ROW = "approvals/_recent_row.html"
 CALL_BODY = "approvals/_call_body.html"
 HEALTH = "approvals/_health.html"

@@ -4,7 +4,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
 
-from approvals import calls, catalog, live, roles
+from approvals import call_runner, calls, catalog, live, roles
 from approvals.models import Server, Tool
 from console.asgi import application
 
@@ -84,7 +84,21 @@ async def test_it_pushes_who_decided(person, make_call, refund_tool):
     await sync_to_async(calls.decide)(call.pk, ann, True)
     message = await socket.receive_json_from(timeout=5)
     assert message["event"] == "call.decided" and message["status"] == "approved" and message["pending_count"] == 0
-    assert "Approved by ann" in message["html"] and "Approve</button>" not in message["html"]
+    assert "Approved by ann" in message["actions"] and "Approve</button>" not in message["actions"]
+    assert "data-call-actions" in message["actions"] and "html" not in message
+    await socket.disconnect()
+
+
+async def test_it_pushes_how_a_decided_call_ended(person, make_call, refund_tool):
+    cookie = await signed_in(person, "bob", roles.OPERATOR)
+    ann, _ = await sync_to_async(person)("ann", roles.OPERATOR)
+    call = await sync_to_async(make_call)(refund_tool, {"order_id": 1012, "amount": 40})
+    decision = await sync_to_async(calls.decide)(call.pk, ann, True)
+    socket, _ = await open_socket(cookie)
+    await sync_to_async(call_runner.record_answer)(decision.call, "completed", {"content": []}, "")
+    message = await socket.receive_json_from(timeout=5)
+    assert message["event"] == "call.finished" and message["status"] == "completed" and "pending_count" not in message
+    assert "Approved by ann · completed" in message["actions"]
     await socket.disconnect()
 
 
