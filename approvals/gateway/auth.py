@@ -1,5 +1,6 @@
 """Who is calling: the client token behind a request, and whether it may call again this minute."""
 
+import asyncio
 import time
 
 from asgiref.sync import sync_to_async
@@ -10,7 +11,7 @@ from django.urls import reverse
 from approvals.gateway.http import Refused, rejection
 from approvals.gateway.loopback import is_loopback_address
 from approvals.models import ClientToken
-from approvals.tokens import anonymous_token, authenticate
+from approvals.tokens import anonymous_token, authenticate, hash_secret
 
 REALM = "mcp-approval-console"
 
@@ -19,13 +20,20 @@ async def identify(request) -> ClientToken:
     """The request's token; refuses with 401 without a valid one, 429 past the token's rate."""
     header = request.headers.get("Authorization", "").strip()
     if not header and anonymous_allowed(request):
-        token = await sync_to_async(anonymous_token)()
+        lookup, key = sync_to_async(anonymous_token)(), ClientToken.ANONYMOUS
     else:
         secret = bearer_secret(header)
-        token = await sync_to_async(authenticate)(secret) if secret else None
+        if not secret:
+            raise Refused(unauthorized(request, invalid=bool(header)))
+        # Keyed by the credential rather than the row id, which a database may hand out again.
+        lookup, key = sync_to_async(authenticate)(secret), hash_secret(secret)
+    # The count goes alongside the lookup, each a round trip to its own service; an unknown
+    # credential is counted too, under its own key, and refused below all the same.
+    token, count = await asyncio.gather(lookup, count_request(key))
     if token is None or token.revoked:
         raise Refused(unauthorized(request, invalid=bool(header)))
-    await count_request(token)
+    if count > settings.MCP_RATE_LIMIT_PER_MINUTE:
+        raise Refused(too_many_requests())
     return token
 
 
@@ -54,22 +62,21 @@ def unauthorized(request, invalid: bool):
     return rejection(401, message, headers={"WWW-Authenticate": challenge})
 
 
-async def count_request(token: ClientToken):
-    """A fixed one-minute window per token, counted in the shared cache so that every web process agrees."""
-    limit = settings.MCP_RATE_LIMIT_PER_MINUTE
-    now = time.time()
-    # Keyed by the credential rather than the row id, which a database may hand out again.
-    key = f"mcp-rate:{token.token_hash or ClientToken.ANONYMOUS}:{int(now // 60)}"
+async def count_request(credential: str) -> int:
+    """This minute's requests with this credential so far, this one included: a fixed one-minute
+    window counted in the shared cache, so that every web process agrees."""
+    key = f"mcp-rate:{credential}:{int(time.time() // 60)}"
     if await cache.aadd(key, 1, timeout=61):
-        count = 1
-    else:
-        try:
-            count = await cache.aincr(key)
-        except ValueError:
-            # The cache evicted the window between add and incr: start it again.
-            await cache.aset(key, 1, timeout=61)
-            count = 1
-    if count > limit:
-        retry_after = max(1, 60 - int(now % 60))
-        message = f"Too many requests: this token may make {limit} requests a minute"
-        raise Refused(rejection(429, message, headers={"Retry-After": str(retry_after)}))
+        return 1
+    try:
+        return await cache.aincr(key)
+    except ValueError:
+        # The cache evicted the window between add and incr: start it again.
+        await cache.aset(key, 1, timeout=61)
+        return 1
+
+
+def too_many_requests():
+    limit, now = settings.MCP_RATE_LIMIT_PER_MINUTE, time.time()
+    message = f"Too many requests: this token may make {limit} requests a minute"
+    return rejection(429, message, headers={"Retry-After": str(max(1, 60 - int(now % 60)))})

@@ -206,6 +206,16 @@ def test_it_counts_each_token_on_its_own(raw, settings):
     assert (first.status_code, second.status_code) == (200, 200)
 
 
+def test_it_refuses_a_guessed_token_as_unknown_however_often_and_never_counts_it_against_the_real_one(raw, settings):
+    settings.MCP_RATE_LIMIT_PER_MINUTE = 2
+    guessed = {"Authorization": "Bearer mcpc_guessed"}
+
+    statuses = [raw.modern("tools/list", headers=guessed).status_code for _ in range(4)]
+
+    assert statuses == [401, 401, 401, 401]
+    assert raw.modern("tools/list").status_code == 200
+
+
 def test_it_answers_an_unexpected_failure_as_a_json_rpc_error_not_an_html_page(raw, monkeypatch):
     def broken(*args):
         raise RuntimeError("the database went away")
