@@ -14,6 +14,10 @@ binding read from the pushed row. Per call, in wall-clock time on this one machi
 - decision → answer: until the client gets the tool's result, from the decider
   sending its POST, and from the console recording the approval (Call.decided_at).
 
+The last column is the share of the machine's CPU time that the host gave to other
+virtual machines during the run (steal, from /proc/stat): on a shared host the figures
+swing with it, so compare runs where it is near zero.
+
 With --stages it also prints where the time goes: the p50 and p95 of each step
 between two moments the clients, the operator or the console wrote down.
 
@@ -75,6 +79,7 @@ class Timings:
     forwarded_at: dict = field(default_factory=dict)
     answered_at: dict = field(default_factory=dict)
     errors: int = 0
+    stolen: float | None = None  # the share of CPU time the host gave to other guests meanwhile, in %
 
     def sample(self, start: dict, end: dict) -> Sample:
         numbers = sorted(n for n in start if start[n] is not None and n in end and n >= WARMUP)
@@ -252,9 +257,29 @@ def run_setup(name: str, upstream_url: str, args) -> Timings:
         with ExitStack() as consoles:
             client_base = daphne(consoles, env)
             operator_base = client_base if name == "embedded" else daphne(consoles, env)
+            before = cpu_times()
             timings = asyncio.run(measure(client_base, operator_base, secret, tool, args))
+            timings.stolen = stolen_share(before, cpu_times())
         timings.add_console_times(console_times(env))
         return timings
+
+
+def cpu_times() -> list[int]:
+    """The machine's CPU time counters (user, nice, system, idle, iowait, irq, softirq, steal, …), if it has /proc/stat."""
+    try:
+        with open("/proc/stat") as stat:
+            return [int(value) for value in stat.readline().split()[1:]]
+    except OSError:
+        return []
+
+
+def stolen_share(before: list[int], after: list[int]) -> float | None:
+    """How much of the CPU time the host gave to other virtual machines: on a shared host the
+    figures swing with it, so a run where it is high says more about the neighbours than the console."""
+    if len(before) < 8 or len(after) < 8:
+        return None
+    spent = [end - start for start, end in zip(before[:8], after[:8])]
+    return 100 * spent[7] / max(1, sum(spent))
 
 
 CONSOLE_TIMES = (
@@ -281,7 +306,8 @@ def rows(name: str, timings: Timings) -> list[str]:
     for measure, start, begun, ended in measures:
         sample = timings.sample(begun, ended)
         figures = " | ".join(f"{sample.percentile(p):.1f}" for p in (50, 95, 99))
-        lines.append(f"| {name} | {measure} | {start} | {sample.calls} | {figures} |")
+        stolen = "n/a" if timings.stolen is None else f"{timings.stolen:.1f}"
+        lines.append(f"| {name} | {measure} | {start} | {sample.calls} | {figures} | {stolen} |")
     return lines
 
 
@@ -318,8 +344,8 @@ def main():
         f"{args.clients} clients (revision {args.revision}) each calling `echo` under an ask rule, {args.pause:g} s after "
         "its previous answer; each call approved over HTTP as soon as its push arrives",
         "",
-        "| setup | measure | from when | calls | p50 ms | p95 ms | p99 ms |",
-        "|---|---|---|---:|---:|---:|---:|",
+        "| setup | measure | from when | calls | p50 ms | p95 ms | p99 ms | CPU stolen % |",
+        "|---|---|---|---:|---:|---:|---:|---:|",
     ]
     stages = ["", "| setup | from | to | p50 ms | p95 ms |", "|---|---|---|---:|---:|"]
     failed = False
