@@ -296,19 +296,14 @@ def console_times(env: dict) -> dict:
 
 
 def rows(name: str, timings: Timings) -> list[str]:
+    stolen = "n/a" if timings.stolen is None else f"{timings.stolen:.1f}"
     measures = [
         ("arrival → push", "the client sends tools/call", timings.sent, timings.pushed),
         ("arrival → push", "the console records the call", timings.received_at, timings.pushed),
         ("decision → answer", "the operator sends Approve", timings.decided, timings.answered),
         ("decision → answer", "the console records the approval", timings.decided_at, timings.answered),
     ]
-    lines = []
-    for measure, start, begun, ended in measures:
-        sample = timings.sample(begun, ended)
-        figures = " | ".join(f"{sample.percentile(p):.1f}" for p in (50, 95, 99))
-        stolen = "n/a" if timings.stolen is None else f"{timings.stolen:.1f}"
-        lines.append(f"| {name} | {measure} | {start} | {sample.calls} | {figures} | {stolen} |")
-    return lines
+    return span_rows(name, timings, measures, (50, 95, 99), with_calls=True, tail=(stolen,))
 
 
 def stage_rows(name: str, timings: Timings) -> list[str]:
@@ -321,10 +316,18 @@ def stage_rows(name: str, timings: Timings) -> list[str]:
         ("it forwards the call upstream", "it records the answer", timings.forwarded_at, timings.answered_at),
         ("it records the answer", "the client gets the answer", timings.answered_at, timings.answered),
     ]
+    return span_rows(name, timings, stages, (50, 95))
+
+
+def span_rows(name: str, timings: Timings, spans, percentiles, with_calls=False, tail=()) -> list[str]:
+    """A table row per span, given as its labels then the times it began and ended per call: the labels,
+    how many calls it covers if asked, the percentiles of its length in ms, and the `tail` cells."""
     lines = []
-    for start, end, begun, ended in stages:
+    for *labels, begun, ended in spans:
         sample = timings.sample(begun, ended)
-        lines.append(f"| {name} | {start} | {end} | {sample.percentile(50):.1f} | {sample.percentile(95):.1f} |")
+        counted = [str(sample.calls)] if with_calls else []
+        cells = [name, *labels, *counted, *(f"{sample.percentile(p):.1f}" for p in percentiles), *tail]
+        lines.append("| " + " | ".join(cells) + " |")
     return lines
 
 
