@@ -8,7 +8,7 @@ templates, so a pushed row and a reloaded row are the same markup.
 
 from urllib.parse import parse_qs
 
-from channels.db import database_sync_to_async
+from approvals.consumer_db import db_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from approvals import live, roles
@@ -27,7 +27,7 @@ ACTIONS_CHANGES = {"call.decided", "call.finished", "call.expired", "call.cancel
 class OperatorConsumer(InputEvents, AsyncJsonWebsocketConsumer):
     async def connect(self):
         user = self.scope.get("user")
-        if user is None or not await database_sync_to_async(roles.can_view_calls)(user):
+        if user is None or not await db_sync_to_async(roles.can_view_calls)(user):
             # Closing before accepting refuses the handshake (HTTP 403).
             await self.close()
             return
@@ -46,16 +46,16 @@ class OperatorConsumer(InputEvents, AsyncJsonWebsocketConsumer):
         # The queue shows an approved call as approved; running upstream changes nothing there.
         if self.view == QUEUE and event["event"] == "call.forwarded":
             return
-        await self.send_json(await database_sync_to_async(self.call_payload)(event["event"], event["call_id"]))
+        await self.send_json(await db_sync_to_async(self.call_payload)(event["event"], event["call_id"]))
 
     async def catalog_event(self, event):
         # A changed tool changes what its pending calls would run: their rows say so.
         if self.view == QUEUE:
-            for call_id in await database_sync_to_async(self.pending_of_server)(event["server_id"]):
-                await self.send_json(await database_sync_to_async(self.call_payload)("catalog.changed", call_id))
+            for call_id in await db_sync_to_async(self.pending_of_server)(event["server_id"]):
+                await self.send_json(await db_sync_to_async(self.call_payload)("catalog.changed", call_id))
 
     async def server_event(self, event):
-        payload = await database_sync_to_async(self.server_payload)(event["server_id"])
+        payload = await db_sync_to_async(self.server_payload)(event["server_id"])
         if payload is not None:
             await self.send_json(payload)
 

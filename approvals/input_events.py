@@ -5,7 +5,7 @@ and `call_event` it uses. The card travels as `input_html`, so that the queue's
 script for call rows, which places what comes as `html`, leaves it alone.
 """
 
-from channels.db import database_sync_to_async
+from approvals.consumer_db import db_sync_to_async
 from django.urls import reverse
 
 from approvals.views import inputs, rows
@@ -14,7 +14,7 @@ from approvals.views import inputs, rows
 class InputEvents:
     async def input_event(self, event):
         if self.view == "queue":
-            await self.send_json(await database_sync_to_async(self.input_payload)(event))
+            await self.send_json(await db_sync_to_async(self.input_payload)(event))
         elif self.view == "call" and self.call_id == event["call_id"]:
             await self.call_event({"event": event["event"], "call_id": event["call_id"]})
 
