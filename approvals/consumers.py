@@ -8,10 +8,10 @@ templates, so a pushed row and a reloaded row are the same markup.
 
 from urllib.parse import parse_qs
 
-from approvals.consumer_db import db_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from approvals import live, roles
+from approvals.consumer_db import db_sync_to_async
 from approvals.input_events import InputEvents
 from approvals.models import Call, Server
 from approvals.views import rows
@@ -20,7 +20,8 @@ QUEUE, RECENT, CALL = "queue", "recent", "call"
 # A call leaves the queue only on these; a forwarded or finished call had left it already.
 COUNT_CHANGES = {"call.pending", "call.decided", "call.expired", "call.cancelled"}
 # On the queue a decided or ended call keeps its row and only its actions change. They need the
-# call's own row alone, read while the call is being forwarded in this very process, maybe.
+# call's own row alone: reading it with its tool, server and client would compete with forwarding
+# that very call when it runs in the same process.
 ACTIONS_CHANGES = {"call.decided", "call.finished", "call.expired", "call.cancelled"}
 
 

@@ -5,9 +5,9 @@ and `call_event` it uses. The card travels as `input_html`, so that the queue's
 script for call rows, which places what comes as `html`, leaves it alone.
 """
 
-from approvals.consumer_db import db_sync_to_async
 from django.urls import reverse
 
+from approvals.consumer_db import db_sync_to_async
 from approvals.views import inputs, rows
 
 
