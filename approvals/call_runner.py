@@ -6,12 +6,10 @@ seconds, so a lost message delays a waiting call but never strands it.
 """
 
 import asyncio
-import contextlib
 import time
 import weakref
 
 from asgiref.sync import sync_to_async
-from channels.layers import get_channel_layer
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
@@ -95,13 +93,9 @@ async def status_of(call_id) -> str:
 
 
 async def wait_for_decision(call: Call, emit) -> Call:
-    layer = get_channel_layer()
-    channel = await layer.new_channel()
-    group = live.call_group(call.pk)
-    await layer.group_add(group, channel)
     started = time.monotonic()
     announced = None  # the status the last wake-up said the call has
-    try:
+    async with live.listening(live.call_group(call.pk)) as wake_ups:
         while True:
             # While it is pending, the status alone; the whole row once a wake-up or the status says it changed.
             if announced not in (None, "", Call.Status.PENDING) or await status_of(call.pk) != Call.Status.PENDING:
@@ -114,15 +108,8 @@ async def wait_for_decision(call: Call, emit) -> Call:
                 continue
             if call.progress_token is not None:
                 await emit(progress(call.progress_token, time.monotonic() - started, "waiting for operator approval"))
-            try:
-                message = await asyncio.wait_for(layer.receive(channel), timeout=min(settings.CALL_REREAD_SECONDS, remaining))
-                announced = message.get("status")
-            except asyncio.TimeoutError:
-                announced = None
-    finally:
-        # Never let a failing discard hide why the wait ended (a cancellation, above all).
-        with contextlib.suppress(Exception):
-            await layer.group_discard(group, channel)
+            message = await wake_ups.next(timeout=min(settings.CALL_REREAD_SECONDS, remaining))
+            announced = message.get("status") if message else None
 
 
 def progress(token, value, message):

@@ -24,12 +24,10 @@ holding its task lives; after a restart the retry is told the call is gone.
 """
 
 import asyncio
-import contextlib
 import logging
 import time
 
 from asgiref.sync import sync_to_async
-from channels.layers import get_channel_layer
 from django.conf import settings
 
 from approvals import calls, inputs, live
@@ -94,30 +92,23 @@ async def continue_call(ctx: ClientContext, jsonrpc_id, params: dict, emit, tool
 
 async def outcome(call: Call, ctx: ClientContext) -> dict:
     """The call's final result, or input_required for what it now waits for the client to answer."""
-    layer = get_channel_layer()
-    channel = await layer.new_channel()
-    group = live.call_group(call.pk)
-    await layer.group_add(group, channel)
     deadline = time.monotonic() + settings.UPSTREAM_CALL_TIMEOUT_SECONDS
     try:
-        while time.monotonic() < deadline:
-            call = await Call.objects.aget(pk=call.pk)
-            if call.status in Call.FINAL:
-                return call.result or tool_error_result(calls.answer_text(call))
-            waiting = await sync_to_async(inputs.open_for_client)(call.pk)
-            if waiting:
-                return input_required(call, ctx, waiting)
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(layer.receive(channel), timeout=settings.CALL_REREAD_SECONDS)
+        async with live.listening(live.call_group(call.pk)) as wake_ups:
+            while time.monotonic() < deadline:
+                call = await Call.objects.aget(pk=call.pk)
+                if call.status in Call.FINAL:
+                    return call.result or tool_error_result(calls.answer_text(call))
+                waiting = await sync_to_async(inputs.open_for_client)(call.pk)
+                if waiting:
+                    return input_required(call, ctx, waiting)
+                await wake_ups.next(timeout=settings.CALL_REREAD_SECONDS)
         return tool_error_result(f"The call to {call.tool_name} is no longer running in the console; call the tool again.")
     except asyncio.CancelledError:
         task = _DETACHED.get(call.pk)
         if task is not None:
             task.cancel()
         raise
-    finally:
-        with contextlib.suppress(Exception):
-            await layer.group_discard(group, channel)
 
 
 def input_required(call: Call, ctx: ClientContext, waiting) -> dict:

@@ -21,10 +21,8 @@ INPUT_TIMEOUT_SECONDS bounds it.
 """
 
 import asyncio
-import contextlib
 
 from asgiref.sync import sync_to_async
-from channels.layers import get_channel_layer
 from django.conf import settings
 from django.utils import timezone
 
@@ -128,11 +126,7 @@ async def reread(input_id) -> InputRequest:
 
 async def wait_for_answer(request: InputRequest) -> InputRequest:
     """The request once it is no longer pending: answered, cancelled with its call, or expired."""
-    layer = get_channel_layer()
-    channel = await layer.new_channel()
-    group = live.input_group(request.pk)
-    await layer.group_add(group, channel)
-    try:
+    async with live.listening(live.input_group(request.pk)) as wake_ups:
         while True:
             request = await reread(request.pk)
             if request.status != InputRequest.Status.PENDING:
@@ -144,8 +138,4 @@ async def wait_for_answer(request: InputRequest) -> InputRequest:
             if remaining <= 0:
                 await sync_to_async(inputs.end_request)(request.pk, InputRequest.Status.EXPIRED, inputs.expired_reason())
                 continue
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(layer.receive(channel), timeout=min(settings.CALL_REREAD_SECONDS, remaining))
-    finally:
-        with contextlib.suppress(Exception):
-            await layer.group_discard(group, channel)
+            await wake_ups.next(timeout=min(settings.CALL_REREAD_SECONDS, remaining))

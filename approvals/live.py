@@ -5,6 +5,9 @@ event always finds what the event announces.
 """
 
 import asyncio
+import contextlib
+import weakref
+from collections.abc import AsyncIterator
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
@@ -12,6 +15,8 @@ from django.db import transaction
 
 OPERATORS = "operators"
 CATALOG = "catalog"
+# Per event loop, the layer that has a channel kept open on it (see keep_listening).
+_KEPT: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, object]" = weakref.WeakKeyDictionary()
 
 
 def call_group(call_id) -> str:
@@ -30,6 +35,69 @@ def send_after_commit(*sends: tuple[str, dict]):
         await asyncio.gather(*(layer.group_send(group, message) for group, message in sends))
 
     transaction.on_commit(async_to_sync(send_all))
+
+
+class Listener:
+    """The messages sent to one group since the listener joined it, one at a time."""
+
+    def __init__(self, layer, group: str, channel: str):
+        self.layer, self.group, self.channel = layer, group, channel
+        self.receiving = asyncio.ensure_future(layer.receive(channel))
+
+    async def next(self, timeout: float) -> dict | None:
+        """The next message, or None when none came within `timeout` seconds.
+
+        The receive stays under way across timeouts: a message arriving between two
+        calls waits for the next one instead of being dropped with a cancelled receive.
+        """
+        done, _ = await asyncio.wait({self.receiving}, timeout=timeout)
+        if not done:
+            return None
+        message = self.receiving.result()
+        self.receiving = asyncio.ensure_future(self.layer.receive(self.channel))
+        return message
+
+    async def rejoin(self):
+        """Join the group again: the Redis layers may forget a member after a day."""
+        await self.layer.group_add(self.group, self.channel)
+
+    async def close(self):
+        # Cancelling the receive is what lets the Redis pub/sub layer unsubscribe the channel.
+        self.receiving.cancel()
+        await asyncio.wait({self.receiving})
+        await self.layer.group_discard(self.group, self.channel)
+
+
+@contextlib.asynccontextmanager
+async def listening(group: str) -> AsyncIterator[Listener]:
+    """A Listener on `group` for the block; it has joined before the block starts, so nothing sent later is missed."""
+    layer = get_channel_layer()
+    await keep_listening(layer)
+    channel = await layer.new_channel()
+    await layer.group_add(group, channel)
+    listener = Listener(layer, group, channel)
+    # Let the receive start, so that its cancellation has something to clean up.
+    await asyncio.sleep(0)
+    try:
+        yield listener
+    finally:
+        # Never let a failing clean-up hide why the block ended (a cancellation, above all).
+        with contextlib.suppress(Exception):
+            await listener.close()
+
+
+async def keep_listening(layer):
+    """Keep one channel of this event loop open for the loop's life.
+
+    While a process is subscribed to nothing, channels_redis's pub/sub layer looks for
+    subscriptions only every 100 ms, so the first wake-up after a quiet spell would wait
+    up to that long. With one channel always open it reads each message as it comes.
+    The other layers only name a channel here.
+    """
+    loop = asyncio.get_running_loop()
+    if _KEPT.get(loop) is not layer:
+        _KEPT[loop] = layer
+        await layer.new_channel()
 
 
 def call_changed(call, event: str):

@@ -7,6 +7,7 @@ celery tasks run inline. DATABASE_URL and REDIS_URL switch to PostgreSQL and Red
 import os
 import secrets
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -29,6 +30,13 @@ def env_list(name, default):
     if not value:
         return default
     return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def redis_database(url: str) -> str:
+    """The database number a Redis URL selects, as redis-py reads it: ?db=, else the path (not a socket's)."""
+    parts = urlsplit(url)
+    chosen = parse_qs(parts.query).get("db") or ([] if parts.scheme == "unix" else [parts.path.strip("/")])
+    return chosen[0] if chosen and chosen[0].isdigit() else "0"
 
 
 def embedded_secret_key():
@@ -119,8 +127,15 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = os.environ.get("REDIS_URL")
 if REDIS_URL:
+    # Redis pub/sub rather than lists: one PUBLISH per event and no polling, which halves the
+    # time from a decision to its answer across processes. Delivery is at most once, which the
+    # console already assumes: every waiter re-reads its row now and then. Redis delivers a
+    # PUBLISH to subscribers of every database, so the database number goes into the names.
     CHANNEL_LAYERS = {
-        "default": {"BACKEND": "channels_redis.core.RedisChannelLayer", "CONFIG": {"hosts": [REDIS_URL]}}
+        "default": {
+            "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
+            "CONFIG": {"hosts": [REDIS_URL], "prefix": f"console-db{redis_database(REDIS_URL)}:"},
+        }
     }
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
     CELERY_BROKER_URL = REDIS_URL

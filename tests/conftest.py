@@ -19,17 +19,17 @@ def using_postgres():
 
 
 def pytest_collection_modifyitems(config, items):
-    # PostgreSQL-only tests belong to the services pass of `make test`; in the
-    # embedded pass they are left out rather than skipped.
-    if using_postgres():
-        return
+    # PostgreSQL-only and Redis-only tests belong to the services pass of `make test`;
+    # in the embedded pass they are left out rather than skipped.
+    missing = {"postgres": not using_postgres(), "redis": not os.environ.get("REDIS_URL")}
     kept, left_out = [], []
     for item in items:
-        (left_out if item.get_closest_marker("postgres") else kept).append(item)
+        needs_missing = any(item.get_closest_marker(name) for name, absent in missing.items() if absent)
+        (left_out if needs_missing else kept).append(item)
     if left_out:
         config.hook.pytest_deselected(items=left_out)
         items[:] = kept
-        print(f"\n{len(left_out)} PostgreSQL-only tests left for the run with DATABASE_URL set")
+        print(f"\n{len(left_out)} PostgreSQL-only or Redis-only tests left for the run with DATABASE_URL and REDIS_URL set")
 
 
 @pytest.hookimpl(hookwrapper=True)

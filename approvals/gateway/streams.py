@@ -9,7 +9,6 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 
-from channels.layers import get_channel_layer
 from django.conf import settings
 from django.http import StreamingHttpResponse
 
@@ -82,25 +81,17 @@ async def catalog_events(
     Without `change` only keep-alives follow. `still_wanted` is asked at each
     keep-alive; when it answers False the stream ends.
     """
-    layer = get_channel_layer()
-    channel = await layer.new_channel()
     # Joined before the first message goes out, so no change after it can be missed.
-    await layer.group_add(live.CATALOG, channel)
-    try:
+    async with live.listening(live.CATALOG) as changes:
         yield OPENING
         for message in first:
             yield event(message)
         while True:
-            try:
-                message = await asyncio.wait_for(layer.receive(channel), timeout=settings.MCP_SSE_KEEPALIVE_SECONDS)
-            except asyncio.TimeoutError:
+            message = await changes.next(timeout=settings.MCP_SSE_KEEPALIVE_SECONDS)
+            if message is None:
                 if not await still_wanted():
                     return
-                # Redis forgets group members after a day: joining again keeps a long stream subscribed.
-                await layer.group_add(live.CATALOG, channel)
+                await changes.rejoin()
                 yield KEEP_ALIVE
-                continue
-            if change is not None and message.get("type") == "catalog.changed":
+            elif change is not None and message.get("type") == "catalog.changed":
                 yield event(change())
-    finally:
-        await layer.group_discard(live.CATALOG, channel)
