@@ -6,8 +6,11 @@ event always finds what the event announces.
 
 import asyncio
 import contextlib
+import logging
 import weakref
 from collections.abc import AsyncIterator
+from concurrent.futures import Future
+from contextvars import ContextVar
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
@@ -17,6 +20,10 @@ OPERATORS = "operators"
 CATALOG = "catalog"
 # Per event loop, the layer that has a channel kept open on it (see keep_listening).
 _KEPT: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, object]" = weakref.WeakKeyDictionary()
+# The event loop serving this request or socket; contextvars follow sync_to_async into worker threads.
+SERVING_LOOP: ContextVar[asyncio.AbstractEventLoop | None] = ContextVar("serving_loop", default=None)
+
+log = logging.getLogger(__name__)
 
 
 def call_group(call_id) -> str:
@@ -27,14 +34,42 @@ def input_group(input_id) -> str:
     return f"input.{input_id}"
 
 
+def served_by_its_loop(app):
+    """ASGI middleware: synchronous code under `app` may hand its event loop work without waiting for it."""
+
+    async def serve(scope, receive, send):
+        SERVING_LOOP.set(asyncio.get_running_loop())
+        return await app(scope, receive, send)
+
+    return serve
+
+
 def send_after_commit(*sends: tuple[str, dict]):
-    """Send each (group, message) once the transaction commits, all at once: the committing thread waits for them."""
+    """Send each (group, message) once the transaction commits, all at once.
+
+    Under a web process the event loop sends them while the committing thread goes
+    on with its request: the answer to a client never waits for the operators' news.
+    Elsewhere (a celery worker, a command) the thread sends and waits.
+    """
 
     async def send_all():
         layer = get_channel_layer()
         await asyncio.gather(*(layer.group_send(group, message) for group, message in sends))
 
-    transaction.on_commit(async_to_sync(send_all))
+    def send():
+        loop = SERVING_LOOP.get()
+        if loop is None or loop.is_closed():
+            async_to_sync(send_all)()
+        else:
+            asyncio.run_coroutine_threadsafe(send_all(), loop).add_done_callback(log_failed_send)
+
+    transaction.on_commit(send)
+
+
+def log_failed_send(future: Future):
+    # Nobody awaits these sends; their listeners re-read the database now and then anyway.
+    if not future.cancelled() and future.exception() is not None:
+        log.error("an event could not be sent to the channel layer", exc_info=future.exception())
 
 
 class Listener:

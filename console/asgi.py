@@ -20,6 +20,7 @@ from django.core.handlers.asgi import ASGIHandler  # noqa: E402
 from django.core.handlers.exception import convert_exception_to_response  # noqa: E402
 
 from approvals.gateway.limits import McpEndpointGuard  # noqa: E402
+from approvals.live import served_by_its_loop  # noqa: E402
 from approvals.routing import websocket_urlpatterns  # noqa: E402
 
 
@@ -49,10 +50,10 @@ class EndpointHandler(ASGIHandler):
         self._middleware_chain = convert_exception_to_response(self._get_response_async)
 
 
-application = ProtocolTypeRouter(
+application = served_by_its_loop(ProtocolTypeRouter(
     {
         "http": McpEndpointGuard(endpoint=EndpointHandler(), pages=ASGIStaticFilesHandler(PagesHandler())),
         # Operators' pages only: a foreign Origin or an anonymous user never gets a socket.
         "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
-)
+))

@@ -1,10 +1,12 @@
-"""Waiting for a group's messages: what a waiting call, input request or change feed listens with."""
+"""Events over the channel layer: how they are sent after a commit, and how a waiting call, input request or change feed listens."""
 
 import asyncio
 
 import pytest
+from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
+from django.db import transaction
 
 from approvals import live
 
@@ -58,3 +60,66 @@ async def test_it_leaves_no_redis_subscription_behind():
     # The group's channel and the listener's own one, both gone afterwards.
     assert len(while_listening - before) == 2
     assert after == before
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_it_sends_from_the_serving_loop_while_the_committing_thread_goes_on(monkeypatch):
+    layer = get_channel_layer()
+    release, delivered = asyncio.Event(), []
+
+    async def slow_send(group, message):
+        await release.wait()
+        delivered.append(group)
+
+    monkeypatch.setattr(layer, "group_send", slow_send)
+    live.SERVING_LOOP.set(asyncio.get_running_loop())
+
+    def commit_a_change():
+        with transaction.atomic():
+            live.send_after_commit(("call.46", {"type": "call.update", "status": "approved"}))
+
+    # Were the thread to wait for the send, it would wait for ever: the send waits on this test.
+    await asyncio.wait_for(sync_to_async(commit_a_change)(), timeout=5)
+    assert delivered == []
+    release.set()
+    for _ in range(100):
+        if delivered:
+            break
+        await asyncio.sleep(0.01)
+    assert delivered == ["call.46"]
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_it_logs_a_send_that_failed_without_failing_the_change(monkeypatch, caplog):
+    async def broken_send(group, message):
+        raise ConnectionError("Redis went away")
+
+    monkeypatch.setattr(get_channel_layer(), "group_send", broken_send)
+    live.SERVING_LOOP.set(asyncio.get_running_loop())
+
+    def commit_a_change():
+        with transaction.atomic():
+            live.send_after_commit(("call.47", {"type": "call.update", "status": "approved"}))
+        return "committed"
+
+    assert await sync_to_async(commit_a_change)() == "committed"
+    for _ in range(100):
+        if caplog.records:
+            break
+        await asyncio.sleep(0.01)
+    assert [r.getMessage() for r in caplog.records] == ["an event could not be sent to the channel layer"]
+    assert "Redis went away" in caplog.text
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_sends_before_the_commit_returns_where_no_loop_serves():
+    delivered = []
+    layer = get_channel_layer()
+
+    async def recording_send(group, message):
+        delivered.append(group)
+
+    layer.group_send = recording_send
+    with transaction.atomic():
+        live.send_after_commit(("call.48", {"type": "call.update", "status": "approved"}))
+    assert delivered == ["call.48"]
