@@ -1,5 +1,7 @@
+import gc
 import os
 import sys
+from pathlib import Path
 
 from asgiref.sync import sync_to_async
 from django.core.asgi import get_asgi_application
@@ -18,6 +20,8 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 from django.core.handlers.asgi import ASGIHandler  # noqa: E402
 from django.core.handlers.exception import convert_exception_to_response  # noqa: E402
+from django.template import engines  # noqa: E402
+from django.urls import get_resolver  # noqa: E402
 
 from approvals.gateway.limits import McpEndpointGuard  # noqa: E402
 from approvals.live import served_by_its_loop  # noqa: E402
@@ -57,3 +61,23 @@ application = served_by_its_loop(ProtocolTypeRouter(
         "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 ))
+
+
+def freeze_what_start_up_made():
+    """Compile the console's templates and URL map now, then keep every object made so far out of the collector's walks.
+
+    A full garbage collection walks every object Python tracks: in a daphne process that
+    stalled every call and socket it held for 75-95 ms, a few times a minute under load
+    (bench/push_latency.py's tail). Modules, models, templates and URLs live as long as the
+    process, so gc.freeze() takes them out of those walks, which then take a fifth as long.
+    """
+    engine = engines["django"]
+    for directory in engine.dirs:
+        for path in sorted(Path(directory).rglob("*.html")):
+            engine.get_template(path.relative_to(directory).as_posix())
+    get_resolver().url_patterns
+    gc.collect()
+    gc.freeze()
+
+
+freeze_what_start_up_made()
