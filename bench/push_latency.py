@@ -14,6 +14,9 @@ binding read from the pushed row. Per call, in wall-clock time on this one machi
 - decision → answer: until the client gets the tool's result, from the decider
   sending its POST, and from the console recording the approval (Call.decided_at).
 
+The bench's own garbage collector is off while it measures (as timeit's is), so that
+its pauses are not counted as the console's.
+
 The last column is the share of the machine's CPU time that the host gave to other
 virtual machines during the run (steal, from /proc/stat): on a shared host the figures
 swing with it, so compare runs where it is near zero.
@@ -32,6 +35,7 @@ Everything listens on loopback; everything started is stopped.
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import random
@@ -258,10 +262,23 @@ def run_setup(name: str, upstream_url: str, args) -> Timings:
             client_base = daphne(consoles, env)
             operator_base = client_base if name == "embedded" else daphne(consoles, env)
             before = cpu_times()
-            timings = asyncio.run(measure(client_base, operator_base, secret, tool, args))
+            with collector_off():
+                timings = asyncio.run(measure(client_base, operator_base, secret, tool, args))
             timings.stolen = stolen_share(before, cpu_times())
         timings.add_console_times(console_times(env))
         return timings
+
+
+@contextmanager
+def collector_off():
+    """No garbage collection in this process while it measures, as timeit does: a full collection
+    here took 20-35 ms, which the figures would have charged to the console."""
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def cpu_times() -> list[int]:
