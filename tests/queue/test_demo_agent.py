@@ -5,10 +5,12 @@ import shlex
 import sys
 import threading
 import time
+from datetime import timedelta
 
 import pytest
 from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
+from django.utils import timezone
 
 from approvals import calls, catalog, servers
 from approvals.management.commands.seed_demo import DEMO_SERVER
@@ -26,9 +28,12 @@ def demo(live_console, settings, tmp_path):
 
 
 def approve_when_pending(operator, timeout=20):
+    """Approve the first held call once it has waited a moment, as an operator reading it would:
+    a call decided at once is never told it waits for an operator."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        call = Call.objects.filter(status=Call.Status.PENDING).first()
+        read_for = timezone.now() - timedelta(seconds=0.5)
+        call = Call.objects.filter(status=Call.Status.PENDING, received_at__lte=read_for).first()
         if call is not None:
             calls.decide(call.pk, operator, True)
             return
