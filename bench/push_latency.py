@@ -17,9 +17,11 @@ binding read from the pushed row. Per call, in wall-clock time on this one machi
 The bench's own garbage collector is off while it measures (as timeit's is), so that
 its pauses are not counted as the console's.
 
-The last column is the share of the machine's CPU time that the host gave to other
-virtual machines during the run (steal, from /proc/stat): on a shared host the figures
-swing with it, so compare runs where it is near zero.
+The last two columns say how fast the machine was. CPU stolen is the share of its CPU
+time that the host gave to other virtual machines during the run (from /proc/stat).
+CPU check is how long a fixed pure-Python loop took just before and just after the
+run: a guest can be slowed without any steal showing, and then this grows with every
+other figure. Compare runs whose two columns agree.
 
 With --stages it also prints where the time goes: the p50 and p95 of each step
 between two moments the clients, the operator or the console wrote down.
@@ -84,6 +86,7 @@ class Timings:
     answered_at: dict = field(default_factory=dict)
     errors: int = 0
     stolen: float | None = None  # the share of CPU time the host gave to other guests meanwhile, in %
+    cpu_check: float = 0.0  # ms for a fixed pure-Python loop, before and after the run (their mean)
 
     def sample(self, start: dict, end: dict) -> Sample:
         numbers = sorted(n for n in start if start[n] is not None and n in end and n >= WARMUP)
@@ -261,10 +264,11 @@ def run_setup(name: str, upstream_url: str, args) -> Timings:
         with ExitStack() as consoles:
             client_base = daphne(consoles, env)
             operator_base = client_base if name == "embedded" else daphne(consoles, env)
-            before = cpu_times()
+            before, check_before = cpu_times(), cpu_check_ms()
             with collector_off():
                 timings = asyncio.run(measure(client_base, operator_base, secret, tool, args))
             timings.stolen = stolen_share(before, cpu_times())
+            timings.cpu_check = (check_before + cpu_check_ms()) / 2
         timings.add_console_times(console_times(env))
         return timings
 
@@ -288,6 +292,17 @@ def cpu_times() -> list[int]:
             return [int(value) for value in stat.readline().split()[1:]]
     except OSError:
         return []
+
+
+def cpu_check_ms() -> float:
+    """How long this machine takes for the same pure-Python loop: the best of three, in ms."""
+    times = []
+    for _ in range(3):
+        started, total = time.perf_counter(), 0
+        for number in range(1_000_000):
+            total += number
+        times.append((time.perf_counter() - started) * 1000)
+    return min(times)
 
 
 def stolen_share(before: list[int], after: list[int]) -> float | None:
@@ -314,13 +329,14 @@ def console_times(env: dict) -> dict:
 
 def rows(name: str, timings: Timings) -> list[str]:
     stolen = "n/a" if timings.stolen is None else f"{timings.stolen:.1f}"
+    check = f"{timings.cpu_check:.0f}"
     measures = [
         ("arrival → push", "the client sends tools/call", timings.sent, timings.pushed),
         ("arrival → push", "the console records the call", timings.received_at, timings.pushed),
         ("decision → answer", "the operator sends Approve", timings.decided, timings.answered),
         ("decision → answer", "the console records the approval", timings.decided_at, timings.answered),
     ]
-    return span_rows(name, timings, measures, (50, 95, 99), with_calls=True, tail=(stolen,))
+    return span_rows(name, timings, measures, (50, 95, 99), with_calls=True, tail=(stolen, check))
 
 
 def stage_rows(name: str, timings: Timings) -> list[str]:
@@ -364,8 +380,8 @@ def main():
         f"{args.clients} clients (revision {args.revision}) each calling `echo` under an ask rule, {args.pause:g} s after "
         "its previous answer; each call approved over HTTP as soon as its push arrives",
         "",
-        "| setup | measure | from when | calls | p50 ms | p95 ms | p99 ms | CPU stolen % |",
-        "|---|---|---|---:|---:|---:|---:|---:|",
+        "| setup | measure | from when | calls | p50 ms | p95 ms | p99 ms | CPU stolen % | CPU check ms |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     stages = ["", "| setup | from | to | p50 ms | p95 ms |", "|---|---|---|---:|---:|"]
     failed = False
