@@ -37,7 +37,6 @@ Everything listens on loopback; everything started is stopped.
 
 import argparse
 import asyncio
-import gc
 import json
 import os
 import random
@@ -58,6 +57,7 @@ from autobahn.asyncio.websocket import WebSocketClientFactory, WebSocketClientPr
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gateway_overhead import LEGACY_REVISION, MODERN_REVISION, REPO, BenchError, McpClient, Sample, manage  # noqa: E402
+from machine import collector_off, cpu_check_ms, cpu_times, stolen_share  # noqa: E402
 
 from tests.fixtures.servers import SERVERS, free_port, running  # noqa: E402
 
@@ -271,47 +271,6 @@ def run_setup(name: str, upstream_url: str, args) -> Timings:
             timings.cpu_check = (check_before + cpu_check_ms()) / 2
         timings.add_console_times(console_times(env))
         return timings
-
-
-@contextmanager
-def collector_off():
-    """No garbage collection in this process while it measures, as timeit does: a full collection
-    here took 20-35 ms, which the figures would have charged to the console."""
-    gc.collect()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
-
-
-def cpu_times() -> list[int]:
-    """The machine's CPU time counters (user, nice, system, idle, iowait, irq, softirq, steal, …), if it has /proc/stat."""
-    try:
-        with open("/proc/stat") as stat:
-            return [int(value) for value in stat.readline().split()[1:]]
-    except OSError:
-        return []
-
-
-def cpu_check_ms() -> float:
-    """How long this machine takes for the same pure-Python loop: the best of three, in ms."""
-    times = []
-    for _ in range(3):
-        started, total = time.perf_counter(), 0
-        for number in range(1_000_000):
-            total += number
-        times.append((time.perf_counter() - started) * 1000)
-    return min(times)
-
-
-def stolen_share(before: list[int], after: list[int]) -> float | None:
-    """How much of the CPU time the host gave to other virtual machines: on a shared host the
-    figures swing with it, so a run where it is high says more about the neighbours than the console."""
-    if len(before) < 8 or len(after) < 8:
-        return None
-    spent = [end - start for start, end in zip(before[:8], after[:8])]
-    return 100 * spent[7] / max(1, sum(spent))
 
 
 CONSOLE_TIMES = (

@@ -1,0 +1,46 @@
+"""How fast this machine was while a bench ran, and keeping the bench's own pauses out of its figures."""
+
+import gc
+import time
+from contextlib import contextmanager
+
+
+@contextmanager
+def collector_off():
+    """No garbage collection in this process while it measures, as timeit does: a full collection
+    here took 20-35 ms, which the figures would have charged to the console."""
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def cpu_times() -> list[int]:
+    """The machine's CPU time counters (user, nice, system, idle, iowait, irq, softirq, steal, …), if it has /proc/stat."""
+    try:
+        with open("/proc/stat") as stat:
+            return [int(value) for value in stat.readline().split()[1:]]
+    except OSError:
+        return []
+
+
+def cpu_check_ms() -> float:
+    """How long this machine takes for the same pure-Python loop: the best of three, in ms."""
+    times = []
+    for _ in range(3):
+        started, total = time.perf_counter(), 0
+        for number in range(1_000_000):
+            total += number
+        times.append((time.perf_counter() - started) * 1000)
+    return min(times)
+
+
+def stolen_share(before: list[int], after: list[int]) -> float | None:
+    """How much of the CPU time the host gave to other virtual machines: on a shared host the
+    figures swing with it, so a run where it is high says more about the neighbours than the console."""
+    if len(before) < 8 or len(after) < 8:
+        return None
+    spent = [end - start for start, end in zip(before[:8], after[:8])]
+    return 100 * spent[7] / max(1, sum(spent))
