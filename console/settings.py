@@ -127,8 +127,8 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = os.environ.get("REDIS_URL")
 if REDIS_URL:
-    # Redis pub/sub rather than lists: one PUBLISH per event and no polling, which halves the
-    # time from a decision to its answer across processes. Delivery is at most once, which the
+    # Redis pub/sub rather than lists: one PUBLISH per event and no polling, which cut a quarter
+    # off the time from a decision to its answer across processes. Delivery is at most once, which the
     # console already assumes: every waiter re-reads its row now and then. Redis delivers a
     # PUBLISH to subscribers of every database, so the database number goes into the names.
     CHANNEL_LAYERS = {
