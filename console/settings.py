@@ -137,7 +137,7 @@ if REDIS_URL:
             "CONFIG": {"hosts": [REDIS_URL], "prefix": f"console-db{redis_database(REDIS_URL)}:"},
         }
     }
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+    CACHES = {"default": {"BACKEND": "console.cache.SharedRedisCache", "LOCATION": REDIS_URL}}
     CELERY_BROKER_URL = REDIS_URL
     CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER")
 else:
