@@ -27,9 +27,10 @@ async def identify(request) -> ClientToken:
             raise Refused(unauthorized(request, invalid=bool(header)))
         # Keyed by the credential rather than the row id, which a database may hand out again.
         lookup, key = sync_to_async(authenticate)(secret), hash_secret(secret)
-    # The count goes alongside the lookup, each a round trip to its own service; an unknown
-    # credential is counted too, under its own key, and refused below all the same.
-    token, count = await asyncio.gather(lookup, count_request(key))
+    # The count goes alongside the lookup, each a round trip to its own service: in a thread of its
+    # own, as the request's thread is the lookup's. An unknown credential is counted too, under its
+    # own key, and refused below all the same.
+    token, count = await asyncio.gather(lookup, sync_to_async(count_request, thread_sensitive=False)(key))
     if token is None or token.revoked:
         raise Refused(unauthorized(request, invalid=bool(header)))
     if count > settings.MCP_RATE_LIMIT_PER_MINUTE:
@@ -62,18 +63,21 @@ def unauthorized(request, invalid: bool):
     return rejection(401, message, headers={"WWW-Authenticate": challenge})
 
 
-async def count_request(credential: str) -> int:
+def count_request(credential: str) -> int:
     """This minute's requests with this credential so far, this one included: a fixed one-minute
-    window counted in the shared cache, so that every web process agrees."""
+    window counted in the shared cache, so that every web process agrees.
+
+    incr is atomic in both caches the console uses (Redis INCR, LocMemCache under its lock);
+    Django's async aincr is not (a get, then a set), and lost counts when processes raced.
+    """
     key = f"mcp-rate:{credential}:{int(time.time() // 60)}"
-    if await cache.aadd(key, 1, timeout=61):
-        return 1
     try:
-        return await cache.aincr(key)
+        return cache.incr(key)
     except ValueError:
-        # The cache evicted the window between add and incr: start it again.
-        await cache.aset(key, 1, timeout=61)
-        return 1
+        # The window's first request, or the cache evicted it: start it, unless another request just did.
+        if cache.add(key, 1, timeout=61):
+            return 1
+        return cache.incr(key)
 
 
 def too_many_requests():

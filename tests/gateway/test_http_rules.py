@@ -1,9 +1,14 @@
 """What the endpoint answers to malformed, foreign, oversized, unauthenticated or too frequent requests."""
 
+import secrets
+import time
+from concurrent.futures import ThreadPoolExecutor
+
 import httpx
 import pytest
 
 from approvals.gateway import listing
+from approvals.gateway.auth import count_request
 from approvals.tokens import create_token, revoke_token
 from tests.gateway.conftest import LEGACY, MODERN
 
@@ -194,6 +199,18 @@ def test_it_limits_each_token_to_its_requests_a_minute(raw, settings):
     refused = raw.modern("tools/list")
     assert error_of(refused)["message"].startswith("Too many requests")
     assert 1 <= int(refused.headers["Retry-After"]) <= 60
+
+
+def test_it_counts_every_one_of_many_requests_made_at_once():
+    # Clear of a minute's end, so that every count falls in one window.
+    if time.time() % 60 > 55:
+        time.sleep(61 - time.time() % 60)
+    credential = secrets.token_hex(8)
+
+    with ThreadPoolExecutor(8) as pool:
+        counts = list(pool.map(lambda _: count_request(credential), range(200)))
+
+    assert sorted(counts) == list(range(1, 201))
 
 
 def test_it_counts_each_token_on_its_own(raw, settings):
