@@ -1,14 +1,16 @@
 """The ORM for the operators' websocket consumers, on a connection kept open between events.
 
-Channels' database_sync_to_async closes the thread's connection before and after
-every call unless CONN_MAX_AGE keeps it, and the console needs CONN_MAX_AGE 0:
-under daphne each request has a thread of its own, so kept connections would pile
-up. Consumers all share asgiref's one thread for synchronous code, so there a
-working connection stays open between events and only one that failed is closed.
-Opening a SQLite connection costs more than the queries of a pushed row.
+Channels closes the thread's connection before every event a consumer handles, and
+its database_sync_to_async before and after every call, unless CONN_MAX_AGE keeps
+it, and the console needs CONN_MAX_AGE 0: under daphne each request has a thread of
+its own, so kept connections would pile up. Consumers all share asgiref's one thread
+for synchronous code, so there a working connection stays open between events and
+only one that failed is closed. Opening a connection (a new one on SQLite, one from
+the pool on PostgreSQL) costs about as much as the queries of a pushed row.
 """
 
 from asgiref.sync import SyncToAsync
+from channels.consumer import get_handler_name
 from django.db import connections
 
 
@@ -31,3 +33,13 @@ def close_failed_connections():
 
 # Used like channels' database_sync_to_async, as a wrapper around a synchronous callable.
 db_sync_to_async = KeptConnectionSyncToAsync
+
+
+class KeepsItsConnection:
+    """Mixed into a consumer: its events are handled without channels' closing of the connection first."""
+
+    async def dispatch(self, message):
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"No handler for message type {message['type']}")
+        await handler(message)

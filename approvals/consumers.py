@@ -11,7 +11,7 @@ from urllib.parse import parse_qs
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from approvals import live, roles
-from approvals.consumer_db import db_sync_to_async
+from approvals.consumer_db import KeepsItsConnection, db_sync_to_async
 from approvals.input_events import InputEvents
 from approvals.models import Call, Server
 from approvals.views import rows
@@ -25,7 +25,7 @@ COUNT_CHANGES = {"call.pending", "call.decided", "call.expired", "call.cancelled
 ACTIONS_CHANGES = {"call.decided", "call.finished", "call.expired", "call.cancelled"}
 
 
-class OperatorConsumer(InputEvents, AsyncJsonWebsocketConsumer):
+class OperatorConsumer(KeepsItsConnection, InputEvents, AsyncJsonWebsocketConsumer):
     async def connect(self):
         user = self.scope.get("user")
         if user is None or not await db_sync_to_async(roles.can_view_calls)(user):

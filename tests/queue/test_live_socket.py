@@ -3,6 +3,7 @@
 import pytest
 from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
+from django.db.backends.signals import connection_created
 
 from approvals import call_runner, calls, catalog, live, roles
 from approvals.models import Server, Tool
@@ -73,6 +74,24 @@ async def test_it_lets_an_auditor_watch_without_decide_controls(person, make_cal
     assert message["event"] == "call.pending"
     assert "Approve</button>" not in message["html"] and "call_decide" not in message["html"]
     assert "/decide/" not in message["html"]
+    await socket.disconnect()
+
+
+async def test_it_keeps_its_database_connection_from_one_pushed_event_to_the_next(person, make_call, refund_tool):
+    cookie = await signed_in(person, "ann", roles.OPERATOR)
+    socket, connected = await open_socket(cookie)
+    assert connected
+    await sync_to_async(make_call)(refund_tool, {"order_id": 1012, "amount": 40})
+    assert (await socket.receive_json_from(timeout=5))["event"] == "call.pending"
+    opened = []
+    connection_created.connect(lambda **kwargs: opened.append(kwargs["connection"]), weak=False, dispatch_uid="test-opened")
+    try:
+        # The call is made on the consumers' thread too, so it finds that thread's connection open.
+        await sync_to_async(make_call)(refund_tool, {"order_id": 1013, "amount": 45})
+        assert (await socket.receive_json_from(timeout=5))["event"] == "call.pending"
+    finally:
+        connection_created.disconnect(dispatch_uid="test-opened")
+    assert opened == []
     await socket.disconnect()
 
 
