@@ -1,6 +1,7 @@
 """How fast this machine was while a bench ran, and keeping the bench's own pauses out of its figures."""
 
 import gc
+import os
 import time
 from contextlib import contextmanager
 
@@ -44,3 +45,13 @@ def stolen_share(before: list[int], after: list[int]) -> float | None:
         return None
     spent = [end - start for start, end in zip(before[:8], after[:8])]
     return 100 * spent[7] / max(1, sum(spent))
+
+
+def process_cpu_ms(pid: int) -> float | None:
+    """The CPU time a process has used so far, user and system, in ms (its threads included), if /proc tells."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rpartition(")")[2].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")

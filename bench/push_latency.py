@@ -17,11 +17,14 @@ binding read from the pushed row. Per call, in wall-clock time on this one machi
 The bench's own garbage collector is off while it measures (as timeit's is), so that
 its pauses are not counted as the console's.
 
-The last two columns say how fast the machine was. CPU stolen is the share of its CPU
+Two columns say how fast the machine was. CPU stolen is the share of its CPU
 time that the host gave to other virtual machines during the run (from /proc/stat).
 CPU check is how long a fixed pure-Python loop took just before and just after the
 run: a guest can be slowed without any steal showing, and then this grows with every
-other figure. Compare runs whose two columns agree.
+other figure. Compare runs whose two columns agree. The last column is the CPU time the
+console's web processes spent per answered call: on two cores a call waits whenever
+another call's work holds them, so the p95 follows it, and it varies far less from run
+to run than any percentile.
 
 With --stages it also prints where the time goes: the p50 and p95 of each step
 between two moments the clients, the operator or the console wrote down.
@@ -57,7 +60,7 @@ from autobahn.asyncio.websocket import WebSocketClientFactory, WebSocketClientPr
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gateway_overhead import LEGACY_REVISION, MODERN_REVISION, REPO, BenchError, McpClient, Sample, manage  # noqa: E402
-from machine import collector_off, cpu_check_ms, cpu_times, stolen_share  # noqa: E402
+from machine import collector_off, cpu_check_ms, cpu_times, process_cpu_ms, stolen_share  # noqa: E402
 
 from tests.fixtures.servers import SERVERS, free_port, running  # noqa: E402
 
@@ -87,6 +90,7 @@ class Timings:
     errors: int = 0
     stolen: float | None = None  # the share of CPU time the host gave to other guests meanwhile, in %
     cpu_check: float = 0.0  # ms for a fixed pure-Python loop, before and after the run (their mean)
+    console_cpu: float | None = None  # ms of CPU time the console's web processes used per answered call
 
     def sample(self, start: dict, end: dict) -> Sample:
         numbers = sorted(n for n in start if start[n] is not None and n in end and n >= WARMUP)
@@ -244,11 +248,17 @@ def bench_database(server_url: str):
             connection.execute(f"DROP DATABASE IF EXISTS {BENCH_DATABASE} WITH (FORCE)")
 
 
-def daphne(stack: ExitStack, env: dict) -> str:
+def daphne(stack: ExitStack, env: dict) -> tuple[str, int]:
+    """A web process: its address and its pid."""
     port = free_port()
     argv = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "console.asgi:application"]
-    stack.enter_context(running(argv, port=port, env=env))
-    return f"http://127.0.0.1:{port}"
+    process = stack.enter_context(running(argv, port=port, env=env))
+    return f"http://127.0.0.1:{port}", process.pid
+
+
+def console_cpu_ms(pids: set[int]) -> float | None:
+    used = [process_cpu_ms(pid) for pid in pids]
+    return None if None in used else sum(used)
 
 
 def run_setup(name: str, upstream_url: str, args) -> Timings:
@@ -262,13 +272,17 @@ def run_setup(name: str, upstream_url: str, args) -> Timings:
             env = base_env(DATABASE_URL=database, REDIS_URL=os.environ.get("REDIS_URL", DEFAULT_REDIS_URL))
         tool, secret = prepare(env, upstream_url)
         with ExitStack() as consoles:
-            client_base = daphne(consoles, env)
-            operator_base = client_base if name == "embedded" else daphne(consoles, env)
-            before, check_before = cpu_times(), cpu_check_ms()
+            client_base, client_pid = daphne(consoles, env)
+            operator_base, operator_pid = (client_base, client_pid) if name == "embedded" else daphne(consoles, env)
+            pids = {client_pid, operator_pid}
+            before, check_before, console_before = cpu_times(), cpu_check_ms(), console_cpu_ms(pids)
             with collector_off():
                 timings = asyncio.run(measure(client_base, operator_base, secret, tool, args))
+            console_after = console_cpu_ms(pids)
             timings.stolen = stolen_share(before, cpu_times())
             timings.cpu_check = (check_before + cpu_check_ms()) / 2
+            if console_before is not None and console_after is not None and timings.answered:
+                timings.console_cpu = (console_after - console_before) / len(timings.answered)
         timings.add_console_times(console_times(env))
         return timings
 
@@ -289,13 +303,14 @@ def console_times(env: dict) -> dict:
 def rows(name: str, timings: Timings) -> list[str]:
     stolen = "n/a" if timings.stolen is None else f"{timings.stolen:.1f}"
     check = f"{timings.cpu_check:.0f}"
+    console_cpu = "n/a" if timings.console_cpu is None else f"{timings.console_cpu:.1f}"
     measures = [
         ("arrival → push", "the client sends tools/call", timings.sent, timings.pushed),
         ("arrival → push", "the console records the call", timings.received_at, timings.pushed),
         ("decision → answer", "the operator sends Approve", timings.decided, timings.answered),
         ("decision → answer", "the console records the approval", timings.decided_at, timings.answered),
     ]
-    return span_rows(name, timings, measures, (50, 95, 99), with_calls=True, tail=(stolen, check))
+    return span_rows(name, timings, measures, (50, 95, 99), with_calls=True, tail=(stolen, check, console_cpu))
 
 
 def stage_rows(name: str, timings: Timings) -> list[str]:
@@ -339,8 +354,8 @@ def main():
         f"{args.clients} clients (revision {args.revision}) each calling `echo` under an ask rule, {args.pause:g} s after "
         "its previous answer; each call approved over HTTP as soon as its push arrives",
         "",
-        "| setup | measure | from when | calls | p50 ms | p95 ms | p99 ms | CPU stolen % | CPU check ms |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|",
+        "| setup | measure | from when | calls | p50 ms | p95 ms | p99 ms | CPU stolen % | CPU check ms | console CPU ms per call |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     stages = ["", "| setup | from | to | p50 ms | p95 ms |", "|---|---|---|---:|---:|"]
     failed = False
