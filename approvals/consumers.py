@@ -10,13 +10,15 @@ from urllib.parse import parse_qs
 
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from approvals import live, roles
+from approvals import access, live, roles
 from approvals.consumer_db import KeepsItsConnection, db_sync_to_async
 from approvals.input_events import InputEvents
 from approvals.models import Call, Server
 from approvals.views import rows
 
 QUEUE, RECENT, CALL = "queue", "recent", "call"
+# Closed because the user may no longer watch calls: the page reloads, to the sign-in page or a refusal.
+ACCESS_ENDED = 4403
 # A call leaves the queue only on these; a forwarded or finished call had left it already.
 COUNT_CHANGES = {"call.pending", "call.decided", "call.expired", "call.cancelled"}
 # On the queue a decided or ended call keeps its row and only its actions change. They need the
@@ -37,11 +39,31 @@ class OperatorConsumer(KeepsItsConnection, InputEvents, AsyncJsonWebsocketConsum
         self.statuses = rows.chosen_statuses(query.get("status", []))
         self.call_id = int(query["id"][0]) if self.view == CALL and query.get("id", [""])[0].isdigit() else None
         self.request = rows.fragment_request(user, self.scope.get("cookies", {}))
-        await self.channel_layer.group_add(live.OPERATORS, self.channel_name)
+        self.live_groups = [live.OPERATORS, live.user_group(user.pk)]
+        session = self.scope.get("session")
+        if session is not None and session.session_key:
+            self.live_groups.append(live.session_group(session.session_key))
+        for group in self.live_groups:
+            await self.channel_layer.group_add(group, self.channel_name)
         await self.accept()
 
     async def disconnect(self, code):
-        await self.channel_layer.group_discard(live.OPERATORS, self.channel_name)
+        for group in getattr(self, "live_groups", []):
+            await self.channel_layer.group_discard(group, self.channel_name)
+
+    async def access_changed(self, event):
+        session = self.scope.get("session")
+        user = await db_sync_to_async(access.signed_in_user)(session.session_key if session else None)
+        if not await db_sync_to_async(roles.can_view_calls)(user):
+            await self.access_ended(event)
+            return
+        # Still allowed, perhaps in another role: what is pushed from now on is rendered for that.
+        self.request = rows.fragment_request(user, self.scope.get("cookies", {}))
+
+    async def access_ended(self, event):
+        await self.disconnect(ACCESS_ENDED)
+        self.live_groups = []
+        await self.close(code=ACCESS_ENDED)
 
     async def call_event(self, event):
         # The queue shows an approved call as approved; running upstream changes nothing there.

@@ -6,6 +6,7 @@ event always finds what the event announces.
 
 import asyncio
 import contextlib
+import hashlib
 import logging
 import weakref
 from collections.abc import AsyncIterator
@@ -32,6 +33,15 @@ def call_group(call_id) -> str:
 
 def input_group(input_id) -> str:
     return f"input.{input_id}"
+
+
+def user_group(user_id) -> str:
+    return f"user.{user_id}"
+
+
+def session_group(session_key: str) -> str:
+    # Hashed: a session key is a credential, and group names are visible to whoever watches Redis.
+    return f"session.{hashlib.sha256(session_key.encode()).hexdigest()[:40]}"
 
 
 def served_by_its_loop(app):
@@ -153,6 +163,17 @@ def catalog_changed(server_id):
 def server_status(server):
     """A server's health changed: operators' pages show it beside its calls and in the server list."""
     send_after_commit((OPERATORS, {"type": "server.event", "event": "server.status", "server_id": server.pk, "health": server.health}))
+
+
+def access_changed(user_ids):
+    """Tell these people's open sockets to check again whether they may watch calls."""
+    if user_ids:
+        send_after_commit(*((user_group(pk), {"type": "access.changed"}) for pk in sorted(set(user_ids))))
+
+
+def session_ended(session_key: str):
+    """Close the sockets this session opened: its user signed out."""
+    send_after_commit((session_group(session_key), {"type": "access.ended"}))
 
 
 def input_changed(request, event: str):

@@ -198,8 +198,13 @@ document.addEventListener("DOMContentLoaded", () => {
       // Other scripts (inputs.js) take what is theirs from here.
       document.dispatchEvent(new CustomEvent("console:message", { detail: message }));
     });
-    socket.addEventListener("close", () => {
+    socket.addEventListener("close", (event) => {
       document.body.dataset.liveState = "closed";
+      // The console closed it because this user may no longer watch calls (signed out, role removed).
+      if (event.code === 4403) {
+        location.reload();
+        return;
+      }
       const delay = Math.min(30000, 500 * 2 ** Math.min(attempt, 6));
       setTimeout(() => connect(path, attempt + 1), delay);
     });

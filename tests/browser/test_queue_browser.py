@@ -109,6 +109,18 @@ def test_it_shows_a_new_call_to_both_operators_and_the_second_sees_who_approved(
     expect(row_of(bob)).to_contain_text("completed")
 
 
+def test_it_takes_the_queue_away_from_a_tab_whose_user_logged_out_in_another(console, open_browser):
+    browser = open_browser()
+    watching = queue_page(browser, console, "ann")
+    other_tab = watching.context.new_page()
+    other_tab.goto(console["url"] + "/queue/")
+
+    other_tab.get_by_role("button", name="Log out").click()
+
+    expect(watching).to_have_url(re.compile(r"/login/"))
+    expect(watching.get_by_role("button", name="Approve")).to_have_count(0)
+
+
 def test_it_answers_a_denial_with_its_reason(console, open_browser):
     browser = open_browser()
     ann = queue_page(browser, console, "ann")

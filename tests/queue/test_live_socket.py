@@ -3,6 +3,9 @@
 import pytest
 from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
+from django.contrib.auth.models import Group
+from django.contrib.sessions.backends.db import SessionStore
+from django.test import Client
 from django.db.backends.signals import connection_created
 
 from approvals import call_runner, calls, catalog, live, roles
@@ -92,6 +95,78 @@ async def test_it_keeps_its_database_connection_from_one_pushed_event_to_the_nex
     finally:
         connection_created.disconnect(dispatch_uid="test-opened")
     assert opened == []
+    await socket.disconnect()
+
+
+async def closed_code(socket) -> int | None:
+    message = await socket.receive_output(timeout=5)
+    return message.get("code") if message["type"] == "websocket.close" else None
+
+
+async def test_it_closes_an_operator_s_socket_when_they_lose_their_role(person):
+    ann, client = await sync_to_async(person)("ann", roles.OPERATOR)
+    socket, connected = await open_socket(await sync_to_async(cookies_of)(client))
+    assert connected
+
+    await sync_to_async(ann.groups.clear)()
+
+    assert await closed_code(socket) == 4403
+    await socket.disconnect()
+
+
+async def test_it_closes_the_socket_of_a_deactivated_user(person):
+    ann, client = await sync_to_async(person)("ann", roles.OPERATOR)
+    socket, connected = await open_socket(await sync_to_async(cookies_of)(client))
+    assert connected
+    ann.is_active = False
+
+    await sync_to_async(ann.save)()
+
+    assert await closed_code(socket) == 4403
+    await socket.disconnect()
+
+
+async def test_it_closes_the_sockets_of_a_session_that_signs_out_and_no_other(person, make_call, refund_tool):
+    ann, client = await sync_to_async(person)("ann", roles.OPERATOR)
+    other_browser = Client()
+    await sync_to_async(other_browser.force_login)(ann)
+    socket, connected = await open_socket(await sync_to_async(cookies_of)(client))
+    other_socket, other_connected = await open_socket(await sync_to_async(cookies_of)(other_browser))
+    assert connected and other_connected
+
+    await sync_to_async(client.post)("/logout/")
+
+    assert await closed_code(socket) == 4403
+    await sync_to_async(make_call)(refund_tool, {"order_id": 1012, "amount": 40})
+    assert (await other_socket.receive_json_from(timeout=5))["event"] == "call.pending"
+    await socket.disconnect()
+    await other_socket.disconnect()
+
+
+async def test_it_closes_the_socket_after_a_password_change_but_leaves_the_session_to_its_own_next_request(person):
+    ann, client = await sync_to_async(person)("ann", roles.OPERATOR)
+    socket, connected = await open_socket(await sync_to_async(cookies_of)(client))
+    assert connected
+
+    ann.set_password("another long enough password")
+    await sync_to_async(ann.save)()
+
+    assert await closed_code(socket) == 4403
+    # Had the password been changed on a page of this session, Django would now update its hash.
+    assert await sync_to_async(SessionStore().exists)(client.cookies["sessionid"].value)
+
+
+async def test_it_keeps_the_socket_of_an_operator_made_auditor_and_pushes_rows_without_decide_controls(person, make_call, refund_tool):
+    ann, client = await sync_to_async(person)("ann", roles.OPERATOR)
+    socket, connected = await open_socket(await sync_to_async(cookies_of)(client))
+    assert connected
+
+    await sync_to_async(ann.groups.set)(await sync_to_async(list)(Group.objects.filter(name=roles.AUDITOR)))
+    await sync_to_async(make_call)(refund_tool, {"order_id": 1012, "amount": 40})
+
+    message = await socket.receive_json_from(timeout=5)
+    assert message["event"] == "call.pending"
+    assert "Approve</button>" not in message["html"] and "/decide/" not in message["html"]
     await socket.disconnect()
 
 
