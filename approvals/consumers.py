@@ -6,9 +6,11 @@ Fragments are rendered for this connection's user with the page's own
 templates, so a pushed row and a reloaded row are the same markup.
 """
 
+import asyncio
 from urllib.parse import parse_qs
 
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.conf import settings
 
 from approvals import access, live, roles
 from approvals.consumer_db import KeepsItsConnection, db_sync_to_async
@@ -46,10 +48,19 @@ class OperatorConsumer(KeepsItsConnection, InputEvents, AsyncJsonWebsocketConsum
         for group in self.live_groups:
             await self.channel_layer.group_add(group, self.channel_name)
         await self.accept()
+        self.rechecks = asyncio.ensure_future(self.recheck_access_now_and_then())
 
     async def disconnect(self, code):
         for group in getattr(self, "live_groups", []):
             await self.channel_layer.group_discard(group, self.channel_name)
+        if getattr(self, "rechecks", None) is not None:
+            self.rechecks.cancel()
+
+    async def recheck_access_now_and_then(self):
+        # Through the socket's own channel, so that the check takes its turn among the events.
+        while True:
+            await asyncio.sleep(settings.SOCKET_ACCESS_RECHECK_SECONDS)
+            await self.channel_layer.send(self.channel_name, {"type": "access.changed"})
 
     async def access_changed(self, event):
         session = self.scope.get("session")

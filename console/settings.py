@@ -197,6 +197,10 @@ UPSTREAM_LIST_MAX_PAGES = int(os.environ.get("UPSTREAM_LIST_MAX_PAGES", 100))
 UPSTREAM_LIST_MAX_BYTES = int(os.environ.get("UPSTREAM_LIST_MAX_BYTES", 8 * 1024 * 1024))
 
 
+# An operator's open page checks this often that its session still lets it watch calls: a session
+# that expired ends no signal, and a signal lost in transit should not leave a socket open for good.
+SOCKET_ACCESS_RECHECK_SECONDS = float(os.environ.get("SOCKET_ACCESS_RECHECK_SECONDS", 300))
+
 # The life of a call.
 APPROVAL_TIMEOUT_SECONDS = float(os.environ.get("APPROVAL_TIMEOUT_SECONDS", 600))
 # A waiting call re-reads its row this often, so a lost wake-up never strands it.

@@ -1,12 +1,14 @@
 """The operators' websocket, through the whole ASGI application: origin check, sign-in, permissions, pushed rows."""
 
+import asyncio
+
 import pytest
 from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import Group
-from django.contrib.sessions.backends.db import SessionStore
-from django.test import Client
+from django.contrib.sessions.backends.cached_db import SessionStore
 from django.db.backends.signals import connection_created
+from django.test import Client
 
 from approvals import call_runner, calls, catalog, live, roles
 from approvals.models import Server, Tool
@@ -111,6 +113,32 @@ async def test_it_closes_an_operator_s_socket_when_they_lose_their_role(person):
     await sync_to_async(ann.groups.clear)()
 
     assert await closed_code(socket) == 4403
+    await socket.disconnect()
+
+
+async def test_it_closes_the_socket_of_a_session_that_ended_without_a_word_at_its_next_check(person, settings):
+    settings.SOCKET_ACCESS_RECHECK_SECONDS = 0.2
+    _, client = await sync_to_async(person)("ann", roles.OPERATOR)
+    socket, connected = await open_socket(await sync_to_async(cookies_of)(client))
+    assert connected
+
+    # As when it expires: gone from the store, and no signal says so.
+    await sync_to_async(SessionStore(client.cookies["sessionid"].value).delete)()
+
+    assert await closed_code(socket) == 4403
+    await socket.disconnect()
+
+
+async def test_it_keeps_a_socket_whose_session_still_holds_through_its_checks(person, settings, make_call, refund_tool):
+    settings.SOCKET_ACCESS_RECHECK_SECONDS = 0.1
+    _, client = await sync_to_async(person)("ann", roles.OPERATOR)
+    socket, connected = await open_socket(await sync_to_async(cookies_of)(client))
+    assert connected
+
+    await asyncio.sleep(0.5)
+    await sync_to_async(make_call)(refund_tool, {"order_id": 1012, "amount": 40})
+
+    assert (await socket.receive_json_from(timeout=5))["event"] == "call.pending"
     await socket.disconnect()
 
 
