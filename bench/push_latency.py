@@ -23,8 +23,8 @@ CPU check is how long a fixed pure-Python loop took just before and just after t
 run: a guest can be slowed without any steal showing, and then this grows with every
 other figure. Compare runs whose two columns agree. The last column is the CPU time the
 console's web processes spent per answered call: on two cores a call waits whenever
-another call's work holds them, so the p95 follows it, and it varies far less from run
-to run than any percentile.
+another call's work holds them, so the p95 follows it; it varies less from run to run
+than the p95 does.
 
 With --stages it also prints where the time goes: the p50 and p95 of each step
 between two moments the clients, the operator or the console wrote down.

@@ -25,10 +25,9 @@ class SharedRedisCacheClient(RedisCacheClient):
 
     def get_client(self, key=None, *, write=False):
         pool = self._get_connection_pool(write)
-        client = self._redis_by_pool.get(id(pool))
-        if client is None:
-            client = self._redis_by_pool.setdefault(id(pool), self._client(connection_pool=pool))
-        return client
+        if pool not in self._redis_by_pool:
+            self._redis_by_pool[pool] = self._client(connection_pool=pool)
+        return self._redis_by_pool[pool]
 
 
 def shared_client(servers, **options) -> SharedRedisCacheClient:
