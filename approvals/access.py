@@ -86,8 +86,12 @@ class SessionAsRead:
 def connect():
     User = get_user_model()
     m2m_changed.connect(users_regrouped, sender=User.groups.through, dispatch_uid="approvals.access.groups")
-    m2m_changed.connect(users_regrouped, sender=User.user_permissions.through, dispatch_uid="approvals.access.user_permissions")
-    m2m_changed.connect(group_permissions_changed, sender=Group.permissions.through, dispatch_uid="approvals.access.group_permissions")
+    m2m_changed.connect(
+        users_regrouped, sender=User.user_permissions.through, dispatch_uid="approvals.access.user_permissions"
+    )
+    m2m_changed.connect(
+        group_permissions_changed, sender=Group.permissions.through, dispatch_uid="approvals.access.group_permissions"
+    )
     post_save.connect(user_saved, sender=User, dispatch_uid="approvals.access.user_saved")
     post_delete.connect(user_deleted, sender=User, dispatch_uid="approvals.access.user_deleted")
     user_logged_out.connect(logged_out, dispatch_uid="approvals.access.logged_out")

@@ -58,10 +58,19 @@ class AuditedAdmin(admin.ModelAdmin):
 
     def record_save(self, action, request, obj, message):
         names, before = self.noted(request).pop(id(obj), ([], {}))
-        audit.record(action, Actor.user(request.user), **subjects(obj), data={
-            "model": obj._meta.label_lower, "object_id": str(obj.pk), "object": str(obj)[:200], "message": message,
-            "before": before, "after": {name: shown_value(obj, name) for name in names},
-        })
+        audit.record(
+            action,
+            Actor.user(request.user),
+            **subjects(obj),
+            data={
+                "model": obj._meta.label_lower,
+                "object_id": str(obj.pk),
+                "object": str(obj)[:200],
+                "message": message,
+                "before": before,
+                "after": {name: shown_value(obj, name) for name in names},
+            },
+        )
 
     def log_addition(self, request, obj, message):
         self.record_save("admin.added", request, obj, message)
@@ -73,9 +82,16 @@ class AuditedAdmin(admin.ModelAdmin):
 
     def log_deletions(self, request, queryset):
         for obj in queryset:
-            audit.record("admin.deleted", Actor.user(request.user), **subjects(obj), data={
-                "model": obj._meta.label_lower, "object_id": str(obj.pk), "object": str(obj)[:200],
-            })
+            audit.record(
+                "admin.deleted",
+                Actor.user(request.user),
+                **subjects(obj),
+                data={
+                    "model": obj._meta.label_lower,
+                    "object_id": str(obj.pk),
+                    "object": str(obj)[:200],
+                },
+            )
         return super().log_deletions(request, queryset)
 
     def response_action(self, request, queryset):
@@ -107,7 +123,16 @@ class ServerAdmin(AuditedAdmin):
     # Upstream credentials are never rendered back, not even to admins: the console's
     # own server form replaces them without showing them.
     exclude = ["headers", "env"]
-    readonly_fields = ["revision", "server_info", "capabilities", "instructions", "health", "last_error", "last_sync_at", "last_checked_at"]
+    readonly_fields = [
+        "revision",
+        "server_info",
+        "capabilities",
+        "instructions",
+        "health",
+        "last_error",
+        "last_sync_at",
+        "last_checked_at",
+    ]
     formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
 
 

@@ -33,8 +33,19 @@ from django.utils import timezone
 from approvals.models import AuditEvent, AuditHead
 
 HASHED = (
-    "seq", "at", "actor_type", "actor_id", "actor_name", "action", "request_id",
-    "call_id", "server_id", "tool_id", "token_id", "data", "prev_hash",
+    "seq",
+    "at",
+    "actor_type",
+    "actor_id",
+    "actor_name",
+    "action",
+    "request_id",
+    "call_id",
+    "server_id",
+    "tool_id",
+    "token_id",
+    "data",
+    "prev_hash",
 )
 
 
@@ -71,14 +82,37 @@ _EVENT = (
 
 def encode_event(row) -> bytes:
     """The canonical bytes of one event, given its HASHED fields in that order (anything after them is ignored)."""
-    seq, at, actor_type, actor_id, actor_name, action, request_id, call_id, server_id, tool_id, token_id, data, prev_hash = row[:13]
+    (
+        seq,
+        at,
+        actor_type,
+        actor_id,
+        actor_name,
+        action,
+        request_id,
+        call_id,
+        server_id,
+        tool_id,
+        token_id,
+        data,
+        prev_hash,
+    ) = row[:13]
     quote = encode_basestring
     # The ids are integers or None; written inline, as a call per id costs more than the rest of a field.
     text = _EVENT % (
-        quote(action), "null" if actor_id is None else actor_id, quote(actor_name), quote(actor_type),
-        quote(at.isoformat()), "null" if call_id is None else call_id, "".join(_encode_data(data, 0)),
-        quote(prev_hash), quote(request_id), seq, "null" if server_id is None else server_id,
-        "null" if token_id is None else token_id, "null" if tool_id is None else tool_id,
+        quote(action),
+        "null" if actor_id is None else actor_id,
+        quote(actor_name),
+        quote(actor_type),
+        quote(at.isoformat()),
+        "null" if call_id is None else call_id,
+        "".join(_encode_data(data, 0)),
+        quote(prev_hash),
+        quote(request_id),
+        seq,
+        "null" if server_id is None else server_id,
+        "null" if token_id is None else token_id,
+        "null" if tool_id is None else tool_id,
     )
     return text.encode("utf-8")
 
@@ -94,7 +128,9 @@ def hashed_row(event: AuditEvent) -> tuple:
 _batches = threading.local()
 
 
-def record(action: str, actor: Actor, *, data=None, request_id="", call=None, server=None, tool=None, token=None) -> AuditEvent:
+def record(
+    action: str, actor: Actor, *, data=None, request_id="", call=None, server=None, tool=None, token=None
+) -> AuditEvent:
     event = AuditEvent(
         at=timezone.now(),
         actor_type=actor.type,

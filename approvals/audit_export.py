@@ -24,8 +24,20 @@ from approvals.audit_query import stream_rows
 from approvals.models import AuditHead
 
 COLUMNS = [
-    "seq", "at", "actor_type", "actor_id", "actor_name", "action", "request_id",
-    "call_id", "server_id", "tool_id", "token_id", "data", "prev_hash", "hash",
+    "seq",
+    "at",
+    "actor_type",
+    "actor_id",
+    "actor_name",
+    "action",
+    "request_id",
+    "call_id",
+    "server_id",
+    "tool_id",
+    "token_id",
+    "data",
+    "prev_hash",
+    "hash",
 ]
 HEAD_MARK = "# chain head"
 BATCH = 2000
@@ -68,10 +80,37 @@ def _id(value):
 
 def jsonl_lines(stream, head):
     quote = encode_basestring
-    for seq, at, actor_type, actor_id, actor_name, action, request_id, call_id, server_id, tool_id, token_id, data, prev_hash, hash_ in stream:
+    for (
+        seq,
+        at,
+        actor_type,
+        actor_id,
+        actor_name,
+        action,
+        request_id,
+        call_id,
+        server_id,
+        tool_id,
+        token_id,
+        data,
+        prev_hash,
+        hash_,
+    ) in stream:
         yield _JSONL % (
-            seq, quote(at.isoformat()), quote(actor_type), _id(actor_id), quote(actor_name), quote(action), quote(request_id),
-            _id(call_id), _id(server_id), _id(tool_id), _id(token_id), data, quote(prev_hash), quote(hash_),
+            seq,
+            quote(at.isoformat()),
+            quote(actor_type),
+            _id(actor_id),
+            quote(actor_name),
+            quote(action),
+            quote(request_id),
+            _id(call_id),
+            _id(server_id),
+            _id(tool_id),
+            _id(token_id),
+            data,
+            quote(prev_hash),
+            quote(hash_),
         )
     yield '{"chain_head":{"seq":%d,"hash":%s}}\n' % (head[0], quote(head[1]))
 

@@ -7,7 +7,7 @@ the ten-thousandth, and it stays right while events are appended.
 
 import json
 from dataclasses import dataclass
-from datetime import timezone as dt_timezone
+from datetime import UTC
 
 import psycopg
 from django import forms
@@ -24,13 +24,41 @@ COUNT_BUDGET_MS = 30
 SUMMARY_CHARS = 160
 
 ACTIONS = [
-    "call.received", "call.rejected", "call.policy", "call.pending", "call.approved", "call.edited", "call.denied",
-    "call.expired", "call.cancelled", "call.forwarded", "call.completed", "call.failed",
-    "input.requested", "input.answered", "input.passed_through", "input.declined", "input.cancelled", "input.expired",
-    "input.refused", "tools.listed", "catalog.changed",
-    "server.added", "server.changed", "server.trusted", "server.untrusted",
-    "token.created", "token.revoked", "rule.changed", "user.login", "user.login_failed",
-    "admin.added", "admin.changed", "admin.deleted", "retention.changed", "audit.pruned",
+    "call.received",
+    "call.rejected",
+    "call.policy",
+    "call.pending",
+    "call.approved",
+    "call.edited",
+    "call.denied",
+    "call.expired",
+    "call.cancelled",
+    "call.forwarded",
+    "call.completed",
+    "call.failed",
+    "input.requested",
+    "input.answered",
+    "input.passed_through",
+    "input.declined",
+    "input.cancelled",
+    "input.expired",
+    "input.refused",
+    "tools.listed",
+    "catalog.changed",
+    "server.added",
+    "server.changed",
+    "server.trusted",
+    "server.untrusted",
+    "token.created",
+    "token.revoked",
+    "rule.changed",
+    "user.login",
+    "user.login_failed",
+    "admin.added",
+    "admin.changed",
+    "admin.deleted",
+    "retention.changed",
+    "audit.pruned",
 ]
 
 
@@ -61,17 +89,29 @@ def search_expression():
 
 
 class AuditFilter(forms.Form):
-    since = forms.DateTimeField(required=False, label="From", widget=forms.DateTimeInput(attrs={"type": "datetime-local"}))
-    until = forms.DateTimeField(required=False, label="Until", widget=forms.DateTimeInput(attrs={"type": "datetime-local"}))
-    client = forms.ModelChoiceField(ClientToken.objects.all(), required=False, empty_label="any client", to_field_name="name")
-    server = forms.ModelChoiceField(Server.objects.all(), required=False, empty_label="any server", to_field_name="slug")
+    since = forms.DateTimeField(
+        required=False, label="From", widget=forms.DateTimeInput(attrs={"type": "datetime-local"})
+    )
+    until = forms.DateTimeField(
+        required=False, label="Until", widget=forms.DateTimeInput(attrs={"type": "datetime-local"})
+    )
+    client = forms.ModelChoiceField(
+        ClientToken.objects.all(), required=False, empty_label="any client", to_field_name="name"
+    )
+    server = forms.ModelChoiceField(
+        Server.objects.all(), required=False, empty_label="any server", to_field_name="slug"
+    )
     # By id: a removed tool and its active successor may share an exposed name.
     tool = forms.ModelChoiceField(Tool.objects.order_by("exposed_name", "pk"), required=False, empty_label="any tool")
-    operator = forms.ModelChoiceField(get_user_model().objects.order_by("username"), required=False,
-                                      empty_label="anyone", to_field_name="username")
+    operator = forms.ModelChoiceField(
+        get_user_model().objects.order_by("username"), required=False, empty_label="anyone", to_field_name="username"
+    )
     action = forms.ChoiceField(choices=[("", "any action")] + [(a, a) for a in ACTIONS], required=False)
-    outcome = forms.ChoiceField(choices=[("", "any outcome")] + Call.Status.choices, required=False,
-                                help_text="The final status of the event's call.")
+    outcome = forms.ChoiceField(
+        choices=[("", "any outcome")] + Call.Status.choices,
+        required=False,
+        help_text="The final status of the event's call.",
+    )
     q = forms.CharField(required=False, max_length=200, label="Arguments contain")
 
     def clean(self):
@@ -79,7 +119,7 @@ class AuditFilter(forms.Form):
         for name in ("since", "until"):
             # The browser sends local wall time without a zone; the console's clock is UTC.
             if cleaned.get(name) is not None and cleaned[name].tzinfo is None:
-                cleaned[name] = cleaned[name].replace(tzinfo=dt_timezone.utc)
+                cleaned[name] = cleaned[name].replace(tzinfo=UTC)
         return cleaned
 
 

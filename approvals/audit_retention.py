@@ -55,7 +55,9 @@ class Pruned:
     def summary(self) -> str:
         if not self.deleted:
             return f"Nothing older than {self.cutoff:%Y-%m-%d %H:%M} UTC to prune."
-        return f"Pruned {self.deleted} events older than {self.cutoff:%Y-%m-%d %H:%M} UTC, through seq {self.through_seq}."
+        return (
+            f"Pruned {self.deleted} events older than {self.cutoff:%Y-%m-%d %H:%M} UTC, through seq {self.through_seq}."
+        )
 
 
 def prune(now=None, actor: Actor = SYSTEM) -> Pruned | None:
@@ -67,7 +69,12 @@ def prune(now=None, actor: Actor = SYSTEM) -> Pruned | None:
     with transaction.atomic():
         # Holding the head: no event is appended while the anchor moves.
         head = audit.locked_head()
-        last = AuditEvent.objects.filter(at__lt=cutoff, seq__lte=head.seq).order_by("-at", "-seq").values_list("seq", "hash").first()
+        last = (
+            AuditEvent.objects.filter(at__lt=cutoff, seq__lte=head.seq)
+            .order_by("-at", "-seq")
+            .values_list("seq", "hash")
+            .first()
+        )
         if last is None or last[0] <= head.anchor_seq:
             return Pruned(0, head.anchor_seq, cutoff)
         through_seq, through_hash = last
@@ -75,10 +82,17 @@ def prune(now=None, actor: Actor = SYSTEM) -> Pruned | None:
         deleted, _ = AuditEvent.objects.filter(seq__lte=through_seq).delete()
         allow_prune(False)
         AuditHead.objects.filter(pk=head.pk).update(anchor_seq=through_seq, anchor_hash=through_hash)
-        audit.record("audit.pruned", actor, data={
-            "through_seq": through_seq, "through_hash": through_hash, "deleted": deleted,
-            "cutoff": cutoff.isoformat(), "retention_days": days,
-        })
+        audit.record(
+            "audit.pruned",
+            actor,
+            data={
+                "through_seq": through_seq,
+                "through_hash": through_hash,
+                "deleted": deleted,
+                "cutoff": cutoff.isoformat(),
+                "retention_days": days,
+            },
+        )
     return Pruned(deleted, through_seq, cutoff)
 
 

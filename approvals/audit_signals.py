@@ -17,7 +17,9 @@ def logged_in(sender, request, user, **kwargs):
 def login_failed(sender, credentials, request=None, **kwargs):
     # Only the name that was tried: never the password, not even Django's masked copy.
     username = credentials.get("username", "")
-    audit.record("user.login_failed", SYSTEM, data={"username": str(username)[:150], "address": client_address(request)})
+    audit.record(
+        "user.login_failed", SYSTEM, data={"username": str(username)[:150], "address": client_address(request)}
+    )
 
 
 def connect():

@@ -69,7 +69,9 @@ def walk_once(expect, chunk_size) -> tuple[Verdict, int]:
         head = AuditHead.objects.filter(pk=1).first()
         if head is None:
             if AuditEvent.objects.exists():
-                return Verdict(False, broken_seq=0, expected="a chain head", found="none", problem="the chain head is missing"), 0
+                return Verdict(
+                    False, broken_seq=0, expected="a chain head", found="none", problem="the chain head is missing"
+                ), 0
             return Verdict(True), 0
         walk = Walk(head, expect)
         # Closed before the transaction ends, even when the walk stops half-way: a stream
@@ -80,7 +82,16 @@ def walk_once(expect, chunk_size) -> tuple[Verdict, int]:
                 walk.follow(rows)
                 walk.finish()
             except Broken as broken:
-                verdict = Verdict(False, walk.checked, walk.first_seq, walk.last_seq, broken.seq, broken.expected, broken.found, broken.problem)
+                verdict = Verdict(
+                    False,
+                    walk.checked,
+                    walk.first_seq,
+                    walk.last_seq,
+                    broken.seq,
+                    broken.expected,
+                    broken.found,
+                    broken.problem,
+                )
                 return verdict, head.anchor_seq
     return Verdict(True, walk.checked, walk.first_seq, walk.last_seq), head.anchor_seq
 
@@ -107,7 +118,12 @@ class Walk:
         if seq > head.seq:
             raise Broken(seq, "the chain is shorter than the exported head", f"seq {seq}", f"head at seq {head.seq}")
         if seq < head.anchor_seq:
-            raise Broken(seq, "the exported head was pruned and can no longer be checked", f"seq {seq}", f"anchor at seq {head.anchor_seq}")
+            raise Broken(
+                seq,
+                "the exported head was pruned and can no longer be checked",
+                f"seq {seq}",
+                f"anchor at seq {head.anchor_seq}",
+            )
         if seq == head.anchor_seq and hash_ != head.anchor_hash:
             raise Broken(seq, "the anchor differs from the exported head", hash_, head.anchor_hash)
 
@@ -143,7 +159,9 @@ class Walk:
     def finish(self):
         head = self.head
         if self.next_seq - 1 != head.seq:
-            raise Broken(self.next_seq, "events are missing at the end", f"seq {head.seq} (the head)", f"seq {self.next_seq - 1}")
+            raise Broken(
+                self.next_seq, "events are missing at the end", f"seq {head.seq} (the head)", f"seq {self.next_seq - 1}"
+            )
         if self.prev_hash != head.hash:
             raise Broken(head.seq, "the head does not match the last event", head.hash, self.prev_hash)
         anchor = f"{head.anchor_seq}:{head.anchor_hash}"
@@ -161,7 +179,15 @@ def run(run_by: str, expect=None) -> AuditVerification:
     started = timezone.now()
     verdict = verify_chain(expect)
     return AuditVerification.objects.create(
-        started_at=started, finished_at=timezone.now(), ok=verdict.ok, checked=verdict.checked,
-        first_seq=verdict.first_seq, last_seq=verdict.last_seq, broken_seq=verdict.broken_seq,
-        expected=verdict.expected, found=verdict.found, problem=verdict.problem, run_by=run_by,
+        started_at=started,
+        finished_at=timezone.now(),
+        ok=verdict.ok,
+        checked=verdict.checked,
+        first_seq=verdict.first_seq,
+        last_seq=verdict.last_seq,
+        broken_seq=verdict.broken_seq,
+        expected=verdict.expected,
+        found=verdict.found,
+        problem=verdict.problem,
+        run_by=run_by,
     )

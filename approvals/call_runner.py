@@ -20,8 +20,8 @@ from approvals.catalog import upstream_spec
 from approvals.models import Call, Tool
 from approvals.protocol.canonical import canonical_json
 from approvals.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError
-from approvals.protocol.revisions import META_LOG_LEVEL, MODERN
 from approvals.protocol.results import check_call_result, tool_error_result
+from approvals.protocol.revisions import META_LOG_LEVEL, MODERN
 from approvals.upstream import SessionPool, UpstreamError
 from approvals.watch import on_upstream_notification
 
@@ -55,7 +55,9 @@ async def run_call(ctx: calls.ClientContext, jsonrpc_id, params: dict, emit, too
     meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
     progress_token = meta.get("progressToken")
     log_level = meta.get(META_LOG_LEVEL) if meta.get(META_LOG_LEVEL) in LOG_LEVELS else ctx.log_level
-    receiving = asyncio.ensure_future(sync_to_async(calls.receive_call)(ctx, tool, arguments, jsonrpc_id, progress_token))
+    receiving = asyncio.ensure_future(
+        sync_to_async(calls.receive_call)(ctx, tool, arguments, jsonrpc_id, progress_token)
+    )
     try:
         # Shielded: once the row is written the call must be seen through, even if the client left meanwhile.
         call, answer = await asyncio.shield(receiving)
@@ -81,7 +83,9 @@ async def run_call(ctx: calls.ClientContext, jsonrpc_id, params: dict, emit, too
 
 async def cancelled(call: Call, ctx: calls.ClientContext):
     """The client closed the stream: that is how a client cancels over HTTP."""
-    await asyncio.shield(sync_to_async(calls.cancel_running)(call.pk, "the client closed the request", Actor.client(ctx.token)))
+    await asyncio.shield(
+        sync_to_async(calls.cancel_running)(call.pk, "the client closed the request", Actor.client(ctx.token))
+    )
 
 
 async def reread(call_id) -> Call:
@@ -156,11 +160,18 @@ async def call_upstream(call: Call, emit, log_level, on_request) -> tuple:
     try:
         session = await session_pool().get(upstream_spec(tool.server))
         result = await asyncio.wait_for(
-            session.call_tool(tool.upstream_name, call.final_arguments, tool=tool.definition,
-                              progress_token=upstream_token, on_notification=relay, on_request=on_request, log_level=log_level),
+            session.call_tool(
+                tool.upstream_name,
+                call.final_arguments,
+                tool=tool.definition,
+                progress_token=upstream_token,
+                on_notification=relay,
+                on_request=on_request,
+                log_level=log_level,
+            ),
             timeout=settings.UPSTREAM_CALL_TIMEOUT_SECONDS,
         )
-    except (UpstreamError, asyncio.TimeoutError) as exc:
+    except (TimeoutError, UpstreamError) as exc:
         message = exc.message if isinstance(exc, UpstreamError) else "no answer in time"
         retry = " It may succeed if retried." if getattr(exc, "retryable", True) else ""
         text = f"The upstream server {tool.server.name} failed to run {call.tool_name}: {message}.{retry}"
@@ -193,7 +204,9 @@ def severe_enough(level, threshold) -> bool:
 @transaction.atomic
 def mark_forwarded(call: Call) -> bool:
     now = timezone.now()
-    moved = Call.objects.filter(pk=call.pk, status=Call.Status.APPROVED).update(status=Call.Status.FORWARDED, forwarded_at=now)
+    moved = Call.objects.filter(pk=call.pk, status=Call.Status.APPROVED).update(
+        status=Call.Status.FORWARDED, forwarded_at=now
+    )
     if moved:
         call.status, call.forwarded_at = Call.Status.FORWARDED, now
         audit.record("call.forwarded", SYSTEM, call=call, data={"arguments": call.final_arguments})
@@ -214,7 +227,9 @@ def record_answer(call: Call, status, result: dict, error: str, started=None) ->
         data = {"result": summarize(result), "error": error}
         if started is not None:
             data["latency_ms"] = round((time.monotonic() - started) * 1000, 1)
-        audit.record("call.completed" if status == Call.Status.COMPLETED else "call.failed", SYSTEM, call=call, data=data)
+        audit.record(
+            "call.completed" if status == Call.Status.COMPLETED else "call.failed", SYSTEM, call=call, data=data
+        )
         live.call_changed(call, "call.finished")
     return result
 

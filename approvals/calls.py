@@ -65,41 +65,75 @@ def find_tool(token: ClientToken, name) -> Tool | None:
 
 def policy_rules():
     return [
-        policy.Rule(r.pk, r.name, r.action, r.tool_glob, r.server_id, r.client_id, r.annotations, r.conditions, r.message)
+        policy.Rule(
+            r.pk, r.name, r.action, r.tool_glob, r.server_id, r.client_id, r.annotations, r.conditions, r.message
+        )
         for r in PolicyRule.objects.filter(enabled=True)
     ]
 
 
 @transaction.atomic
-def receive_call(ctx: ClientContext, tool: Tool, arguments: dict, jsonrpc_id, progress_token) -> tuple[Call, dict | None]:
+def receive_call(
+    ctx: ClientContext, tool: Tool, arguments: dict, jsonrpc_id, progress_token
+) -> tuple[Call, dict | None]:
     """Record the call, check its arguments and apply the policy; the answer when no wait follows.
 
     Everything is worked out first, so the call is one insert and its events one append.
     """
     now = timezone.now()
     call = Call(
-        token=ctx.token, tool=tool, server=tool.server, tool_name=tool.exposed_name, request_id=str(uuid.uuid4()),
-        era=ctx.era, protocol_version=ctx.protocol_version, session_id=ctx.session_id, jsonrpc_id=jsonrpc_id,
-        progress_token=progress_token, arguments=arguments, arguments_digest=sha256_digest(arguments),
-        tool_digest=tool.digest, received_at=now,
+        token=ctx.token,
+        tool=tool,
+        server=tool.server,
+        tool_name=tool.exposed_name,
+        request_id=str(uuid.uuid4()),
+        era=ctx.era,
+        protocol_version=ctx.protocol_version,
+        session_id=ctx.session_id,
+        jsonrpc_id=jsonrpc_id,
+        progress_token=progress_token,
+        arguments=arguments,
+        arguments_digest=sha256_digest(arguments),
+        tool_digest=tool.digest,
+        received_at=now,
     )
     errors = validate(tool.definition.get("inputSchema") or {}, arguments)
     verdict = None if errors else policy.evaluate(policy_rules(), call_facts(ctx, tool, arguments))
     if errors:
         call.status, call.error, call.is_error, call.answered_at = Call.Status.REJECTED, "; ".join(errors), True, now
     else:
-        call.policy_action, call.rule_id, call.rule_name, call.policy_at = verdict.action, verdict.rule and verdict.rule.id, verdict.rule_name, now
+        call.policy_action, call.rule_id, call.rule_name, call.policy_at = (
+            verdict.action,
+            verdict.rule and verdict.rule.id,
+            verdict.rule_name,
+            now,
+        )
     if verdict and verdict.action == policy.DENY:
-        call.status, call.decided_by_name, call.decided_at, call.reason = Call.Status.DENIED, "policy", now, verdict.message
+        call.status, call.decided_by_name, call.decided_at, call.reason = (
+            Call.Status.DENIED,
+            "policy",
+            now,
+            verdict.message,
+        )
         call.is_error, call.answered_at = True, now
     elif verdict and verdict.action == policy.ALLOW:
         # Forwarded at once, in this same transaction: nobody can decide it otherwise now.
-        call.status, call.decided_by_name, call.decided_at, call.forwarded_at = Call.Status.FORWARDED, "policy", now, now
+        call.status, call.decided_by_name, call.decided_at, call.forwarded_at = (
+            Call.Status.FORWARDED,
+            "policy",
+            now,
+            now,
+        )
     elif verdict:
         call.status, call.expires_at = Call.Status.PENDING, now + timedelta(seconds=settings.APPROVAL_TIMEOUT_SECONDS)
     call.save(force_insert=True)
     with audit.batch():
-        audit.record("call.received", Actor.client(ctx.token), call=call, data={"tool": tool.exposed_name, "arguments": arguments})
+        audit.record(
+            "call.received",
+            Actor.client(ctx.token),
+            call=call,
+            data={"tool": tool.exposed_name, "arguments": arguments},
+        )
         if errors:
             audit.record("call.rejected", SYSTEM, call=call, data={"errors": errors})
             return call, tool_error_result(invalid_arguments_text(tool, errors))
@@ -118,16 +152,23 @@ def receive_call(ctx: ClientContext, tool: Tool, arguments: dict, jsonrpc_id, pr
 
 def call_facts(ctx: ClientContext, tool: Tool, arguments: dict) -> policy.CallFacts:
     return policy.CallFacts(
-        client_id=ctx.token.pk, server_id=tool.server_id, tool_name=tool.exposed_name, arguments=arguments,
+        client_id=ctx.token.pk,
+        server_id=tool.server_id,
+        tool_name=tool.exposed_name,
+        arguments=arguments,
         annotations=annotations(tool.definition) if tool.server.trusted else None,
     )
 
 
 def invalid_arguments_text(tool, errors):
-    return f"Invalid arguments for tool {tool.exposed_name}: " + "; ".join(errors) + ". Fix the arguments and call again."
+    return (
+        f"Invalid arguments for tool {tool.exposed_name}: " + "; ".join(errors) + ". Fix the arguments and call again."
+    )
 
 
-def decide(call_id, user, approve: bool, reason: str = "", edited_arguments=None, shown_binding: str | None = None) -> Decision:
+def decide(
+    call_id, user, approve: bool, reason: str = "", edited_arguments=None, shown_binding: str | None = None
+) -> Decision:
     """An operator's decision. Exactly one decision wins: the update is conditional on the call still pending."""
     call = Call.objects.select_related("tool").get(pk=call_id)
     if shown_binding is not None and shown_binding != call_binding(call):
@@ -139,8 +180,11 @@ def decide(call_id, user, approve: bool, reason: str = "", edited_arguments=None
     if not approve and not reason.strip():
         reason = "denied by an operator"
     changes = {
-        "status": Call.Status.APPROVED if approve else Call.Status.DENIED, "decided_by": user,
-        "decided_by_name": user.get_username(), "decided_at": timezone.now(), "reason": reason,
+        "status": Call.Status.APPROVED if approve else Call.Status.DENIED,
+        "decided_by": user,
+        "decided_by_name": user.get_username(),
+        "decided_at": timezone.now(),
+        "reason": reason,
         "edited_arguments": edited_arguments if approve else None,
     }
     with transaction.atomic():
@@ -153,7 +197,9 @@ def decide(call_id, user, approve: bool, reason: str = "", edited_arguments=None
             actor = Actor.user(user)
             with audit.batch():
                 if approve and edited_arguments is not None:
-                    audit.record("call.edited", actor, call=call, data={"before": call.arguments, "after": edited_arguments})
+                    audit.record(
+                        "call.edited", actor, call=call, data={"before": call.arguments, "after": edited_arguments}
+                    )
                 audit.record("call.approved" if approve else "call.denied", actor, call=call, data={"reason": reason})
             live.call_changed(call, "call.decided")
     if won:
@@ -204,7 +250,9 @@ def cancel_running(call_id, reason: str, actor: Actor) -> bool:
 def cancel_by_request(token: ClientToken, session_id: str, jsonrpc_id, reason: str) -> bool:
     """notifications/cancelled: the client names its own request id within its session."""
     live_statuses = [Call.Status.PENDING, Call.Status.APPROVED, Call.Status.FORWARDED]
-    ids = Call.objects.filter(token=token, session_id=session_id, status__in=live_statuses).values_list("pk", "jsonrpc_id")
+    ids = Call.objects.filter(token=token, session_id=session_id, status__in=live_statuses).values_list(
+        "pk", "jsonrpc_id"
+    )
     # JSON ids compare by value and type: the request id 1 is not the request id "1".
     matching = [pk for pk, rid in ids if rid == jsonrpc_id and type(rid) is type(jsonrpc_id)]
     return any(cancel_running(pk, reason or "cancelled by the client", Actor.client(token)) for pk in matching)

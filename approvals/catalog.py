@@ -39,7 +39,16 @@ class SyncReport:
     def summary(self):
         if not self.ok:
             return f"{self.server}: sync failed: {self.error}"
-        parts = [f"{len(v)} {k}" for k, v in (("added", self.added), ("changed", self.changed), ("removed", self.removed), ("rejected", self.rejected)) if v]
+        parts = [
+            f"{len(v)} {k}"
+            for k, v in (
+                ("added", self.added),
+                ("changed", self.changed),
+                ("removed", self.removed),
+                ("rejected", self.rejected),
+            )
+            if v
+        ]
         return f"{self.server}: " + (", ".join(parts) if parts else "no changes")
 
 
@@ -131,7 +140,12 @@ def apply_catalog(server: Server, identity: ServerIdentity, definitions: list[di
     if recovered:
         live.server_status(server)
     if report.changed_anything:
-        changes = {"added": report.added, "changed": report.changed, "removed": report.removed, "rejected": report.rejected}
+        changes = {
+            "added": report.added,
+            "changed": report.changed,
+            "removed": report.removed,
+            "rejected": report.rejected,
+        }
         audit.record("catalog.changed", SYSTEM, server=server, data=changes)
         live.catalog_changed(server.pk)
     return report
@@ -153,9 +167,17 @@ def apply_tool(server, tool, definition, exposed, status, reason, warnings, now,
     digest = tool_digest(definition)
     if tool is None:
         tool = Tool.objects.create(
-            server=server, upstream_name=definition["name"], exposed_name=exposed, definition=definition,
-            digest=digest, status=status, reason=reason, warnings=warnings,
-            first_seen_at=now, last_changed_at=now, last_seen_at=now,
+            server=server,
+            upstream_name=definition["name"],
+            exposed_name=exposed,
+            definition=definition,
+            digest=digest,
+            status=status,
+            reason=reason,
+            warnings=warnings,
+            first_seen_at=now,
+            last_changed_at=now,
+            last_seen_at=now,
         )
         kind = ToolChange.Kind.ADDED if status == Tool.Status.ACTIVE else ToolChange.Kind.REJECTED
         record_change(tool, kind, definition, digest, status, reason, now)
@@ -165,16 +187,26 @@ def apply_tool(server, tool, definition, exposed, status, reason, warnings, now,
     previous = tool.digest
     tool.exposed_name, tool.warnings, tool.last_seen_at = exposed, warnings, now
     if kind:
-        tool.definition, tool.digest, tool.status, tool.reason, tool.last_changed_at = definition, digest, status, reason, now
+        tool.definition, tool.digest, tool.status, tool.reason, tool.last_changed_at = (
+            definition,
+            digest,
+            status,
+            reason,
+            now,
+        )
     tool.save()
     if kind:
         record_change(tool, kind, definition, digest, status, reason, now, previous_digest=previous)
-        bucket = {ToolChange.Kind.REJECTED: report.rejected, ToolChange.Kind.RESTORED: report.added}.get(kind, report.changed)
+        bucket = {ToolChange.Kind.REJECTED: report.rejected, ToolChange.Kind.RESTORED: report.added}.get(
+            kind, report.changed
+        )
         bucket.append(exposed)
 
 
 def remove_tool(tool, now, report):
-    record_change(tool, ToolChange.Kind.REMOVED, tool.definition, tool.digest, Tool.Status.REMOVED, "no longer listed", now)
+    record_change(
+        tool, ToolChange.Kind.REMOVED, tool.definition, tool.digest, Tool.Status.REMOVED, "no longer listed", now
+    )
     tool.status, tool.reason, tool.last_changed_at = Tool.Status.REMOVED, "no longer listed", now
     tool.save()
     report.removed.append(tool.exposed_name)
@@ -190,8 +222,14 @@ def change_kind(tool, digest, status):
 
 def record_change(tool, kind, definition, digest, status, reason, now, previous_digest=""):
     ToolChange.objects.create(
-        tool=tool, kind=kind, definition=definition, digest=digest, previous_digest=previous_digest,
-        status=status, reason=reason, at=now,
+        tool=tool,
+        kind=kind,
+        definition=definition,
+        digest=digest,
+        previous_digest=previous_digest,
+        status=status,
+        reason=reason,
+        at=now,
     )
 
 

@@ -75,7 +75,11 @@ async def continue_call(ctx: ClientContext, jsonrpc_id, params: dict, emit, tool
     if call is None or state.get("token") != ctx.token.pk:
         raise JsonRpcError(INVALID_PARAMS, "Invalid requestState: it belongs to another client or call")
     arguments = params.get("arguments") or {}
-    if params.get("name") != call.tool_name or not isinstance(arguments, dict) or sha256_digest(arguments) != call.arguments_digest:
+    if (
+        params.get("name") != call.tool_name
+        or not isinstance(arguments, dict)
+        or sha256_digest(arguments) != call.arguments_digest
+    ):
         raise JsonRpcError(INVALID_PARAMS, "Invalid retry: repeat the call's name and arguments with its requestState")
     responses = params.get("inputResponses") or {}
     if not isinstance(responses, dict):
@@ -86,7 +90,9 @@ async def continue_call(ctx: ClientContext, jsonrpc_id, params: dict, emit, tool
     try:
         return await outcome(call, ctx)
     except asyncio.CancelledError:
-        await asyncio.shield(sync_to_async(calls.cancel_running)(call.pk, "the client closed the request", Actor.client(ctx.token)))
+        await asyncio.shield(
+            sync_to_async(calls.cancel_running)(call.pk, "the client closed the request", Actor.client(ctx.token))
+        )
         raise
 
 
@@ -103,7 +109,9 @@ async def outcome(call: Call, ctx: ClientContext) -> dict:
                 if waiting:
                     return input_required(call, ctx, waiting)
                 await wake_ups.next(timeout=settings.CALL_REREAD_SECONDS)
-        return tool_error_result(f"The call to {call.tool_name} is no longer running in the console; call the tool again.")
+        return tool_error_result(
+            f"The call to {call.tool_name} is no longer running in the console; call the tool again."
+        )
     except asyncio.CancelledError:
         task = _DETACHED.get(call.pk)
         if task is not None:
@@ -113,10 +121,16 @@ async def outcome(call: Call, ctx: ClientContext) -> dict:
 
 def input_required(call: Call, ctx: ClientContext, waiting) -> dict:
     keys = [request.client_key for request in waiting]
-    state = sign_state({"call": call.pk, "token": ctx.token.pk, "keys": keys}, state_key(), now=time.time(),
-                       lifetime=settings.INPUT_TIMEOUT_SECONDS)
+    state = sign_state(
+        {"call": call.pk, "token": ctx.token.pk, "keys": keys},
+        state_key(),
+        now=time.time(),
+        lifetime=settings.INPUT_TIMEOUT_SECONDS,
+    )
     return {
         "resultType": "input_required",
-        "inputRequests": {request.client_key: {"method": request.method, "params": request.params} for request in waiting},
+        "inputRequests": {
+            request.client_key: {"method": request.method, "params": request.params} for request in waiting
+        },
         "requestState": state,
     }

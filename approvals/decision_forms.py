@@ -35,14 +35,19 @@ class DecisionForm(forms.Form):
 class JsonArgumentsForm(forms.Form):
     """Arguments as a JSON object, for schemas too rich for a form of fields."""
 
-    arguments = forms.CharField(widget=forms.Textarea(attrs={"rows": 14, "spellcheck": "false", "data-json-editor": ""}),
-                                max_length=MAX_JSON_CHARS, label="Arguments (JSON)")
+    arguments = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 14, "spellcheck": "false", "data-json-editor": ""}),
+        max_length=MAX_JSON_CHARS,
+        label="Arguments (JSON)",
+    )
 
     def clean_arguments(self):
         try:
             value = json.loads(self.cleaned_data["arguments"])
         except json.JSONDecodeError as exc:
-            raise forms.ValidationError(f"Not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}.") from None
+            raise forms.ValidationError(
+                f"Not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}."
+            ) from None
         if not isinstance(value, dict):
             raise forms.ValidationError("The arguments must be a JSON object: {...}.")
         return value
@@ -61,7 +66,9 @@ class ArgumentsEditor:
         if self.flat:
             self.form = build_form(schema, call.arguments, data=data)
         else:
-            self.form = JsonArgumentsForm(data=data, initial={"arguments": json.dumps(call.arguments, indent=2, ensure_ascii=False)})
+            self.form = JsonArgumentsForm(
+                data=data, initial={"arguments": json.dumps(call.arguments, indent=2, ensure_ascii=False)}
+            )
         self.binding = data.get("binding", "") if data is not None else calls.call_binding(call)
         self.reason = data.get("reason", "")[:MAX_REASON] if data is not None else ""
         self.errors = []

@@ -20,22 +20,30 @@ class ServerForm(forms.Form):
     """Adds a server, or edits one when built with `server=`; `changes()` gives the arguments for servers.*."""
 
     name = forms.CharField(max_length=100)
-    transport = forms.ChoiceField(choices=Server.Transport.choices, initial=Server.Transport.HTTP, widget=forms.RadioSelect)
+    transport = forms.ChoiceField(
+        choices=Server.Transport.choices, initial=Server.Transport.HTTP, widget=forms.RadioSelect
+    )
     url = forms.CharField(
-        label="URL", required=False, max_length=2000, validators=[URLValidator(schemes=["http", "https"])],
+        label="URL",
+        required=False,
+        max_length=2000,
+        validators=[URLValidator(schemes=["http", "https"])],
         help_text="The Streamable HTTP endpoint, http:// or https://.",
         widget=forms.URLInput(attrs={"placeholder": "https://mcp.example.com/mcp"}),
     )
     command = forms.CharField(
-        required=False, help_text="Program and arguments, split as a POSIX shell would (quotes work, pipes do not).",
+        required=False,
+        help_text="Program and arguments, split as a POSIX shell would (quotes work, pipes do not).",
         widget=forms.TextInput(attrs={"placeholder": "npx -y @example/mcp-server --read-only", "spellcheck": "false"}),
     )
     headers = forms.CharField(
-        required=False, widget=SecretTextarea(attrs={"rows": 3, "spellcheck": "false", "autocomplete": "off"}),
+        required=False,
+        widget=SecretTextarea(attrs={"rows": 3, "spellcheck": "false", "autocomplete": "off"}),
         help_text="One “Name: value” per line, sent on every HTTP request to this server.",
     )
     env = forms.CharField(
-        label="Environment", required=False,
+        label="Environment",
+        required=False,
         widget=SecretTextarea(attrs={"rows": 3, "spellcheck": "false", "autocomplete": "off"}),
         help_text="One KEY=value per line, set for the stdio subprocess.",
     )
@@ -45,15 +53,21 @@ class ServerForm(forms.Form):
     enabled = forms.BooleanField(required=False, initial=True)
     # Optional so that a post without it (an older page, a script) keeps the safe default.
     input_routing = forms.TypedChoiceField(
-        label="Input requests", choices=Server.InputRouting.choices, initial=Server.InputRouting.OPERATOR,
-        required=False, empty_value=Server.InputRouting.OPERATOR, widget=forms.RadioSelect,
+        label="Input requests",
+        choices=Server.InputRouting.choices,
+        initial=Server.InputRouting.OPERATOR,
+        required=False,
+        empty_value=Server.InputRouting.OPERATOR,
+        widget=forms.RadioSelect,
         help_text=(
             "Who answers what this server asks in the middle of a call (elicitation). Sampling requests always go "
             "to clients that declared sampling, and are declined otherwise."
         ),
     )
     tool_prefix = forms.CharField(
-        required=False, max_length=40, validators=[RegexValidator(r"^[A-Za-z0-9_-]*$", "Use only letters, digits, '_' and '-'.")],
+        required=False,
+        max_length=40,
+        validators=[RegexValidator(r"^[A-Za-z0-9_-]*$", "Use only letters, digits, '_' and '-'.")],
         help_text=(
             "Put before each upstream tool name to form the name clients see. "
             "Left blank, the default is “<slug>_”, e.g. “billing_api_” for a server named Billing API."
@@ -68,12 +82,20 @@ class ServerForm(forms.Form):
     def __init__(self, *args, server=None, **kwargs):
         self.server = server
         if server is not None:
-            kwargs.setdefault("initial", {
-                "name": server.name, "transport": server.transport, "url": server.url, "command": server.command,
-                "trusted": server.trusted, "enabled": server.enabled, "tool_prefix": server.tool_prefix,
-                "input_routing": server.input_routing,
-                "no_prefix": server.tool_prefix == "",
-            })
+            kwargs.setdefault(
+                "initial",
+                {
+                    "name": server.name,
+                    "transport": server.transport,
+                    "url": server.url,
+                    "command": server.command,
+                    "trusted": server.trusted,
+                    "enabled": server.enabled,
+                    "tool_prefix": server.tool_prefix,
+                    "input_routing": server.input_routing,
+                    "no_prefix": server.tool_prefix == "",
+                },
+            )
         super().__init__(*args, **kwargs)
         if server is None:
             del self.fields["clear_headers"], self.fields["clear_env"]
@@ -132,9 +154,13 @@ class ServerForm(forms.Form):
         data = self.cleaned_data
         http = data["transport"] == Server.Transport.HTTP
         changes = {
-            "name": data["name"], "transport": data["transport"],
-            "url": data["url"] if http else "", "command": "" if http else data["command"],
-            "trusted": data["trusted"], "enabled": data["enabled"], "tool_prefix": self._prefix(),
+            "name": data["name"],
+            "transport": data["transport"],
+            "url": data["url"] if http else "",
+            "command": "" if http else data["command"],
+            "trusted": data["trusted"],
+            "enabled": data["enabled"],
+            "tool_prefix": self._prefix(),
             "input_routing": data["input_routing"],
         }
         for field in ("headers", "env"):

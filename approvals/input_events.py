@@ -20,5 +20,14 @@ class InputEvents:
 
     def input_payload(self, event) -> dict:
         request = inputs.shown_inputs().filter(pk=event["input_id"]).first()
-        html = rows.render_fragment(inputs.INPUT_CARD, self.request, input=request, next=reverse("queue")) if request else ""
-        return {"event": event["event"], "input_id": event["input_id"], "input_call_id": event["call_id"], "input_html": html}
+        html = (
+            rows.render_fragment(inputs.INPUT_CARD, self.request, input=request, next=reverse("queue"))
+            if request
+            else ""
+        )
+        return {
+            "event": event["event"],
+            "input_id": event["input_id"],
+            "input_call_id": event["call_id"],
+            "input_html": html,
+        }

@@ -73,8 +73,10 @@ def client_can(ctx: ClientContext, method: str, params: dict) -> bool:
 def relays_to_client(server: Server | None, ctx: ClientContext) -> bool:
     """Whether anything this server asks during the call may go to the client (so a 2026-07-28 call runs detached)."""
     sampling = isinstance(ctx.capabilities.get("sampling"), dict)
-    elicitation = isinstance(ctx.capabilities.get("elicitation"), dict) and server is not None and (
-        server.input_routing == Server.InputRouting.CLIENT_IF_CAPABLE
+    elicitation = (
+        isinstance(ctx.capabilities.get("elicitation"), dict)
+        and server is not None
+        and (server.input_routing == Server.InputRouting.CLIENT_IF_CAPABLE)
     )
     return sampling or elicitation
 
@@ -98,7 +100,9 @@ async def sample(call: Call, server: Server | None, ctx: ClientContext, emit, pa
     raise JsonRpcError(inputs.SAMPLING_REJECTED, f"Sampling declined: {reason}")
 
 
-async def ask(call: Call, server: Server | None, ctx: ClientContext, emit, method: str, params: dict, route: str) -> dict:
+async def ask(
+    call: Call, server: Server | None, ctx: ClientContext, emit, method: str, params: dict, route: str
+) -> dict:
     key = inputs.mint_key(server) if route == Route.CLIENT else ""
     request = await sync_to_async(inputs.open_request)(call, method, params, route, key)
     try:
@@ -107,7 +111,9 @@ async def ask(call: Call, server: Server | None, ctx: ClientContext, emit, metho
             await emit(jsonrpc.request(key, method, for_revision(ctx, params)))
         request = await wait_for_answer(request)
     except asyncio.CancelledError:
-        await asyncio.shield(sync_to_async(inputs.end_request)(request.pk, InputRequest.Status.CANCELLED, "the call ended"))
+        await asyncio.shield(
+            sync_to_async(inputs.end_request)(request.pk, InputRequest.Status.CANCELLED, "the call ended")
+        )
         raise
     return await sync_to_async(inputs.upstream_answer)(request)
 
@@ -136,6 +142,8 @@ async def wait_for_answer(request: InputRequest) -> InputRequest:
                 continue
             remaining = (request.expires_at - timezone.now()).total_seconds()
             if remaining <= 0:
-                await sync_to_async(inputs.end_request)(request.pk, InputRequest.Status.EXPIRED, inputs.expired_reason())
+                await sync_to_async(inputs.end_request)(
+                    request.pk, InputRequest.Status.EXPIRED, inputs.expired_reason()
+                )
                 continue
             await wake_ups.next(timeout=min(settings.CALL_REREAD_SECONDS, remaining))

@@ -69,8 +69,15 @@ def summary_of(method: str, params: dict) -> str:
 @transaction.atomic
 def open_request(call: Call, method: str, params: dict, route: str, client_key: str = "") -> InputRequest:
     request = InputRequest.objects.create(
-        call=call, server_id=call.server_id, method=method, mode=mode_of(method, params), params=params,
-        message=summary_of(method, params), status=Status.PENDING, routed_to=route, client_key=client_key,
+        call=call,
+        server_id=call.server_id,
+        method=method,
+        mode=mode_of(method, params),
+        params=params,
+        message=summary_of(method, params),
+        status=Status.PENDING,
+        routed_to=route,
+        client_key=client_key,
         expires_at=timezone.now() + timedelta(seconds=settings.INPUT_TIMEOUT_SECONDS),
     )
     data = {"input_id": request.pk, "method": method, "mode": request.mode, "routed_to": route, "params": params}
@@ -85,11 +92,23 @@ def open_request(call: Call, method: str, params: dict, route: str, client_key: 
 def record_unanswered(call: Call, method: str, params: dict, status: str, reason: str) -> InputRequest:
     """A request the console answers at once without asking anyone (refused, or declined for want of a client that can)."""
     request = InputRequest.objects.create(
-        call=call, server_id=call.server_id, method=method, mode=mode_of(method, params), params=params,
-        message=summary_of(method, params), status=status, routed_to=InputRequest.Route.OPERATOR,
-        reason=reason, answered_at=timezone.now(),
+        call=call,
+        server_id=call.server_id,
+        method=method,
+        mode=mode_of(method, params),
+        params=params,
+        message=summary_of(method, params),
+        status=status,
+        routed_to=InputRequest.Route.OPERATOR,
+        reason=reason,
+        answered_at=timezone.now(),
     )
-    audit.record(f"input.{status}", SYSTEM, call=call, data={"input_id": request.pk, "method": method, "reason": reason, "params": params})
+    audit.record(
+        f"input.{status}",
+        SYSTEM,
+        call=call,
+        data={"input_id": request.pk, "method": method, "reason": reason, "params": params},
+    )
     live.input_changed(request, f"input.{status}")
     return request
 
@@ -109,7 +128,10 @@ def answer(input_id, user, action: str, content=None) -> Answer:
         result["content"] = content
     with transaction.atomic():
         won = InputRequest.objects.filter(pk=input_id, status=Status.PENDING).update(
-            status=STATUS_OF_ACTION[action], answer=result, answered_by=user, answered_by_name=user.get_username(),
+            status=STATUS_OF_ACTION[action],
+            answer=result,
+            answered_by=user,
+            answered_by_name=user.get_username(),
             answered_at=timezone.now(),
         )
         request.refresh_from_db()
@@ -133,18 +155,33 @@ def take_client_answer(requests, answer_dict: dict) -> bool:
     A malformed answer to an elicitation is kept as the error the server will be given instead.
     """
     with transaction.atomic():
-        request = requests.filter(status=Status.PENDING, routed_to=InputRequest.Route.CLIENT).select_related("call__token").first()
+        request = (
+            requests.filter(status=Status.PENDING, routed_to=InputRequest.Route.CLIENT)
+            .select_related("call__token")
+            .first()
+        )
         if request is None:
             return False
-        problems = answer_problems(answer_dict, request.mode == InputRequest.Mode.FORM) if request.method == ELICIT else []
+        problems = (
+            answer_problems(answer_dict, request.mode == InputRequest.Mode.FORM) if request.method == ELICIT else []
+        )
         if problems and "error" not in answer_dict:
-            answer_dict = {"error": {"code": INVALID_PARAMS, "message": "the client's answer is malformed: " + "; ".join(problems)}}
+            answer_dict = {
+                "error": {"code": INVALID_PARAMS, "message": "the client's answer is malformed: " + "; ".join(problems)}
+            }
         won = InputRequest.objects.filter(pk=request.pk, status=Status.PENDING).update(
-            status=Status.PASSED_THROUGH, answer=answer_dict, answered_at=timezone.now(),
+            status=Status.PASSED_THROUGH,
+            answer=answer_dict,
+            answered_at=timezone.now(),
         )
         if won:
             request.refresh_from_db()
-            audit.record("input.answered", Actor.client(request.call.token), call=request.call, data={"input_id": request.pk, **answer_dict})
+            audit.record(
+                "input.answered",
+                Actor.client(request.call.token),
+                call=request.call,
+                data={"input_id": request.pk, **answer_dict},
+            )
             live.input_changed(request, "input.answered")
     return bool(won)
 
@@ -165,7 +202,9 @@ def end_request(input_id, status: str, reason: str, actor: Actor = SYSTEM) -> bo
     """Expire or cancel a request still pending; False when an answer got there first."""
     with transaction.atomic():
         won = InputRequest.objects.filter(pk=input_id, status=Status.PENDING).update(
-            status=status, reason=reason, answered_at=timezone.now(),
+            status=status,
+            reason=reason,
+            answered_at=timezone.now(),
         )
         if won:
             request = InputRequest.objects.select_related("call").get(pk=input_id)
@@ -182,7 +221,9 @@ def end_open_requests(call_id, reason: str, actor: Actor = SYSTEM) -> int:
 
 def expire_stale_requests() -> int:
     """Expire pending requests past their deadline whose waiting handler is gone (a crashed process)."""
-    stale = InputRequest.objects.filter(status=Status.PENDING, expires_at__lte=timezone.now()).values_list("pk", flat=True)
+    stale = InputRequest.objects.filter(status=Status.PENDING, expires_at__lte=timezone.now()).values_list(
+        "pk", flat=True
+    )
     return sum(end_request(pk, Status.EXPIRED, expired_reason()) for pk in list(stale))
 
 
@@ -192,7 +233,9 @@ def expired_reason() -> str:
 
 def open_for_client(call_id) -> list[InputRequest]:
     """What a call waits for its 2026-07-28 client to answer, oldest first."""
-    return list(InputRequest.objects.filter(call_id=call_id, status=Status.PENDING, routed_to=InputRequest.Route.CLIENT))
+    return list(
+        InputRequest.objects.filter(call_id=call_id, status=Status.PENDING, routed_to=InputRequest.Route.CLIENT)
+    )
 
 
 def upstream_answer(request: InputRequest) -> dict:
@@ -200,11 +243,15 @@ def upstream_answer(request: InputRequest) -> dict:
     if request.status == Status.PASSED_THROUGH:
         error = request.answer.get("error") if isinstance(request.answer, dict) else None
         if isinstance(error, dict):
-            raise JsonRpcError(error.get("code", SAMPLING_REJECTED), str(error.get("message", "the client refused")), error.get("data"))
+            raise JsonRpcError(
+                error.get("code", SAMPLING_REJECTED), str(error.get("message", "the client refused")), error.get("data")
+            )
         return request.answer
     if request.status in (Status.ANSWERED, Status.DECLINED, Status.CANCELLED) and request.answer:
         return request.answer
     if request.method == ELICIT:
         # Nobody chose (expired, or the call ended): that is a dismissal, not a refusal.
         return {"action": "decline" if request.status in (Status.REFUSED, Status.DECLINED) else "cancel"}
-    raise JsonRpcError(SAMPLING_REJECTED, f"{request.method} was not answered: {request.reason or request.get_status_display()}")
+    raise JsonRpcError(
+        SAMPLING_REJECTED, f"{request.method} was not answered: {request.reason or request.get_status_display()}"
+    )

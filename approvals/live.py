@@ -162,7 +162,9 @@ def catalog_changed(server_id):
 
 def server_status(server):
     """A server's health changed: operators' pages show it beside its calls and in the server list."""
-    send_after_commit((OPERATORS, {"type": "server.event", "event": "server.status", "server_id": server.pk, "health": server.health}))
+    send_after_commit(
+        (OPERATORS, {"type": "server.event", "event": "server.status", "server_id": server.pk, "health": server.health})
+    )
 
 
 def access_changed(user_ids):

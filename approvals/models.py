@@ -29,11 +29,15 @@ class Server(models.Model):
     # Upstream credentials belong to the admin: stored server-side, never rendered back.
     headers = models.JSONField(default=dict, blank=True)
     env = models.JSONField(default=dict, blank=True)
-    trusted = models.BooleanField(default=False, help_text="Count this server's tool annotations in policy and show them as verified.")
+    trusted = models.BooleanField(
+        default=False, help_text="Count this server's tool annotations in policy and show them as verified."
+    )
     enabled = models.BooleanField(default=True)
     tool_prefix = models.CharField(max_length=40, blank=True)
     input_routing = models.CharField(
-        max_length=20, choices=InputRouting.choices, default=InputRouting.OPERATOR,
+        max_length=20,
+        choices=InputRouting.choices,
+        default=InputRouting.OPERATOR,
         help_text="Who answers what this server asks during a call (elicitation).",
     )
 
@@ -157,7 +161,9 @@ class ClientToken(models.Model):
     name = models.CharField(max_length=100, unique=True)
     prefix = models.CharField(max_length=16, blank=True, help_text="The token's first characters, to recognise it.")
     token_hash = models.CharField(max_length=64, unique=True, null=True, blank=True)
-    tool_globs = models.JSONField(default=list, blank=True, help_text='Exposed tool names this token may use; ["*"] for all.')
+    tool_globs = models.JSONField(
+        default=list, blank=True, help_text='Exposed tool names this token may use; ["*"] for all.'
+    )
     created_by = models.ForeignKey("auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(default=timezone.now)
     last_used_at = models.DateTimeField(null=True, blank=True)
@@ -188,7 +194,9 @@ class McpSession(models.Model):
     client_info = models.JSONField(default=dict, blank=True)
     client_capabilities = models.JSONField(default=dict, blank=True)
     initialized = models.BooleanField(default=False)
-    log_level = models.CharField(max_length=10, blank=True, help_text="Set by logging/setLevel; log messages below it are not relayed.")
+    log_level = models.CharField(
+        max_length=10, blank=True, help_text="Set by logging/setLevel; log messages below it are not relayed."
+    )
     created_at = models.DateTimeField(default=timezone.now)
     last_seen_at = models.DateTimeField(default=timezone.now)
     closed_at = models.DateTimeField(null=True, blank=True)
@@ -208,8 +216,12 @@ class PolicyRule(models.Model):
     server = models.ForeignKey(Server, null=True, blank=True, on_delete=models.CASCADE, related_name="rules")
     tool_glob = models.CharField(max_length=200, default="*", help_text="Exposed tool name pattern, e.g. github_*")
     client = models.ForeignKey(ClientToken, null=True, blank=True, on_delete=models.CASCADE, related_name="rules")
-    annotations = models.JSONField(default=dict, blank=True, help_text='e.g. {"readOnlyHint": true}; counted only for trusted servers')
-    conditions = models.JSONField(default=list, blank=True, help_text='e.g. [{"path": "amount", "op": "gt", "value": 100}]')
+    annotations = models.JSONField(
+        default=dict, blank=True, help_text='e.g. {"readOnlyHint": true}; counted only for trusted servers'
+    )
+    conditions = models.JSONField(
+        default=list, blank=True, help_text='e.g. [{"path": "amount", "op": "gt", "value": 100}]'
+    )
     message = models.TextField(blank=True, help_text="Told to the client when this rule denies.")
     enabled = models.BooleanField(default=True)
     created_at = models.DateTimeField(default=timezone.now)

@@ -8,8 +8,16 @@ READ = ["view_server", "view_tool", "view_toolchange", "view_call"]
 # The audit log: auditors read, verify and export it; admins read it and alone change how long
 # it is kept. Operators see the history of the calls they decided without any of these.
 PERMISSIONS = {
-    ADMIN: READ + ["add_server", "change_server", "delete_server", "decide_call", "manage_tokens",
-                   "view_auditevent", "change_auditsettings"],
+    ADMIN: READ
+    + [
+        "add_server",
+        "change_server",
+        "delete_server",
+        "decide_call",
+        "manage_tokens",
+        "view_auditevent",
+        "change_auditsettings",
+    ],
     OPERATOR: READ + ["decide_call"],
     AUDITOR: READ + ["view_auditevent", "export_audit"],
 }

@@ -80,25 +80,39 @@ def create_rule(request: RuleRequest, actor: Actor = SYSTEM) -> PolicyRule:
         ordered = list(PolicyRule.objects.select_for_update())
         index = len(ordered) if request.position is None else request.position - 1
         rule = PolicyRule(
-            action=request.action, server=server, tool_glob=request.tool_glob, client=client,
-            annotations=request.annotations or {}, conditions=request.conditions or [],
-            message=request.message, name=request.name,
+            action=request.action,
+            server=server,
+            tool_glob=request.tool_glob,
+            client=client,
+            annotations=request.annotations or {},
+            conditions=request.conditions or [],
+            message=request.message,
+            name=request.name,
         )
         ordered.insert(index, rule)
         for position, each in enumerate(ordered, 1):
             if each.pk is None or each.position != position:
                 each.position = position
                 each.save()
-        audit.record("rule.changed", actor, server=server, token=client, data={"change": "created", "rule": describe(rule)})
+        audit.record(
+            "rule.changed", actor, server=server, token=client, data={"change": "created", "rule": describe(rule)}
+        )
     return rule
 
 
 def describe(rule: PolicyRule) -> dict:
     return {
-        "id": rule.pk, "position": rule.position, "name": rule.name, "action": rule.action,
-        "server": rule.server.name if rule.server else None, "tool_glob": rule.tool_glob,
-        "client": rule.client.name if rule.client else None, "annotations": rule.annotations,
-        "conditions": rule.conditions, "message": rule.message, "enabled": rule.enabled,
+        "id": rule.pk,
+        "position": rule.position,
+        "name": rule.name,
+        "action": rule.action,
+        "server": rule.server.name if rule.server else None,
+        "tool_glob": rule.tool_glob,
+        "client": rule.client.name if rule.client else None,
+        "annotations": rule.annotations,
+        "conditions": rule.conditions,
+        "message": rule.message,
+        "enabled": rule.enabled,
     }
 
 

@@ -95,7 +95,9 @@ class SchemaForm(forms.Form):
             self.keys[name] = choice_keys(options)
             choices = [(key, label) for key, (_, label) in zip(self.keys[name], options)]
             if kind == "choices":
-                field = forms.MultipleChoiceField(choices=choices, required=required, widget=forms.CheckboxSelectMultiple, **common)
+                field = forms.MultipleChoiceField(
+                    choices=choices, required=required, widget=forms.CheckboxSelectMultiple, **common
+                )
                 field.min_items, field.max_items = schema.get("minItems"), schema.get("maxItems")
                 return field
             # A required choice starts unchosen unless the schema names a default: nobody accepts a value they never picked.

@@ -21,12 +21,30 @@ def enqueue_sync(server):
 
 @transaction.atomic
 def add_server(
-    *, name, transport, url="", command="", headers=None, env=None, trusted=False, enabled=True, tool_prefix=None,
-    input_routing=Server.InputRouting.OPERATOR, schedule_sync=True, actor=SYSTEM,
+    *,
+    name,
+    transport,
+    url="",
+    command="",
+    headers=None,
+    env=None,
+    trusted=False,
+    enabled=True,
+    tool_prefix=None,
+    input_routing=Server.InputRouting.OPERATOR,
+    schedule_sync=True,
+    actor=SYSTEM,
 ):
     server = Server(
-        name=name, transport=transport, url=url, command=command, headers=headers or {}, env=env or {},
-        trusted=trusted, enabled=enabled, input_routing=input_routing,
+        name=name,
+        transport=transport,
+        url=url,
+        command=command,
+        headers=headers or {},
+        env=env or {},
+        trusted=trusted,
+        enabled=enabled,
+        input_routing=input_routing,
     )
     server.save()
     server.tool_prefix = Server.default_prefix(server.slug) if tool_prefix is None else tool_prefix
@@ -43,18 +61,27 @@ def add_server(
 def update_server(server, actor=SYSTEM, **changes):
     changed = {k for k, v in changes.items() if getattr(server, k) != v}
     reconnect = {"transport", "url", "command", "headers", "env"} & changed
-    resync = reconnect or ("tool_prefix" in changes and changes["tool_prefix"] != server.tool_prefix) or (
-        changes.get("enabled") and not server.enabled
+    resync = (
+        reconnect
+        or ("tool_prefix" in changes and changes["tool_prefix"] != server.tool_prefix)
+        or (changes.get("enabled") and not server.enabled)
     )
     before = {field: getattr(server, field) for field in AUDITED_FIELDS if field in changed}
-    secrets_changed = {field: changed_names(getattr(server, field), changes[field]) for field in SECRET_FIELDS if field in changed}
+    secrets_changed = {
+        field: changed_names(getattr(server, field), changes[field]) for field in SECRET_FIELDS if field in changed
+    }
     for key, value in changes.items():
         setattr(server, key, value)
     if changed:
         after = {field: getattr(server, field) for field in before}
         audit.record("server.changed", actor, server=server, data={"before": before, "after": after, **secrets_changed})
     if "trusted" in changed:
-        audit.record("server.trusted" if server.trusted else "server.untrusted", actor, server=server, data={"trusted": server.trusted})
+        audit.record(
+            "server.trusted" if server.trusted else "server.untrusted",
+            actor,
+            server=server,
+            data={"trusted": server.trusted},
+        )
     if reconnect:
         # A new endpoint may speak another era: negotiate afresh.
         server.revision = ""
@@ -75,8 +102,17 @@ HTTP_TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # The console sets these itself on every upstream request.
 RESERVED_HEADERS = {
-    "accept", "content-type", "content-length", "host", "connection", "transfer-encoding",
-    "mcp-session-id", "mcp-protocol-version", "mcp-method", "mcp-name", "last-event-id",
+    "accept",
+    "content-type",
+    "content-length",
+    "host",
+    "connection",
+    "transfer-encoding",
+    "mcp-session-id",
+    "mcp-protocol-version",
+    "mcp-method",
+    "mcp-name",
+    "last-event-id",
 }
 
 

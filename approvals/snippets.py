@@ -29,28 +29,50 @@ def snippets(url: str, token: str | None = None) -> list[Snippet]:
     bearer = f"Bearer {secret}"
     return [
         Snippet(
-            "claude-code", "Claude Code", "a shell",
+            "claude-code",
+            "Claude Code",
+            "a shell",
             f'claude mcp add --transport http {SERVER_NAME} {shlex.quote(url)} --header "Authorization: {bearer}"',
             "Add --scope user to use it in every project; the default scope is this project, for you alone.",
         ),
         Snippet(
-            "claude-desktop", "Claude Desktop", "claude_desktop_config.json (Settings → Developer → Edit Config)",
-            as_json({"mcpServers": {SERVER_NAME: {
-                "command": "npx", "args": ["-y", "mcp-remote", url, "--header", "Authorization:${AUTH_HEADER}", *allow_http(url)],
-                "env": {"AUTH_HEADER": bearer},
-            }}}),
+            "claude-desktop",
+            "Claude Desktop",
+            "claude_desktop_config.json (Settings → Developer → Edit Config)",
+            as_json(
+                {
+                    "mcpServers": {
+                        SERVER_NAME: {
+                            "command": "npx",
+                            "args": [
+                                "-y",
+                                "mcp-remote",
+                                url,
+                                "--header",
+                                "Authorization:${AUTH_HEADER}",
+                                *allow_http(url),
+                            ],
+                            "env": {"AUTH_HEADER": bearer},
+                        }
+                    }
+                }
+            ),
             # Some Claude Desktop builds split arguments at spaces: the header's value travels in the environment.
             "This file takes local (stdio) servers only, and Claude Desktop's remote connectors sign in with OAuth "
             "and send no custom header; so the mcp-remote bridge (Node.js 18 or newer) carries the calls to the "
             "console. Restart Claude Desktop after saving.",
         ),
         Snippet(
-            "cursor", "Cursor", ".cursor/mcp.json in the project, or ~/.cursor/mcp.json for every project",
+            "cursor",
+            "Cursor",
+            ".cursor/mcp.json in the project, or ~/.cursor/mcp.json for every project",
             as_json({"mcpServers": {SERVER_NAME: {"url": url, "headers": {"Authorization": bearer}}}}),
             "Keep a file that holds a token out of version control.",
         ),
         Snippet(
-            "vscode", "VS Code", ".vscode/mcp.json in the workspace",
+            "vscode",
+            "VS Code",
+            ".vscode/mcp.json in the workspace",
             as_json({"servers": {SERVER_NAME: {"type": "http", "url": url, "headers": {"Authorization": bearer}}}}),
             "Keep a file that holds a token out of version control.",
         ),

@@ -24,11 +24,16 @@ def create_token(name: str, tool_globs=None, user=None) -> tuple[ClientToken, st
     """A new token and its secret; the secret exists only in what this returns."""
     secret = PREFIX + secrets.token_urlsafe(32)
     token = ClientToken.objects.create(
-        name=name, prefix=secret[: len(PREFIX) + 6], token_hash=hash_secret(secret),
-        tool_globs=list(tool_globs or ["*"]), created_by=user,
+        name=name,
+        prefix=secret[: len(PREFIX) + 6],
+        token_hash=hash_secret(secret),
+        tool_globs=list(tool_globs or ["*"]),
+        created_by=user,
     )
     actor = Actor.user(user) if user else audit.SYSTEM
-    audit.record("token.created", actor, token=token, data={"name": name, "tool_globs": token.tool_globs, "prefix": token.prefix})
+    audit.record(
+        "token.created", actor, token=token, data={"name": name, "tool_globs": token.tool_globs, "prefix": token.prefix}
+    )
     return token, secret
 
 

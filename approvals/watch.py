@@ -47,7 +47,7 @@ async def watch(stop: asyncio.Event, interval: float = 30.0):
                     log.warning("%s: not watched: %s", spec.name, exc.message)
             try:
                 await asyncio.wait_for(stop.wait(), timeout=interval)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
     finally:
         await pool.close_all()

@@ -70,12 +70,24 @@ def subjects():
 
     tools = []
     for s in range(SERVERS):
-        server = Server.objects.create(name=f"Server {s}", slug=f"server_{s}", transport="http",
-                                       url=f"https://s{s}.example/mcp", tool_prefix=f"s{s}_")
+        server = Server.objects.create(
+            name=f"Server {s}",
+            slug=f"server_{s}",
+            transport="http",
+            url=f"https://s{s}.example/mcp",
+            tool_prefix=f"s{s}_",
+        )
         for t in range(TOOLS_PER_SERVER):
             definition = {"name": f"tool_{t}", "inputSchema": {"type": "object"}}
-            tools.append(Tool.objects.create(server=server, upstream_name=f"tool_{t}", exposed_name=f"s{s}_tool_{t}",
-                                             definition=definition, digest=f"{s:02d}{t:02d}".ljust(64, "0")))
+            tools.append(
+                Tool.objects.create(
+                    server=server,
+                    upstream_name=f"tool_{t}",
+                    exposed_name=f"s{s}_tool_{t}",
+                    definition=definition,
+                    digest=f"{s:02d}{t:02d}".ljust(64, "0"),
+                )
+            )
     tokens = [ClientToken.objects.create(name=f"client-{c}", tool_globs=["*"]) for c in range(CLIENTS)]
     operators = [User.objects.create_user(f"operator-{o}") for o in range(OPERATORS)]
     return tools, tokens, operators
@@ -116,27 +128,51 @@ def generate(count, tools, tokens, operators, seed=1):
         call_id += 1
         tool, token = rng.choice(tools), rng.choice(tokens)
         operator = rng.choice(operators)
-        arguments = {"order_id": f"ORD-{call_id:07d}", "amount": round(rng.uniform(1, 900), 2),
-                     "note": " ".join(rng.sample(WORDS, 3))}
+        arguments = {
+            "order_id": f"ORD-{call_id:07d}",
+            "amount": round(rng.uniform(1, 900), 2),
+            "note": " ".join(rng.sample(WORDS, 3)),
+        }
         action, steps, edited = call_story(rng)
         final_arguments = {**arguments, "amount": 1.0} if edited else arguments
         request_id = f"{call_id:08x}-0000-4000-8000-000000000000"
         base = (request_id, call_id, tool.server_id, tool.pk, token.pk)
-        events = [("client", token.pk, token.name, "call.received", *base, {"tool": tool.exposed_name, "arguments": arguments}),
-                  ("system", None, "system", "call.policy", *base, {"action": action, "rule": "bench rule"})]
+        events = [
+            (
+                "client",
+                token.pk,
+                token.name,
+                "call.received",
+                *base,
+                {"tool": tool.exposed_name, "arguments": arguments},
+            ),
+            ("system", None, "system", "call.policy", *base, {"action": action, "rule": "bench rule"}),
+        ]
         for step in steps:
             by_operator = step in ("approved", "denied", "edited")
             actor = ("user", operator.pk, operator.username) if by_operator else ("system", None, "system")
             data = {
                 "pending": {"expires_at": "2026-01-01T00:10:00+00:00"},
                 "edited": {"before": arguments, "after": final_arguments},
-                "approved": {"reason": ""}, "denied": {"reason": "not without a ticket"},
+                "approved": {"reason": ""},
+                "denied": {"reason": "not without a ticket"},
                 "denied_by_policy": {"reason": "blocked", "rule": "bench rule"},
                 "forwarded": {"arguments": final_arguments},
-                "completed": {"result": {"isError": False, "content_types": ["text"], "structured": False, "bytes": rng.randint(50, 5000)},
-                              "error": "", "latency_ms": round(rng.uniform(5, 900), 1)},
-                "failed": {"result": {"isError": True, "content_types": ["text"], "structured": False, "bytes": 120},
-                           "error": "connection refused", "latency_ms": round(rng.uniform(5, 900), 1)},
+                "completed": {
+                    "result": {
+                        "isError": False,
+                        "content_types": ["text"],
+                        "structured": False,
+                        "bytes": rng.randint(50, 5000),
+                    },
+                    "error": "",
+                    "latency_ms": round(rng.uniform(5, 900), 1),
+                },
+                "failed": {
+                    "result": {"isError": True, "content_types": ["text"], "structured": False, "bytes": 120},
+                    "error": "connection refused",
+                    "latency_ms": round(rng.uniform(5, 900), 1),
+                },
                 "expired": {"reason": "no operator decided within 10 minutes"},
                 "cancelled": {"reason": "the client closed the request"},
             }[step]
@@ -144,10 +180,20 @@ def generate(count, tools, tokens, operators, seed=1):
             events.append((*actor, name, *base, data))
         status = "denied" if steps[-1] == "denied_by_policy" else steps[-1]
         decided = next((e for e in events if e[3] in ("call.approved", "call.denied") and e[0] == "user"), None)
-        call = {"id": call_id, "token_id": token.pk, "tool_id": tool.pk, "server_id": tool.server_id, "tool_name": tool.exposed_name,
-                "request_id": request_id, "arguments": arguments, "edited_arguments": final_arguments if edited else None,
-                "status": status, "policy_action": action, "decided_by_id": decided[1] if decided else None,
-                "decided_by_name": decided[2] if decided else ("policy" if action != "ask" else "")}
+        call = {
+            "id": call_id,
+            "token_id": token.pk,
+            "tool_id": tool.pk,
+            "server_id": tool.server_id,
+            "tool_name": tool.exposed_name,
+            "request_id": request_id,
+            "arguments": arguments,
+            "edited_arguments": final_arguments if edited else None,
+            "status": status,
+            "policy_action": action,
+            "decided_by_id": decided[1] if decided else None,
+            "decided_by_name": decided[2] if decided else ("policy" if action != "ask" else ""),
+        }
         produced += len(events)
         yield call, events
 
@@ -166,33 +212,71 @@ def load(url, count, tools, tokens, operators):
     seq, prev = 0, AuditHead.GENESIS
     connection.ensure_connection()
     with connection.cursor() as cursor:
-        cursor.execute("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'approvals_auditevent' "
-                       "AND indexname NOT IN ('approvals_auditevent_pkey', 'approvals_auditevent_seq_key')")
+        cursor.execute(
+            "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'approvals_auditevent' "
+            "AND indexname NOT IN ('approvals_auditevent_pkey', 'approvals_auditevent_seq_key')"
+        )
         indexes = cursor.fetchall()
         for name, _ in indexes:
             cursor.execute(f"DROP INDEX {name}")
     # One COPY at a time per connection: the calls go through a second one.
-    with psycopg.connect(url) as calls_conn, calls_conn.cursor() as calls_cursor, \
-            connection.connection.cursor() as events_cursor:
-        with calls_cursor.copy(f"COPY approvals_call ({', '.join(f.column for f in call_fields)}) FROM STDIN") as calls_copy, \
-                events_cursor.copy(f"COPY approvals_auditevent ({', '.join(event_columns)}) FROM STDIN") as events_copy:
-            for call, events in generate(count, tools, tokens, operators):
-                received = started + step * seq
-                obj = Call(received_at=received, era="modern", protocol_version="2026-07-28", arguments_digest="0" * 64,
-                           tool_digest="0" * 64, **call)
-                calls_copy.write_row([f.get_db_prep_save(getattr(obj, f.attname), connection) for f in call_fields])
-                for actor_type, actor_id, actor_name, action, request_id, call_id, server_id, tool_id, token_id, data in events:
-                    seq += 1
-                    row = (seq, started + step * seq, actor_type, actor_id, actor_name, action, request_id, call_id,
-                           server_id, tool_id, token_id, data, prev)
-                    prev = audit.event_hash(row)
-                    events_copy.write_row([*row[:11], json.dumps(data), row[12], prev])
-                    if seq == count:
-                        break
+    with (
+        psycopg.connect(url) as calls_conn,
+        calls_conn.cursor() as calls_cursor,
+        connection.connection.cursor() as events_cursor,calls_cursor.copy(
+            f"COPY approvals_call ({', '.join(f.column for f in call_fields)}) FROM STDIN"
+        ) as calls_copy,
+        events_cursor.copy(f"COPY approvals_auditevent ({', '.join(event_columns)}) FROM STDIN") as events_copy,
+    ):
+        for call, events in generate(count, tools, tokens, operators):
+            received = started + step * seq
+            obj = Call(
+                received_at=received,
+                era="modern",
+                protocol_version="2026-07-28",
+                arguments_digest="0" * 64,
+                tool_digest="0" * 64,
+                **call,
+            )
+            calls_copy.write_row([f.get_db_prep_save(getattr(obj, f.attname), connection) for f in call_fields])
+            for (
+                actor_type,
+                actor_id,
+                actor_name,
+                action,
+                request_id,
+                call_id,
+                server_id,
+                tool_id,
+                token_id,
+                data,
+            ) in events:
+                seq += 1
+                row = (
+                    seq,
+                    started + step * seq,
+                    actor_type,
+                    actor_id,
+                    actor_name,
+                    action,
+                    request_id,
+                    call_id,
+                    server_id,
+                    tool_id,
+                    token_id,
+                    data,
+                    prev,
+                )
+                prev = audit.event_hash(row)
+                events_copy.write_row([*row[:11], json.dumps(data), row[12], prev])
+                if seq == count:
+                    break
     with connection.cursor() as cursor:
         for _, definition in indexes:
             cursor.execute(definition)
-        cursor.execute("SELECT setval(pg_get_serial_sequence('approvals_call', 'id'), (SELECT max(id) FROM approvals_call))")
+        cursor.execute(
+            "SELECT setval(pg_get_serial_sequence('approvals_call', 'id'), (SELECT max(id) FROM approvals_call))"
+        )
     AuditHead.objects.update_or_create(pk=1, defaults={"seq": seq, "hash": prev})
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE approvals_auditevent")
@@ -232,7 +316,10 @@ def measure_pages(tools, tokens, operators):
         ("tool + decision, half-way back", {"tool": tools[7].pk, "action": "call.denied", "before": middle}),
         ("client + outcome failed", {"client": tokens[3].name, "outcome": "failed"}),
         ("operator + call.approved", {"operator": operators[2].username, "action": "call.approved"}),
-        ("one day, 4 months ago", {"since": f"{day:%Y-%m-%dT00:00}", "until": f"{day + timedelta(days=1):%Y-%m-%dT00:00}"}),
+        (
+            "one day, 4 months ago",
+            {"since": f"{day:%Y-%m-%dT00:00}", "until": f"{day + timedelta(days=1):%Y-%m-%dT00:00}"},
+        ),
         ("server + call.expired", {"server": "server_1", "action": "call.expired"}),
         ("free text, rare (one order id)", {"q": f"ORD-{Call.objects.count() // 2:07d}"}),
         ("free text, common word", {"q": "urgent"}),
@@ -293,19 +380,27 @@ def main():
             tools, tokens, operators = subjects()
             start = time.perf_counter()
             loaded = load(url, args.events, tools, tokens, operators)
-            print(f"loaded {loaded:,} events with their calls in {time.perf_counter() - start:.0f} s (COPY, chain computed, indexes built)\n")
+            print(
+                f"loaded {loaded:,} events with their calls in {time.perf_counter() - start:.0f} s (COPY, chain computed, indexes built)\n"
+            )
 
         print("| audit page, filter | rows shown | median ms | p95 ms |\n|---|---:|---:|---:|")
         for name, shown, median, p95 in measure_pages(tools, tokens, operators):
             print(f"| {name} | {shown} | {median:.1f} | {p95:.1f} |")
-        print("\n| export of the whole log | rows | seconds | rows/s | MB | peak RSS growth MB |\n|---|---:|---:|---:|---:|---:|")
+        print(
+            "\n| export of the whole log | rows | seconds | rows/s | MB | peak RSS growth MB |\n|---|---:|---:|---:|---:|---:|"
+        )
         for fmt in ("csv", "jsonl"):
             rows, seconds, size, grown = measure_export(fmt)
             print(f"| {fmt} | {rows:,} | {seconds:.1f} | {rows / seconds:,.0f} | {size:.0f} | {grown:.0f} |")
         checked, timings = measure_verify()
         median = statistics.median(timings)
-        print(f"\n| verification of the whole chain | events | median s | events/s (median) | slowest–fastest run |\n|---|---:|---:|---:|---:|")
-        print(f"| 3 runs | {checked:,} | {median:.1f} | {checked / median:,.0f} | {checked / timings[-1]:,.0f}–{checked / timings[0]:,.0f} |")
+        print(
+            "\n| verification of the whole chain | events | median s | events/s (median) | slowest–fastest run |\n|---|---:|---:|---:|---:|"
+        )
+        print(
+            f"| 3 runs | {checked:,} | {median:.1f} | {checked / median:,.0f} | {checked / timings[-1]:,.0f}–{checked / timings[0]:,.0f} |"
+        )
         print(f"\nload average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     finally:
         if not (args.keep or args.reuse):

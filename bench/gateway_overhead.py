@@ -91,10 +91,14 @@ class McpClient:
         if self.modern:
             return
         info = {"name": "gateway-overhead-bench", "version": "1"}
-        response = await self.post({
-            "jsonrpc": "2.0", "id": next(self.ids), "method": "initialize",
-            "params": {"protocolVersion": self.revision, "capabilities": {}, "clientInfo": info},
-        })
+        response = await self.post(
+            {
+                "jsonrpc": "2.0",
+                "id": next(self.ids),
+                "method": "initialize",
+                "params": {"protocolVersion": self.revision, "capabilities": {}, "clientInfo": info},
+            }
+        )
         answer = self.answer(response)
         if "result" not in answer:
             raise BenchError(f"initialize at {self.url} failed: {answer}")
@@ -118,7 +122,9 @@ class McpClient:
     async def post(self, message: dict, headers: dict | None = None) -> httpx.Response:
         response = await self.http.post(self.url, json=message, headers={**self.headers, **(headers or {})})
         if response.status_code >= 400:
-            raise BenchError(f"{message.get('method')} at {self.url}: HTTP {response.status_code} {response.text[:300]}")
+            raise BenchError(
+                f"{message.get('method')} at {self.url}: HTTP {response.status_code} {response.text[:300]}"
+            )
         return response
 
     @staticmethod
@@ -151,7 +157,9 @@ def echoed(answer: dict, text: str) -> bool:
     return not result.get("isError") and content[0].get("text") == text
 
 
-async def measure(client: McpClient, tool: str, sample: Sample, calls: int, warmup: int, deadline_seconds: float) -> Sample:
+async def measure(
+    client: McpClient, tool: str, sample: Sample, calls: int, warmup: int, deadline_seconds: float
+) -> Sample:
     for n in range(warmup):
         if not echoed(await client.call(tool, {"message": f"warm {n}"}), f"warm {n}"):
             raise BenchError(f"{sample.path}: the warm-up call did not echo")
@@ -198,7 +206,12 @@ async def wait_until_it_answers(client: McpClient, tool: str, what: str):
 
 def manage(env: dict, *args: str) -> str:
     done = subprocess.run(
-        [sys.executable, "manage.py", *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=120,
+        [sys.executable, "manage.py", *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     if done.returncode != 0:
         raise BenchError(f"manage.py {' '.join(args[:1])} failed:\n{done.stdout}{done.stderr}")
@@ -207,7 +220,9 @@ def manage(env: dict, *args: str) -> str:
 
 def console_env(var_dir: str) -> dict:
     env = {
-        **os.environ, "DJANGO_SETTINGS_MODULE": "console.settings", "LOG_LEVEL": "WARNING",
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "console.settings",
+        "LOG_LEVEL": "WARNING",
         "MCP_RATE_LIMIT_PER_MINUTE": str(10**9),
     }
     if not env.get("DATABASE_URL"):
@@ -220,8 +235,20 @@ def prepare_console(env: dict, upstream_url: str, suffix: str) -> tuple[str, str
     server, prefix = f"bench-{suffix}", f"bench_{suffix}_"
     manage(env, "migrate", "--noinput")
     manage(env, "add_server", server, "--url", upstream_url, "--prefix", prefix)
-    manage(env, "add_rule", "--action", "allow", "--server", server, "--tool", f"{prefix}{ECHO}", "--position", "1",
-           "--name", "gateway overhead bench")
+    manage(
+        env,
+        "add_rule",
+        "--action",
+        "allow",
+        "--server",
+        server,
+        "--tool",
+        f"{prefix}{ECHO}",
+        "--position",
+        "1",
+        "--name",
+        "gateway overhead bench",
+    )
     secret = manage(env, "create_token", f"bench-{suffix}", "--tools", f"{prefix}{ECHO}").splitlines()[-1]
     return f"{prefix}{ECHO}", secret
 
@@ -250,7 +277,9 @@ def table(pairs: list[tuple[Sample, Sample]], revision: str) -> str:
 
 
 async def bench(args, upstream_url: str, console_url: str, tool: str, secret: str) -> list[tuple[Sample, Sample]]:
-    limits = httpx.Limits(max_connections=max(args.concurrency) * 2, max_keepalive_connections=max(args.concurrency) * 2)
+    limits = httpx.Limits(
+        max_connections=max(args.concurrency) * 2, max_keepalive_connections=max(args.concurrency) * 2
+    )
     async with httpx.AsyncClient(timeout=CALL_TIMEOUT_SECONDS, limits=limits) as http:
         direct = McpClient(http, upstream_url, args.revision)
         through = McpClient(http, console_url, args.revision, secret)
@@ -258,10 +287,12 @@ async def bench(args, upstream_url: str, console_url: str, tool: str, secret: st
         await wait_until_it_answers(through, tool, "the console's /mcp")
         pairs = []
         for concurrency in args.concurrency:
-            pairs.append((
-                await measure(direct, ECHO, Sample("direct", concurrency), args.calls, args.warmup, args.seconds),
-                await measure(through, tool, Sample("console", concurrency), args.calls, args.warmup, args.seconds),
-            ))
+            pairs.append(
+                (
+                    await measure(direct, ECHO, Sample("direct", concurrency), args.calls, args.warmup, args.seconds),
+                    await measure(through, tool, Sample("console", concurrency), args.calls, args.warmup, args.seconds),
+                )
+            )
         return pairs
 
 
@@ -282,16 +313,30 @@ def main():
     with ExitStack() as stack:
         stack.callback(shutil.rmtree, var_dir, ignore_errors=True)
         upstream_port, console_port = free_port(), free_port()
-        stack.enter_context(running([sys.executable, str(SERVERS / "sdk_server.py"), str(upstream_port)], port=upstream_port))
+        stack.enter_context(
+            running([sys.executable, str(SERVERS / "sdk_server.py"), str(upstream_port)], port=upstream_port)
+        )
         upstream_url = f"http://127.0.0.1:{upstream_port}/mcp"
         tool, secret = prepare_console(env, upstream_url, suffix)
         if env.get("DATABASE_URL"):
             stack.callback(manage, env, "revoke_token", f"bench-{suffix}")
-        daphne = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(console_port), "console.asgi:application"]
+        daphne = [
+            sys.executable,
+            "-m",
+            "daphne",
+            "-b",
+            "127.0.0.1",
+            "-p",
+            str(console_port),
+            "console.asgi:application",
+        ]
         stack.enter_context(running(daphne, port=console_port, env=env))
-        print(f"upstream {upstream_url}; console http://127.0.0.1:{console_port}/mcp "
-              f"({'DATABASE_URL' if env.get('DATABASE_URL') else 'SQLite in ' + var_dir}"
-              f"{', REDIS_URL' if env.get('REDIS_URL') else ''})", file=sys.stderr)
+        print(
+            f"upstream {upstream_url}; console http://127.0.0.1:{console_port}/mcp "
+            f"({'DATABASE_URL' if env.get('DATABASE_URL') else 'SQLite in ' + var_dir}"
+            f"{', REDIS_URL' if env.get('REDIS_URL') else ''})",
+            file=sys.stderr,
+        )
         pairs = asyncio.run(bench(args, upstream_url, f"http://127.0.0.1:{console_port}/mcp", tool, secret))
     print(table(pairs, args.revision))
     if any(s.errors for pair in pairs for s in pair):

@@ -59,10 +59,10 @@ import psycopg
 from autobahn.asyncio.websocket import WebSocketClientFactory, WebSocketClientProtocol
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gateway_overhead import LEGACY_REVISION, MODERN_REVISION, REPO, BenchError, McpClient, Sample, manage  # noqa: E402
-from machine import collector_off, cpu_check_ms, cpu_times, process_cpu_ms, stolen_share  # noqa: E402
+from gateway_overhead import LEGACY_REVISION, MODERN_REVISION, REPO, BenchError, McpClient, Sample, manage
+from machine import collector_off, cpu_check_ms, cpu_times, process_cpu_ms, stolen_share
 
-from tests.fixtures.servers import SERVERS, free_port, running  # noqa: E402
+from tests.fixtures.servers import SERVERS, free_port, running
 
 BENCH_DATABASE = "push_bench"
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/test"
@@ -129,14 +129,18 @@ class Operator:
     async def sign_in(self):
         await self.http.get("/login/")
         token = self.http.cookies["csrftoken"]
-        response = await self.http.post("/login/", data={"username": OPERATOR, "password": PASSWORD, "csrfmiddlewaretoken": token})
+        response = await self.http.post(
+            "/login/", data={"username": OPERATOR, "password": PASSWORD, "csrfmiddlewaretoken": token}
+        )
         if "sessionid" not in self.http.cookies:
             raise BenchError(f"the operator could not sign in: HTTP {response.status_code}")
 
     async def watch(self):
         host, port = urlsplit(self.base).hostname, urlsplit(self.base).port
         cookie = "; ".join(f"{name}={value}" for name, value in self.http.cookies.items())
-        factory = WebSocketClientFactory(f"ws://{host}:{port}/ws/console/?view=queue", origin=self.base, headers={"Cookie": cookie})
+        factory = WebSocketClientFactory(
+            f"ws://{host}:{port}/ws/console/?view=queue", origin=self.base, headers={"Cookie": cookie}
+        )
         factory.protocol = OperatorSocket
         factory.opened = asyncio.get_running_loop().create_future()
         factory.on_pending = self.on_pending
@@ -198,10 +202,12 @@ async def measure(client_base: str, operator_base: str, secret: str, tool: str, 
     try:
         numbers = iter(range(args.calls + WARMUP))
         deadline = time.monotonic() + args.seconds
-        await asyncio.gather(*(
-            client_worker(f"{client_base}/mcp", args, secret, tool, numbers, timings, deadline)
-            for _ in range(args.clients)
-        ))
+        await asyncio.gather(
+            *(
+                client_worker(f"{client_base}/mcp", args, secret, tool, numbers, timings, deadline)
+                for _ in range(args.clients)
+            )
+        )
         if operator.decisions:
             await asyncio.wait(operator.decisions, timeout=TIMEOUT_SECONDS)
     finally:
@@ -229,8 +235,12 @@ def prepare(env: dict, upstream_url: str) -> tuple[str, str]:
 def base_env(**extra) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
     return {
-        **env, "DJANGO_SETTINGS_MODULE": "console.settings", "LOG_LEVEL": "WARNING", "SECRET_KEY": secrets.token_urlsafe(40),
-        "MCP_RATE_LIMIT_PER_MINUTE": str(10**9), **extra,
+        **env,
+        "DJANGO_SETTINGS_MODULE": "console.settings",
+        "LOG_LEVEL": "WARNING",
+        "SECRET_KEY": secrets.token_urlsafe(40),
+        "MCP_RATE_LIMIT_PER_MINUTE": str(10**9),
+        **extra,
     }
 
 
@@ -317,7 +327,12 @@ def stage_rows(name: str, timings: Timings) -> list[str]:
     """Where the time goes: each step between two moments one side or the other wrote down."""
     stages = [
         ("the client sends tools/call", "the console records the call", timings.sent, timings.received_at),
-        ("the console records the call", "the operator's socket gets call.pending", timings.received_at, timings.pushed),
+        (
+            "the console records the call",
+            "the operator's socket gets call.pending",
+            timings.received_at,
+            timings.pushed,
+        ),
         ("the operator sends Approve", "the console records the approval", timings.decided, timings.decided_at),
         ("the console records the approval", "it forwards the call upstream", timings.decided_at, timings.forwarded_at),
         ("it forwards the call upstream", "it records the answer", timings.forwarded_at, timings.answered_at),
@@ -342,7 +357,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=200, help="measured calls per setup (default 200)")
     parser.add_argument("--clients", type=int, default=4, help="clients calling at once (default 4)")
-    parser.add_argument("--pause", type=float, default=1.0, help="seconds each client waits after an answer (default 1; 0 saturates)")
+    parser.add_argument(
+        "--pause", type=float, default=1.0, help="seconds each client waits after an answer (default 1; 0 saturates)"
+    )
     parser.add_argument("--seconds", type=float, default=90, help="at most this long per setup (default 90)")
     parser.add_argument("--revision", default=LEGACY_REVISION, choices=[LEGACY_REVISION, MODERN_REVISION])
     parser.add_argument("--setup", nargs="+", choices=["embedded", "services"], default=["embedded", "services"])

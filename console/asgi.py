@@ -54,13 +54,15 @@ class EndpointHandler(ASGIHandler):
         self._middleware_chain = convert_exception_to_response(self._get_response_async)
 
 
-application = served_by_its_loop(ProtocolTypeRouter(
-    {
-        "http": McpEndpointGuard(endpoint=EndpointHandler(), pages=ASGIStaticFilesHandler(PagesHandler())),
-        # Operators' pages only: a foreign Origin or an anonymous user never gets a socket.
-        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
-    }
-))
+application = served_by_its_loop(
+    ProtocolTypeRouter(
+        {
+            "http": McpEndpointGuard(endpoint=EndpointHandler(), pages=ASGIStaticFilesHandler(PagesHandler())),
+            # Operators' pages only: a foreign Origin or an anonymous user never gets a socket.
+            "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        }
+    )
+)
 
 
 def freeze_what_start_up_made():

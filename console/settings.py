@@ -103,7 +103,9 @@ if DATABASE_URL:
         # Under daphne every request runs its ORM work in a thread of its own, so
         # persistent per-thread connections would pile up: a pool shares them.
         DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
-            "min_size": 1, "max_size": int(os.environ.get("DATABASE_POOL_SIZE", 20)), "timeout": 10,
+            "min_size": 1,
+            "max_size": int(os.environ.get("DATABASE_POOL_SIZE", 20)),
+            "timeout": 10,
         }
     # One test database per process, so that test runs side by side keep apart.
     DATABASES["default"]["TEST"] = {"NAME": f"test_{DATABASES['default']['NAME']}_{os.getpid()}"}
@@ -120,7 +122,11 @@ else:
             # A file, not memory, so that live-server tests share it with daphne's
             # threads; one per process, so that test runs side by side keep apart.
             "TEST": {"NAME": str(VAR_DIR / f"test-console-{os.getpid()}.sqlite3")},
-            "OPTIONS": {"timeout": 20, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"},
+            "OPTIONS": {
+                "timeout": 20,
+                "transaction_mode": "IMMEDIATE",
+                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+            },
         }
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -148,11 +154,20 @@ else:
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BEAT_SCHEDULE = {
-    "sync-servers": {"task": "approvals.tasks.sync_all_servers", "schedule": float(os.environ.get("SYNC_INTERVAL_SECONDS", 900))},
+    "sync-servers": {
+        "task": "approvals.tasks.sync_all_servers",
+        "schedule": float(os.environ.get("SYNC_INTERVAL_SECONDS", 900)),
+    },
     "expire-stale-calls": {"task": "approvals.tasks.expire_stale_calls", "schedule": 60.0},
     "expire-stale-inputs": {"task": "approvals.tasks.expire_stale_inputs", "schedule": 60.0},
-    "verify-audit-chain": {"task": "approvals.tasks.verify_audit_chain", "schedule": float(os.environ.get("AUDIT_VERIFY_INTERVAL_SECONDS", 3600))},
-    "prune-audit": {"task": "approvals.tasks.prune_audit", "schedule": float(os.environ.get("AUDIT_PRUNE_INTERVAL_SECONDS", 86400))},
+    "verify-audit-chain": {
+        "task": "approvals.tasks.verify_audit_chain",
+        "schedule": float(os.environ.get("AUDIT_VERIFY_INTERVAL_SECONDS", 3600)),
+    },
+    "prune-audit": {
+        "task": "approvals.tasks.prune_audit",
+        "schedule": float(os.environ.get("AUDIT_PRUNE_INTERVAL_SECONDS", 86400)),
+    },
 }
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -29,7 +29,9 @@ def pytest_collection_modifyitems(config, items):
     if left_out:
         config.hook.pytest_deselected(items=left_out)
         items[:] = kept
-        print(f"\n{len(left_out)} PostgreSQL-only or Redis-only tests left for the run with DATABASE_URL and REDIS_URL set")
+        print(
+            f"\n{len(left_out)} PostgreSQL-only or Redis-only tests left for the run with DATABASE_URL and REDIS_URL set"
+        )
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -11,8 +11,8 @@ import itertools
 import json
 import random
 import signal
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import httpx2
 from mcp import Client

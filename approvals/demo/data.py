@@ -11,8 +11,12 @@ CENT = Decimal("0.01")
 FREE_SHIPPING_FROM = Decimal("100.00")
 SHIPPING = Decimal("4.90")
 VAT = {
-    "DE": Decimal("0.19"), "FR": Decimal("0.20"), "NL": Decimal("0.21"),
-    "IE": Decimal("0.23"), "ES": Decimal("0.21"), "IT": Decimal("0.22"),
+    "DE": Decimal("0.19"),
+    "FR": Decimal("0.20"),
+    "NL": Decimal("0.21"),
+    "IE": Decimal("0.23"),
+    "ES": Decimal("0.21"),
+    "IT": Decimal("0.22"),
 }
 
 PRODUCTS = {
@@ -27,13 +31,26 @@ PRODUCTS = {
 }
 
 PEOPLE = [
-    ("Ada Lindqvist", "DE", "gold"), ("Bruno Marchetti", "IT", "standard"), ("Chloé Durand", "FR", "silver"),
-    ("Daan de Vries", "NL", "standard"), ("Eimear Byrne", "IE", "gold"), ("Felipe Ortega", "ES", "silver"),
-    ("Greta Hoffmann", "DE", "standard"), ("Hugo Lefebvre", "FR", "standard"), ("Isabella Romano", "IT", "gold"),
-    ("Jonas Becker", "DE", "silver"), ("Katrien Janssen", "NL", "standard"), ("Liam O'Connor", "IE", "standard"),
-    ("Marta Jiménez", "ES", "gold"), ("Noah Schmitt", "DE", "standard"), ("Océane Martin", "FR", "silver"),
-    ("Paolo Ricci", "IT", "standard"), ("Quinten Visser", "NL", "silver"), ("Róisín Walsh", "IE", "standard"),
-    ("Sofía Navarro", "ES", "standard"), ("Tobias Wagner", "DE", "gold"),
+    ("Ada Lindqvist", "DE", "gold"),
+    ("Bruno Marchetti", "IT", "standard"),
+    ("Chloé Durand", "FR", "silver"),
+    ("Daan de Vries", "NL", "standard"),
+    ("Eimear Byrne", "IE", "gold"),
+    ("Felipe Ortega", "ES", "silver"),
+    ("Greta Hoffmann", "DE", "standard"),
+    ("Hugo Lefebvre", "FR", "standard"),
+    ("Isabella Romano", "IT", "gold"),
+    ("Jonas Becker", "DE", "silver"),
+    ("Katrien Janssen", "NL", "standard"),
+    ("Liam O'Connor", "IE", "standard"),
+    ("Marta Jiménez", "ES", "gold"),
+    ("Noah Schmitt", "DE", "standard"),
+    ("Océane Martin", "FR", "silver"),
+    ("Paolo Ricci", "IT", "standard"),
+    ("Quinten Visser", "NL", "silver"),
+    ("Róisín Walsh", "IE", "standard"),
+    ("Sofía Navarro", "ES", "standard"),
+    ("Tobias Wagner", "DE", "gold"),
 ]
 STATUSES = ("paid", "shipped", "delivered")
 
@@ -97,14 +114,25 @@ class Store:
     def quote(self, order: Order) -> dict:
         subtotal, shipping, rate, tax = self._amounts(order)
         lines = [
-            {"sku": sku, "description": PRODUCTS[sku][0], "quantity": quantity,
-             "unit_price": float(PRODUCTS[sku][1]), "amount": float(PRODUCTS[sku][1] * quantity)}
+            {
+                "sku": sku,
+                "description": PRODUCTS[sku][0],
+                "quantity": quantity,
+                "unit_price": float(PRODUCTS[sku][1]),
+                "amount": float(PRODUCTS[sku][1] * quantity),
+            }
             for sku, quantity in order.lines
         ]
         return {
-            "order_id": order.id, "customer_id": order.customer_id, "currency": CURRENCY, "lines": lines,
-            "subtotal": float(subtotal), "shipping": float(shipping), "tax_rate": float(rate),
-            "tax": float(tax), "total": float(subtotal + shipping + tax),
+            "order_id": order.id,
+            "customer_id": order.customer_id,
+            "currency": CURRENCY,
+            "lines": lines,
+            "subtotal": float(subtotal),
+            "shipping": float(shipping),
+            "tax_rate": float(rate),
+            "tax": float(tax),
+            "total": float(subtotal + shipping + tax),
         }
 
     def total(self, order: Order) -> Decimal:
@@ -148,8 +176,14 @@ def seeded_store(seed: int = 2026) -> Store:
     store = Store()
     order_number = 1001
     for index, (name, country, tier) in enumerate(PEOPLE, start=1):
-        customer = Customer(f"C{index:03d}", name, email_for(name), country, tier,
-                            date(2019 + index % 6, 1 + index % 12, 1 + index % 27))
+        customer = Customer(
+            f"C{index:03d}",
+            name,
+            email_for(name),
+            country,
+            tier,
+            date(2019 + index % 6, 1 + index % 12, 1 + index % 27),
+        )
         store.customers[customer.id] = customer
         for _ in range(rng.randint(1, 4)):
             placed = date(rng.choice((2025, 2025, 2026)), rng.randint(1, 12), rng.randint(1, 28))

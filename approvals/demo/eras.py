@@ -10,11 +10,22 @@ import logging
 from dataclasses import dataclass, field
 
 from approvals.protocol.jsonrpc import (
-    INVALID_PARAMS, INVALID_REQUEST, UNSUPPORTED_PROTOCOL_VERSION, JsonRpcError, Request,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    JsonRpcError,
+    Request,
 )
 from approvals.protocol.revisions import (
-    LEGACY, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, META_SERVER_INFO, MODERN, MODERN_VERSIONS, REVISIONS,
-    SUPPORTED, negotiate_legacy,
+    LEGACY,
+    META_CLIENT_CAPABILITIES,
+    META_PROTOCOL_VERSION,
+    META_SERVER_INFO,
+    MODERN,
+    MODERN_VERSIONS,
+    REVISIONS,
+    SUPPORTED,
+    negotiate_legacy,
 )
 
 logger = logging.getLogger("approvals.demo")
@@ -70,23 +81,33 @@ class Connection:
                 data = {"supported": MODERN_VERSIONS}
                 if isinstance(request.params.get("protocolVersion"), str):
                     data["requested"] = request.params["protocolVersion"]
-                raise JsonRpcError(UNSUPPORTED_PROTOCOL_VERSION,
-                                   "This connection speaks 2026-07-28, which has no initialize", data)
+                raise JsonRpcError(
+                    UNSUPPORTED_PROTOCOL_VERSION, "This connection speaks 2026-07-28, which has no initialize", data
+                )
             return Exchange(LEGACY)
         meta = request.params.get("_meta")
         if isinstance(meta, dict) and META_PROTOCOL_VERSION in meta:
             if self.era == LEGACY:
-                raise JsonRpcError(INVALID_REQUEST, "Invalid request: this connection was initialized with "
-                                   f"{self.version}, so requests may not carry the 2026-07-28 _meta envelope")
+                raise JsonRpcError(
+                    INVALID_REQUEST,
+                    "Invalid request: this connection was initialized with "
+                    f"{self.version}, so requests may not carry the 2026-07-28 _meta envelope",
+                )
             exchange = self._modern(meta, _progress_token(request.params))
             self.era = MODERN
             return exchange
         if self.era == MODERN:
-            raise JsonRpcError(INVALID_PARAMS, f"Invalid params: on a 2026-07-28 connection params._meta must carry "
-                               f"{META_PROTOCOL_VERSION} and {META_CLIENT_CAPABILITIES}")
+            raise JsonRpcError(
+                INVALID_PARAMS,
+                f"Invalid params: on a 2026-07-28 connection params._meta must carry "
+                f"{META_PROTOCOL_VERSION} and {META_CLIENT_CAPABILITIES}",
+            )
         if self.era is None and request.method != "ping":
-            raise JsonRpcError(INVALID_REQUEST, "Invalid request: send initialize first (2025 revisions), or carry "
-                               f"{META_PROTOCOL_VERSION} in params._meta (2026-07-28)")
+            raise JsonRpcError(
+                INVALID_REQUEST,
+                "Invalid request: send initialize first (2025 revisions), or carry "
+                f"{META_PROTOCOL_VERSION} in params._meta (2026-07-28)",
+            )
         return Exchange(LEGACY, self.version, self.client_capabilities, _progress_token(request.params))
 
     @staticmethod
@@ -96,12 +117,18 @@ class Connection:
             raise JsonRpcError(INVALID_PARAMS, f"Invalid params: {META_PROTOCOL_VERSION} must be a string")
         if version not in MODERN_VERSIONS:
             hint = "; it is spoken after initialize, without the _meta envelope" if version in REVISIONS else ""
-            raise JsonRpcError(UNSUPPORTED_PROTOCOL_VERSION, f"Unsupported protocol version: {version}{hint}",
-                               {"supported": SUPPORTED, "requested": version})
+            raise JsonRpcError(
+                UNSUPPORTED_PROTOCOL_VERSION,
+                f"Unsupported protocol version: {version}{hint}",
+                {"supported": SUPPORTED, "requested": version},
+            )
         capabilities = meta.get(META_CLIENT_CAPABILITIES)
         if not isinstance(capabilities, dict):
-            raise JsonRpcError(INVALID_PARAMS, f"Invalid params: params._meta must carry {META_CLIENT_CAPABILITIES} "
-                               "as an object ({} when the client has none)")
+            raise JsonRpcError(
+                INVALID_PARAMS,
+                f"Invalid params: params._meta must carry {META_CLIENT_CAPABILITIES} "
+                "as an object ({} when the client has none)",
+            )
         return Exchange(MODERN, version, capabilities, progress_token)
 
     def initialize(self, params: dict, _: Exchange) -> dict:
@@ -109,17 +136,27 @@ class Connection:
             raise JsonRpcError(INVALID_REQUEST, "Invalid request: this connection is already initialized")
         requested, capabilities = params.get("protocolVersion"), params.get("capabilities", {})
         if not isinstance(requested, str) or not isinstance(capabilities, dict):
-            raise JsonRpcError(INVALID_PARAMS, "Invalid params: initialize needs protocolVersion (a string) "
-                               "and capabilities (an object)")
+            raise JsonRpcError(
+                INVALID_PARAMS,
+                "Invalid params: initialize needs protocolVersion (a string) and capabilities (an object)",
+            )
         self.era, self.version, self.client_capabilities = LEGACY, negotiate_legacy(requested), capabilities
         logger.info("initialized: the client asked for %s, speaking %s", requested, self.version)
-        return {"protocolVersion": self.version, "capabilities": {**CAPABILITIES, "logging": {}},
-                "serverInfo": SERVER_INFO, "instructions": INSTRUCTIONS}
+        return {
+            "protocolVersion": self.version,
+            "capabilities": {**CAPABILITIES, "logging": {}},
+            "serverInfo": SERVER_INFO,
+            "instructions": INSTRUCTIONS,
+        }
 
     @staticmethod
     def discover(_: dict, __: Exchange) -> dict:
-        return {"supportedVersions": SUPPORTED, "capabilities": CAPABILITIES, "instructions": INSTRUCTIONS,
-                **CACHE_HINTS}
+        return {
+            "supportedVersions": SUPPORTED,
+            "capabilities": CAPABILITIES,
+            "instructions": INSTRUCTIONS,
+            **CACHE_HINTS,
+        }
 
     @staticmethod
     def finish(value: dict, exchange: Exchange) -> dict:

@@ -31,12 +31,12 @@ class Canvas:
         run = bytes(rgba) * (x1 - x0)
         for y in range(max(0, y0), min(self.height, y1)):
             start = (y * self.width + x0) * 4
-            self.pixels[start:start + len(run)] = run
+            self.pixels[start : start + len(run)] = run
 
     def png(self) -> bytes:
         stride = self.width * 4
         # Filter type 0 (None) on every row: the images are small and flat, so zlib alone does well.
-        raw = b"".join(b"\x00" + self.pixels[y * stride:(y + 1) * stride] for y in range(self.height))
+        raw = b"".join(b"\x00" + self.pixels[y * stride : (y + 1) * stride] for y in range(self.height))
         header = struct.pack(">IIBBBBB", self.width, self.height, 8, 6, 0, 0, 0)
         return SIGNATURE + _chunk(b"IHDR", header) + _chunk(b"IDAT", zlib.compress(raw, 9)) + _chunk(b"IEND", b"")
 
@@ -65,6 +65,6 @@ def disc_icon(color: tuple, size: int = 24) -> str:
     radius = size / 2 - 1
     for y in range(size):
         for x in range(size):
-            if (x + 0.5 - size / 2) ** 2 + (y + 0.5 - size / 2) ** 2 <= radius ** 2:
+            if (x + 0.5 - size / 2) ** 2 + (y + 0.5 - size / 2) ** 2 <= radius**2:
                 canvas.fill(x, y, x + 1, y + 1, color)
     return "data:image/png;base64," + base64.b64encode(canvas.png()).decode("ascii")

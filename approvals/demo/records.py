@@ -41,7 +41,8 @@ async def lookup_customer(ctx: CallContext, args: dict) -> dict:
 
 async def search_orders(ctx: CallContext, args: dict) -> dict:
     orders = [
-        order for order in ctx.store.orders.values()
+        order
+        for order in ctx.store.orders.values()
         if order.status == args.get("status", order.status)
         and order.customer_id == args.get("customer_id", order.customer_id)
     ]
@@ -120,8 +121,12 @@ TOOLS = [
             "type": "object",
             "properties": {
                 "customer_id": CUSTOMER_ID,
-                "email": string("Email address", "The customer's email address, matched case-insensitively.",
-                                format="email", maxLength=254),
+                "email": string(
+                    "Email address",
+                    "The customer's email address, matched case-insensitively.",
+                    format="email",
+                    maxLength=254,
+                ),
             },
             "additionalProperties": False,
         },
@@ -137,11 +142,18 @@ TOOLS = [
             "type": "object",
             "properties": {
                 # Mirrored into an Mcp-Param-Order-Status header on 2026-07-28 HTTP, so proxies can route on it.
-                "status": string("Status", "Only orders in this status.", enum=ORDER_STATUSES,
-                                 **{"x-mcp-header": "Order-Status"}),
+                "status": string(
+                    "Status", "Only orders in this status.", enum=ORDER_STATUSES, **{"x-mcp-header": "Order-Status"}
+                ),
                 "customer_id": CUSTOMER_ID,
-                "limit": {"type": "integer", "title": "Limit", "description": "At most this many orders.",
-                          "minimum": 1, "maximum": 50, "default": 10},
+                "limit": {
+                    "type": "integer",
+                    "title": "Limit",
+                    "description": "At most this many orders.",
+                    "minimum": 1,
+                    "maximum": 50,
+                    "default": 10,
+                },
             },
             "additionalProperties": False,
         },
@@ -156,8 +168,12 @@ TOOLS = [
             "Price an order line by line, with shipping and VAT for the customer's country, as structured data. "
             "Changes nothing."
         ),
-        input_schema={"type": "object", "properties": {"order_id": ORDER_ID}, "required": ["order_id"],
-                      "additionalProperties": False},
+        input_schema={
+            "type": "object",
+            "properties": {"order_id": ORDER_ID},
+            "required": ["order_id"],
+            "additionalProperties": False,
+        },
         output_schema=QUOTE_SCHEMA,
         annotations=READ_ONLY,
         handler=quote_order,
@@ -173,8 +189,11 @@ TOOLS = [
             "type": "object",
             "properties": {
                 "record_type": string("Record type", "What to delete.", enum=["customer", "order"]),
-                "record_id": string("Record id", "The id of the customer (C007) or order (O1012) to delete.",
-                                    pattern="^(C[0-9]{3}|O[0-9]{4})$"),
+                "record_id": string(
+                    "Record id",
+                    "The id of the customer (C007) or order (O1012) to delete.",
+                    pattern="^(C[0-9]{3}|O[0-9]{4})$",
+                ),
             },
             "required": ["record_type", "record_id"],
             "additionalProperties": False,

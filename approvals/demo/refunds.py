@@ -67,10 +67,16 @@ async def issue_refund(ctx: CallContext, args: dict) -> dict:
     content = answer.get("content") or {}
     problems = schema_problems(form, content)
     if problems:
-        return error(f"Refund not issued: the refund form came back invalid ({'; '.join(problems)}). "
-                     "Nothing was changed.")
-    refund = ctx.store.refund(order, Decimal(str(content["amount"])), content["reason"],
-                              content.get("notify_customer", True), content.get("note", ""))
+        return error(
+            f"Refund not issued: the refund form came back invalid ({'; '.join(problems)}). Nothing was changed."
+        )
+    refund = ctx.store.refund(
+        order,
+        Decimal(str(content["amount"])),
+        content["reason"],
+        content.get("notify_customer", True),
+        content.get("note", ""),
+    )
     emailed = "will be emailed a confirmation" if refund.notify_customer else "will not be emailed"
     lines = [
         f"Refund {refund.id} issued: {refund.amount} {CURRENCY} on order {order.id} ({REASONS[refund.reason]}).",
@@ -90,8 +96,12 @@ TOOL = Tool(
         "Refund money on an order. A person is asked for the amount, the reason and whether to email "
         "the customer before anything is refunded; they may decline."
     ),
-    input_schema={"type": "object", "properties": {"order_id": ORDER_ID}, "required": ["order_id"],
-                  "additionalProperties": False},
+    input_schema={
+        "type": "object",
+        "properties": {"order_id": ORDER_ID},
+        "required": ["order_id"],
+        "additionalProperties": False,
+    },
     # A refund adds a record and takes nothing away, so it is not destructive; each call pays out again.
     annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False, "openWorldHint": False},
     handler=issue_refund,

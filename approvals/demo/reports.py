@@ -51,10 +51,12 @@ async def export_report(ctx: CallContext, args: dict) -> dict:
         ctx.progress(step, steps, f"Exported {math.ceil(records * step / steps)} of {records} rows")
     buffer = io.StringIO()
     csv.writer(buffer, lineterminator="\n").writerows(rows)
-    return {"content": [
-        {"type": "text", "text": f"The {args['report']} report is ready: {records} rows of CSV follow."},
-        {"type": "text", "text": buffer.getvalue()},
-    ]}
+    return {
+        "content": [
+            {"type": "text", "text": f"The {args['report']} report is ready: {records} rows of CSV follow."},
+            {"type": "text", "text": buffer.getvalue()},
+        ]
+    }
 
 
 async def render_chart(ctx: CallContext, args: dict) -> dict:
@@ -63,11 +65,20 @@ async def render_chart(ctx: CallContext, args: dict) -> dict:
     unit = "orders" if metric == "orders" else CURRENCY
     shown = ", ".join(f"{month} {value:g}" for month, value in zip(MONTHS, values))
     png = bar_chart(values, BAR_COLORS[metric])
-    return {"content": [
-        {"type": "text", "text": f"{metric.capitalize()} per month in {year} ({unit}), January to December: {shown}."},
-        {"type": "image", "data": base64.b64encode(png).decode("ascii"), "mimeType": "image/png",
-         "annotations": {"audience": ["user"]}},
-    ]}
+    return {
+        "content": [
+            {
+                "type": "text",
+                "text": f"{metric.capitalize()} per month in {year} ({unit}), January to December: {shown}.",
+            },
+            {
+                "type": "image",
+                "data": base64.b64encode(png).decode("ascii"),
+                "mimeType": "image/png",
+                "annotations": {"audience": ["user"]},
+            },
+        ]
+    }
 
 
 TOOLS = [
@@ -82,8 +93,14 @@ TOOLS = [
             "type": "object",
             "properties": {
                 "report": string("Report", "Which report to build.", enum=list(REPORTS)),
-                "seconds": {"type": "integer", "title": "Duration (seconds)",
-                            "description": "How long the export takes.", "minimum": 1, "maximum": 30, "default": 6},
+                "seconds": {
+                    "type": "integer",
+                    "title": "Duration (seconds)",
+                    "description": "How long the export takes.",
+                    "minimum": 1,
+                    "maximum": 30,
+                    "default": 6,
+                },
             },
             "required": ["report"],
             "additionalProperties": False,
@@ -100,8 +117,14 @@ TOOLS = [
             "type": "object",
             "properties": {
                 "metric": string("Metric", "What each bar measures.", enum=list(BAR_COLORS), default="orders"),
-                "year": {"type": "integer", "title": "Year", "description": "The year to chart.",
-                         "minimum": YEARS[0], "maximum": YEARS[-1], "default": YEARS[0]},
+                "year": {
+                    "type": "integer",
+                    "title": "Year",
+                    "description": "The year to chart.",
+                    "minimum": YEARS[0],
+                    "maximum": YEARS[-1],
+                    "default": YEARS[0],
+                },
             },
             "additionalProperties": False,
         },

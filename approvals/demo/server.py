@@ -17,12 +17,17 @@ from functools import partial
 from approvals.demo import tools
 from approvals.demo.data import Store, seeded_store
 from approvals.demo.eras import CACHE_HINTS, Connection, Exchange
-from approvals.demo.stdio import MAX_MESSAGE_BYTES, stdin_lines, write_stdout
 from approvals.demo.state import StateError, StateSigner, call_digest
+from approvals.demo.stdio import MAX_MESSAGE_BYTES, stdin_lines, write_stdout
 from approvals.demo.toolkit import CallContext, InputRequired, InputUnavailable
 from approvals.protocol import jsonrpc
 from approvals.protocol.jsonrpc import (
-    INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, JsonRpcError,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    JsonRpcError,
 )
 from approvals.protocol.revisions import LEGACY, MODERN, REVISIONS
 
@@ -61,8 +66,12 @@ class Server:
         self._ids = itertools.count(1)
         shared = {"tools/list": self.list_tools, "tools/call": self.call_tool}
         self.handlers = {
-            LEGACY: {"initialize": self.connection.initialize, "ping": lambda *_: {},
-                     "logging/setLevel": self.set_level, **shared},
+            LEGACY: {
+                "initialize": self.connection.initialize,
+                "ping": lambda *_: {},
+                "logging/setLevel": self.set_level,
+                **shared,
+            },
             MODERN: {"server/discover": self.connection.discover, **shared},
         }
 
@@ -169,8 +178,9 @@ class Server:
         name = params.get("name")
         arguments = {} if params.get("arguments") is None else params["arguments"]
         if not isinstance(name, str) or not isinstance(arguments, dict):
-            raise JsonRpcError(INVALID_PARAMS, "Invalid params: tools/call needs a tool name (a string) "
-                               "and arguments (an object)")
+            raise JsonRpcError(
+                INVALID_PARAMS, "Invalid params: tools/call needs a tool name (a string) and arguments (an object)"
+            )
         tool = tools.BY_NAME.get(name)
         if tool is None:
             raise JsonRpcError(INVALID_PARAMS, f"Unknown tool: {name}")
@@ -179,13 +189,22 @@ class Server:
             ask = partial(self.answer_from_retry, self.input_responses(params, digest))
         else:
             ask = self.ask_client
-        ctx = CallContext(self.store, exchange.version, exchange.can_elicit, ask,
-                          progress=partial(self.progress, exchange.progress_token), log=self.log)
+        ctx = CallContext(
+            self.store,
+            exchange.version,
+            exchange.can_elicit,
+            ask,
+            progress=partial(self.progress, exchange.progress_token),
+            log=self.log,
+        )
         try:
             return await tools.call(tool, ctx, arguments)
         except InputRequired as pending:
-            return {"resultType": "input_required", "inputRequests": pending.requests,
-                    "requestState": self.signer.seal(digest, list(pending.requests))}
+            return {
+                "resultType": "input_required",
+                "inputRequests": pending.requests,
+                "requestState": self.signer.seal(digest, list(pending.requests)),
+            }
 
     def input_responses(self, params: dict, digest: str) -> dict:
         """The answers a modern retry brings, once its requestState proves it continues this very call."""
@@ -249,8 +268,9 @@ class Server:
 
 
 def main() -> None:
-    logging.basicConfig(stream=sys.stderr, level=logging.INFO,
-                        format="%(asctime)s demo-server %(levelname)s %(message)s")
+    logging.basicConfig(
+        stream=sys.stderr, level=logging.INFO, format="%(asctime)s demo-server %(levelname)s %(message)s"
+    )
     try:
         asyncio.run(Server(seeded_store(), write_stdout).serve(stdin_lines()))
     except KeyboardInterrupt:

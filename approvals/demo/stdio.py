@@ -19,13 +19,13 @@ def read_lines(fd: int) -> Iterator[bytes]:
     while chunk := os.read(fd, 1 << 16):
         pending += chunk
         while (end := pending.find(b"\n")) >= 0:
-            line, pending = bytes(pending[:end + 1]), pending[end + 1:]
+            line, pending = bytes(pending[: end + 1]), pending[end + 1 :]
             if not skipping:
                 yield line
             skipping = False
         if len(pending) > MAX_MESSAGE_BYTES:
             if not skipping:
-                yield bytes(pending[:MAX_MESSAGE_BYTES + 1])
+                yield bytes(pending[: MAX_MESSAGE_BYTES + 1])
             pending, skipping = bytearray(), True
     if pending and not skipping:
         yield bytes(pending)

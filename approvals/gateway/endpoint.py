@@ -47,8 +47,10 @@ async def serve(request):
 @require_GET
 def resource_metadata(request):
     """RFC 9728 metadata. There is no authorization server: client tokens are issued in the console."""
-    return JsonResponse({
-        "resource": request.build_absolute_uri(reverse("mcp_endpoint")),
-        "bearer_methods_supported": ["header"],
-        "resource_name": TITLE,
-    })
+    return JsonResponse(
+        {
+            "resource": request.build_absolute_uri(reverse("mcp_endpoint")),
+            "bearer_methods_supported": ["header"],
+            "resource_name": TITLE,
+        }
+    )

@@ -40,7 +40,9 @@ def accepts(request) -> tuple[bool, bool]:
     """Whether the client takes JSON, and whether it takes an SSE stream; no Accept header takes anything."""
     header = request.headers.get("Accept") or "*/*"
     types = {part.split(";")[0].strip().lower() for part in header.split(",")}
-    return bool(types & {"application/json", "application/*", "*/*"}), bool(types & {"text/event-stream", "text/*", "*/*"})
+    return bool(types & {"application/json", "application/*", "*/*"}), bool(
+        types & {"text/event-stream", "text/*", "*/*"}
+    )
 
 
 def check_post_media_types(request):
@@ -53,7 +55,9 @@ def check_post_media_types(request):
 
 def require_event_stream(request):
     if not accepts(request)[1]:
-        raise Refused(rejection(406, "Not Acceptable: this answer is a stream; the client must accept text/event-stream"))
+        raise Refused(
+            rejection(406, "Not Acceptable: this answer is a stream; the client must accept text/event-stream")
+        )
 
 
 def read_message(request) -> Message:

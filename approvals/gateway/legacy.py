@@ -8,7 +8,14 @@ from approvals.call_runner import LOG_LEVELS
 from approvals.calls import ClientContext
 from approvals.gateway import listing, sessions, streams
 from approvals.gateway.http import (
-    SESSION_HEADER, VERSION_HEADER, Refused, accepted, accepts, error_response, jsonrpc_response, rejection,
+    SESSION_HEADER,
+    VERSION_HEADER,
+    Refused,
+    accepted,
+    accepts,
+    error_response,
+    jsonrpc_response,
+    rejection,
     require_event_stream,
 )
 from approvals.gateway.server_info import CAPABILITIES, INSTRUCTIONS, server_info
@@ -37,7 +44,11 @@ async def handle_post(request, token: ClientToken, message):
         await sync_to_async(inputs.take_legacy_response)(token, session.pk, message)
         return accepted(headers)
     ctx = ClientContext(
-        token, LEGACY, session.protocol_version, session_id=session.pk, capabilities=session.client_capabilities,
+        token,
+        LEGACY,
+        session.protocol_version,
+        session_id=session.pk,
+        capabilities=session.client_capabilities,
         log_level=session.log_level or None,
     )
     try:
@@ -52,8 +63,15 @@ async def initialize(token: ClientToken, message: Request):
         error = JsonRpcError(INVALID_PARAMS, "initialize needs a string 'protocolVersion'")
         return error_response(error, method_error_status(error.code), message.id)
     version = negotiate_legacy(params["protocolVersion"])
-    session = await sync_to_async(sessions.open_session)(token, version, params.get("clientInfo"), params.get("capabilities"))
-    result = {"protocolVersion": version, "capabilities": CAPABILITIES, "serverInfo": server_info(), "instructions": INSTRUCTIONS}
+    session = await sync_to_async(sessions.open_session)(
+        token, version, params.get("clientInfo"), params.get("capabilities")
+    )
+    result = {
+        "protocolVersion": version,
+        "capabilities": CAPABILITIES,
+        "serverInfo": server_info(),
+        "instructions": INSTRUCTIONS,
+    }
     return jsonrpc_response(jsonrpc.result(message.id, result), headers={SESSION_HEADER: session.pk})
 
 
@@ -96,8 +114,13 @@ async def answer_request(request, ctx: ClientContext, session: McpSession, messa
     if message.method == "tools/call":
         tool = await called_tool(ctx, message.params)
         return await answer_call(
-            tool, ctx, message, stream=accepts(request)[1], finish=lambda result: result,
-            error_status=method_error_status, headers=headers,
+            tool,
+            ctx,
+            message,
+            stream=accepts(request)[1],
+            finish=lambda result: result,
+            error_status=method_error_status,
+            headers=headers,
         )
     raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {message.method}")
 

@@ -57,5 +57,7 @@ def tools_page(token: ClientToken, params: dict, era: str) -> dict:
     if more:
         result["nextCursor"] = cursor_after(page[-1].exposed_name)
     names = [tool.exposed_name for tool in page]
-    audit.record("tools.listed", Actor.client(token), token=token, data={"era": era, "count": len(names), "tools": names})
+    audit.record(
+        "tools.listed", Actor.client(token), token=token, data={"era": era, "count": len(names), "tools": names}
+    )
     return result

@@ -9,7 +9,13 @@ import binascii
 import re
 from decimal import Decimal
 
-from approvals.protocol.jsonrpc import HEADER_MISMATCH, INVALID_PARAMS, UNSUPPORTED_PROTOCOL_VERSION, JsonRpcError, Request
+from approvals.protocol.jsonrpc import (
+    HEADER_MISMATCH,
+    INVALID_PARAMS,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    JsonRpcError,
+    Request,
+)
 from approvals.protocol.revisions import META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, MODERN_VERSIONS, SUPPORTED
 from approvals.protocol.tools import x_mcp_headers
 from approvals.upstream.headers import NAMED_PARAM, PARAM_PREFIX, render
@@ -42,7 +48,11 @@ def check_envelope(request: Request, headers) -> tuple[str, dict]:
     so before it is told that its version is unsupported.
     """
     meta = request.params.get("_meta")
-    missing = [key for key in (META_PROTOCOL_VERSION, META_CLIENT_CAPABILITIES) if not isinstance(meta, dict) or key not in meta]
+    missing = [
+        key
+        for key in (META_PROTOCOL_VERSION, META_CLIENT_CAPABILITIES)
+        if not isinstance(meta, dict) or key not in meta
+    ]
     if missing:
         raise JsonRpcError(INVALID_PARAMS, f"params._meta must carry {' and '.join(missing)}")
     version = meta[META_PROTOCOL_VERSION]

@@ -6,22 +6,43 @@ from approvals import call_runner, continuations
 from approvals.calls import ClientContext
 from approvals.gateway import listing, mirrored, streams
 from approvals.gateway.http import (
-    VERSION_HEADER, Refused, accepted, accepts, error_response, jsonrpc_response, rejection, require_event_stream,
+    VERSION_HEADER,
+    Refused,
+    accepted,
+    accepts,
+    error_response,
+    jsonrpc_response,
+    rejection,
+    require_event_stream,
 )
 from approvals.gateway.server_info import CAPABILITIES, INSTRUCTIONS, server_info
 from approvals.gateway.tool_calls import answer_call, called_tool
 from approvals.models import ClientToken
 from approvals.protocol import jsonrpc
 from approvals.protocol.jsonrpc import (
-    HEADER_MISMATCH, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, MISSING_REQUIRED_CLIENT_CAPABILITY,
-    PARSE_ERROR, UNSUPPORTED_PROTOCOL_VERSION, JsonRpcError, Notification, Request, Response,
+    HEADER_MISMATCH,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    PARSE_ERROR,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    JsonRpcError,
+    Notification,
+    Request,
+    Response,
 )
 from approvals.protocol.revisions import META_SERVER_INFO, META_SUBSCRIPTION_ID, MODERN, SUPPORTED
 
 # The HTTP status of each error code, as the transport spec and the official SDK give them; others go out as 200.
 ERROR_STATUS = {
-    PARSE_ERROR: 400, INVALID_REQUEST: 400, INVALID_PARAMS: 400, HEADER_MISMATCH: 400,
-    MISSING_REQUIRED_CLIENT_CAPABILITY: 400, UNSUPPORTED_PROTOCOL_VERSION: 400, METHOD_NOT_FOUND: 404,
+    PARSE_ERROR: 400,
+    INVALID_REQUEST: 400,
+    INVALID_PARAMS: 400,
+    HEADER_MISMATCH: 400,
+    MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
+    UNSUPPORTED_PROTOCOL_VERSION: 400,
+    METHOD_NOT_FOUND: 404,
 }
 # What the console speaks changes only with a new release.
 DISCOVER_TTL_MS = 60 * 60 * 1000
@@ -52,7 +73,9 @@ def acknowledge(request):
     """Notifications change nothing in this era (a client cancels by closing the stream), but are accepted."""
     version = request.headers.get(VERSION_HEADER)
     if version is not None and version not in SUPPORTED:
-        error = JsonRpcError(UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version", {"supported": SUPPORTED, "requested": version})
+        error = JsonRpcError(
+            UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version", {"supported": SUPPORTED, "requested": version}
+        )
         raise Refused(error_response(error, 400))
     return accepted()
 
@@ -60,7 +83,11 @@ def acknowledge(request):
 def complete(result: dict) -> dict:
     """A result as this era wants it: typed, and signed with the console's identity in place of any upstream's."""
     meta = result.get("_meta") if isinstance(result.get("_meta"), dict) else {}
-    return {**result, "resultType": result.get("resultType", "complete"), "_meta": {**meta, META_SERVER_INFO: server_info()}}
+    return {
+        **result,
+        "resultType": result.get("resultType", "complete"),
+        "_meta": {**meta, META_SERVER_INFO: server_info()},
+    }
 
 
 def answer(request_id, result: dict):
@@ -68,10 +95,16 @@ def answer(request_id, result: dict):
 
 
 async def discover(request, ctx: ClientContext, message: Request):
-    return answer(message.id, {
-        "supportedVersions": SUPPORTED, "capabilities": CAPABILITIES, "instructions": INSTRUCTIONS,
-        "ttlMs": DISCOVER_TTL_MS, "cacheScope": "public",
-    })
+    return answer(
+        message.id,
+        {
+            "supportedVersions": SUPPORTED,
+            "capabilities": CAPABILITIES,
+            "instructions": INSTRUCTIONS,
+            "ttlMs": DISCOVER_TTL_MS,
+            "cacheScope": "public",
+        },
+    )
 
 
 async def list_tools(request, ctx: ClientContext, message: Request):
@@ -86,7 +119,9 @@ async def call_tool(request, ctx: ClientContext, message: Request):
     # A retry carrying answers to the input the call asked for continues that call rather than starting one.
     retry = "requestState" in message.params or "inputResponses" in message.params
     run = continuations.continue_call if retry else call_runner.run_call
-    return await answer_call(tool, ctx, message, stream=accepts(request)[1], finish=complete, error_status=error_status, run=run)
+    return await answer_call(
+        tool, ctx, message, stream=accepts(request)[1], finish=complete, error_status=error_status, run=run
+    )
 
 
 async def listen(request, ctx: ClientContext, message: Request):

@@ -20,7 +20,9 @@ TOUCH_INTERVAL = timedelta(minutes=1)
 
 def open_session(token: ClientToken, protocol_version: str, client_info, capabilities) -> McpSession:
     return McpSession.objects.create(
-        id=secrets.token_hex(32), token=token, protocol_version=protocol_version,
+        id=secrets.token_hex(32),
+        token=token,
+        protocol_version=protocol_version,
         client_info=client_info if isinstance(client_info, dict) else {},
         client_capabilities=capabilities if isinstance(capabilities, dict) else {},
     )

@@ -58,8 +58,9 @@ async def answer_events(answer: Callable[[Emit], Awaitable[dict]]) -> AsyncItera
             else:
                 getter = asyncio.ensure_future(queue.get())
                 try:
-                    await asyncio.wait({getter, task}, timeout=settings.MCP_SSE_KEEPALIVE_SECONDS,
-                                       return_when=asyncio.FIRST_COMPLETED)
+                    await asyncio.wait(
+                        {getter, task}, timeout=settings.MCP_SSE_KEEPALIVE_SECONDS, return_when=asyncio.FIRST_COMPLETED
+                    )
                 finally:
                     getter.cancel()
                 if getter.done() and not getter.cancelled():

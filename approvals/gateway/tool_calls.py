@@ -31,8 +31,15 @@ async def called_tool(ctx: calls.ClientContext, params: dict) -> Tool:
 
 
 async def answer_call(
-    tool: Tool, ctx: calls.ClientContext, request: Request, *, stream: bool, finish: Callable[[dict], dict],
-    error_status: Callable[[int], int], headers: dict | None = None, run=call_runner.run_call,
+    tool: Tool,
+    ctx: calls.ClientContext,
+    request: Request,
+    *,
+    stream: bool,
+    finish: Callable[[dict], dict],
+    error_status: Callable[[int], int],
+    headers: dict | None = None,
+    run=call_runner.run_call,
 ):
     """The response to a tools/call; `finish` dresses the CallToolResult for the era.
 

@@ -5,83 +5,87 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('approvals', '0002_audit_head'),
+        ("approvals", "0002_audit_head"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='AuditSettings',
+            name="AuditSettings",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('retention_days', models.PositiveIntegerField(blank=True, help_text='0 keeps events forever.', null=True)),
-                ('updated_by_name', models.CharField(blank=True, max_length=150)),
-                ('updated_at', models.DateTimeField(blank=True, null=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "retention_days",
+                    models.PositiveIntegerField(blank=True, help_text="0 keeps events forever.", null=True),
+                ),
+                ("updated_by_name", models.CharField(blank=True, max_length=150)),
+                ("updated_at", models.DateTimeField(blank=True, null=True)),
             ],
         ),
         migrations.CreateModel(
-            name='AuditVerification',
+            name="AuditVerification",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('started_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('ok', models.BooleanField(default=False)),
-                ('checked', models.BigIntegerField(default=0)),
-                ('first_seq', models.BigIntegerField(blank=True, null=True)),
-                ('last_seq', models.BigIntegerField(blank=True, null=True)),
-                ('broken_seq', models.BigIntegerField(blank=True, null=True)),
-                ('expected', models.TextField(blank=True)),
-                ('found', models.TextField(blank=True)),
-                ('problem', models.TextField(blank=True)),
-                ('run_by', models.CharField(max_length=150)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("started_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                ("ok", models.BooleanField(default=False)),
+                ("checked", models.BigIntegerField(default=0)),
+                ("first_seq", models.BigIntegerField(blank=True, null=True)),
+                ("last_seq", models.BigIntegerField(blank=True, null=True)),
+                ("broken_seq", models.BigIntegerField(blank=True, null=True)),
+                ("expected", models.TextField(blank=True)),
+                ("found", models.TextField(blank=True)),
+                ("problem", models.TextField(blank=True)),
+                ("run_by", models.CharField(max_length=150)),
             ],
             options={
-                'ordering': ['-started_at', '-id'],
+                "ordering": ["-started_at", "-id"],
             },
         ),
         migrations.AddField(
-            model_name='audithead',
-            name='anchor_hash',
-            field=models.CharField(default='0000000000000000000000000000000000000000000000000000000000000000', max_length=64),
+            model_name="audithead",
+            name="anchor_hash",
+            field=models.CharField(
+                default="0000000000000000000000000000000000000000000000000000000000000000", max_length=64
+            ),
         ),
         migrations.AddField(
-            model_name='audithead',
-            name='anchor_seq',
+            model_name="audithead",
+            name="anchor_seq",
             field=models.BigIntegerField(default=0),
         ),
         migrations.AlterField(
-            model_name='auditevent',
-            name='action',
+            model_name="auditevent",
+            name="action",
             field=models.CharField(max_length=40),
         ),
         migrations.AlterField(
-            model_name='auditevent',
-            name='call_id',
+            model_name="auditevent",
+            name="call_id",
             field=models.BigIntegerField(blank=True, null=True),
         ),
         migrations.AddIndex(
-            model_name='auditevent',
-            index=models.Index(fields=['action', 'seq'], name='audit_action_seq'),
+            model_name="auditevent",
+            index=models.Index(fields=["action", "seq"], name="audit_action_seq"),
         ),
         migrations.AddIndex(
-            model_name='auditevent',
-            index=models.Index(fields=['token_id', 'seq'], name='audit_token_seq'),
+            model_name="auditevent",
+            index=models.Index(fields=["token_id", "seq"], name="audit_token_seq"),
         ),
         migrations.AddIndex(
-            model_name='auditevent',
-            index=models.Index(fields=['server_id', 'seq'], name='audit_server_seq'),
+            model_name="auditevent",
+            index=models.Index(fields=["server_id", "seq"], name="audit_server_seq"),
         ),
         migrations.AddIndex(
-            model_name='auditevent',
-            index=models.Index(fields=['tool_id', 'seq'], name='audit_tool_seq'),
+            model_name="auditevent",
+            index=models.Index(fields=["tool_id", "seq"], name="audit_tool_seq"),
         ),
         migrations.AddIndex(
-            model_name='auditevent',
-            index=models.Index(fields=['actor_type', 'actor_id', 'seq'], name='audit_actor_seq'),
+            model_name="auditevent",
+            index=models.Index(fields=["actor_type", "actor_id", "seq"], name="audit_actor_seq"),
         ),
         migrations.AddIndex(
-            model_name='auditevent',
-            index=models.Index(fields=['call_id', 'seq'], name='audit_call_seq'),
+            model_name="auditevent",
+            index=models.Index(fields=["call_id", "seq"], name="audit_call_seq"),
         ),
     ]

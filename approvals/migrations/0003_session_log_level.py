@@ -4,15 +4,16 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('approvals', '0002_audit_head'),
+        ("approvals", "0002_audit_head"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='mcpsession',
-            name='log_level',
-            field=models.CharField(blank=True, help_text='Set by logging/setLevel; log messages below it are not relayed.', max_length=10),
+            model_name="mcpsession",
+            name="log_level",
+            field=models.CharField(
+                blank=True, help_text="Set by logging/setLevel; log messages below it are not relayed.", max_length=10
+            ),
         ),
     ]

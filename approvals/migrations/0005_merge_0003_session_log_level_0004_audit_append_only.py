@@ -4,11 +4,9 @@ from django.db import migrations
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('approvals', '0003_session_log_level'),
-        ('approvals', '0004_audit_append_only'),
+        ("approvals", "0003_session_log_level"),
+        ("approvals", "0004_audit_append_only"),
     ]
 
-    operations = [
-    ]
+    operations = []

@@ -7,41 +7,96 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('approvals', '0005_merge_0003_session_log_level_0004_audit_append_only'),
+        ("approvals", "0005_merge_0003_session_log_level_0004_audit_append_only"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='server',
-            name='input_routing',
-            field=models.CharField(choices=[('operator', 'An operator answers in the console'), ('client_if_capable', 'The client answers when it declared the capability, else an operator')], default='operator', help_text='Who answers what this server asks during a call (elicitation).', max_length=20),
+            model_name="server",
+            name="input_routing",
+            field=models.CharField(
+                choices=[
+                    ("operator", "An operator answers in the console"),
+                    ("client_if_capable", "The client answers when it declared the capability, else an operator"),
+                ],
+                default="operator",
+                help_text="Who answers what this server asks during a call (elicitation).",
+                max_length=20,
+            ),
         ),
         migrations.CreateModel(
-            name='InputRequest',
+            name="InputRequest",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('method', models.CharField(max_length=40)),
-                ('mode', models.CharField(blank=True, choices=[('form', 'Form'), ('url', 'URL')], help_text='Elicitation only.', max_length=4)),
-                ('message', models.TextField(blank=True)),
-                ('params', models.JSONField(default=dict)),
-                ('status', models.CharField(choices=[('pending', 'Waiting for an answer'), ('answered', 'Accepted'), ('declined', 'Declined'), ('cancelled', 'Cancelled'), ('expired', 'Expired'), ('passed_through', 'Answered by the client'), ('refused', 'Refused')], db_index=True, max_length=15)),
-                ('routed_to', models.CharField(choices=[('operator', 'Operator'), ('client', 'Client')], max_length=8)),
-                ('client_key', models.CharField(blank=True, db_index=True, max_length=100)),
-                ('answer', models.JSONField(blank=True, null=True)),
-                ('answered_by_name', models.CharField(blank=True, max_length=150)),
-                ('reason', models.TextField(blank=True, help_text='Why it was refused, declined, cancelled or expired.')),
-                ('created_at', models.DateTimeField(db_index=True, default=django.utils.timezone.now)),
-                ('answered_at', models.DateTimeField(blank=True, null=True)),
-                ('expires_at', models.DateTimeField(blank=True, null=True)),
-                ('answered_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('call', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='input_requests', to='approvals.call')),
-                ('server', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='input_requests', to='approvals.server')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("method", models.CharField(max_length=40)),
+                (
+                    "mode",
+                    models.CharField(
+                        blank=True,
+                        choices=[("form", "Form"), ("url", "URL")],
+                        help_text="Elicitation only.",
+                        max_length=4,
+                    ),
+                ),
+                ("message", models.TextField(blank=True)),
+                ("params", models.JSONField(default=dict)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "Waiting for an answer"),
+                            ("answered", "Accepted"),
+                            ("declined", "Declined"),
+                            ("cancelled", "Cancelled"),
+                            ("expired", "Expired"),
+                            ("passed_through", "Answered by the client"),
+                            ("refused", "Refused"),
+                        ],
+                        db_index=True,
+                        max_length=15,
+                    ),
+                ),
+                ("routed_to", models.CharField(choices=[("operator", "Operator"), ("client", "Client")], max_length=8)),
+                ("client_key", models.CharField(blank=True, db_index=True, max_length=100)),
+                ("answer", models.JSONField(blank=True, null=True)),
+                ("answered_by_name", models.CharField(blank=True, max_length=150)),
+                (
+                    "reason",
+                    models.TextField(blank=True, help_text="Why it was refused, declined, cancelled or expired."),
+                ),
+                ("created_at", models.DateTimeField(db_index=True, default=django.utils.timezone.now)),
+                ("answered_at", models.DateTimeField(blank=True, null=True)),
+                ("expires_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "answered_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "call",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="input_requests", to="approvals.call"
+                    ),
+                ),
+                (
+                    "server",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="input_requests",
+                        to="approvals.server",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['created_at', 'id'],
+                "ordering": ["created_at", "id"],
             },
         ),
     ]

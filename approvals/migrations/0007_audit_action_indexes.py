@@ -4,26 +4,25 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('approvals', '0006_input_requests'),
+        ("approvals", "0006_input_requests"),
     ]
 
     operations = [
         migrations.AddIndex(
-            model_name='auditevent',
-            index=models.Index(fields=['token_id', 'action', 'seq'], name='audit_token_action_seq'),
+            model_name="auditevent",
+            index=models.Index(fields=["token_id", "action", "seq"], name="audit_token_action_seq"),
         ),
         migrations.AddIndex(
-            model_name='auditevent',
-            index=models.Index(fields=['server_id', 'action', 'seq'], name='audit_server_action_seq'),
+            model_name="auditevent",
+            index=models.Index(fields=["server_id", "action", "seq"], name="audit_server_action_seq"),
         ),
         migrations.AddIndex(
-            model_name='auditevent',
-            index=models.Index(fields=['tool_id', 'action', 'seq'], name='audit_tool_action_seq'),
+            model_name="auditevent",
+            index=models.Index(fields=["tool_id", "action", "seq"], name="audit_tool_action_seq"),
         ),
         migrations.AddIndex(
-            model_name='auditevent',
-            index=models.Index(fields=['actor_type', 'actor_id', 'action', 'seq'], name='audit_actor_action_seq'),
+            model_name="auditevent",
+            index=models.Index(fields=["actor_type", "actor_id", "action", "seq"], name="audit_actor_action_seq"),
         ),
     ]

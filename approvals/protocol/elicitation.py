@@ -97,15 +97,21 @@ def property_problems(prop) -> list[str]:
     kind = property_kind(prop)
     if kind is None:
         shown = prop.get("type") if isinstance(prop, dict) else type(prop).__name__
-        return [f"its type {shown!r} is none of string, number, integer, boolean, or an array of choices; "
-                "nested objects and free lists cannot be asked for"]
-    problems = [f"'{key}' is not allowed on a {kind.replace('_', ' ')} property" for key in sorted(set(prop) - KEYS[kind])]
+        return [
+            f"its type {shown!r} is none of string, number, integer, boolean, or an array of choices; "
+            "nested objects and free lists cannot be asked for"
+        ]
+    problems = [
+        f"'{key}' is not allowed on a {kind.replace('_', ' ')} property" for key in sorted(set(prop) - KEYS[kind])
+    ]
     for key in ("title", "description"):
         if key in prop and not isinstance(prop[key], str):
             problems.append(f"'{key}' must be a string")
     problems += KIND_CHECKS[kind](prop)
     if "default" in prop and not problems:
-        problems += [f"its default {prop['default']!r} does not fit: {p}" for p in value_problems(prop, prop["default"])]
+        problems += [
+            f"its default {prop['default']!r} does not fit: {p}" for p in value_problems(prop, prop["default"])
+        ]
     return problems
 
 
@@ -123,8 +129,12 @@ def _number_problems(prop) -> list[str]:
 def _enum_problems(prop) -> list[str]:
     values, names = prop.get("enum"), prop.get("enumNames")
     problems = _choice_list_problems(values, "enum")
-    if names is not None and (not isinstance(names, list) or not all(isinstance(n, str) for n in names)
-                              or not isinstance(values, list) or len(names) != len(values)):
+    if names is not None and (
+        not isinstance(names, list)
+        or not all(isinstance(n, str) for n in names)
+        or not isinstance(values, list)
+        or len(names) != len(values)
+    ):
         problems.append("'enumNames' must be as many strings as 'enum' has values")
     return problems
 
@@ -143,7 +153,9 @@ def _multi_problems(prop) -> list[str]:
             problems.append("'items' must be of type 'string'")
         problems += _titled_problems(items["anyOf"], "items.anyOf")
     else:
-        problems = [f"'items' may hold only 'type' and 'enum', not {key!r}" for key in sorted(set(items) - {"type", "enum"})]
+        problems = [
+            f"'items' may hold only 'type' and 'enum', not {key!r}" for key in sorted(set(items) - {"type", "enum"})
+        ]
         if items.get("type") != "string":
             problems.append("'items' must be of type 'string'")
         problems += _choice_list_problems(items.get("enum"), "items.enum")
@@ -159,9 +171,16 @@ def _choice_list_problems(values, where) -> list[str]:
 
 
 def _titled_problems(variants, where) -> list[str]:
-    shape_ok = isinstance(variants, list) and variants and all(
-        isinstance(v, dict) and set(v) == {"const", "title"} and isinstance(v["const"], str) and isinstance(v["title"], str)
-        for v in variants
+    shape_ok = (
+        isinstance(variants, list)
+        and variants
+        and all(
+            isinstance(v, dict)
+            and set(v) == {"const", "title"}
+            and isinstance(v["const"], str)
+            and isinstance(v["title"], str)
+            for v in variants
+        )
     )
     if not shape_ok:
         return [f"'{where}' must be a non-empty list of {{const, title}} strings"]
@@ -169,16 +188,24 @@ def _titled_problems(variants, where) -> list[str]:
 
 
 def _count_problems(prop, low, high) -> list[str]:
-    problems = [f"'{key}' must be a non-negative integer" for key in (low, high)
-                if key in prop and not (_is_integer(prop[key]) and prop[key] >= 0)]
+    problems = [
+        f"'{key}' must be a non-negative integer"
+        for key in (low, high)
+        if key in prop and not (_is_integer(prop[key]) and prop[key] >= 0)
+    ]
     if not problems and low in prop and high in prop and prop[low] > prop[high]:
         problems.append(f"'{low}' is greater than '{high}'")
     return problems
 
 
 KIND_CHECKS = {
-    "string": _string_problems, "number": _number_problems, "integer": _number_problems, "boolean": lambda prop: [],
-    "enum": _enum_problems, "one_of": _one_of_problems, "multi": _multi_problems,
+    "string": _string_problems,
+    "number": _number_problems,
+    "integer": _number_problems,
+    "boolean": lambda prop: [],
+    "enum": _enum_problems,
+    "one_of": _one_of_problems,
+    "multi": _multi_problems,
 }
 
 

@@ -132,7 +132,9 @@ def parse_message(obj: Any) -> Message:
         if not isinstance(error, dict) or not isinstance(error.get("code"), int) or isinstance(error.get("code"), bool):
             raise JsonRpcError(INVALID_REQUEST, 'Invalid response: "error" must hold an integer "code"')
         message = error.get("message")
-        return Response(msg_id, error=JsonRpcError(error["code"], message if isinstance(message, str) else "", error.get("data")))
+        return Response(
+            msg_id, error=JsonRpcError(error["code"], message if isinstance(message, str) else "", error.get("data"))
+        )
     raise JsonRpcError(INVALID_REQUEST, "Invalid request: neither a request, a notification nor a response")
 
 

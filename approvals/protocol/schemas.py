@@ -129,9 +129,7 @@ def _dialect_key(uri: str) -> str:
 
 
 # Dialect key -> (metaschema validator, metered validator class, referencing specification).
-_DIALECTS = dict(
-    _dialect(getattr(validators, f"Draft{name}Validator")) for name in ("202012", "201909", "7", "6", "4")
-)
+_DIALECTS = dict(_dialect(getattr(validators, f"Draft{name}Validator")) for name in ("202012", "201909", "7", "6", "4"))
 
 
 def _refuse(uri: str):

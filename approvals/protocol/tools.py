@@ -27,15 +27,33 @@ _NOT_TOKEN_CHAR = re.compile(r"[^!#$%&'*+.^_`|~0-9A-Za-z-]")
 # number has no header form there, so the console could not send one faithfully.
 _HEADER_TYPES = {"string", "integer", "boolean"}
 _OPTIONAL_FIELDS = {
-    "title": str, "description": str, "annotations": dict, "icons": list, "execution": dict, "_meta": dict
+    "title": str,
+    "description": str,
+    "annotations": dict,
+    "icons": list,
+    "execution": dict,
+    "_meta": dict,
 }
 _TYPE_NAMES = {str: "a string", dict: "an object", list: "a list"}
 # Keywords whose values hold subschemas, drafts 4 to 2020-12. An x-mcp-header below
 # any of them is not on a property reached through plain `properties`.
 _SUBSCHEMA_MAPS = {"properties", "patternProperties", "dependentSchemas", "dependencies", "$defs", "definitions"}
 _SUBSCHEMA_KEYWORDS = _SUBSCHEMA_MAPS | {
-    "items", "additionalItems", "prefixItems", "contains", "additionalProperties", "propertyNames",
-    "unevaluatedItems", "unevaluatedProperties", "allOf", "anyOf", "oneOf", "not", "if", "then", "else",
+    "items",
+    "additionalItems",
+    "prefixItems",
+    "contains",
+    "additionalProperties",
+    "propertyNames",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "not",
+    "if",
+    "then",
+    "else",
     "contentSchema",
 }
 _RASTER_SIGNATURES = {
@@ -186,7 +204,9 @@ def x_mcp_headers(definition) -> dict[str, list[str]]:
 
 def x_mcp_header_problems(definition) -> list[str]:
     """Why a tool's x-mcp-header annotations break the spec's rules; empty when they are all valid."""
-    return _scan_headers(definition.get("inputSchema"))[1] if isinstance(definition, dict) else ["not a tool definition"]
+    return (
+        _scan_headers(definition.get("inputSchema"))[1] if isinstance(definition, dict) else ["not a tool definition"]
+    )
 
 
 def tool_digest(definition) -> str:

@@ -58,11 +58,17 @@ class SessionPool:
             entry.spec = spec
             wait = entry.retry_at - loop.time()
             if wait > spec.timeout:
-                raise UpstreamError(f"{spec.name}: failing repeatedly; the next attempt is in {wait:.1f}s", retryable=True)
+                raise UpstreamError(
+                    f"{spec.name}: failing repeatedly; the next attempt is in {wait:.1f}s", retryable=True
+                )
             if wait > 0:
                 await asyncio.sleep(wait)
             try:
-                entry.session = await connect(spec, on_request=self._bind(self._on_request, spec), on_notification=self._bind(self._on_notification, spec))
+                entry.session = await connect(
+                    spec,
+                    on_request=self._bind(self._on_request, spec),
+                    on_notification=self._bind(self._on_notification, spec),
+                )
             except UpstreamError:
                 self._back_off(entry)
                 raise
@@ -71,7 +77,9 @@ class SessionPool:
 
     async def close_all(self) -> None:
         entries, self._entries = list(self._entries.values()), {}
-        await asyncio.gather(*(entry.session.aclose() for entry in entries if entry.session is not None), return_exceptions=True)
+        await asyncio.gather(
+            *(entry.session.aclose() for entry in entries if entry.session is not None), return_exceptions=True
+        )
 
     def _back_off(self, entry: _Entry) -> None:
         entry.failures += 1

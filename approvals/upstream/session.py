@@ -21,7 +21,6 @@ from approvals.protocol.revisions import (
     MODERN_VERSIONS,
     REVISIONS,
 )
-
 from approvals.protocol.tools import x_mcp_header_problems
 
 from . import headers as mcp_headers
@@ -59,7 +58,9 @@ class _NoCommonRevision(UpstreamError):
 
 
 class UpstreamSession:
-    def __init__(self, spec: ServerSpec, *, on_request: OnRequest | None = None, on_notification: OnNotification | None = None):
+    def __init__(
+        self, spec: ServerSpec, *, on_request: OnRequest | None = None, on_notification: OnNotification | None = None
+    ):
         if spec.transport not in (HTTP, STDIO):
             raise UpstreamError(f"{spec.name}: unknown transport {spec.transport!r}")
         self.spec = spec
@@ -103,10 +104,14 @@ class UpstreamSession:
         tools: list[dict] = []
         cursor, seen, total = None, set(), 0
         for _ in range(self.spec.list_max_pages):
-            result = self._complete(await self._request("tools/list", {} if cursor is None else {"cursor": cursor}), "tools/list")
+            result = self._complete(
+                await self._request("tools/list", {} if cursor is None else {"cursor": cursor}), "tools/list"
+            )
             total += len(jsonrpc.encode(result))
             if total > self.spec.list_max_bytes:
-                raise UpstreamError(f"{self.spec.name}: tools/list is larger than list_max_bytes ({self.spec.list_max_bytes} bytes)")
+                raise UpstreamError(
+                    f"{self.spec.name}: tools/list is larger than list_max_bytes ({self.spec.list_max_bytes} bytes)"
+                )
             page = result.get("tools")
             if not isinstance(page, list) or not all(isinstance(tool, dict) for tool in page):
                 raise UpstreamError(f"{self.spec.name}: tools/list answered without a list of tool objects")
@@ -117,7 +122,9 @@ class UpstreamSession:
             if not isinstance(cursor, str) or cursor in seen:
                 raise UpstreamError(f"{self.spec.name}: tools/list gave the cursor {cursor!r} twice or in a wrong type")
             seen.add(cursor)
-        raise UpstreamError(f"{self.spec.name}: tools/list has more than list_max_pages ({self.spec.list_max_pages}) pages")
+        raise UpstreamError(
+            f"{self.spec.name}: tools/list has more than list_max_pages ({self.spec.list_max_pages}) pages"
+        )
 
     async def call_tool(
         self,
@@ -167,7 +174,9 @@ class UpstreamSession:
             params.pop("requestState", None)
             if "requestState" in result:
                 params["requestState"] = result["requestState"]
-        raise UpstreamError(f"{self.spec.name}: tools/call {name} still asked for input after {MAX_INPUT_ROUNDS} rounds")
+        raise UpstreamError(
+            f"{self.spec.name}: tools/call {name} still asked for input after {MAX_INPUT_ROUNDS} rounds"
+        )
 
     async def ping(self) -> None:
         # 2026-07-28 has no ping; discovery is the cheapest request every modern server answers.
@@ -202,13 +211,21 @@ class UpstreamSession:
             result = await self._request("server/discover", {})
         except UpstreamError as exc:
             supported = exc.data.get("supported") if isinstance(exc.data, dict) else None
-            if exc.code == jsonrpc.UNSUPPORTED_PROTOCOL_VERSION and isinstance(supported, list) and not any(v in REVISIONS for v in supported):
-                raise _NoCommonRevision(f"{self.spec.name}: speaks only {supported}, none of which this client does", code=exc.code) from None
+            if (
+                exc.code == jsonrpc.UNSUPPORTED_PROTOCOL_VERSION
+                and isinstance(supported, list)
+                and not any(v in REVISIONS for v in supported)
+            ):
+                raise _NoCommonRevision(
+                    f"{self.spec.name}: speaks only {supported}, none of which this client does", code=exc.code
+                ) from None
             raise
         supported = result.get("supportedVersions")
         version = next((v for v in MODERN_VERSIONS if isinstance(supported, list) and v in supported), None)
         if version is None:
-            raise UpstreamError(f"{self.spec.name}: server/discover offers no modern revision this client speaks ({supported!r})")
+            raise UpstreamError(
+                f"{self.spec.name}: server/discover offers no modern revision this client speaks ({supported!r})"
+            )
         self._version = version
         meta = result.get("_meta")
         server_info = meta.get(META_SERVER_INFO) if isinstance(meta, dict) else None
@@ -217,11 +234,15 @@ class UpstreamSession:
     async def _initialize(self) -> ServerIdentity:
         self._era, self._version = LEGACY, None
         offered = self.spec.revision if self.spec.revision in LEGACY_VERSIONS else LATEST_LEGACY
-        result = await self._request("initialize", {"protocolVersion": offered, "capabilities": self._capabilities, "clientInfo": CLIENT_INFO})
+        result = await self._request(
+            "initialize", {"protocolVersion": offered, "capabilities": self._capabilities, "clientInfo": CLIENT_INFO}
+        )
         version = result.get("protocolVersion")
         if version not in LEGACY_VERSIONS:
             await self._transport.end_session()
-            raise UpstreamError(f"{self.spec.name}: initialize answered with protocol version {version!r}, which this client does not speak")
+            raise UpstreamError(
+                f"{self.spec.name}: initialize answered with protocol version {version!r}, which this client does not speak"
+            )
         self._version = self._transport.legacy_version = version
         await self._transport.notify(jsonrpc.notification("notifications/initialized"), {})
         if self._on_notification is not None:
@@ -230,8 +251,14 @@ class UpstreamSession:
 
     def _identity(self, version: str, era: str, server_info: Any, result: dict) -> ServerIdentity:
         capabilities, instructions = result.get("capabilities", {}), result.get("instructions", "")
-        if not isinstance(server_info, dict | None) or not isinstance(capabilities, dict) or not isinstance(instructions, str | None):
-            raise UpstreamError(f"{self.spec.name}: described itself in malformed terms (serverInfo, capabilities or instructions)")
+        if (
+            not isinstance(server_info, dict | None)
+            or not isinstance(capabilities, dict)
+            or not isinstance(instructions, str | None)
+        ):
+            raise UpstreamError(
+                f"{self.spec.name}: described itself in malformed terms (serverInfo, capabilities or instructions)"
+            )
         return ServerIdentity(version, era, server_info or {}, capabilities, instructions or "")
 
     async def _request(self, method: str, params: dict, *, headers: dict | None = None, **routing) -> dict:
@@ -240,7 +267,12 @@ class UpstreamSession:
         call = Exchange(msg_id, method, **routing)
         all_headers = dict(headers or {})
         if self._era == MODERN:
-            meta = {**params.get("_meta", {}), META_PROTOCOL_VERSION: self._version, META_CLIENT_CAPABILITIES: self._capabilities, META_CLIENT_INFO: CLIENT_INFO}
+            meta = {
+                **params.get("_meta", {}),
+                META_PROTOCOL_VERSION: self._version,
+                META_CLIENT_CAPABILITIES: self._capabilities,
+                META_CLIENT_INFO: CLIENT_INFO,
+            }
             params = {**params, "_meta": meta}
             all_headers.update(mcp_headers.request_headers(self._version, method, params))
         self._in_flight[msg_id] = call
@@ -257,7 +289,9 @@ class UpstreamSession:
             del self._in_flight[msg_id]
         if response.error is not None:
             error = response.error
-            raise UpstreamError(f"{self.spec.name}: {method}: {error.message} (JSON-RPC {error.code})", code=error.code, data=error.data)
+            raise UpstreamError(
+                f"{self.spec.name}: {method}: {error.message} (JSON-RPC {error.code})", code=error.code, data=error.data
+            )
         return response.result
 
     def _cancel_upstream(self, msg_id: int, method: str) -> None:
@@ -266,7 +300,9 @@ class UpstreamSession:
             return
         if self._era == MODERN and self.spec.transport == HTTP:
             return
-        note = jsonrpc.notification("notifications/cancelled", {"requestId": msg_id, "reason": "the console stopped waiting"})
+        note = jsonrpc.notification(
+            "notifications/cancelled", {"requestId": msg_id, "reason": "the console stopped waiting"}
+        )
         task = asyncio.create_task(self._send_quietly(note))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -280,7 +316,9 @@ class UpstreamSession:
     def _complete(self, result: dict, what: str) -> dict:
         kind = result.get("resultType", "complete")
         if kind != "complete":
-            raise UpstreamError(f"{self.spec.name}: answered {what} with resultType {kind!r}, which this client does not take")
+            raise UpstreamError(
+                f"{self.spec.name}: answered {what} with resultType {kind!r}, which this client does not take"
+            )
         return result
 
     def _param_headers(self, tool: dict | None, arguments: dict) -> dict[str, str]:
@@ -299,14 +337,21 @@ class UpstreamSession:
         if not isinstance(requests, dict):
             raise UpstreamError(f"{self.spec.name}: tools/call {name}: inputRequests is not an object")
         for key, item in requests.items():
-            if not isinstance(item, dict) or not isinstance(item.get("method"), str) or not isinstance(item.get("params", {}), dict):
+            if (
+                not isinstance(item, dict)
+                or not isinstance(item.get("method"), str)
+                or not isinstance(item.get("params", {}), dict)
+            ):
                 raise UpstreamError(f"{self.spec.name}: tools/call {name}: input request {key!r} is malformed")
 
         async def one(key: str, item: dict) -> dict:
             try:
                 return await answer(item["method"], item.get("params", {}))
             except jsonrpc.JsonRpcError as exc:
-                raise UpstreamError(f"{self.spec.name}: tools/call {name}: input request {key!r} ({item['method']}) was refused: {exc.message}", code=exc.code) from None
+                raise UpstreamError(
+                    f"{self.spec.name}: tools/call {name}: input request {key!r} ({item['method']}) was refused: {exc.message}",
+                    code=exc.code,
+                ) from None
 
         # All at once: a person may be asked several things, and should see them side by side.
         pending = {key: asyncio.ensure_future(one(key, item)) for key, item in requests.items()}
@@ -321,7 +366,9 @@ class UpstreamSession:
             await self._deliver(message, exchange)
             return None
         if self._era == MODERN:
-            log.warning("%s: ignored a %s request, which 2026-07-28 servers do not send", self.spec.name, message.method)
+            log.warning(
+                "%s: ignored a %s request, which 2026-07-28 servers do not send", self.spec.name, message.method
+            )
             return None
         if message.method == "ping":
             return jsonrpc.result(message.id, {})
@@ -334,9 +381,13 @@ class UpstreamSession:
             return jsonrpc.error(message.id, exc)
         except Exception:
             log.exception("%s: answering %s failed", self.spec.name, message.method)
-            return jsonrpc.error(message.id, jsonrpc.JsonRpcError(jsonrpc.INTERNAL_ERROR, "the client failed to answer"))
+            return jsonrpc.error(
+                message.id, jsonrpc.JsonRpcError(jsonrpc.INTERNAL_ERROR, "the client failed to answer")
+            )
         if not isinstance(result, dict):
-            return jsonrpc.error(message.id, jsonrpc.JsonRpcError(jsonrpc.INTERNAL_ERROR, "the client failed to answer"))
+            return jsonrpc.error(
+                message.id, jsonrpc.JsonRpcError(jsonrpc.INTERNAL_ERROR, "the client failed to answer")
+            )
         return jsonrpc.result(message.id, result)
 
     def _sole_call(self) -> Exchange | None:
@@ -364,7 +415,9 @@ class UpstreamSession:
                 log.exception("%s: a handler of %s failed", self.spec.name, note.method)
 
 
-async def connect(spec: ServerSpec, *, on_request: OnRequest | None = None, on_notification: OnNotification | None = None) -> UpstreamSession:
+async def connect(
+    spec: ServerSpec, *, on_request: OnRequest | None = None, on_notification: OnNotification | None = None
+) -> UpstreamSession:
     """An open session, for the pool; close it with aclose(). Elsewhere prefer open_session()."""
     session = UpstreamSession(spec, on_request=on_request, on_notification=on_notification)
     try:
@@ -376,7 +429,9 @@ async def connect(spec: ServerSpec, *, on_request: OnRequest | None = None, on_n
 
 
 @asynccontextmanager
-async def open_session(spec: ServerSpec, *, on_request: OnRequest | None = None, on_notification: OnNotification | None = None):
+async def open_session(
+    spec: ServerSpec, *, on_request: OnRequest | None = None, on_notification: OnNotification | None = None
+):
     session = await connect(spec, on_request=on_request, on_notification=on_notification)
     try:
         yield session

@@ -48,13 +48,17 @@ class HttpTransport:
     async def request(self, message: dict, headers: dict[str, str], exchange: Exchange) -> jsonrpc.Response:
         method = message["method"]
         try:
-            async with self._client.stream("POST", self.spec.url, content=jsonrpc.encode(message), headers=self._headers(headers)) as response:
+            async with self._client.stream(
+                "POST", self.spec.url, content=jsonrpc.encode(message), headers=self._headers(headers)
+            ) as response:
                 await self._check_status(response, method, expect_body=True)
                 if method == "initialize":
                     self.session_id = response.headers.get("mcp-session-id") or None
                 kind = _content_type(response)
                 if kind == JSON:
-                    return self._own_response(parse(await self._read_body(response, MAX_MESSAGE_BYTES), self.spec.name), exchange)
+                    return self._own_response(
+                        parse(await self._read_body(response, MAX_MESSAGE_BYTES), self.spec.name), exchange
+                    )
                 if kind != EVENT_STREAM:
                     raise UpstreamError(f"{self.spec.name}: answered {method} with content type {kind or 'none'!r}")
                 parser = SseParser(MAX_MESSAGE_BYTES)
@@ -133,8 +137,12 @@ class HttpTransport:
         if status == 404 and self.session_id:
             # The server forgot our session: only a new one helps, which the pool opens.
             self.alive = False
-            raise UpstreamError(f"{self.spec.name}: {method}: the session has expired ({detail})", retryable=True, code=code)
-        raise UpstreamError(f"{self.spec.name}: {method}: {detail}", retryable=status >= 500 or status in (408, 429), code=code)
+            raise UpstreamError(
+                f"{self.spec.name}: {method}: the session has expired ({detail})", retryable=True, code=code
+            )
+        raise UpstreamError(
+            f"{self.spec.name}: {method}: {detail}", retryable=status >= 500 or status in (408, 429), code=code
+        )
 
     async def _read_body(self, response: httpx.Response, limit: int) -> bytes:
         chunks, size = [], 0
@@ -151,7 +159,9 @@ class HttpTransport:
             return message
         raise UpstreamError(f"{self.spec.name}: answered {exchange.method} with something other than its response")
 
-    async def _read_events(self, response: httpx.Response, parser: SseParser, exchange: Exchange | None) -> jsonrpc.Response | None:
+    async def _read_events(
+        self, response: httpx.Response, parser: SseParser, exchange: Exchange | None
+    ) -> jsonrpc.Response | None:
         """Serve what arrives on a stream until our response does; None when the stream ends first."""
         try:
             async for chunk in response.aiter_bytes():
@@ -192,7 +202,9 @@ class HttpTransport:
                 return answer
             if parser.last_event_id != seen:
                 attempts = 0
-        raise UpstreamError(f"{self.spec.name}: the stream for {exchange.method} ended before its answer", retryable=True)
+        raise UpstreamError(
+            f"{self.spec.name}: the stream for {exchange.method} ended before its answer", retryable=True
+        )
 
     async def _listen(self, settled: asyncio.Event) -> None:
         last_event_id, retry_ms, failures = None, None, 0
@@ -220,8 +232,12 @@ class HttpTransport:
 
     def _transport_error(self, method: str, exc: httpx.HTTPError) -> UpstreamError:
         if isinstance(exc, httpx.TimeoutException):
-            return UpstreamError(f"{self.spec.name}: no answer to {method} within {self.spec.timeout:g}s", retryable=True)
-        return UpstreamError(f"{self.spec.name}: {method}: cannot talk to {self.spec.url}: {type(exc).__name__}: {exc}", retryable=True)
+            return UpstreamError(
+                f"{self.spec.name}: no answer to {method} within {self.spec.timeout:g}s", retryable=True
+            )
+        return UpstreamError(
+            f"{self.spec.name}: {method}: cannot talk to {self.spec.url}: {type(exc).__name__}: {exc}", retryable=True
+        )
 
 
 def _content_type(response: httpx.Response) -> str:

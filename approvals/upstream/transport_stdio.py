@@ -127,7 +127,9 @@ class StdioTransport:
                 self._process.stdin.write(jsonrpc.encode(message) + b"\n")
                 await asyncio.wait_for(self._process.stdin.drain(), self.spec.timeout)
             except TimeoutError:
-                raise UpstreamError(f"{self.spec.name}: the server has not read its input for {self.spec.timeout:g}s", retryable=True) from None
+                raise UpstreamError(
+                    f"{self.spec.name}: the server has not read its input for {self.spec.timeout:g}s", retryable=True
+                ) from None
             except (BrokenPipeError, ConnectionResetError):
                 # The child is gone; wait until the watchers have found out how, for the message.
                 try:
@@ -144,7 +146,9 @@ class StdioTransport:
             else:
                 remaining = max(exchange.last_activity, self._last_served) + self.spec.timeout - loop.time()
             if remaining <= 0:
-                raise UpstreamError(f"{self.spec.name}: no answer to {exchange.method} within {self.spec.timeout:g}s", retryable=True)
+                raise UpstreamError(
+                    f"{self.spec.name}: no answer to {exchange.method} within {self.spec.timeout:g}s", retryable=True
+                )
             try:
                 return await asyncio.wait_for(asyncio.shield(future), remaining)
             except TimeoutError:
@@ -195,7 +199,12 @@ class StdioTransport:
         code = self._process.returncode
         how = f"exited with code {code}" if code is not None else "closed its output"
         tail = self.stderr_tail.strip()[-2000:]
-        self._fail(UpstreamError(f"{self.spec.name}: the server process {how}" + (f"; its stderr ends: {tail}" if tail else ""), retryable=True))
+        self._fail(
+            UpstreamError(
+                f"{self.spec.name}: the server process {how}" + (f"; its stderr ends: {tail}" if tail else ""),
+                retryable=True,
+            )
+        )
 
     def _fail(self, error: UpstreamError) -> None:
         self.alive = False

@@ -23,12 +23,20 @@ def audit_log(request):
     form = audit_query.AuditFilter(request.GET)
     events = audit_query.filter_events(form.cleaned_data) if form.is_valid() else AuditEvent.objects.none()
     page = audit_query.keyset_page(events, cursor(request, "before"), cursor(request, "after"))
-    return render(request, "approvals/audit_log.html", {
-        "form": form, "fields": audit_query.filter_fields(form), "page": page, "events": audit_query.labelled(page.events),
-        "matching": audit_query.bounded_count(events, form.cleaned_data if form.is_valid() else None),
-        "head": AuditHead.objects.filter(pk=1).first(), "last_check": AuditVerification.objects.first(),
-        "retention_days": audit_retention.retention_days(),
-    })
+    return render(
+        request,
+        "approvals/audit_log.html",
+        {
+            "form": form,
+            "fields": audit_query.filter_fields(form),
+            "page": page,
+            "events": audit_query.labelled(page.events),
+            "matching": audit_query.bounded_count(events, form.cleaned_data if form.is_valid() else None),
+            "head": AuditHead.objects.filter(pk=1).first(),
+            "last_check": AuditVerification.objects.first(),
+            "retention_days": audit_retention.retention_days(),
+        },
+    )
 
 
 def visible_call(request, call_id):
@@ -46,9 +54,16 @@ def audit_event(request, seq):
         raise PermissionDenied("Only auditors read the audit log.")
     call = visible_call(request, event.call_id)
     timeline = audit_query.labelled(audit_query.call_timeline(event.call_id)) if event.call_id else []
-    return render(request, "approvals/audit_event.html", {
-        "event": audit_query.labelled([event])[0], "call": call, "call_id": event.call_id, "timeline": timeline,
-    })
+    return render(
+        request,
+        "approvals/audit_event.html",
+        {
+            "event": audit_query.labelled([event])[0],
+            "call": call,
+            "call_id": event.call_id,
+            "timeline": timeline,
+        },
+    )
 
 
 @login_required
@@ -57,7 +72,9 @@ def audit_call(request, pk):
     timeline = audit_query.labelled(audit_query.call_timeline(pk))
     if call is None and not timeline:
         raise Http404("No such call.")
-    return render(request, "approvals/audit_event.html", {"event": None, "call": call, "call_id": pk, "timeline": timeline})
+    return render(
+        request, "approvals/audit_event.html", {"event": None, "call": call, "call_id": pk, "timeline": timeline}
+    )
 
 
 @permission_or_403("approvals.export_audit")

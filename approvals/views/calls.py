@@ -14,16 +14,25 @@ from approvals.views.access import permission_or_403
 @permission_or_403(VIEW_CALLS)
 def recent(request):
     statuses = rows.chosen_statuses(request.GET.getlist("status"))
-    return render(request, "approvals/recent.html", {
-        "calls": rows.recent_calls(statuses), "statuses": statuses, "choices": Call.Status.choices,
-        "limit": rows.RECENT_LIMIT, "live_query": urlencode({"view": "recent", "status": statuses}, doseq=True),
-    })
+    return render(
+        request,
+        "approvals/recent.html",
+        {
+            "calls": rows.recent_calls(statuses),
+            "statuses": statuses,
+            "choices": Call.Status.choices,
+            "limit": rows.RECENT_LIMIT,
+            "live_query": urlencode({"view": "recent", "status": statuses}, doseq=True),
+        },
+    )
 
 
 @permission_or_403(VIEW_CALLS)
 def detail(request, pk):
     call = get_object_or_404(rows.shown_calls(), pk=pk)
-    return render(request, "approvals/call_detail.html", {"call": call, "live_query": urlencode({"view": "call", "id": pk})})
+    return render(
+        request, "approvals/call_detail.html", {"call": call, "live_query": urlencode({"view": "call", "id": pk})}
+    )
 
 
 @permission_or_403(VIEW_CALLS)

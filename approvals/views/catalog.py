@@ -23,18 +23,27 @@ def catalog(request):
     query = request.GET.get("q", "").strip()
     if query:
         tools = tools.filter(
-            Q(exposed_name__icontains=query) | Q(upstream_name__icontains=query)
-            | Q(definition__title__icontains=query) | Q(definition__annotations__title__icontains=query)
+            Q(exposed_name__icontains=query)
+            | Q(upstream_name__icontains=query)
+            | Q(definition__title__icontains=query)
+            | Q(definition__annotations__title__icontains=query)
             | Q(definition__description__icontains=query)
         )
     show_removed = request.GET.get("removed") == "1"
-    return render(request, "approvals/catalog.html", {
-        "active": tools.filter(status=Tool.Status.ACTIVE),
-        "rejected": tools.filter(status=Tool.Status.REJECTED),
-        "removed": tools.filter(status=Tool.Status.REMOVED) if show_removed else None,
-        "removed_count": tools.filter(status=Tool.Status.REMOVED).count(),
-        "server": server, "servers": Server.objects.all(), "query": query, "show_removed": show_removed,
-    })
+    return render(
+        request,
+        "approvals/catalog.html",
+        {
+            "active": tools.filter(status=Tool.Status.ACTIVE),
+            "rejected": tools.filter(status=Tool.Status.REJECTED),
+            "removed": tools.filter(status=Tool.Status.REMOVED) if show_removed else None,
+            "removed_count": tools.filter(status=Tool.Status.REMOVED).count(),
+            "server": server,
+            "servers": Server.objects.all(),
+            "query": query,
+            "show_removed": show_removed,
+        },
+    )
 
 
 @login_required

@@ -28,7 +28,14 @@ def walk(old, new, path, depth, paths, limit):
             walk(old.get(key, Missing), new.get(key, Missing), join(path, key), depth + 1, paths, limit)
     elif isinstance(old, list) and depth < MAX_DEPTH:
         for n in range(max(len(old), len(new))):
-            walk(old[n] if n < len(old) else Missing, new[n] if n < len(new) else Missing, f"{path}[{n}]", depth + 1, paths, limit)
+            walk(
+                old[n] if n < len(old) else Missing,
+                new[n] if n < len(new) else Missing,
+                f"{path}[{n}]",
+                depth + 1,
+                paths,
+                limit,
+            )
     elif canonical(old) != canonical(new):
         paths.append(path or "(whole definition)")
 

@@ -16,7 +16,7 @@ from approvals import calls
 from approvals.decision_forms import ArgumentsEditor, DecisionForm
 from approvals.models import Call
 from approvals.roles import DECIDE_CALLS, VIEW_CALLS
-from approvals.views import rows, timeline
+from approvals.views import rows
 from approvals.views.access import permission_or_403
 
 
@@ -33,7 +33,9 @@ def decide(request, pk):
         return answer(request, get_object_or_404(Call, pk=pk), form.problem(), messages.ERROR, status=400)
     data = form.cleaned_data
     try:
-        outcome = calls.decide(pk, request.user, form.approves, reason=data["reason"].strip(), shown_binding=data["binding"])
+        outcome = calls.decide(
+            pk, request.user, form.approves, reason=data["reason"].strip(), shown_binding=data["binding"]
+        )
     except Call.DoesNotExist:
         raise Http404("No such call.") from None
     return answer(request, outcome.call, outcome.message, messages.SUCCESS if outcome.won else messages.WARNING)
@@ -42,7 +44,9 @@ def decide(request, pk):
 def answer(request, call, message, level, status=200):
     if request.accepts("application/json") and not request.accepts("text/html"):
         tag = messages.DEFAULT_TAGS[level]
-        return JsonResponse({"call_id": call.pk, "status": call.status, "message": message, "level": tag}, status=status)
+        return JsonResponse(
+            {"call_id": call.pk, "status": call.status, "message": message, "level": tag}, status=status
+        )
     messages.add_message(request, level, f"Call {call.pk} ({call.tool_name}): {message}")
     return redirect(return_to(request))
 
@@ -63,7 +67,11 @@ def edit(request, pk):
     editor = ArgumentsEditor(call, request.POST if request.method == "POST" else None)
     if request.method == "POST" and editor.is_valid():
         outcome = calls.decide(
-            pk, request.user, True, reason=editor.reason.strip(), edited_arguments=editor.edited_arguments(),
+            pk,
+            request.user,
+            True,
+            reason=editor.reason.strip(),
+            edited_arguments=editor.edited_arguments(),
             shown_binding=editor.binding,
         )
         if outcome.errors:
@@ -71,7 +79,9 @@ def edit(request, pk):
         else:
             level = messages.SUCCESS if outcome.won else messages.WARNING
             edited = " with edited arguments" if outcome.won and outcome.call.edited_arguments is not None else ""
-            messages.add_message(request, level, f"Call {call.pk} ({call.tool_name}): {outcome.message.rstrip('.')}{edited}.")
+            messages.add_message(
+                request, level, f"Call {call.pk} ({call.tool_name}): {outcome.message.rstrip('.')}{edited}."
+            )
             return redirect("queue")
     status = 400 if request.method == "POST" else 200
     return render(request, "approvals/call_edit.html", {"call": call, "editor": editor}, status=status)

@@ -14,7 +14,17 @@ from urllib.parse import urlsplit
 from approvals.views.values import value_tree
 
 IMAGE_TYPES = {"image/png", "image/jpeg", "image/gif", "image/webp"}
-AUDIO_TYPES = {"audio/wav", "audio/x-wav", "audio/wave", "audio/mpeg", "audio/ogg", "audio/webm", "audio/mp4", "audio/aac", "audio/flac"}
+AUDIO_TYPES = {
+    "audio/wav",
+    "audio/x-wav",
+    "audio/wave",
+    "audio/mpeg",
+    "audio/ogg",
+    "audio/webm",
+    "audio/mp4",
+    "audio/aac",
+    "audio/flac",
+}
 PLAYABLE = {"image": IMAGE_TYPES, "audio": AUDIO_TYPES}
 MAX_BLOCKS = 100
 
@@ -65,7 +75,11 @@ def block_of(index: int, raw) -> Block:
         block.size = decoded_size(raw.get("data"))
     elif kind == "resource_link":
         fill_resource(block, raw)
-        block.name, block.title, block.description = text_of(raw.get("name")), text_of(raw.get("title")), text_of(raw.get("description"))
+        block.name, block.title, block.description = (
+            text_of(raw.get("name")),
+            text_of(raw.get("title")),
+            text_of(raw.get("description")),
+        )
     elif kind == "resource":
         fill_resource(block, raw.get("resource") if isinstance(raw.get("resource"), dict) else {})
     return block
@@ -94,7 +108,11 @@ def structured_tree(result, output_schema):
 def media_of(result, index) -> tuple[bytes, str] | None:
     """The bytes and media type of an image, audio or embedded-resource block, when the console may serve them."""
     content = result.get("content") if isinstance(result, dict) else None
-    if not isinstance(content, list) or not 0 <= index < min(len(content), MAX_BLOCKS) or not isinstance(content[index], dict):
+    if (
+        not isinstance(content, list)
+        or not 0 <= index < min(len(content), MAX_BLOCKS)
+        or not isinstance(content[index], dict)
+    ):
         return None
     raw = content[index]
     if raw.get("type") in PLAYABLE:

@@ -14,18 +14,71 @@ MAX_VALUE = 160
 
 # Rendered as the table's own columns and nesting; every other keyword is listed beside its row.
 STRUCTURAL = {
-    "type", "title", "description", "properties", "required", "items", "prefixItems",
-    "anyOf", "oneOf", "allOf", "$defs", "definitions", "additionalProperties",
+    "type",
+    "title",
+    "description",
+    "properties",
+    "required",
+    "items",
+    "prefixItems",
+    "anyOf",
+    "oneOf",
+    "allOf",
+    "$defs",
+    "definitions",
+    "additionalProperties",
 }
 # The JSON Schema vocabulary (2020-12 and draft-07) shown as constraints; anything else is unknown.
 CONSTRAINTS = [
-    "enum", "const", "default", "format", "pattern", "minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum",
-    "multipleOf", "minLength", "maxLength", "minItems", "maxItems", "uniqueItems", "contains", "minContains",
-    "maxContains", "minProperties", "maxProperties", "patternProperties", "propertyNames", "dependentRequired",
-    "dependentSchemas", "dependencies", "additionalItems", "unevaluatedItems", "unevaluatedProperties", "not", "if",
-    "then", "else", "contentEncoding", "contentMediaType", "contentSchema", "examples", "deprecated", "readOnly",
-    "writeOnly", "$ref", "$dynamicRef", "$recursiveRef", "$anchor", "$dynamicAnchor", "$recursiveAnchor", "$id",
-    "$schema", "$comment", "$vocabulary",
+    "enum",
+    "const",
+    "default",
+    "format",
+    "pattern",
+    "minimum",
+    "exclusiveMinimum",
+    "maximum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minLength",
+    "maxLength",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "contains",
+    "minContains",
+    "maxContains",
+    "minProperties",
+    "maxProperties",
+    "patternProperties",
+    "propertyNames",
+    "dependentRequired",
+    "dependentSchemas",
+    "dependencies",
+    "additionalItems",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "not",
+    "if",
+    "then",
+    "else",
+    "contentEncoding",
+    "contentMediaType",
+    "contentSchema",
+    "examples",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "$ref",
+    "$dynamicRef",
+    "$recursiveRef",
+    "$anchor",
+    "$dynamicAnchor",
+    "$recursiveAnchor",
+    "$id",
+    "$schema",
+    "$comment",
+    "$vocabulary",
 ]
 KNOWN = STRUCTURAL | set(CONSTRAINTS)
 
@@ -139,7 +192,9 @@ class Walk:
             if len(self.rows) >= MAX_ROWS:
                 self.truncated = True
                 return
-            row = Row(name=clip(name, 120), depth=parent.depth + 1, path=f"{parent.path}.{name}" if parent.path else name)
+            row = Row(
+                name=clip(name, 120), depth=parent.depth + 1, path=f"{parent.path}.{name}" if parent.path else name
+            )
             row.required = required
             self.rows.append(self.describe(row, sub))
             if row.depth >= MAX_DEPTH:

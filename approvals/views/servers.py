@@ -31,10 +31,16 @@ def server_detail(request, slug):
     tools = {status: [] for status in Tool.Status.values}
     for tool in server.tools.all():
         tools[tool.status].append(tool)
-    return render(request, "approvals/server_detail.html", {
-        "server": server, "tools": tools,
-        "fold_instructions": len(server.instructions) > FOLD_INSTRUCTIONS_AT or server.instructions.count("\n") > 12,
-    })
+    return render(
+        request,
+        "approvals/server_detail.html",
+        {
+            "server": server,
+            "tools": tools,
+            "fold_instructions": len(server.instructions) > FOLD_INSTRUCTIONS_AT
+            or server.instructions.count("\n") > 12,
+        },
+    )
 
 
 @admin_required
@@ -81,7 +87,8 @@ def server_sync(request, slug):
     if report.ok:
         server.refresh_from_db()
         messages.success(
-            request, f"Synced {report.summary()}; {server.active_tools().count()} active tools, revision {server.revision}."
+            request,
+            f"Synced {report.summary()}; {server.active_tools().count()} active tools, revision {server.revision}.",
         )
     else:
         messages.error(request, f"Could not sync {server.name}: {report.error}")

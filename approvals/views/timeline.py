@@ -55,7 +55,9 @@ def outcome_text(call: Call) -> str:
     if call.status == Call.Status.PENDING:
         return ""
     if call.status in (Call.Status.EXPIRED, Call.Status.CANCELLED, Call.Status.REJECTED):
-        return f"{call.get_status_display()}" + (f": {call.reason or call.error}" if (call.reason or call.error) else "")
+        return f"{call.get_status_display()}" + (
+            f": {call.reason or call.error}" if (call.reason or call.error) else ""
+        )
     if call.decided_by_name == "policy":
         who = f"{'Denied' if call.status == Call.Status.DENIED else 'Allowed'} by policy"
     else:
@@ -63,6 +65,10 @@ def outcome_text(call: Call) -> str:
     if call.status == Call.Status.DENIED:
         return who + (f": {call.reason}" if call.reason else "")
     edited = " with edited arguments" if call.edited_arguments is not None else ""
-    state = {Call.Status.APPROVED: "", Call.Status.FORWARDED: " · running upstream",
-             Call.Status.COMPLETED: " · completed", Call.Status.FAILED: " · failed"}.get(call.status, "")
+    state = {
+        Call.Status.APPROVED: "",
+        Call.Status.FORWARDED: " · running upstream",
+        Call.Status.COMPLETED: " · completed",
+        Call.Status.FAILED: " · failed",
+    }.get(call.status, "")
     return who + edited + state

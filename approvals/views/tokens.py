@@ -39,10 +39,17 @@ def token_add(request):
     if request.method == "POST":
         token, secret, errors, entered = issue_from_post(request)
         if token is not None:
-            return render(request, "approvals/token_created.html", {
-                "token": token, "secret": secret, "reachable": clients.reachable_tools(token.tool_globs),
-                "endpoint": endpoint_url(request), "snippets": snippets.snippets(endpoint_url(request), secret),
-            })
+            return render(
+                request,
+                "approvals/token_created.html",
+                {
+                    "token": token,
+                    "secret": secret,
+                    "reachable": clients.reachable_tools(token.tool_globs),
+                    "endpoint": endpoint_url(request),
+                    "snippets": snippets.snippets(endpoint_url(request), secret),
+                },
+            )
     return render(request, "approvals/token_form.html", {"entered": entered, "errors": errors})
 
 

@@ -61,7 +61,9 @@ def kind_of(value) -> str:
 
 def scalar_text(value) -> str:
     if isinstance(value, str):
-        return value if len(value) <= MAX_STRING else value[:MAX_STRING] + f"… ({len(value) - MAX_STRING} more characters)"
+        return (
+            value if len(value) <= MAX_STRING else value[:MAX_STRING] + f"… ({len(value) - MAX_STRING} more characters)"
+        )
     return json.dumps(value)
 
 
@@ -95,8 +97,11 @@ class Walk:
         self.count += 1
         schema = schema if isinstance(schema, dict) else {}
         node = Node(
-            name=clip(name, 120), kind=kind_of(value), undeclared=not declared,
-            title=clip(schema.get("title", ""), 200), description=clip(schema.get("description", "")),
+            name=clip(name, 120),
+            kind=kind_of(value),
+            undeclared=not declared,
+            title=clip(schema.get("title", ""), 200),
+            description=clip(schema.get("description", "")),
         )
         if node.kind in ("object", "array"):
             if depth >= MAX_DEPTH:

@@ -1,6 +1,6 @@
 """Run as a separate process by test_concurrency: appends audit events to the database DATABASE_URL names.
 
-    python -m tests.audit.appender WORKER COUNT START_AT
+python -m tests.audit.appender WORKER COUNT START_AT
 """
 
 import os

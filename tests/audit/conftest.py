@@ -39,7 +39,9 @@ def chain(db):
 def user_with(django_user_model, db):
     def make(*role_names, username=None):
         roles.ensure_roles()
-        user = django_user_model.objects.create_user(username=username or "-".join(role_names) or "nobody", password=PASSWORD)
+        user = django_user_model.objects.create_user(
+            username=username or "-".join(role_names) or "nobody", password=PASSWORD
+        )
         user.groups.set(Group.objects.filter(name__in=role_names))
         return user
 

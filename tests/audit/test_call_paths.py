@@ -72,7 +72,12 @@ async def trail():
     """(action, actor type, actor name) of every call event, in order; the chain verified on the way."""
     verdict = await sync_to_async(audit_verify.verify_chain)()
     assert verdict.ok, verdict.summary()
-    return [row async for row in AuditEvent.objects.exclude(call_id=None).order_by("seq").values_list("action", "actor_type", "actor_name")]
+    return [
+        row
+        async for row in AuditEvent.objects.exclude(call_id=None)
+        .order_by("seq")
+        .values_list("action", "actor_type", "actor_name")
+    ]
 
 
 async def event(action):
@@ -84,8 +89,10 @@ async def test_it_records_an_allowed_call_from_arrival_to_result(client_token, r
     result = await (await start(client_token))
     assert result == RESULT
     assert await trail() == [
-        ("call.received", "client", "agent"), ("call.policy", "system", "system"),
-        ("call.forwarded", "system", "system"), ("call.completed", "system", "system"),
+        ("call.received", "client", "agent"),
+        ("call.policy", "system", "system"),
+        ("call.forwarded", "system", "system"),
+        ("call.completed", "system", "system"),
     ]
     assert (await event("call.received")).data == {"tool": "shop_issue_refund", "arguments": ARGUMENTS}
     assert (await event("call.policy")).data["action"] == "allow"
@@ -100,8 +107,12 @@ async def test_it_records_an_approval_by_the_operator_who_gave_it(client_token, 
     assert (await sync_to_async(calls.decide)(call.pk, operators[0], True, "fine")).won
     assert await waiting == RESULT
     assert await trail() == [
-        ("call.received", "client", "agent"), ("call.policy", "system", "system"), ("call.pending", "system", "system"),
-        ("call.approved", "user", "ann"), ("call.forwarded", "system", "system"), ("call.completed", "system", "system"),
+        ("call.received", "client", "agent"),
+        ("call.policy", "system", "system"),
+        ("call.pending", "system", "system"),
+        ("call.approved", "user", "ann"),
+        ("call.forwarded", "system", "system"),
+        ("call.completed", "system", "system"),
     ]
     assert (await event("call.approved")).data == {"reason": "fine"}
 
@@ -113,7 +124,9 @@ async def test_it_records_a_denial_and_its_reason(client_token, refund_tool, ope
     await sync_to_async(calls.decide)(call.pk, operators[1], False, "too much")
     assert (await waiting)["isError"] is True
     assert await trail() == [
-        ("call.received", "client", "agent"), ("call.policy", "system", "system"), ("call.pending", "system", "system"),
+        ("call.received", "client", "agent"),
+        ("call.policy", "system", "system"),
+        ("call.pending", "system", "system"),
         ("call.denied", "user", "bob"),
     ]
     assert (await event("call.denied")).data == {"reason": "too much"} and fake.arguments == []
@@ -127,9 +140,13 @@ async def test_it_records_edited_arguments_and_forwards_the_edited_ones(client_t
     assert (await sync_to_async(calls.decide)(call.pk, operators[0], True, edited_arguments=edited)).won
     await waiting
     assert await trail() == [
-        ("call.received", "client", "agent"), ("call.policy", "system", "system"), ("call.pending", "system", "system"),
-        ("call.edited", "user", "ann"), ("call.approved", "user", "ann"),
-        ("call.forwarded", "system", "system"), ("call.completed", "system", "system"),
+        ("call.received", "client", "agent"),
+        ("call.policy", "system", "system"),
+        ("call.pending", "system", "system"),
+        ("call.edited", "user", "ann"),
+        ("call.approved", "user", "ann"),
+        ("call.forwarded", "system", "system"),
+        ("call.completed", "system", "system"),
     ]
     assert (await event("call.edited")).data == {"before": ARGUMENTS, "after": edited}
     assert (await event("call.forwarded")).data == {"arguments": edited} and fake.arguments == [edited]
@@ -142,7 +159,9 @@ async def test_it_records_a_call_that_expired_unanswered(client_token, refund_to
     result = await (await start(client_token))
     assert result["isError"] is True
     assert await trail() == [
-        ("call.received", "client", "agent"), ("call.policy", "system", "system"), ("call.pending", "system", "system"),
+        ("call.received", "client", "agent"),
+        ("call.policy", "system", "system"),
+        ("call.pending", "system", "system"),
         ("call.expired", "system", "system"),
     ]
 
@@ -155,7 +174,9 @@ async def test_it_records_a_call_the_client_cancelled(client_token, refund_tool,
     with pytest.raises(asyncio.CancelledError):
         await waiting
     assert await trail() == [
-        ("call.received", "client", "agent"), ("call.policy", "system", "system"), ("call.pending", "system", "system"),
+        ("call.received", "client", "agent"),
+        ("call.policy", "system", "system"),
+        ("call.pending", "system", "system"),
         ("call.cancelled", "client", "agent"),
     ]
 
@@ -165,18 +186,24 @@ async def test_it_records_an_upstream_failure_with_its_error(client_token, refun
     result = await (await start(client_token))
     assert result["isError"] is True
     assert await trail() == [
-        ("call.received", "client", "agent"), ("call.policy", "system", "system"),
-        ("call.forwarded", "system", "system"), ("call.failed", "system", "system"),
+        ("call.received", "client", "agent"),
+        ("call.policy", "system", "system"),
+        ("call.forwarded", "system", "system"),
+        ("call.failed", "system", "system"),
     ]
     failed = (await event("call.failed")).data
     assert failed["error"] == "connection refused" and "latency_ms" in failed
 
 
 async def test_it_records_a_denial_by_policy_without_an_operator(client_token, refund_tool):
-    await PolicyRule.objects.acreate(action="deny", tool_glob="shop_*", message="refunds go through the shop", name="no refunds")
+    await PolicyRule.objects.acreate(
+        action="deny", tool_glob="shop_*", message="refunds go through the shop", name="no refunds"
+    )
     result = await (await start(client_token))
     assert result["isError"] is True
     assert await trail() == [
-        ("call.received", "client", "agent"), ("call.policy", "system", "system"), ("call.denied", "system", "system"),
+        ("call.received", "client", "agent"),
+        ("call.policy", "system", "system"),
+        ("call.denied", "system", "system"),
     ]
     assert (await event("call.denied")).data == {"reason": "refunds go through the shop", "rule": "no refunds"}

@@ -27,7 +27,9 @@ def test_it_keeps_one_gap_free_chain_under_concurrent_appends_from_several_proce
     start_at = f"{time.time() + SETUP_SECONDS:.3f}"
     env = {**os.environ, "DATABASE_URL": url}
     writers = [
-        subprocess.Popen([sys.executable, "-m", "tests.audit.appender", str(n), str(EACH), start_at], env=env, cwd=settings.BASE_DIR)
+        subprocess.Popen(
+            [sys.executable, "-m", "tests.audit.appender", str(n), str(EACH), start_at], env=env, cwd=settings.BASE_DIR
+        )
         for n in range(PROCESSES)
     ]
     assert [writer.wait(120) for writer in writers] == [0] * PROCESSES

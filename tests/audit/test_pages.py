@@ -5,8 +5,8 @@ import csv
 import io
 
 import pytest
-from django import forms
 from asgiref.sync import sync_to_async
+from django import forms
 from django.urls import reverse
 
 from approvals import audit_export, calls
@@ -38,7 +38,12 @@ def test_it_shows_auditors_the_filtered_log(signed_in, decided, refund_tool):
 def test_it_opens_an_event_with_its_calls_whole_timeline(signed_in, decided):
     denied = AuditEvent.objects.get(action="call.denied")
     page = signed_in("auditor").get(reverse("audit_event", args=[denied.seq]))
-    assert [step.action for step in page.context["timeline"]] == ["call.received", "call.policy", "call.pending", "call.denied"]
+    assert [step.action for step in page.context["timeline"]] == [
+        "call.received",
+        "call.policy",
+        "call.pending",
+        "call.denied",
+    ]
     assert denied.hash in page.content.decode()
 
 
@@ -118,7 +123,9 @@ def admin_form_data(page):
             if value:
                 data[bound.html_name] = "on"
         elif isinstance(widget, forms.MultiWidget):
-            data.update({f"{bound.html_name}_{n}": part for n, part in enumerate(widget.decompress(value)) if part is not None})
+            data.update(
+                {f"{bound.html_name}_{n}": part for n, part in enumerate(widget.decompress(value)) if part is not None}
+            )
         elif value is not None:
             data[bound.html_name] = value
     return data
@@ -140,7 +147,9 @@ def test_it_records_password_changes_in_django_admin_without_the_hash(client, dj
     ada = django_user_model.objects.create_user("ada", password=PASSWORD)
     client.force_login(root)
     new = "another long enough password"
-    response = client.post(reverse("admin:auth_user_password_change", args=[ada.pk]), {"password1": new, "password2": new})
+    response = client.post(
+        reverse("admin:auth_user_password_change", args=[ada.pk]), {"password1": new, "password2": new}
+    )
     assert response.status_code == 302
     changed = AuditEvent.objects.get(action="admin.changed")
     assert changed.data["object"] == "ada"

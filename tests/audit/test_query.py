@@ -54,7 +54,9 @@ def test_it_filters_by_operator(history):
 
 
 def test_it_filters_by_the_outcome_of_the_events_call(history):
-    assert actions(selected(outcome="denied")) == sorted(["call.received", "call.policy", "call.pending", "call.denied"] * 3)
+    assert actions(selected(outcome="denied")) == sorted(
+        ["call.received", "call.policy", "call.pending", "call.denied"] * 3
+    )
 
 
 def test_it_filters_by_client_and_server(history, client_token):
@@ -93,7 +95,12 @@ def test_it_pages_through_every_event_once_newest_first(history):
 
 
 def test_it_exports_exactly_the_events_the_page_counts(history):
-    for criteria in ({"tool": history["refund"].pk, "action": "call.approved"}, {"outcome": "denied"}, {"q": "order_id"}, {}):
+    for criteria in (
+        {"tool": history["refund"].pk, "action": "call.approved"},
+        {"outcome": "denied"},
+        {"q": "order_id"},
+        {},
+    ):
         form = audit_query.AuditFilter(criteria)
         assert form.is_valid()
         events = audit_query.filter_events(form.cleaned_data)

@@ -11,16 +11,17 @@ from playwright.sync_api import expect
 from approvals import calls, roles
 from approvals.models import AuditHead
 from approvals.protocol import revisions
+from tests.browser.conftest import PASSWORD
 from tests.calls.conftest import client_token, operators, refund_tool, shop  # noqa: F401  (fixtures)
 from tests.pages.factories import make_server, make_tool
-from tests.browser.conftest import PASSWORD
 
 pytestmark = pytest.mark.browser
 
 
-
 def submit(token, tool, arguments, jsonrpc_id):
-    call, _ = calls.receive_call(calls.ClientContext(token, revisions.MODERN, "2026-07-28"), tool, arguments, jsonrpc_id, None)
+    call, _ = calls.receive_call(
+        calls.ClientContext(token, revisions.MODERN, "2026-07-28"), tool, arguments, jsonrpc_id, None
+    )
     return call
 
 
@@ -37,8 +38,13 @@ def history(live_console, client_token, refund_tool, operators):
     roles.ensure_roles()
     auditor = User.objects.create_user("audrey", password=PASSWORD)
     auditor.groups.add(Group.objects.get(name=roles.AUDITOR))
-    return {"refund": refund_tool, "denied": denied, "pending": pending, "binding": calls.call_binding(pending),
-            "head": AuditHead.objects.get()}
+    return {
+        "refund": refund_tool,
+        "denied": denied,
+        "pending": pending,
+        "binding": calls.call_binding(pending),
+        "head": AuditHead.objects.get(),
+    }
 
 
 def sign_in(page, url):
@@ -92,7 +98,8 @@ def test_it_does_not_let_an_auditor_decide_a_call(live_console, history, open_pa
     expect(page.get_by_role("link", name="My decisions")).to_have_count(0)
     csrf = next(cookie["value"] for cookie in page.context.cookies() if cookie["name"] == "csrftoken")
     response = page.request.post(
-        f"{live_console}/queue/{pending.pk}/decide/", headers={"X-CSRFToken": csrf},
+        f"{live_console}/queue/{pending.pk}/decide/",
+        headers={"X-CSRFToken": csrf},
         form={"decision": "approve", "reason": "", "binding": history["binding"]},
     )
     # Refused by the permission check, not by a CSRF failure that any forged form would meet too.

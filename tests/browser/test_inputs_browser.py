@@ -30,13 +30,20 @@ def console(live_console, transactional_db, everything_http, sdk_server):
     PolicyRule.objects.create(name="browser inputs", action="allow", tool_glob="*")
     add_synced_server("everything", transport="http", url=everything_http.url)
     add_synced_server("sdk", transport="http", url=sdk_server.url)
-    add_synced_server("forms", transport="stdio", command=shlex.join([sys.executable, str(SERVERS / "forms_server.py")]))
+    add_synced_server(
+        "forms", transport="stdio", command=shlex.join([sys.executable, str(SERVERS / "forms_server.py")])
+    )
     _, secret = tokens.create_token("browser agent")
     user = User.objects.create_user("olga", password="a long enough test password")
     user.groups.add(Group.objects.get(name=roles.OPERATOR))
     browser_client = DjangoClient()
     browser_client.force_login(user)
-    return {"url": live_console, "mcp": live_console + "/mcp", "secret": secret, "session": browser_client.cookies["sessionid"].value}
+    return {
+        "url": live_console,
+        "mcp": live_console + "/mcp",
+        "secret": secret,
+        "session": browser_client.cookies["sessionid"].value,
+    }
 
 
 @pytest.fixture
@@ -67,10 +74,14 @@ def test_it_shows_server_everythings_legacy_form_and_sends_back_what_the_operato
     expect(card.get_by_label("Integer", exact=True)).to_have_attribute("max", "100")
     expect(card.get_by_label("Untitled Single Select Enum", exact=True)).to_have_value("Monica")
     expect(card.get_by_label("Titled Single Select Enum", exact=True)).to_have_value("hero-1")
-    expect(card.get_by_label("Legacy Titled Single Select Enum", exact=True).locator("option:checked")).to_have_text("Cats")
+    expect(card.get_by_label("Legacy Titled Single Select Enum", exact=True).locator("option:checked")).to_have_text(
+        "Cats"
+    )
     expect(card.get_by_label("Guitar", exact=True)).to_be_checked()
     expect(card.get_by_label("Tuna", exact=True)).to_be_checked()
-    expect(card.locator("label", has_text="String").first.locator("xpath=following-sibling::*[1]")).to_have_text("required")
+    expect(card.locator("label", has_text="String").first.locator("xpath=following-sibling::*[1]")).to_have_text(
+        "required"
+    )
     expect(card.get_by_label("String with date format", exact=True)).to_have_attribute("type", "date")
     expect(card.get_by_label("String with email format", exact=True)).to_have_attribute("type", "email")
     expect(card.get_by_label("String with uri format", exact=True)).to_have_attribute("type", "url")
@@ -99,7 +110,13 @@ def test_it_shows_server_everythings_legacy_form_and_sends_back_what_the_operato
 
     text = client.text()
     assert "User provided the requested information" in text
-    for line in ("- Name: Ada Lovelace", "- Agreed to terms: true", "- Email: ada@example.com", "- Birthdate: 1815-12-10", "- Favorite Integer: 7"):
+    for line in (
+        "- Name: Ada Lovelace",
+        "- Agreed to terms: true",
+        "- Email: ada@example.com",
+        "- Birthdate: 1815-12-10",
+        "- Favorite Integer: 7",
+    ):
         assert line in text
     raw = json.loads(text.split("Raw result:", 1)[1])
     assert raw["content"]["untitledMultipleSelectEnum"] == ["Guitar", "Piano", "Violin"]
@@ -150,9 +167,19 @@ def test_it_renders_and_checks_every_field_type_an_sdk_server_asks_for(console, 
     card.get_by_role("button", name="Accept").click()
 
     assert json.loads(client.text()) == {
-        "name": "Ada Lovelace", "email": "ada@example.com", "homepage": "https://ada.example", "born": "1815-12-10",
-        "meeting": "2030-01-02T09:30:15Z", "age": 36, "score": 9.5, "agree": False, "color": "blue", "pet": "dog",
-        "hero": "h2", "tools": ["file"], "fish": ["f1", "f2"],
+        "name": "Ada Lovelace",
+        "email": "ada@example.com",
+        "homepage": "https://ada.example",
+        "born": "1815-12-10",
+        "meeting": "2030-01-02T09:30:15Z",
+        "age": 36,
+        "score": 9.5,
+        "agree": False,
+        "color": "blue",
+        "pet": "dog",
+        "hero": "h2",
+        "tools": ["file"],
+        "fish": ["f1", "f2"],
     }
 
 

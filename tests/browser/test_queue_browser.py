@@ -177,10 +177,17 @@ def hostile_tool():
         "name": "export",
         "title": f"Export {HOSTILE}",
         "description": f"Exports everything. {HOSTILE}",
-        "inputSchema": {"type": "object", "properties": {"target": {"type": "string", "title": HOSTILE, "description": HOSTILE}}},
+        "inputSchema": {
+            "type": "object",
+            "properties": {"target": {"type": "string", "title": HOSTILE, "description": HOSTILE}},
+        },
     }
     return Tool.objects.create(
-        server=server, upstream_name="export", exposed_name="shady_export", definition=definition, digest=tool_digest(definition),
+        server=server,
+        upstream_name="export",
+        exposed_name="shady_export",
+        definition=definition,
+        digest=tool_digest(definition),
     )
 
 

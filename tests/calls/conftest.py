@@ -24,7 +24,10 @@ def shop(db):
 @pytest.fixture
 def refund_tool(shop):
     return Tool.objects.create(
-        server=shop, upstream_name="issue_refund", exposed_name="shop_issue_refund", definition=REFUND,
+        server=shop,
+        upstream_name="issue_refund",
+        exposed_name="shop_issue_refund",
+        definition=REFUND,
         digest=tool_digest(REFUND),
     )
 

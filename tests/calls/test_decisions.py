@@ -115,7 +115,10 @@ def test_it_lets_exactly_one_decision_win_under_a_real_race(client_token, refund
             finally:
                 connection.close()
 
-        threads = [threading.Thread(target=decide, args=(ann, True)), threading.Thread(target=decide, args=(bob, False))]
+        threads = [
+            threading.Thread(target=decide, args=(ann, True)),
+            threading.Thread(target=decide, args=(bob, False)),
+        ]
         for t in threads:
             t.start()
         for t in threads:
@@ -127,7 +130,9 @@ def test_it_lets_exactly_one_decision_win_under_a_real_race(client_token, refund
         assert AuditEvent.objects.filter(call_id=call.pk, action__in=["call.approved", "call.denied"]).count() == 1
 
 
-def test_it_fails_an_approved_call_whose_process_stopped_before_answering(client_token, refund_tool, operators, settings):
+def test_it_fails_an_approved_call_whose_process_stopped_before_answering(
+    client_token, refund_tool, operators, settings
+):
     call = pending_call(client_token, refund_tool)
     calls.decide(call.pk, operators[0], True)
     assert calls.expire_stale_calls() == 0, "a call just approved is still being run"

@@ -18,8 +18,11 @@ pytestmark = pytest.mark.django_db(transaction=True)
 @pytest.fixture
 def demo_server(db):
     server = servers.add_server(
-        name="Demo", transport="stdio", command=shlex.join([sys.executable, "-m", "approvals.demo.server"]),
-        trusted=True, schedule_sync=False,
+        name="Demo",
+        transport="stdio",
+        command=shlex.join([sys.executable, "-m", "approvals.demo.server"]),
+        trusted=True,
+        schedule_sync=False,
     )
     assert catalog.sync_server(server).ok
     PolicyRule.objects.create(action="allow", tool_glob="*")
@@ -49,7 +52,9 @@ async def test_it_forwards_an_allowed_call_and_returns_the_result(demo_server, r
     assert "C007" in result["content"][0]["text"]
     call = await Call.objects.aget()
     assert call.status == Call.Status.COMPLETED
-    actions = [a async for a in AuditEvent.objects.filter(call_id=call.pk).order_by("seq").values_list("action", flat=True)]
+    actions = [
+        a async for a in AuditEvent.objects.filter(call_id=call.pk).order_by("seq").values_list("action", flat=True)
+    ]
     assert actions == ["call.received", "call.policy", "call.forwarded", "call.completed"]
 
 
@@ -90,11 +95,22 @@ async def test_it_records_an_approved_call_forwarded_before_its_answer(demo_serv
     assert "C007" in result["content"][0]["text"]
     call = await Call.objects.aget()
     assert call.decided_at <= call.forwarded_at <= call.answered_at
-    actions = [a async for a in AuditEvent.objects.filter(call_id=call.pk).order_by("seq").values_list("action", flat=True)]
-    assert actions == ["call.received", "call.policy", "call.pending", "call.approved", "call.forwarded", "call.completed"]
+    actions = [
+        a async for a in AuditEvent.objects.filter(call_id=call.pk).order_by("seq").values_list("action", flat=True)
+    ]
+    assert actions == [
+        "call.received",
+        "call.policy",
+        "call.pending",
+        "call.approved",
+        "call.forwarded",
+        "call.completed",
+    ]
 
 
-async def test_it_does_not_answer_an_approved_call_cancelled_before_it_was_forwarded(demo_server, client_token, operators):
+async def test_it_does_not_answer_an_approved_call_cancelled_before_it_was_forwarded(
+    demo_server, client_token, operators
+):
     await PolicyRule.objects.all().adelete()
     tool = await Tool.objects.select_related("server").aget(exposed_name="demo_lookup_customer")
     ctx = calls.ClientContext(client_token, revisions.MODERN, "2026-07-28")
@@ -111,7 +127,9 @@ async def test_it_does_not_answer_an_approved_call_cancelled_before_it_was_forwa
     assert "cancelled: the client cancelled" in result["content"][0]["text"]
     call = await Call.objects.aget()
     assert call.status == Call.Status.CANCELLED and call.forwarded_at is None and call.result is None
-    assert not await AuditEvent.objects.filter(call_id=call.pk, action__in=["call.forwarded", "call.completed"]).aexists()
+    assert not await AuditEvent.objects.filter(
+        call_id=call.pk, action__in=["call.forwarded", "call.completed"]
+    ).aexists()
 
 
 async def test_it_tells_the_client_when_the_upstream_server_is_down(demo_server, run):

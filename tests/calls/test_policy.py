@@ -2,7 +2,9 @@ from approvals.policy import ALLOW, ASK, DENY, CallFacts, Rule, check_conditions
 
 
 def facts(tool="demo_delete_record", arguments=None, annotations=None, server_id=1, client_id=7):
-    return CallFacts(client_id=client_id, server_id=server_id, tool_name=tool, arguments=arguments or {}, annotations=annotations)
+    return CallFacts(
+        client_id=client_id, server_id=server_id, tool_name=tool, arguments=arguments or {}, annotations=annotations
+    )
 
 
 def test_it_asks_when_no_rule_matches():
@@ -39,11 +41,16 @@ def test_it_checks_argument_conditions():
 
 
 def test_it_supports_membership_glob_and_presence():
-    rule = Rule(1, "", ALLOW, conditions=[
-        {"path": "region", "op": "in", "value": ["eu", "us"]},
-        {"path": "path", "op": "glob", "value": "/tmp/*"},
-        {"path": "force", "op": "absent"},
-    ])
+    rule = Rule(
+        1,
+        "",
+        ALLOW,
+        conditions=[
+            {"path": "region", "op": "in", "value": ["eu", "us"]},
+            {"path": "path", "op": "glob", "value": "/tmp/*"},
+            {"path": "force", "op": "absent"},
+        ],
+    )
     assert evaluate([rule], facts(arguments={"region": "eu", "path": "/tmp/x"})).action == ALLOW
     assert evaluate([rule], facts(arguments={"region": "eu", "path": "/etc/x"})).action == ASK
     assert evaluate([rule], facts(arguments={"region": "eu", "path": "/tmp/x", "force": True})).action == ASK

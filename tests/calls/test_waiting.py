@@ -37,7 +37,9 @@ async def test_it_wakes_the_waiting_request_through_the_channel_layer(client_tok
     async def emit(message):
         sent.append(message)
 
-    waiting = asyncio.create_task(call_runner.run_call(context(client_token), 1, refund_params(progressToken="p1"), emit))
+    waiting = asyncio.create_task(
+        call_runner.run_call(context(client_token), 1, refund_params(progressToken="p1"), emit)
+    )
     call_id = await pending_call_id()
     while not sent:  # the waiting side has subscribed and told the client it waits
         await asyncio.sleep(0.01)

@@ -7,7 +7,10 @@ from approvals.models import AuditEvent
 
 def test_it_audits_a_new_server_without_its_secrets(db):
     server = servers.add_server(
-        name="Search", transport="http", url="https://search.example/mcp", headers={"Authorization": "Bearer s3cret"},
+        name="Search",
+        transport="http",
+        url="https://search.example/mcp",
+        headers={"Authorization": "Bearer s3cret"},
         schedule_sync=False,
     )
     event = AuditEvent.objects.get(action="server.added", server_id=server.pk)

@@ -12,7 +12,12 @@ SCRIPTED = Path(__file__).with_name("scripted_server.py")
 
 
 def tool(name, **extra):
-    return {"name": name, "description": f"The {name} tool", "inputSchema": {"type": "object", "properties": {}}, **extra}
+    return {
+        "name": name,
+        "description": f"The {name} tool",
+        "inputSchema": {"type": "object", "properties": {}},
+        **extra,
+    }
 
 
 @pytest.fixture
@@ -34,7 +39,10 @@ def scripted(db, scenario):
     def make(name, pages, prefix=None, die_on_page=None):
         path = scenario(pages, die_on_page, name=name)
         return servers.add_server(
-            name=name, transport=Server.Transport.STDIO, tool_prefix=prefix, schedule_sync=False,
+            name=name,
+            transport=Server.Transport.STDIO,
+            tool_prefix=prefix,
+            schedule_sync=False,
             command=shlex.join([sys.executable, str(SCRIPTED), str(path)]),
         )
 
@@ -69,7 +77,10 @@ def test_it_keeps_the_catalog_when_the_server_dies_in_the_middle_of_a_list(scrip
 
 
 def test_it_rejects_a_tool_with_a_bad_x_mcp_header_and_says_why(scripted):
-    bad = tool("bad", inputSchema={"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Bad Header"}}})
+    bad = tool(
+        "bad",
+        inputSchema={"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Bad Header"}}},
+    )
     server = scripted("Headers", [[tool("good"), bad]])
     assert catalog.sync_server(server).ok
     rejected = server.tools.get(upstream_name="bad")

@@ -23,7 +23,9 @@ async def test_it_syncs_a_server_that_announces_a_changed_tool_list(tmp_path):
     scenario = tmp_path / "scenario.json"
     scenario.write_text(json.dumps({"pages": [[tool("a")]]}))
     server = await sync_to_async(servers.add_server)(
-        name="Announcer", transport="stdio", schedule_sync=False,
+        name="Announcer",
+        transport="stdio",
+        schedule_sync=False,
         command=shlex.join([sys.executable, str(SCRIPTED), str(scenario)]),
     )
     assert (await sync_to_async(catalog.sync_server)(server)).ok

@@ -23,8 +23,16 @@ def test_it_lists_only_the_calls_in_the_status_asked_for(pending_call, make_oper
 
 
 def test_it_lists_at_most_the_limit_newest_first(agent, refund_tool, pending_call):
-    newer = Call.objects.create(token=agent, tool=refund_tool, tool_name="shop_issue_refund", request_id="r2",
-                                era="modern", protocol_version="2026-07-28", arguments_digest="x", status=Call.Status.COMPLETED)
+    newer = Call.objects.create(
+        token=agent,
+        tool=refund_tool,
+        tool_name="shop_issue_refund",
+        request_id="r2",
+        era="modern",
+        protocol_version="2026-07-28",
+        arguments_digest="x",
+        status=Call.Status.COMPLETED,
+    )
     rows = json.loads(run("list_calls", "--json", "--limit", "1"))
     assert [r["id"] for r in rows] == [newer.pk]
 
@@ -78,7 +86,9 @@ def test_a_late_decision_exits_with_status_1_from_the_shell(pending_call, make_o
 
 def test_it_approves_with_edited_arguments(pending_call, make_operator):
     make_operator("ann")
-    output = run("decide", str(pending_call.pk), "approve", "--as", "ann", "--arguments", '{"order_id": 7, "amount": 5}')
+    output = run(
+        "decide", str(pending_call.pk), "approve", "--as", "ann", "--arguments", '{"order_id": 7, "amount": 5}'
+    )
     assert "with edited arguments" in output
     pending_call.refresh_from_db()
     assert pending_call.final_arguments == {"order_id": 7, "amount": 5}
@@ -152,7 +162,6 @@ def test_the_help_says_who_decides_by_default(capsys):
         ManagementUtility(["manage.py", "decide", "--help"]).execute()
     help_text = " ".join(capsys.readouterr().out.split())
     assert "CONSOLE_OPERATOR" in help_text and "only active superuser" in help_text
-
 
 
 def test_it_lists_the_arguments_and_the_binding_an_approval_is_held_to(pending_call):

@@ -32,9 +32,22 @@ def test_it_inserts_a_rule_at_the_given_position_and_renumbers_those_after(shop)
 
 def test_it_stores_every_field_it_was_given(shop, agent):
     add(
-        "--action", "deny", "--server", "Shop", "--tool", "shop_issue_*", "--client", "agent",
-        "--message", "Refunds go through support", "--annotation", "readOnlyHint=false",
-        "--conditions", '[{"path": "amount", "op": "gt", "value": 100}]', "--name", "big refunds",
+        "--action",
+        "deny",
+        "--server",
+        "Shop",
+        "--tool",
+        "shop_issue_*",
+        "--client",
+        "agent",
+        "--message",
+        "Refunds go through support",
+        "--annotation",
+        "readOnlyHint=false",
+        "--conditions",
+        '[{"path": "amount", "op": "gt", "value": 100}]',
+        "--name",
+        "big refunds",
     )
     rule = PolicyRule.objects.get()
     assert (rule.action, rule.server, rule.client, rule.tool_glob) == ("deny", shop, agent, "shop_issue_*")
@@ -77,21 +90,27 @@ def test_it_refuses_an_action_that_does_not_exist(db):
         add("--action", "maybe")
 
 
-@pytest.mark.parametrize("annotation, problem", [
-    ("readOnlyHint", "KEY=true or KEY=false"),
-    ("readOnlyHint=yes", "KEY=true or KEY=false"),
-    ("cheapHint=true", "unknown annotation cheapHint"),
-])
+@pytest.mark.parametrize(
+    "annotation, problem",
+    [
+        ("readOnlyHint", "KEY=true or KEY=false"),
+        ("readOnlyHint=yes", "KEY=true or KEY=false"),
+        ("cheapHint=true", "unknown annotation cheapHint"),
+    ],
+)
 def test_it_refuses_a_malformed_or_unknown_annotation(db, annotation, problem):
     with pytest.raises(CommandError, match=problem):
         add("--action", "allow", "--annotation", annotation)
 
 
-@pytest.mark.parametrize("conditions, problem", [
-    ("{not json", "not valid JSON"),
-    ('[{"path": "amount", "op": "bigger"}]', "condition 1 needs"),
-    ('{"path": "amount"}', "must be a list"),
-])
+@pytest.mark.parametrize(
+    "conditions, problem",
+    [
+        ("{not json", "not valid JSON"),
+        ('[{"path": "amount", "op": "bigger"}]', "condition 1 needs"),
+        ('{"path": "amount"}', "must be a list"),
+    ],
+)
 def test_it_refuses_malformed_conditions(db, conditions, problem):
     with pytest.raises(CommandError, match=problem):
         add("--action", "deny", "--conditions", conditions)
@@ -111,7 +130,17 @@ def test_it_refuses_a_tool_pattern_with_spaces(db):
 
 def test_it_warns_that_annotations_never_match_an_untrusted_server(shop):
     err = io.StringIO()
-    call_command("add_rule", "--action", "allow", "--server", "Shop", "--annotation", "readOnlyHint=true", stdout=io.StringIO(), stderr=err)
+    call_command(
+        "add_rule",
+        "--action",
+        "allow",
+        "--server",
+        "Shop",
+        "--annotation",
+        "readOnlyHint=true",
+        stdout=io.StringIO(),
+        stderr=err,
+    )
     assert "Shop is not trusted" in err.getvalue()
 
 
@@ -126,4 +155,3 @@ def test_it_lists_the_rules_in_the_order_they_are_tried(shop, agent):
 
 def test_it_says_every_call_is_asked_about_when_there_are_no_rules(db):
     assert run("list_rules").strip() == "no rules: every call is asked about"
-

@@ -84,13 +84,17 @@ def test_it_says_so_when_the_token_was_revoked_already(agent):
 def test_the_printed_secret_opens_the_mcp_endpoint_until_it_is_revoked(client, transactional_db):
     secret = run("create_token", "ci-agent").splitlines()[-1]
     initialize = {
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
         "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}},
     }
 
     def post():
         return client.post(
-            reverse("mcp_endpoint"), initialize, content_type="application/json",
+            reverse("mcp_endpoint"),
+            initialize,
+            content_type="application/json",
             headers={"Authorization": f"Bearer {secret}", "Accept": "application/json, text/event-stream"},
         )
 

@@ -46,7 +46,9 @@ def sample_arguments(schema: dict) -> dict:
     """A value of the right type for each required argument: the mock servers check calls arrive, not values."""
     samples = {"number": 1, "integer": 1, "string": "conformance", "boolean": True, "array": [], "object": {}}
     properties = schema.get("properties") or {}
-    return {name: samples.get(properties.get(name, {}).get("type"), "conformance") for name in schema.get("required") or []}
+    return {
+        name: samples.get(properties.get(name, {}).get("type"), "conformance") for name in schema.get("required") or []
+    }
 
 
 def accept_with_defaults(server) -> int:

@@ -45,7 +45,12 @@ REQUIRED = [
     "dns-rebinding-protection",
 ]
 # What the upstream asks mid-call reaches the suite's client only when the server's routing passes it through.
-PASSTHROUGH = ["tools-call-elicitation", "elicitation-sep1034-defaults", "elicitation-sep1330-enums", "tools-call-sampling"]
+PASSTHROUGH = [
+    "tools-call-elicitation",
+    "elicitation-sep1034-defaults",
+    "elicitation-sep1330-enums",
+    "tools-call-sampling",
+]
 # The console as the client: console_client.py adds the suite's mock server as an upstream and calls its tools.
 CLIENT = ["initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry"]
 CONSOLE_CLIENT = Path(__file__).with_name("console_client.py")
@@ -60,7 +65,9 @@ def conformance_node() -> str:
         pytest.skip("Node.js is not installed; `make node-deps` installs Node 22 into tests/node")
     version = subprocess.run([node, "--version"], capture_output=True, text=True, check=True).stdout.strip()
     if int(version.lstrip("v").split(".")[0]) < NODE_MAJOR:
-        pytest.skip(f"the conformance CLI needs Node {NODE_MAJOR}, found {version}; `make node-deps` installs it into tests/node")
+        pytest.skip(
+            f"the conformance CLI needs Node {NODE_MAJOR}, found {version}; `make node-deps` installs it into tests/node"
+        )
     if not CONFORMANCE.exists():
         pytest.skip("the conformance package is absent; run `cd tests/node && npm install`")
     return node
@@ -69,7 +76,10 @@ def conformance_node() -> str:
 @pytest.fixture
 def console_url(transactional_db):
     server = add_server(
-        name="Conformance", transport=Server.Transport.STDIO, tool_prefix="", schedule_sync=False,
+        name="Conformance",
+        transport=Server.Transport.STDIO,
+        tool_prefix="",
+        schedule_sync=False,
         command=shlex.join([sys.executable, str(SERVERS / "conformance_upstream.py")]),
     )
     report = sync_server(server)
@@ -87,21 +97,30 @@ def console_url(transactional_db):
         yield f"http://127.0.0.1:{port}/mcp"
 
 
-def run_scenario(node: str, target: list[str], scenario: str, output: Path, env: dict | None = None) -> tuple[str, list[dict]]:
+def run_scenario(
+    node: str, target: list[str], scenario: str, output: Path, env: dict | None = None
+) -> tuple[str, list[dict]]:
     """The CLI's printed report and the checks it saved; a scenario that hangs is a failed check.
 
     `target` is what the CLI tests: ["server", "--url", URL] or ["client", "--command", COMMAND].
     """
     argv = [node, str(CONFORMANCE), *target, "--scenario", scenario, "--output-dir", str(output)]
     try:
-        done = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=SCENARIO_SECONDS,
-                              env={**os.environ, **(env or {})})
+        done = subprocess.run(
+            argv, cwd=REPO, capture_output=True, text=True, timeout=SCENARIO_SECONDS, env={**os.environ, **(env or {})}
+        )
     except subprocess.TimeoutExpired:
         return "", [{"id": scenario, "status": "FAILURE", "errorMessage": f"no verdict within {SCENARIO_SECONDS}s"}]
     saved = sorted(output.glob("*/checks.json"))
     checks = json.loads(saved[-1].read_text()) if saved else []
     if not checks:
-        checks = [{"id": scenario, "status": "FAILURE", "errorMessage": f"the CLI exited with {done.returncode} and saved no checks"}]
+        checks = [
+            {
+                "id": scenario,
+                "status": "FAILURE",
+                "errorMessage": f"the CLI exited with {done.returncode} and saved no checks",
+            }
+        ]
     return done.stdout + done.stderr, checks
 
 
@@ -135,7 +154,9 @@ def test_it_passes_every_required_server_scenario(conformance_node, console_url,
     run_all(conformance_node, ["server", "--url", console_url], REQUIRED, tmp_path)
 
 
-def test_it_passes_the_input_scenarios_when_the_server_passes_input_requests_to_the_client(conformance_node, console_url, tmp_path):
+def test_it_passes_the_input_scenarios_when_the_server_passes_input_requests_to_the_client(
+    conformance_node, console_url, tmp_path
+):
     Server.objects.filter(name="Conformance").update(input_routing=Server.InputRouting.CLIENT_IF_CAPABLE)
     run_all(conformance_node, ["server", "--url", console_url], PASSTHROUGH, tmp_path)
 

@@ -17,7 +17,9 @@ ALL_VERSIONS = ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"]
 
 # The SDK client's two ways in: the initialize handshake, or server/discover (the default).
 both_eras = pytest.mark.parametrize(
-    "mode, version", [("legacy", "2025-11-25"), ("auto", MODERN)], ids=["legacy", "modern"],
+    "mode, version",
+    [("legacy", "2025-11-25"), ("auto", MODERN)],
+    ids=["legacy", "modern"],
 )
 
 
@@ -45,8 +47,12 @@ def envelope(capabilities: dict | None = None, version: str = MODERN, **params) 
 
 
 def tools_call(message_id, name: str, arguments: dict, **params) -> dict:
-    return {"jsonrpc": "2.0", "id": message_id, "method": "tools/call",
-            "params": {"name": name, "arguments": arguments, **params}}
+    return {
+        "jsonrpc": "2.0",
+        "id": message_id,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments, **params},
+    }
 
 
 class RawServer:
@@ -80,11 +86,15 @@ class RawServer:
         return await self.answer(message_id)
 
     async def initialize(self, version: str = "2025-11-25", capabilities: dict | None = None) -> dict:
-        answer = await self.request(0, "initialize", {
-            "protocolVersion": version,
-            "capabilities": capabilities or {},
-            "clientInfo": {"name": "raw-test", "version": "0"},
-        })
+        answer = await self.request(
+            0,
+            "initialize",
+            {
+                "protocolVersion": version,
+                "capabilities": capabilities or {},
+                "clientInfo": {"name": "raw-test", "version": "0"},
+            },
+        )
         await self.notify("notifications/initialized")
         return answer["result"]
 
@@ -101,7 +111,10 @@ class RawServer:
 @pytest.fixture
 async def raw():
     process = await asyncio.create_subprocess_exec(
-        *COMMAND, cwd=ROOT, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        *COMMAND,
+        cwd=ROOT,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
     )
     yield RawServer(process)
     process.stdin.close()

@@ -53,7 +53,7 @@ async def test_it_asks_for_a_bounded_amount_a_titled_reason_and_whether_to_email
     async with connect(mode, elicitation_callback=person) as client:
         await client.call_tool("issue_refund", {"order_id": "O1003"})
 
-    (_, params), = person.asked
+    ((_, params),) = person.asked
     assert "O1003" in params.message and params.mode == "form"
     schema = params.requested_schema
     fields = schema["properties"]
@@ -70,7 +70,7 @@ async def test_it_asks_through_the_channel_of_the_era(mode, version):
     async with connect(mode, elicitation_callback=person) as client:
         await client.call_tool("issue_refund", {"order_id": "O1003"})
 
-    (context, _), = person.asked
+    ((context, _),) = person.asked
     # In 2026 the SDK hands over the input_required key; before, the id of the server's own request.
     assert (context.request_id == "confirm") == (version == "2026-07-28")
 
@@ -105,8 +105,13 @@ async def test_it_hands_out_a_signed_request_state_that_continues_only_its_own_c
     declined = {"confirm": {"action": "decline"}}
 
     def retry(order_id: str, request_state: str) -> dict:
-        return envelope(ELICITATION, name="issue_refund", arguments={"order_id": order_id},
-                        inputResponses=declined, requestState=request_state)
+        return envelope(
+            ELICITATION,
+            name="issue_refund",
+            arguments={"order_id": order_id},
+            inputResponses=declined,
+            requestState=request_state,
+        )
 
     forged = state[:-2] + ("AA" if not state.endswith("AA") else "BB")
     assert (await raw.request(2, "tools/call", retry("O1003", forged)))["error"]["code"] == -32602

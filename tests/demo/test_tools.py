@@ -12,7 +12,13 @@ from mcp.shared.exceptions import MCPError
 from tests.demo.conftest import all_tools, both_eras, connect
 
 TOOL_NAMES = [
-    "lookup_customer", "search_orders", "quote_order", "delete_record", "issue_refund", "export_report", "render_chart",
+    "lookup_customer",
+    "search_orders",
+    "quote_order",
+    "delete_record",
+    "issue_refund",
+    "export_report",
+    "render_chart",
 ]
 
 
@@ -130,9 +136,14 @@ async def test_it_refuses_an_unknown_tool_with_invalid_params(mode, version):
     assert "launch_rocket" in refused.value.error.message
 
 
-@pytest.mark.parametrize("version, output_schema, icons", [
-    ("2025-03-26", False, False), ("2025-06-18", True, False), ("2025-11-25", True, True),
-])
+@pytest.mark.parametrize(
+    "version, output_schema, icons",
+    [
+        ("2025-03-26", False, False),
+        ("2025-06-18", True, False),
+        ("2025-11-25", True, True),
+    ],
+)
 async def test_it_leaves_out_the_fields_a_revision_predates(raw, version, output_schema, icons):
     await raw.initialize(version)
 

@@ -7,8 +7,11 @@ import pytest
 from tests.demo.conftest import envelope, tools_call
 
 
-@pytest.mark.parametrize("line", [b"this is not json", b'{"jsonrpc": "2.0", "id": 1, "method": "ping"', b"\xff\xfe{}"],
-                         ids=["prose", "truncated", "not-utf8"])
+@pytest.mark.parametrize(
+    "line",
+    [b"this is not json", b'{"jsonrpc": "2.0", "id": 1, "method": "ping"', b"\xff\xfe{}"],
+    ids=["prose", "truncated", "not-utf8"],
+)
 async def test_it_answers_a_line_that_is_not_json_with_a_parse_error(raw, line):
     await raw.send(line)
 
@@ -17,13 +20,17 @@ async def test_it_answers_a_line_that_is_not_json_with_a_parse_error(raw, line):
     assert (await raw.request(9, "ping"))["result"] == {}
 
 
-@pytest.mark.parametrize("message, answered_id", [
-    ([{"jsonrpc": "2.0", "id": 1, "method": "ping"}], None),
-    ({"jsonrpc": "1.0", "id": 2, "method": "ping"}, 2),
-    ({"jsonrpc": "2.0", "id": 3, "method": ""}, 3),
-    ({"jsonrpc": "2.0", "id": 4, "method": "ping", "params": [1, 2]}, 4),
-    ("just a string", None),
-], ids=["batch", "old-jsonrpc", "empty-method", "list-params", "string"])
+@pytest.mark.parametrize(
+    "message, answered_id",
+    [
+        ([{"jsonrpc": "2.0", "id": 1, "method": "ping"}], None),
+        ({"jsonrpc": "1.0", "id": 2, "method": "ping"}, 2),
+        ({"jsonrpc": "2.0", "id": 3, "method": ""}, 3),
+        ({"jsonrpc": "2.0", "id": 4, "method": "ping", "params": [1, 2]}, 4),
+        ("just a string", None),
+    ],
+    ids=["batch", "old-jsonrpc", "empty-method", "list-params", "string"],
+)
 async def test_it_answers_a_message_that_is_no_request_with_invalid_request(raw, message, answered_id):
     await raw.send(json.dumps(message).encode())
 
@@ -67,14 +74,18 @@ async def test_it_answers_an_unknown_method_with_method_not_found(raw):
     assert answer["error"]["code"] == -32601 and "tools/dance" in answer["error"]["message"]
 
 
-@pytest.mark.parametrize("method, params", [
-    ("tools/call", {"name": 42}),
-    ("tools/call", {"name": "lookup_customer", "arguments": "C001"}),
-    ("tools/call", {"name": "no_such_tool", "arguments": {}}),
-    ("tools/list", {"cursor": 5}),
-    ("tools/list", {"cursor": "not-a-cursor-we-gave"}),
-    ("logging/setLevel", {"level": "loud"}),
-], ids=["numeric-name", "string-arguments", "unknown-tool", "numeric-cursor", "foreign-cursor", "unknown-level"])
+@pytest.mark.parametrize(
+    "method, params",
+    [
+        ("tools/call", {"name": 42}),
+        ("tools/call", {"name": "lookup_customer", "arguments": "C001"}),
+        ("tools/call", {"name": "no_such_tool", "arguments": {}}),
+        ("tools/list", {"cursor": 5}),
+        ("tools/list", {"cursor": "not-a-cursor-we-gave"}),
+        ("logging/setLevel", {"level": "loud"}),
+    ],
+    ids=["numeric-name", "string-arguments", "unknown-tool", "numeric-cursor", "foreign-cursor", "unknown-level"],
+)
 async def test_it_answers_params_of_the_wrong_shape_with_invalid_params(raw, method, params):
     await raw.initialize()
 
@@ -107,6 +118,6 @@ async def test_it_sends_log_messages_at_the_level_the_client_asked_for(raw):
     await raw.send(tools_call(2, "delete_record", {"record_type": "order", "record_id": "O1001"}))
     await raw.answer(2)
 
-    logged, = raw.others
+    (logged,) = raw.others
     assert logged["method"] == "notifications/message"
     assert logged["params"]["level"] == "warning" and "Deleted order O1001" in logged["params"]["data"]

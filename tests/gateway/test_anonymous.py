@@ -47,7 +47,9 @@ async def test_it_refuses_an_anonymous_client_from_another_machine_even_when_all
 def start_console(**env) -> subprocess.CompletedProcess:
     code = "import django; django.setup()"
     environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "console.settings", **env}
-    return subprocess.run([sys.executable, "-c", code], cwd=REPO, env=environment, capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, env=environment, capture_output=True, text=True, timeout=60
+    )
 
 
 def test_it_refuses_to_start_with_anonymous_clients_on_a_public_host_name():

@@ -25,22 +25,28 @@ async def status_soon(call_id, wanted, timeout=3.0) -> str:
 
 async def legacy_session(http: httpx.AsyncClient, url: str, headers: dict) -> str:
     params = {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}
-    response = await http.post(url, json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}, headers=headers)
+    response = await http.post(
+        url, json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}, headers=headers
+    )
     return response.headers["Mcp-Session-Id"]
 
 
 async def first_progress(response: httpx.Response):
     """Reads the stream up to the first progress notification: the call is then waiting for an operator."""
     async for line in response.aiter_lines():
-        if line.startswith("data: ") and json.loads(line[len("data: "):]).get("method") == "notifications/progress":
+        if line.startswith("data: ") and json.loads(line[len("data: ") :]).get("method") == "notifications/progress":
             return
 
 
-@pytest.mark.parametrize("era, accept", [
-    ("modern", "application/json, text/event-stream"),
-    ("legacy", "application/json, text/event-stream"),
-    ("legacy", "application/json"),
-], ids=["modern-stream", "legacy-stream", "legacy-json"])
+@pytest.mark.parametrize(
+    "era, accept",
+    [
+        ("modern", "application/json, text/event-stream"),
+        ("legacy", "application/json, text/event-stream"),
+        ("legacy", "application/json"),
+    ],
+    ids=["modern-stream", "legacy-stream", "legacy-json"],
+)
 async def test_it_cancels_a_waiting_call_when_the_client_closes_its_request(mcp_url, secret, demo_server, era, accept):
     headers = {"Authorization": f"Bearer {secret}", "Accept": accept, "Content-Type": "application/json"}
     lookup = {**LOOKUP, "_meta": {"progressToken": "p-1"}}

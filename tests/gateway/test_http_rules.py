@@ -25,10 +25,14 @@ def test_it_answers_unparseable_json_with_a_parse_error(raw):
     assert error_of(response)["code"] == -32700
 
 
-@pytest.mark.parametrize("body", [
-    b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"n": NaN}}',
-    b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"n": -Infinity}}',
-], ids=["nan", "infinity"])
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"n": NaN}}',
+        b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"n": -Infinity}}',
+    ],
+    ids=["nan", "infinity"],
+)
 def test_it_answers_numbers_json_does_not_have_with_a_parse_error(raw, body):
     response = raw.post(body)
 
@@ -37,20 +41,26 @@ def test_it_answers_numbers_json_does_not_have_with_a_parse_error(raw, body):
 
 
 def test_it_refuses_a_nul_character_that_no_database_could_store(raw):
-    response = raw.post(b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "x", "arguments": {"q": "a\\u0000b"}}}')
+    response = raw.post(
+        b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "x", "arguments": {"q": "a\\u0000b"}}}'
+    )
 
     assert response.status_code == 400
     assert error_of(response)["code"] == -32602
     assert "U+0000" in error_of(response)["message"]
 
 
-@pytest.mark.parametrize("body", [
-    [{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}],
-    "tools/list",
-    42,
-    {"jsonrpc": "2.0", "id": 1},
-    {"jsonrpc": "1.0", "id": 1, "method": "tools/list"},
-], ids=["batch", "string", "number", "neither-request-nor-response", "wrong-version"])
+@pytest.mark.parametrize(
+    "body",
+    [
+        [{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}],
+        "tools/list",
+        42,
+        {"jsonrpc": "2.0", "id": 1},
+        {"jsonrpc": "1.0", "id": 1, "method": "tools/list"},
+    ],
+    ids=["batch", "string", "number", "neither-request-nor-response", "wrong-version"],
+)
 def test_it_answers_anything_but_one_message_as_an_invalid_request(raw, body):
     response = raw.post(body)
 

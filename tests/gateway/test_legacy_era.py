@@ -19,7 +19,11 @@ def error_of(response) -> dict:
 
 
 def test_it_opens_a_session_at_initialize_and_says_what_it_offers(raw):
-    params = {"protocolVersion": "2025-06-18", "capabilities": {"elicitation": {}}, "clientInfo": {"name": "ide", "version": "1"}}
+    params = {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {"elicitation": {}},
+        "clientInfo": {"name": "ide", "version": "1"},
+    }
 
     response = raw.post({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params})
 
@@ -116,11 +120,15 @@ def test_it_takes_a_2025_03_26_client_that_sends_no_version_header(raw):
     assert "tools" in response.json()["result"]
 
 
-@pytest.mark.parametrize("message", [
-    {"jsonrpc": "2.0", "method": "notifications/initialized"},
-    {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"},
-    {"jsonrpc": "2.0", "id": "s-1", "result": {}},
-], ids=["initialized", "other-notification", "stray-response"])
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"},
+        {"jsonrpc": "2.0", "id": "s-1", "result": {}},
+    ],
+    ids=["initialized", "other-notification", "stray-response"],
+)
 def test_it_accepts_notifications_and_responses_with_202(raw, message):
     session_id = raw.initialize()
 
@@ -150,7 +158,9 @@ def test_it_answers_a_call_as_json_to_a_client_that_takes_no_stream(raw, demo_se
 def test_it_refuses_a_get_stream_to_a_client_that_takes_no_events(raw):
     session_id = raw.initialize()
 
-    response = raw.client.get(raw.url, headers={**raw.headers, "Accept": "application/json", "Mcp-Session-Id": session_id})
+    response = raw.client.get(
+        raw.url, headers={**raw.headers, "Accept": "application/json", "Mcp-Session-Id": session_id}
+    )
 
     assert response.status_code == 406
 
@@ -167,7 +177,7 @@ async def test_it_sends_tools_list_changed_on_the_get_stream_when_the_catalog_ch
             opened.set()
             for line in response.iter_lines():
                 if line.startswith("data: "):
-                    received.append(json.loads(line[len("data: "):]))
+                    received.append(json.loads(line[len("data: ") :]))
                     return
 
     listener = threading.Thread(target=listen)
@@ -198,9 +208,16 @@ def test_it_ends_the_get_stream_of_a_session_that_was_deleted(raw, settings):
 async def test_it_cancels_a_pending_call_named_by_notifications_cancelled(raw, demo_server):
     session_id = await sync_to_async(raw.initialize)()
     caller = Raw(raw.url, raw.headers["Authorization"].removeprefix("Bearer "))
-    answer = asyncio.create_task(asyncio.to_thread(
-        caller.legacy, session_id, "tools/call", msg_id=7, name="demo_lookup_customer", arguments={"customer_id": "C007"},
-    ))
+    answer = asyncio.create_task(
+        asyncio.to_thread(
+            caller.legacy,
+            session_id,
+            "tools/call",
+            msg_id=7,
+            name="demo_lookup_customer",
+            arguments={"customer_id": "C007"},
+        )
+    )
     call = await wait_for_pending_call()
 
     cancelled = await sync_to_async(raw.legacy)(
@@ -212,7 +229,7 @@ async def test_it_cancels_a_pending_call_named_by_notifications_cancelled(raw, d
     call = await Call.objects.aget(pk=call.pk)
     assert call.status == Call.Status.CANCELLED
     assert call.reason == "the user changed their mind"
-    last = json.loads([line for line in response.text.splitlines() if line.startswith("data: ")][-1][len("data: "):])
+    last = json.loads([line for line in response.text.splitlines() if line.startswith("data: ")][-1][len("data: ") :])
     assert last["id"] == 7
     assert last["result"]["isError"] is True
     assert "cancelled" in last["result"]["content"][0]["text"]

@@ -38,17 +38,29 @@ def test_it_marks_the_tool_list_private_to_the_token_and_signs_it(raw, demo_serv
     assert "demo_lookup_customer" in [tool["name"] for tool in result["tools"]]
 
 
-@pytest.mark.parametrize("headers, problem", [
-    ({"Mcp-Method": None}, "Mcp-Method"),
-    ({"Mcp-Method": "tools/call"}, "Mcp-Method"),
-    ({"MCP-Protocol-Version": None}, "MCP-Protocol-Version"),
-    ({"MCP-Protocol-Version": "2025-11-25-bis"}, "MCP-Protocol-Version"),
-], ids=["missing-method", "other-method", "missing-version", "other-version"])
+@pytest.mark.parametrize(
+    "headers, problem",
+    [
+        ({"Mcp-Method": None}, "Mcp-Method"),
+        ({"Mcp-Method": "tools/call"}, "Mcp-Method"),
+        ({"MCP-Protocol-Version": None}, "MCP-Protocol-Version"),
+        ({"MCP-Protocol-Version": "2025-11-25-bis"}, "MCP-Protocol-Version"),
+    ],
+    ids=["missing-method", "other-method", "missing-version", "other-version"],
+)
 def test_it_refuses_headers_that_disagree_with_the_body(raw, headers, problem):
     routing = {"MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/list", **headers}
-    body = {"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {"_meta": {
-        "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {},
-    }}}
+    body = {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "method": "tools/list",
+        "params": {
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": MODERN,
+                "io.modelcontextprotocol/clientCapabilities": {},
+            }
+        },
+    }
 
     response = raw.post(body, {name: value for name, value in routing.items() if value is not None})
 
@@ -59,7 +71,9 @@ def test_it_refuses_headers_that_disagree_with_the_body(raw, headers, problem):
 
 
 def test_it_refuses_a_call_whose_mcp_name_names_another_tool(raw, demo_server):
-    response = raw.modern("tools/call", name="demo_lookup_customer", arguments={}, headers={"Mcp-Name": "demo_delete_record"})
+    response = raw.modern(
+        "tools/call", name="demo_lookup_customer", arguments={}, headers={"Mcp-Name": "demo_delete_record"}
+    )
 
     assert response.status_code == 400
     assert error_of(response)["code"] == -32020
@@ -69,8 +83,12 @@ def test_it_reads_a_base64_encoded_mcp_name(raw, demo_server):
     PolicyRule.objects.create(action="allow", tool_glob="*")
     encoded = "=?base64?ZGVtb19sb29rdXBfY3VzdG9tZXI=?="  # demo_lookup_customer
 
-    response = raw.modern("tools/call", name="demo_lookup_customer", arguments={"customer_id": "C007"},
-                          headers={"Mcp-Name": encoded, "Accept": "application/json"})
+    response = raw.modern(
+        "tools/call",
+        name="demo_lookup_customer",
+        arguments={"customer_id": "C007"},
+        headers={"Mcp-Name": encoded, "Accept": "application/json"},
+    )
 
     assert response.status_code == 200, response.text
     assert "C007" in response.json()["result"]["content"][0]["text"]
@@ -80,8 +98,9 @@ def test_it_refuses_a_call_whose_mcp_param_header_disagrees_with_its_argument(ra
     arguments = {"status": "shipped"}
 
     missing = raw.modern("tools/call", name="demo_search_orders", arguments=arguments)
-    different = raw.modern("tools/call", name="demo_search_orders", arguments=arguments,
-                           headers={"Mcp-Param-Order-Status": "pending"})
+    different = raw.modern(
+        "tools/call", name="demo_search_orders", arguments=arguments, headers={"Mcp-Param-Order-Status": "pending"}
+    )
 
     assert (missing.status_code, error_of(missing)["code"]) == (400, -32020)
     assert "Mcp-Param-Order-Status" in error_of(missing)["message"]
@@ -90,9 +109,17 @@ def test_it_refuses_a_call_whose_mcp_param_header_disagrees_with_its_argument(ra
 
 def test_it_tells_an_unsupported_version_which_ones_it_speaks(raw):
     future = "2099-01-01"
-    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": {
-        "io.modelcontextprotocol/protocolVersion": future, "io.modelcontextprotocol/clientCapabilities": {},
-    }}}
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/list",
+        "params": {
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": future,
+                "io.modelcontextprotocol/clientCapabilities": {},
+            }
+        },
+    }
 
     response = raw.post(body, {"MCP-Protocol-Version": future, "Mcp-Method": "tools/list"})
 
@@ -104,8 +131,12 @@ def test_it_tells_an_unsupported_version_which_ones_it_speaks(raw):
 
 
 def test_it_requires_the_client_capabilities_in_the_envelope(raw):
-    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list",
-            "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": MODERN}}}
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/list",
+        "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": MODERN}},
+    }
 
     response = raw.post(body, {"MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/list"})
 
@@ -132,8 +163,12 @@ def test_it_ignores_a_session_id_and_mints_none(raw):
 def test_it_answers_a_call_as_json_to_a_client_that_takes_no_stream(raw, demo_server):
     PolicyRule.objects.create(action="allow", tool_glob="demo_lookup_*")
 
-    response = raw.modern("tools/call", name="demo_lookup_customer", arguments={"customer_id": "C007"},
-                          headers={"Accept": "application/json"})
+    response = raw.modern(
+        "tools/call",
+        name="demo_lookup_customer",
+        arguments={"customer_id": "C007"},
+        headers={"Accept": "application/json"},
+    )
 
     assert response.headers["content-type"] == "application/json"
     result = response.json()["result"]
@@ -149,22 +184,37 @@ def test_it_answers_a_call_on_an_sse_stream_that_ends_with_the_response(raw, dem
     assert response.headers["content-type"].startswith("text/event-stream")
     assert response.headers["X-Accel-Buffering"] == "no"
     assert response.headers["Cache-Control"] == "no-cache"
-    events = [json.loads(line[len("data: "):]) for line in response.text.splitlines() if line.startswith("data: ")]
+    events = [json.loads(line[len("data: ") :]) for line in response.text.splitlines() if line.startswith("data: ")]
     assert events[-1]["id"] == 9
     assert events[-1]["result"]["resultType"] == "complete"
 
 
 def test_it_opens_a_listen_stream_with_an_acknowledgement_first(raw):
-    with raw.client.stream("POST", raw.url, json={
-        "jsonrpc": "2.0", "id": "listen-1", "method": "subscriptions/listen",
-        "params": {"notifications": {"toolsListChanged": True, "promptsListChanged": True},
-                   "_meta": {"io.modelcontextprotocol/protocolVersion": MODERN,
-                             "io.modelcontextprotocol/clientCapabilities": {}}},
-    }, headers={**raw.headers, "Content-Type": "application/json", "MCP-Protocol-Version": MODERN,
-                "Mcp-Method": "subscriptions/listen"}) as response:
+    with raw.client.stream(
+        "POST",
+        raw.url,
+        json={
+            "jsonrpc": "2.0",
+            "id": "listen-1",
+            "method": "subscriptions/listen",
+            "params": {
+                "notifications": {"toolsListChanged": True, "promptsListChanged": True},
+                "_meta": {
+                    "io.modelcontextprotocol/protocolVersion": MODERN,
+                    "io.modelcontextprotocol/clientCapabilities": {},
+                },
+            },
+        },
+        headers={
+            **raw.headers,
+            "Content-Type": "application/json",
+            "MCP-Protocol-Version": MODERN,
+            "Mcp-Method": "subscriptions/listen",
+        },
+    ) as response:
         first = next(line for line in response.iter_lines() if line.startswith("data: "))
 
-    ack = json.loads(first[len("data: "):])
+    ack = json.loads(first[len("data: ") :])
     assert ack["method"] == "notifications/subscriptions/acknowledged"
     # Prompts never change here, so only the tool list is promised.
     assert ack["params"]["notifications"] == {"toolsListChanged": True}

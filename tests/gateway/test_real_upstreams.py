@@ -12,7 +12,9 @@ def allow_everything(transactional_db):
     PolicyRule.objects.create(name="test upstreams", action="allow", tool_glob="*")
 
 
-async def test_it_relays_a_modern_client_to_server_everything_over_http(mcp_url, secret, everything_http, allow_everything):
+async def test_it_relays_a_modern_client_to_server_everything_over_http(
+    mcp_url, secret, everything_http, allow_everything
+):
     await sync_to_async(add_synced_server)("everything", transport="http", url=everything_http.url)
 
     async with sdk_client(mcp_url, secret) as client:
@@ -32,4 +34,3 @@ async def test_it_relays_a_legacy_client_to_an_sdk_server_speaking_2026(mcp_url,
 
     assert not result.is_error
     assert result.structured_content == {"city": "Lisbon", "temperature": 21.5, "conditions": "sunny"}
-

@@ -87,7 +87,9 @@ async def test_it_holds_an_unmatched_call_until_an_operator_approves_it(mcp_url,
 @both_eras
 async def test_it_answers_an_operators_denial_with_the_reason(mcp_url, secret, demo_server, operator, mode):
     async with sdk_client(mcp_url, secret, mode) as client:
-        answer = asyncio.create_task(client.call_tool("demo_delete_record", {"record_type": "order", "record_id": "O1012"}))
+        answer = asyncio.create_task(
+            client.call_tool("demo_delete_record", {"record_type": "order", "record_id": "O1012"})
+        )
         call = await wait_for_pending_call()
         await sync_to_async(calls.decide)(call.pk, operator, False, "not during the audit")
         result = await asyncio.wait_for(answer, timeout=15)
@@ -129,4 +131,3 @@ async def test_it_accepts_the_mcp_param_headers_the_sdk_client_mirrors_from_argu
         result = await client.call_tool("demo_search_orders", {"status": "shipped", "limit": 2})
 
     assert not result.is_error, text_of(result)
-

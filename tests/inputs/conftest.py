@@ -38,4 +38,3 @@ async def wait_for_input(timeout=15.0) -> InputRequest:
             return found
         await asyncio.sleep(0.05)
     raise AssertionError("no input request became pending")
-

@@ -10,7 +10,9 @@ from tests.gateway.conftest import demo_server, sdk_client  # noqa: F401 (fixtur
 from tests.inputs.conftest import wait_for_input
 
 
-async def test_it_issues_the_refund_an_operator_fills_in_after_approving_the_call(mcp_url, secret, demo_server, operator):  # noqa: F811
+async def test_it_issues_the_refund_an_operator_fills_in_after_approving_the_call(
+    mcp_url, secret, demo_server, operator
+):
     async with sdk_client(mcp_url, secret) as client:
         answer = asyncio.create_task(client.call_tool("demo_issue_refund", {"order_id": "O1003"}))
         while (call := await Call.objects.filter(status=Call.Status.PENDING).afirst()) is None:
@@ -19,7 +21,9 @@ async def test_it_issues_the_refund_an_operator_fills_in_after_approving_the_cal
         asked = await wait_for_input()
         schema = asked.params["requestedSchema"]
         refused = await sync_to_async(inputs.answer)(asked.pk, operator, "accept", {"amount": 10_000, "reason": "late"})
-        outcome = await sync_to_async(inputs.answer)(asked.pk, operator, "accept", {"amount": 12.5, "reason": "damaged", "notify_customer": False})
+        outcome = await sync_to_async(inputs.answer)(
+            asked.pk, operator, "accept", {"amount": 12.5, "reason": "damaged", "notify_customer": False}
+        )
         result = await asyncio.wait_for(answer, 15)
 
     assert "O1003" in asked.message and asked.server_id == demo_server.pk

@@ -19,16 +19,34 @@ EVERY_FIELD = {
         "color": {"type": "string", "enum": ["red", "green"], "default": "red"},
         "pet": {"type": "string", "enum": ["cat", "dog"], "enumNames": ["Cats", "Dogs"]},
         "hero": {"type": "string", "oneOf": [{"const": "h1", "title": "Superman"}, {"const": "h2", "title": "Batman"}]},
-        "tools": {"type": "array", "items": {"type": "string", "enum": ["saw", "drill", "file"]}, "minItems": 1, "maxItems": 2},
-        "fish": {"type": "array", "items": {"anyOf": [{"const": "f1", "title": "Tuna"}, {"const": "f2", "title": "Trout"}]},
-                 "default": ["f1"]},
+        "tools": {
+            "type": "array",
+            "items": {"type": "string", "enum": ["saw", "drill", "file"]},
+            "minItems": 1,
+            "maxItems": 2,
+        },
+        "fish": {
+            "type": "array",
+            "items": {"anyOf": [{"const": "f1", "title": "Tuna"}, {"const": "f2", "title": "Trout"}]},
+            "default": ["f1"],
+        },
     },
     "required": ["name", "email"],
 }
 GOOD = {
-    "name": "Ada", "email": "ada@example.com", "homepage": "https://ada.example", "born": "1815-12-10",
-    "meeting": "2030-01-02T09:30:00+01:00", "age": 36, "score": 7.5, "agree": False, "color": "green", "pet": "dog",
-    "hero": "h2", "tools": ["saw", "file"], "fish": ["f2"],
+    "name": "Ada",
+    "email": "ada@example.com",
+    "homepage": "https://ada.example",
+    "born": "1815-12-10",
+    "meeting": "2030-01-02T09:30:00+01:00",
+    "age": 36,
+    "score": 7.5,
+    "agree": False,
+    "color": "green",
+    "pet": "dog",
+    "hero": "h2",
+    "tools": ["saw", "file"],
+    "fish": ["f2"],
 }
 
 
@@ -37,51 +55,79 @@ def test_it_accepts_every_shape_the_spec_allows():
     assert content_problems(EVERY_FIELD, GOOD) == []
 
 
-@pytest.mark.parametrize("schema, expected", [
-    ({"type": "object", "properties": {"address": {"type": "object", "properties": {}}}}, "nested objects"),
-    ({"type": "object", "properties": {"tags": {"type": "array", "items": {"type": "string"}}}}, "'items.enum' must be"),
-    ({"type": "object", "properties": {"zip": {"type": "string", "pattern": "^[0-9]+$"}}}, "'pattern' is not allowed"),
-    ({"type": "object", "properties": {"ip": {"type": "string", "format": "ipv4"}}}, "format 'ipv4'"),
-    ({"type": "object", "properties": {"x": {"$ref": "#/$defs/x"}}, "$defs": {"x": {"type": "string"}}}, "uses '$defs'"),
-    ({"type": "object", "properties": {"n": {"type": "integer", "minimum": "1"}}}, "'minimum' must be a number"),
-    ({"type": "object", "properties": {"c": {"type": "string", "enum": ["a", "b"], "enumNames": ["A"]}}}, "as many strings"),
-    ({"type": "object", "properties": {"c": {"type": "string", "oneOf": [{"const": "a"}]}}}, "{const, title}"),
-    ({"type": "object", "properties": {"c": {"type": "string", "enum": ["a"], "default": "b"}}}, "default 'b' does not fit"),
-    ({"type": "object", "properties": {"m": {"type": "array", "items": {"type": "string", "enum": ["a"]}, "minItems": 3, "maxItems": 1}}},
-     "'minItems' is greater than 'maxItems'"),
-    ({"type": "object", "properties": {}, "required": ["ghost"]}, "'ghost' is required but not a property"),
-    ({"type": "array"}, "must have type 'object'"),
-])
+@pytest.mark.parametrize(
+    "schema, expected",
+    [
+        ({"type": "object", "properties": {"address": {"type": "object", "properties": {}}}}, "nested objects"),
+        (
+            {"type": "object", "properties": {"tags": {"type": "array", "items": {"type": "string"}}}},
+            "'items.enum' must be",
+        ),
+        (
+            {"type": "object", "properties": {"zip": {"type": "string", "pattern": "^[0-9]+$"}}},
+            "'pattern' is not allowed",
+        ),
+        ({"type": "object", "properties": {"ip": {"type": "string", "format": "ipv4"}}}, "format 'ipv4'"),
+        (
+            {"type": "object", "properties": {"x": {"$ref": "#/$defs/x"}}, "$defs": {"x": {"type": "string"}}},
+            "uses '$defs'",
+        ),
+        ({"type": "object", "properties": {"n": {"type": "integer", "minimum": "1"}}}, "'minimum' must be a number"),
+        (
+            {"type": "object", "properties": {"c": {"type": "string", "enum": ["a", "b"], "enumNames": ["A"]}}},
+            "as many strings",
+        ),
+        ({"type": "object", "properties": {"c": {"type": "string", "oneOf": [{"const": "a"}]}}}, "{const, title}"),
+        (
+            {"type": "object", "properties": {"c": {"type": "string", "enum": ["a"], "default": "b"}}},
+            "default 'b' does not fit",
+        ),
+        (
+            {
+                "type": "object",
+                "properties": {
+                    "m": {"type": "array", "items": {"type": "string", "enum": ["a"]}, "minItems": 3, "maxItems": 1}
+                },
+            },
+            "'minItems' is greater than 'maxItems'",
+        ),
+        ({"type": "object", "properties": {}, "required": ["ghost"]}, "'ghost' is required but not a property"),
+        ({"type": "array"}, "must have type 'object'"),
+    ],
+)
 def test_it_refuses_what_lies_outside_the_subset_and_says_why(schema, expected):
     problems = schema_problems(schema)
     assert any(expected in problem for problem in problems), problems
 
 
-@pytest.mark.parametrize("field, value, expected", [
-    ("name", "A", "at least 2 characters"),
-    ("name", "A" * 21, "at most 20 characters"),
-    ("name", 5, "must be a string"),
-    ("email", "not-an-email", "not a valid email"),
-    ("homepage", "no scheme here", "not a valid uri"),
-    ("born", "1815-13-40", "not a valid date"),
-    ("born", "10/12/1815", "not a valid date"),
-    ("meeting", "2030-01-02T09:30:00", "not a valid date-time"),
-    ("age", 17, "at least 18"),
-    ("age", 100, "at most 99"),
-    ("age", 36.5, "must be an integer"),
-    ("age", True, "must be an integer"),
-    ("score", "7", "must be a number"),
-    ("score", 11, "at most 10"),
-    ("agree", "yes", "true or false"),
-    ("color", "blue", "one of red, green"),
-    ("pet", "Dogs", "one of cat, dog"),
-    ("hero", "Batman", "one of h1, h2"),
-    ("tools", [], "at least 1 choices"),
-    ("tools", ["saw", "drill", "file"], "at most 2 choices"),
-    ("tools", ["hammer"], "'hammer' is none of saw, drill, file"),
-    ("tools", ["saw", "saw"], "twice"),
-    ("fish", "f1", "list of choices"),
-])
+@pytest.mark.parametrize(
+    "field, value, expected",
+    [
+        ("name", "A", "at least 2 characters"),
+        ("name", "A" * 21, "at most 20 characters"),
+        ("name", 5, "must be a string"),
+        ("email", "not-an-email", "not a valid email"),
+        ("homepage", "no scheme here", "not a valid uri"),
+        ("born", "1815-13-40", "not a valid date"),
+        ("born", "10/12/1815", "not a valid date"),
+        ("meeting", "2030-01-02T09:30:00", "not a valid date-time"),
+        ("age", 17, "at least 18"),
+        ("age", 100, "at most 99"),
+        ("age", 36.5, "must be an integer"),
+        ("age", True, "must be an integer"),
+        ("score", "7", "must be a number"),
+        ("score", 11, "at most 10"),
+        ("agree", "yes", "true or false"),
+        ("color", "blue", "one of red, green"),
+        ("pet", "Dogs", "one of cat, dog"),
+        ("hero", "Batman", "one of h1, h2"),
+        ("tools", [], "at least 1 choices"),
+        ("tools", ["saw", "drill", "file"], "at most 2 choices"),
+        ("tools", ["hammer"], "'hammer' is none of saw, drill, file"),
+        ("tools", ["saw", "saw"], "twice"),
+        ("fish", "f1", "list of choices"),
+    ],
+)
 def test_it_checks_each_field_type_of_an_answer(field, value, expected):
     problems = content_problems(EVERY_FIELD, {**GOOD, field: value})
     assert any(f"'{field}': " in p and expected in p for p in problems), problems
@@ -103,18 +149,24 @@ def test_it_extracts_the_defaults_of_a_schema():
 
 def test_it_checks_the_request_of_either_mode():
     assert request_problems({"message": "Hi", "requestedSchema": EVERY_FIELD}) == []
-    assert request_problems({"mode": "url", "message": "Sign in", "url": "https://auth.example/x", "elicitationId": "e1"}) == []
+    assert (
+        request_problems({"mode": "url", "message": "Sign in", "url": "https://auth.example/x", "elicitationId": "e1"})
+        == []
+    )
     assert request_problems({"mode": "telepathy", "message": "?"}) == ["mode 'telepathy' is neither 'form' nor 'url'"]
     assert "'message' must be a string" in request_problems({"requestedSchema": EVERY_FIELD})
 
 
-@pytest.mark.parametrize("url, expected", [
-    ("javascript:alert(1)", "absolute https:// or http://"),
-    ("/relative/path", "absolute https:// or http://"),
-    ("https://bank.example@evil.example/login", "user name or password"),
-    ("https://ok.example/a b", "spaces"),
-    (42, "must be a string"),
-])
+@pytest.mark.parametrize(
+    "url, expected",
+    [
+        ("javascript:alert(1)", "absolute https:// or http://"),
+        ("/relative/path", "absolute https:// or http://"),
+        ("https://bank.example@evil.example/login", "user name or password"),
+        ("https://ok.example/a b", "spaces"),
+        (42, "must be a string"),
+    ],
+)
 def test_it_refuses_a_url_that_could_mislead_or_is_not_web(url, expected):
     assert any(expected in p for p in url_problems(url))
 

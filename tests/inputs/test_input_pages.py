@@ -15,7 +15,7 @@ from tests.inputs.test_elicitation_protocol import EVERY_FIELD
 from tests.pages.factories import make_server, make_tool
 
 PASSWORD = "a long enough test password"
-HOSTILE = '<img src=x onerror=alert(1)>'
+HOSTILE = "<img src=x onerror=alert(1)>"
 
 
 @pytest.fixture
@@ -24,9 +24,17 @@ def call(db):
     tool = make_tool(server, "refund")
     token, _ = create_token("agent 7")
     return Call.objects.create(
-        token=token, tool=tool, server=server, tool_name=tool.exposed_name, request_id=str(uuid.uuid4()),
-        era=revisions.MODERN, protocol_version="2026-07-28", arguments={}, arguments_digest=sha256_digest({}),
-        tool_digest=tool.digest, status=Call.Status.FORWARDED,
+        token=token,
+        tool=tool,
+        server=server,
+        tool_name=tool.exposed_name,
+        request_id=str(uuid.uuid4()),
+        era=revisions.MODERN,
+        protocol_version="2026-07-28",
+        arguments={},
+        arguments_digest=sha256_digest({}),
+        tool_digest=tool.digest,
+        status=Call.Status.FORWARDED,
     )
 
 
@@ -55,16 +63,27 @@ def test_it_shows_a_pending_form_in_the_queue_with_every_field_type(call, sign_i
     request = ask(call, {"message": f"Please fill this in {HOSTILE}", "requestedSchema": EVERY_FIELD})
     page = sign_in(roles.OPERATOR).get("/queue/").content.decode()
 
-    card = page[page.index(f'data-input-card="{request.pk}"'):]
+    card = page[page.index(f'data-input-card="{request.pk}"') :]
     assert "Billing asks for input" in card and "billing_refund" in card and "agent 7" in card
     assert "Please fill this in &lt;img src=x onerror=alert(1)&gt;" in card and HOSTILE not in page
     name = f"input-{request.pk}-"
     for field, html in {
-        "name": 'type="text"', "email": 'type="email"', "homepage": 'type="url"', "born": 'type="date"',
-        "meeting": 'type="datetime-local"', "age": 'type="number"', "score": 'type="number"', "agree": 'type="checkbox"',
+        "name": 'type="text"',
+        "email": 'type="email"',
+        "homepage": 'type="url"',
+        "born": 'type="date"',
+        "meeting": 'type="datetime-local"',
+        "age": 'type="number"',
+        "score": 'type="number"',
+        "agree": 'type="checkbox"',
     }.items():
-        assert re.search(rf'<input[^>]*{html}[^>]*name="{name}{field}"|<input[^>]*name="{name}{field}"[^>]*{html}', card), field
-    assert re.search(rf'name="{name}name"[^>]*maxlength="20"[^>]*minlength="2"|maxlength="20"[^>]*minlength="2"[^>]*name="{name}name"', card)
+        assert re.search(
+            rf'<input[^>]*{html}[^>]*name="{name}{field}"|<input[^>]*name="{name}{field}"[^>]*{html}', card
+        ), field
+    assert re.search(
+        rf'name="{name}name"[^>]*maxlength="20"[^>]*minlength="2"|maxlength="20"[^>]*minlength="2"[^>]*name="{name}name"',
+        card,
+    )
     assert re.search(rf'name="{name}age"[^>]*value="30"', card) and 'max="99"' in card and 'min="18"' in card
     assert '<option value="dog">Dogs</option>' in card and '<option value="h2">Batman</option>' in card
     assert re.search(r'<option value="red" selected>red</option>', card)
@@ -77,29 +96,59 @@ def test_it_shows_a_pending_form_in_the_queue_with_every_field_type(call, sign_i
 
 def test_it_forwards_an_accepted_form_as_json_of_the_schemas_types(call, sign_in):
     request = ask(call, {"message": "?", "requestedSchema": EVERY_FIELD})
-    response = sign_in(roles.OPERATOR).post(f"/inputs/{request.pk}/answer/", form_post(
-        request, name="Ada", email="ada@example.com", homepage="https://ada.example", born="1815-12-10",
-        meeting="2030-01-02T09:30:00", age="36", score="7.5", agree="on", color="green", pet="dog", hero="h2",
-        tools=["saw", "file"], fish=["f2"],
-    ))
+    response = sign_in(roles.OPERATOR).post(
+        f"/inputs/{request.pk}/answer/",
+        form_post(
+            request,
+            name="Ada",
+            email="ada@example.com",
+            homepage="https://ada.example",
+            born="1815-12-10",
+            meeting="2030-01-02T09:30:00",
+            age="36",
+            score="7.5",
+            agree="on",
+            color="green",
+            pet="dog",
+            hero="h2",
+            tools=["saw", "file"],
+            fish=["f2"],
+        ),
+    )
     request.refresh_from_db()
     assert response.status_code == 302 and response["Location"] == "/queue/"
     assert request.status == InputRequest.Status.ANSWERED and request.answered_by_name == roles.OPERATOR
-    assert request.answer == {"action": "accept", "content": {
-        "name": "Ada", "email": "ada@example.com", "homepage": "https://ada.example", "born": "1815-12-10",
-        "meeting": "2030-01-02T09:30:00+00:00", "age": 36, "score": 7.5, "agree": True, "color": "green", "pet": "dog",
-        "hero": "h2", "tools": ["saw", "file"], "fish": ["f2"],
-    }}
+    assert request.answer == {
+        "action": "accept",
+        "content": {
+            "name": "Ada",
+            "email": "ada@example.com",
+            "homepage": "https://ada.example",
+            "born": "1815-12-10",
+            "meeting": "2030-01-02T09:30:00+00:00",
+            "age": 36,
+            "score": 7.5,
+            "agree": True,
+            "color": "green",
+            "pet": "dog",
+            "hero": "h2",
+            "tools": ["saw", "file"],
+            "fish": ["f2"],
+        },
+    }
 
 
-@pytest.mark.parametrize("fields, error", [
-    ({"name": "A", "email": "ada@example.com"}, "at least 2 characters"),
-    ({"name": "Ada", "email": "nope"}, "valid email"),
-    ({"name": "Ada", "email": "ada@example.com", "age": "17"}, "greater than or equal to 18"),
-    ({"name": "Ada", "email": "ada@example.com", "tools": ["saw", "drill", "file"]}, "Choose at most 2."),
-    ({"name": "Ada", "email": "ada@example.com", "born": "1815-13-40"}, "valid date"),
-    ({"email": "ada@example.com"}, "This field is required."),
-])
+@pytest.mark.parametrize(
+    "fields, error",
+    [
+        ({"name": "A", "email": "ada@example.com"}, "at least 2 characters"),
+        ({"name": "Ada", "email": "nope"}, "valid email"),
+        ({"name": "Ada", "email": "ada@example.com", "age": "17"}, "greater than or equal to 18"),
+        ({"name": "Ada", "email": "ada@example.com", "tools": ["saw", "drill", "file"]}, "Choose at most 2."),
+        ({"name": "Ada", "email": "ada@example.com", "born": "1815-13-40"}, "valid date"),
+        ({"email": "ada@example.com"}, "This field is required."),
+    ],
+)
 def test_it_shows_the_form_again_with_what_does_not_validate(call, sign_in, fields, error):
     request = ask(call, {"message": "?", "requestedSchema": EVERY_FIELD})
     response = sign_in(roles.OPERATOR).post(f"/inputs/{request.pk}/answer/", form_post(request, **fields))
@@ -109,7 +158,9 @@ def test_it_shows_the_form_again_with_what_does_not_validate(call, sign_in, fiel
     assert request.status == InputRequest.Status.PENDING
 
 
-@pytest.mark.parametrize("action, status", [("decline", InputRequest.Status.DECLINED), ("cancel", InputRequest.Status.CANCELLED)])
+@pytest.mark.parametrize(
+    "action, status", [("decline", InputRequest.Status.DECLINED), ("cancel", InputRequest.Status.CANCELLED)]
+)
 def test_it_declines_or_cancels_without_filling_the_form(call, sign_in, action, status):
     request = ask(call, {"message": "?", "requestedSchema": EVERY_FIELD})
     response = sign_in(roles.OPERATOR).post(f"/inputs/{request.pk}/answer/", form_post(request, action))
@@ -133,16 +184,23 @@ def test_it_shows_a_url_in_full_with_its_domain_set_apart_and_takes_a_confirmati
 
 
 def test_it_shows_a_refused_request_and_why_in_the_queue(call, sign_in):
-    inputs.record_unanswered(call, "elicitation/create", {"message": "Where?", "requestedSchema": {}},
-                             InputRequest.Status.REFUSED, "the server asked outside what elicitation allows: nested")
+    inputs.record_unanswered(
+        call,
+        "elicitation/create",
+        {"message": "Where?", "requestedSchema": {}},
+        InputRequest.Status.REFUSED,
+        "the server asked outside what elicitation allows: nested",
+    )
     page = sign_in(roles.OPERATOR).get("/queue/").content.decode()
-    assert "Refused, and answered upstream as a decline: the server asked outside what elicitation allows: nested" in page
+    assert (
+        "Refused, and answered upstream as a decline: the server asked outside what elicitation allows: nested" in page
+    )
 
 
 def test_it_shows_a_request_passed_to_the_client_without_a_form(call, sign_in):
     request = ask(call, {"message": "?", "requestedSchema": EVERY_FIELD}, route=InputRequest.Route.CLIENT)
     page = sign_in(roles.OPERATOR).get("/queue/").content.decode()
-    card = page[page.index(f'data-input-card="{request.pk}"'):]
+    card = page[page.index(f'data-input-card="{request.pk}"') :]
     assert "passed to the client" in card and "<form" not in card.split("</article>")[0]
 
 
@@ -167,12 +225,20 @@ def test_it_lets_an_admin_choose_who_answers_a_servers_input_requests(sign_in, d
     admin = sign_in(roles.ADMIN)
     form = admin.get(f"/servers/{server.slug}/edit/").content.decode()
     assert 'value="client_if_capable"' in form and re.search(r'value="operator"[^>]*checked', form)
-    data = {"name": "Billing", "transport": "http", "url": server.url, "tool_prefix": server.tool_prefix,
-            "enabled": "on", "input_routing": "client_if_capable"}
+    data = {
+        "name": "Billing",
+        "transport": "http",
+        "url": server.url,
+        "tool_prefix": server.tool_prefix,
+        "enabled": "on",
+        "input_routing": "client_if_capable",
+    }
     assert admin.post(f"/servers/{server.slug}/edit/", data).status_code == 302
     server.refresh_from_db()
     assert server.input_routing == Server.InputRouting.CLIENT_IF_CAPABLE
-    assert "The client answers when it declared the capability" in admin.get(f"/servers/{server.slug}/").content.decode()
+    assert (
+        "The client answers when it declared the capability" in admin.get(f"/servers/{server.slug}/").content.decode()
+    )
 
 
 def test_it_lists_what_the_server_asked_on_the_calls_page_and_answers_from_there(call, sign_in):
@@ -180,7 +246,9 @@ def test_it_lists_what_the_server_asked_on_the_calls_page_and_answers_from_there
     operator = sign_in(roles.OPERATOR)
     page = operator.get(f"/calls/{call.pk}/").content.decode()
     assert "What the server asked during the call" in page and "Which size?" in page
-    response = operator.post(f"/inputs/{request.pk}/answer/", {**form_post(request, "decline"), "next": f"/calls/{call.pk}/"})
+    response = operator.post(
+        f"/inputs/{request.pk}/answer/", {**form_post(request, "decline"), "next": f"/calls/{call.pk}/"}
+    )
     assert response["Location"] == f"/calls/{call.pk}/"
     assert "Declined by operator." in operator.get(f"/calls/{call.pk}/").content.decode()
 

@@ -6,8 +6,8 @@ from django.contrib.auth.models import User
 
 from approvals import inputs, roles
 from approvals.models import InputRequest
-from tests.inputs.test_input_pages import call  # noqa: F401 (fixture)
 from tests.inputs.test_elicitation_protocol import EVERY_FIELD
+from tests.inputs.test_input_pages import call  # noqa: F401 (fixture)
 from tests.queue.conftest import person  # noqa: F401 (fixture)
 from tests.queue.test_live_socket import open_socket, signed_in
 
@@ -18,7 +18,9 @@ async def test_it_pushes_a_new_request_with_its_form_then_who_answered_it(person
     cookie = await signed_in(person, "ann", roles.OPERATOR)
     socket, connected = await open_socket(cookie)
     assert connected
-    request = await sync_to_async(inputs.open_request)(call, "elicitation/create", {"message": "Fill in", "requestedSchema": EVERY_FIELD}, "operator")
+    request = await sync_to_async(inputs.open_request)(
+        call, "elicitation/create", {"message": "Fill in", "requestedSchema": EVERY_FIELD}, "operator"
+    )
     pushed = await socket.receive_json_from(timeout=5)
     assert pushed["event"] == "input.pending" and pushed["input_id"] == request.pk
     assert f'data-input-card="{request.pk}"' in pushed["input_html"] and ">Accept</button>" in pushed["input_html"]
@@ -37,7 +39,9 @@ async def test_it_pushes_no_card_to_pages_that_show_none(person, call):  # noqa:
     cookie = await signed_in(person, "ann", roles.OPERATOR)
     socket, connected = await open_socket(cookie, query="view=recent")
     assert connected
-    await sync_to_async(inputs.open_request)(call, "elicitation/create", {"message": "?", "requestedSchema": EVERY_FIELD}, "operator")
+    await sync_to_async(inputs.open_request)(
+        call, "elicitation/create", {"message": "?", "requestedSchema": EVERY_FIELD}, "operator"
+    )
     assert await socket.receive_nothing(timeout=0.5)
     await socket.disconnect()
 
@@ -46,7 +50,9 @@ async def test_it_pushes_the_calls_page_again_with_what_the_server_asked(person,
     cookie = await signed_in(person, "ann", roles.OPERATOR)
     socket, connected = await open_socket(cookie, query=f"view=call&id={call.pk}")
     assert connected
-    await sync_to_async(inputs.open_request)(call, "elicitation/create", {"message": "Which size?", "requestedSchema": EVERY_FIELD}, "operator")
+    await sync_to_async(inputs.open_request)(
+        call, "elicitation/create", {"message": "Which size?", "requestedSchema": EVERY_FIELD}, "operator"
+    )
     pushed = await socket.receive_json_from(timeout=5)
     assert pushed["event"] == "input.pending" and pushed["call_id"] == call.pk
     assert "What the server asked during the call" in pushed["html"] and "Which size?" in pushed["html"]

@@ -18,7 +18,9 @@ def text_of(result) -> str:
 
 
 @both_client_eras
-async def test_it_asks_an_operator_what_a_2026_sdk_server_elicits_and_forwards_the_answer(mcp_url, secret, sdk_upstream, operator, mode):
+async def test_it_asks_an_operator_what_a_2026_sdk_server_elicits_and_forwards_the_answer(
+    mcp_url, secret, sdk_upstream, operator, mode
+):
     async with sdk_client(mcp_url, secret, mode) as client:
         answer = asyncio.create_task(client.call_tool("sdk_delete_record", {"target": "r1"}))
         asked = await wait_for_input()
@@ -35,7 +37,9 @@ async def test_it_asks_an_operator_what_a_2026_sdk_server_elicits_and_forwards_t
 
 
 @pytest.mark.parametrize("action, said", [("decline", "decline"), ("cancel", "cancel")])
-async def test_it_forwards_a_decline_or_cancel_to_a_2026_sdk_server(mcp_url, secret, sdk_upstream, operator, action, said):
+async def test_it_forwards_a_decline_or_cancel_to_a_2026_sdk_server(
+    mcp_url, secret, sdk_upstream, operator, action, said
+):
     async with sdk_client(mcp_url, secret) as client:
         answer = asyncio.create_task(client.call_tool("sdk_delete_record", {"target": "r2"}))
         asked = await wait_for_input()
@@ -46,8 +50,16 @@ async def test_it_forwards_a_decline_or_cancel_to_a_2026_sdk_server(mcp_url, sec
     assert (await InputRequest.objects.aget()).answer == {"action": action}
 
 
-async def test_it_asks_an_operator_what_server_everything_elicits_in_the_legacy_era(mcp_url, secret, everything_upstream, operator):
-    content = {"name": "Ada Lovelace", "check": True, "email": "ada@example.com", "integer": 7, "untitledMultipleSelectEnum": ["Piano"]}
+async def test_it_asks_an_operator_what_server_everything_elicits_in_the_legacy_era(
+    mcp_url, secret, everything_upstream, operator
+):
+    content = {
+        "name": "Ada Lovelace",
+        "check": True,
+        "email": "ada@example.com",
+        "integer": 7,
+        "untitledMultipleSelectEnum": ["Piano"],
+    }
     async with sdk_client(mcp_url, secret) as client:
         answer = asyncio.create_task(client.call_tool("everything_trigger-elicitation-request", {}))
         asked = await wait_for_input()
@@ -62,7 +74,9 @@ async def test_it_asks_an_operator_what_server_everything_elicits_in_the_legacy_
     assert "- Name: Ada Lovelace" in text and "- Favorite Integer: 7" in text
 
 
-async def test_it_tells_the_second_of_two_operators_who_answered_first(mcp_url, secret, sdk_upstream, operator, django_user_model):
+async def test_it_tells_the_second_of_two_operators_who_answered_first(
+    mcp_url, secret, sdk_upstream, operator, django_user_model
+):
     bob = await sync_to_async(django_user_model.objects.create_user)("bob")
     async with sdk_client(mcp_url, secret) as client:
         answer = asyncio.create_task(client.call_tool("sdk_delete_record", {"target": "r3"}))

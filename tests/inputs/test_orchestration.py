@@ -21,18 +21,31 @@ from tests.inputs.conftest import wait_for_input
 pytestmark = pytest.mark.django_db(transaction=True)
 
 ELICITATION = {"elicitation": {}}
-CONFIRM = {"message": "Refund 20 EUR?", "requestedSchema": {
-    "type": "object", "properties": {"amount": {"type": "number", "maximum": 50, "default": 20}}, "required": ["amount"],
-}}
+CONFIRM = {
+    "message": "Refund 20 EUR?",
+    "requestedSchema": {
+        "type": "object",
+        "properties": {"amount": {"type": "number", "maximum": 50, "default": 20}},
+        "required": ["amount"],
+    },
+}
 
 
 @pytest.fixture
 def forwarded(client_token, refund_tool):  # noqa: F811
     arguments = {"order_id": 7, "amount": 20}
     return Call.objects.create(
-        token=client_token, tool=refund_tool, server=refund_tool.server, tool_name=refund_tool.exposed_name,
-        request_id=str(uuid.uuid4()), era=revisions.MODERN, protocol_version="2026-07-28", arguments=arguments,
-        arguments_digest=sha256_digest(arguments), tool_digest=refund_tool.digest, status=Call.Status.FORWARDED,
+        token=client_token,
+        tool=refund_tool,
+        server=refund_tool.server,
+        tool_name=refund_tool.exposed_name,
+        request_id=str(uuid.uuid4()),
+        era=revisions.MODERN,
+        protocol_version="2026-07-28",
+        arguments=arguments,
+        arguments_digest=sha256_digest(arguments),
+        tool_digest=refund_tool.digest,
+        status=Call.Status.FORWARDED,
     )
 
 
@@ -47,7 +60,9 @@ def handler(call, capabilities=None, era=revisions.LEGACY, streaming=True, sent=
 
 
 async def actions_of(call) -> list[str]:
-    return [e.action async for e in AuditEvent.objects.filter(call_id=call.pk, action__startswith="input.").order_by("seq")]
+    return [
+        e.action async for e in AuditEvent.objects.filter(call_id=call.pk, action__startswith="input.").order_by("seq")
+    ]
 
 
 async def test_it_wakes_on_the_operators_answer_through_the_channel_layer(forwarded, operators, settings):
@@ -102,7 +117,10 @@ async def test_it_cancels_the_request_when_its_handler_is_cancelled(forwarded):
 
 
 async def test_it_refuses_a_schema_outside_the_subset_and_answers_the_server_decline(forwarded):
-    nested = {"message": "Where to?", "requestedSchema": {"type": "object", "properties": {"address": {"type": "object"}}}}
+    nested = {
+        "message": "Where to?",
+        "requestedSchema": {"type": "object", "properties": {"address": {"type": "object"}}},
+    }
     answer = await handler(forwarded)("elicitation/create", nested)
     request = await InputRequest.objects.aget()
     assert answer == {"action": "decline"}
@@ -113,7 +131,9 @@ async def test_it_refuses_a_schema_outside_the_subset_and_answers_the_server_dec
 
 async def test_it_declines_sampling_for_a_client_that_did_not_declare_it(forwarded):
     with pytest.raises(JsonRpcError) as caught:
-        await handler(forwarded, capabilities={"elicitation": {}})("sampling/createMessage", {"messages": [], "maxTokens": 5})
+        await handler(forwarded, capabilities={"elicitation": {}})(
+            "sampling/createMessage", {"messages": [], "maxTokens": 5}
+        )
     assert caught.value.code == inputs.SAMPLING_REJECTED
     request = await InputRequest.objects.aget()
     assert request.status == InputRequest.Status.DECLINED and "did not declare sampling" in request.reason
@@ -133,20 +153,25 @@ async def test_it_asks_an_operator_when_routing_says_so_even_if_the_client_could
     await asyncio.gather(waiting, return_exceptions=True)
 
 
-@pytest.mark.parametrize("capabilities, streaming, mode, expected", [
-    ({"elicitation": {}}, True, "form", "client"),
-    ({"elicitation": {"form": {}}}, True, "url", "operator"),
-    ({"elicitation": {"url": {}}}, True, "url", "client"),
-    ({"elicitation": {}}, False, "form", "operator"),
-    ({"sampling": {}}, True, "form", "operator"),
-])
+@pytest.mark.parametrize(
+    "capabilities, streaming, mode, expected",
+    [
+        ({"elicitation": {}}, True, "form", "client"),
+        ({"elicitation": {"form": {}}}, True, "url", "operator"),
+        ({"elicitation": {"url": {}}}, True, "url", "client"),
+        ({"elicitation": {}}, False, "form", "operator"),
+        ({"sampling": {}}, True, "form", "operator"),
+    ],
+)
 async def test_it_passes_elicitation_to_a_legacy_client_only_when_it_declared_the_mode_and_streams(
     forwarded, capabilities, streaming, mode, expected
 ):
     forwarded.tool.server.input_routing = Server.InputRouting.CLIENT_IF_CAPABLE
     params = {"mode": "url", "message": "Sign in", "url": "https://auth.example/x"} if mode == "url" else CONFIRM
     sent = []
-    waiting = asyncio.create_task(handler(forwarded, capabilities, streaming=streaming, sent=sent)("elicitation/create", params))
+    waiting = asyncio.create_task(
+        handler(forwarded, capabilities, streaming=streaming, sent=sent)("elicitation/create", params)
+    )
     asked = await wait_for_input()
     assert asked.routed_to == expected
     if expected == "client":
@@ -160,8 +185,11 @@ async def test_it_passes_elicitation_to_a_legacy_client_only_when_it_declared_th
 async def test_it_words_a_form_for_a_2025_06_18_client_without_the_mode_it_does_not_know(forwarded):
     forwarded.tool.server.input_routing = Server.InputRouting.CLIENT_IF_CAPABLE
     sent = []
-    waiting = asyncio.create_task(handler(forwarded, ELICITATION, sent=sent, version="2025-06-18")(
-        "elicitation/create", {**CONFIRM, "mode": "form"}))
+    waiting = asyncio.create_task(
+        handler(forwarded, ELICITATION, sent=sent, version="2025-06-18")(
+            "elicitation/create", {**CONFIRM, "mode": "form"}
+        )
+    )
     await wait_for_input()
     await asyncio.sleep(0.05)
     assert sent[0]["params"] == CONFIRM

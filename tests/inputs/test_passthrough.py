@@ -46,7 +46,7 @@ class Person:
 
 
 def events(lines) -> list[dict]:
-    return [json.loads(line[len("data: "):]) for line in lines if line.startswith("data: ")]
+    return [json.loads(line[len("data: ") :]) for line in lines if line.startswith("data: ")]
 
 
 class LegacyClient:
@@ -54,12 +54,20 @@ class LegacyClient:
 
     def __init__(self, mcp_url, secret):
         self.url = mcp_url
-        self.http = httpx.AsyncClient(timeout=30, headers={"Authorization": f"Bearer {secret}", "Accept": "application/json, text/event-stream"})
+        self.http = httpx.AsyncClient(
+            timeout=30, headers={"Authorization": f"Bearer {secret}", "Accept": "application/json, text/event-stream"}
+        )
         self.session = None
 
     async def initialize(self, capabilities):
-        params = {"protocolVersion": LEGACY, "capabilities": capabilities, "clientInfo": {"name": "raw", "version": "0"}}
-        response = await self.http.post(self.url, json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params})
+        params = {
+            "protocolVersion": LEGACY,
+            "capabilities": capabilities,
+            "clientInfo": {"name": "raw", "version": "0"},
+        }
+        response = await self.http.post(
+            self.url, json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}
+        )
         self.session = response.headers["Mcp-Session-Id"]
 
     def headers(self):
@@ -83,9 +91,12 @@ class LegacyClient:
                         return asked, message
 
 
-async def test_it_sends_a_legacy_client_elicitation_create_on_the_calls_stream_and_takes_its_posted_answer(mcp_url, secret, passthrough):
+async def test_it_sends_a_legacy_client_elicitation_create_on_the_calls_stream_and_takes_its_posted_answer(
+    mcp_url, secret, passthrough
+):
     client = LegacyClient(mcp_url, secret)
     await client.initialize(ELICITATION)
+
     async def accept(message):
         return {"result": {"action": "accept", "content": {"confirm": True}}}
 
@@ -124,22 +135,32 @@ async def test_it_takes_an_answer_only_from_the_session_that_was_asked(mcp_url, 
 class ModernClient:
     def __init__(self, mcp_url, secret):
         self.url = mcp_url
-        self.http = httpx.AsyncClient(timeout=30, headers={"Authorization": f"Bearer {secret}", "Accept": "application/json"})
+        self.http = httpx.AsyncClient(
+            timeout=30, headers={"Authorization": f"Bearer {secret}", "Accept": "application/json"}
+        )
 
     async def call(self, msg_id, name, arguments, capabilities=ELICITATION, **extra):
         params = modern_envelope(name=name, arguments=arguments, **extra)
         params["_meta"]["io.modelcontextprotocol/clientCapabilities"] = capabilities
         headers = {"MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call", "Mcp-Name": name}
-        response = await self.http.post(self.url, json={"jsonrpc": "2.0", "id": msg_id, "method": "tools/call", "params": params}, headers=headers)
+        response = await self.http.post(
+            self.url, json={"jsonrpc": "2.0", "id": msg_id, "method": "tools/call", "params": params}, headers=headers
+        )
         return response.json()
 
 
-async def test_it_answers_a_2026_client_input_required_with_its_own_signed_state_and_continues_on_the_retry(mcp_url, secret, passthrough):
+async def test_it_answers_a_2026_client_input_required_with_its_own_signed_state_and_continues_on_the_retry(
+    mcp_url, secret, passthrough
+):
     client = ModernClient(mcp_url, secret)
     first = (await client.call(1, "sdk_delete_record", {"target": "r1"}))["result"]
     [(key, request)] = first["inputRequests"].items()
     answers = {key: {"action": "accept", "content": {"confirm": True}}}
-    done = (await client.call(2, "sdk_delete_record", {"target": "r1"}, inputResponses=answers, requestState=first["requestState"]))["result"]
+    done = (
+        await client.call(
+            2, "sdk_delete_record", {"target": "r1"}, inputResponses=answers, requestState=first["requestState"]
+        )
+    )["result"]
     await client.http.aclose()
 
     assert first["resultType"] == "input_required" and key.startswith("sdk/")
@@ -157,15 +178,29 @@ async def test_it_refuses_a_tampered_expired_or_misapplied_request_state(mcp_url
     call_id = (await InputRequest.objects.aget()).call_id
 
     async def retry(msg_id, request_state, target="r1"):
-        return await client.call(msg_id, "sdk_delete_record", {"target": target}, inputResponses=answers, requestState=request_state)
+        return await client.call(
+            msg_id, "sdk_delete_record", {"target": target}, inputResponses=answers, requestState=request_state
+        )
 
     tampered = state[:-2] + ("AA" if not state.endswith("AA") else "BB")
-    expired = sign_state({"call": call_id, "token": 1, "keys": [key]}, continuations.state_key(), now=time.time() - 3600, lifetime=60)
-    other_token = sign_state({"call": call_id, "token": 10**6, "keys": [key]}, continuations.state_key(), now=time.time(), lifetime=60)
-    refusals = [await retry(2, tampered), await retry(3, expired), await retry(4, other_token), await retry(5, state, target="r2")]
+    expired = sign_state(
+        {"call": call_id, "token": 1, "keys": [key]}, continuations.state_key(), now=time.time() - 3600, lifetime=60
+    )
+    other_token = sign_state(
+        {"call": call_id, "token": 10**6, "keys": [key]}, continuations.state_key(), now=time.time(), lifetime=60
+    )
+    refusals = [
+        await retry(2, tampered),
+        await retry(3, expired),
+        await retry(4, other_token),
+        await retry(5, state, target="r2"),
+    ]
     assert [r["error"]["code"] for r in refusals] == [-32602] * 4
     assert "altered" in refusals[0]["error"]["message"] and "expired" in refusals[1]["error"]["message"]
-    assert "another client or call" in refusals[2]["error"]["message"] and "repeat the call's name and arguments" in refusals[3]["error"]["message"]
+    assert (
+        "another client or call" in refusals[2]["error"]["message"]
+        and "repeat the call's name and arguments" in refusals[3]["error"]["message"]
+    )
     assert (await InputRequest.objects.aget()).status == InputRequest.Status.PENDING
 
     done = (await retry(6, state))["result"]
@@ -196,7 +231,9 @@ async def test_it_asks_an_operator_when_the_client_declared_no_elicitation(mcp_u
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"], ids=["modern-client", "legacy-client"])
-async def test_it_passes_a_legacy_servers_elicitation_to_an_sdk_client_of_either_era(mcp_url, secret, everything_upstream, mode):
+async def test_it_passes_a_legacy_servers_elicitation_to_an_sdk_client_of_either_era(
+    mcp_url, secret, everything_upstream, mode
+):
     await sync_to_async(route_to_client)(everything_upstream)
     person = Person("accept", {"name": "Grace Hopper", "integer": 9})
     async with sdk_client(mcp_url, secret, mode, elicitation_callback=person) as client:
@@ -215,7 +252,9 @@ async def test_it_passes_sampling_to_an_sdk_client_that_declared_it(mcp_url, sec
 
     async def sampling(context, params):
         prompts.append(params.messages[0].content.text)
-        return types.CreateMessageResult(role="assistant", content=types.TextContent(type="text", text="Forty-two."), model="test-model")
+        return types.CreateMessageResult(
+            role="assistant", content=types.TextContent(type="text", text="Forty-two."), model="test-model"
+        )
 
     async with sdk_client(mcp_url, secret, mode, sampling_callback=sampling) as client:
         result = await client.call_tool("conformance_test_sampling", {"prompt": "What is six times seven?"})
@@ -232,7 +271,11 @@ async def test_it_gives_the_server_an_error_for_a_malformed_answer_from_the_clie
     first = (await client.call(1, "sdk_delete_record", {"target": "r7"}))["result"]
     [key] = first["inputRequests"]
     answers = {key: {"action": "maybe"}}
-    done = (await client.call(2, "sdk_delete_record", {"target": "r7"}, inputResponses=answers, requestState=first["requestState"]))["result"]
+    done = (
+        await client.call(
+            2, "sdk_delete_record", {"target": "r7"}, inputResponses=answers, requestState=first["requestState"]
+        )
+    )["result"]
     await client.http.aclose()
 
     assert done["isError"] is True and "the client's answer is malformed" in done["content"][0]["text"]

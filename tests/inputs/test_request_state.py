@@ -14,13 +14,18 @@ def test_it_reads_back_what_it_signed_until_it_expires():
         read_state(state, KEY, now=1060)
 
 
-@pytest.mark.parametrize("tamper", [
-    lambda s: s[:-2] + ("AA" if not s.endswith("AA") else "BB"),
-    lambda s: s.replace(s.split(".")[1], sign_state({"call": 8, "token": 3}, KEY, now=1000, lifetime=60).split(".")[1]),
-    lambda s: "mcs0" + s[4:],
-    lambda s: s.split(".")[0] + "." + s.split(".")[1],
-    lambda s: "x" * 20000,
-])
+@pytest.mark.parametrize(
+    "tamper",
+    [
+        lambda s: s[:-2] + ("AA" if not s.endswith("AA") else "BB"),
+        lambda s: s.replace(
+            s.split(".")[1], sign_state({"call": 8, "token": 3}, KEY, now=1000, lifetime=60).split(".")[1]
+        ),
+        lambda s: "mcs0" + s[4:],
+        lambda s: s.split(".")[0] + "." + s.split(".")[1],
+        lambda s: "x" * 20000,
+    ],
+)
 def test_it_refuses_a_state_that_was_altered(tamper):
     state = sign_state({"call": 7, "token": 3}, KEY, now=1000, lifetime=60)
     with pytest.raises(StateError):

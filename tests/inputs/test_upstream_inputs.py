@@ -9,7 +9,9 @@ import pytest
 from approvals.upstream import ServerSpec, open_session
 from tests.fixtures.servers import SERVERS
 
-FORMS = ServerSpec(name="forms", transport="stdio", command=(sys.executable, str(SERVERS / "forms_server.py")), timeout=20)
+FORMS = ServerSpec(
+    name="forms", transport="stdio", command=(sys.executable, str(SERVERS / "forms_server.py")), timeout=20
+)
 
 
 async def test_it_asks_a_rounds_input_requests_side_by_side():

@@ -12,7 +12,9 @@ def login(client, django_user_model, db):
 
     def sign_in(*role_names, username=None):
         roles.ensure_roles()
-        user = django_user_model.objects.create_user(username=username or "-".join(role_names) or "nobody", password=PASSWORD)
+        user = django_user_model.objects.create_user(
+            username=username or "-".join(role_names) or "nobody", password=PASSWORD
+        )
         user.groups.set(Group.objects.filter(name__in=role_names))
         client.force_login(user)
         return client

@@ -13,6 +13,11 @@ def make_server(name="Records", **fields):
 def make_tool(server, name, status=Tool.Status.ACTIVE, reason="", **definition):
     definition = {"name": name, "inputSchema": {"type": "object"}, **definition}
     return Tool.objects.create(
-        server=server, upstream_name=name, exposed_name=server.tool_prefix + name, definition=definition,
-        digest=hashlib.sha256(name.encode()).hexdigest(), status=status, reason=reason,
+        server=server,
+        upstream_name=name,
+        exposed_name=server.tool_prefix + name,
+        definition=definition,
+        digest=hashlib.sha256(name.encode()).hexdigest(),
+        status=status,
+        reason=reason,
     )

@@ -34,7 +34,9 @@ def test_it_refuses_a_non_admin_a_server_action_with_403(operator_client, monkey
 
 def test_it_refuses_a_non_admin_the_add_form_and_its_post(operator_client):
     assert operator_client.get(reverse("server_add")).status_code == 403
-    response = operator_client.post(reverse("server_add"), {"name": "Sneaky", "transport": "http", "url": "https://x.example/"})
+    response = operator_client.post(
+        reverse("server_add"), {"name": "Sneaky", "transport": "http", "url": "https://x.example/"}
+    )
     assert response.status_code == 403
     assert "Only admins" in response.content.decode()
 
@@ -64,6 +66,8 @@ def test_it_logs_a_user_in_through_the_login_form(client, django_user_model, db)
     django_user_model.objects.create_user(username="olga", password="a long enough test password")
     page = client.get(reverse("login"))
     assert 'name="password"' in page.content.decode()
-    response = client.post(reverse("login"), {"username": "olga", "password": "a long enough test password"}, follow=True)
+    response = client.post(
+        reverse("login"), {"username": "olga", "password": "a long enough test password"}, follow=True
+    )
     assert response.redirect_chain[-1][0] == reverse("servers")
     assert "olga" in response.content.decode()

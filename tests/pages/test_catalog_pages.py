@@ -13,7 +13,7 @@ def test_it_lists_active_tools_across_servers_with_exposed_and_upstream_names(op
     make_tool(make_server("Billing", tool_prefix="bill_"), "refund")
     html = catalog(operator_client)
     assert "records_lookup_customer" in html and "Look up a customer" in html
-    assert "bill_refund" in html and "upstream <span class=\"mono\">refund</span>" in html
+    assert "bill_refund" in html and 'upstream <span class="mono">refund</span>' in html
 
 
 def test_it_filters_by_server_slug(operator_client):
@@ -55,8 +55,8 @@ def test_it_marks_annotation_badges_unverified_unless_the_server_is_trusted(oper
     make_tool(make_server("Trusted", trusted=True, tool_prefix="t_"), "peek", annotations=hints)
     untrusted = catalog(operator_client, server="untrusted")
     trusted = catalog(operator_client, server="trusted")
-    assert "read-only <span class=\"unverified\">unverified</span>" in untrusted
-    assert "idempotent <span class=\"unverified\">unverified</span>" in untrusted
+    assert 'read-only <span class="unverified">unverified</span>' in untrusted
+    assert 'idempotent <span class="unverified">unverified</span>' in untrusted
     assert "read-only" in trusted and "unverified" not in trusted
     assert "destructive" not in trusted and "open-world" not in trusted
 
@@ -76,8 +76,13 @@ def test_it_shows_only_the_first_lines_of_a_description_in_the_list(operator_cli
 
 def test_it_renders_a_tool_page_with_schema_tables_raw_json_and_history(operator_client):
     tool = make_tool(
-        make_server(), "quote_order",
-        inputSchema={"type": "object", "required": ["sku"], "properties": {"sku": {"type": "string", "title": "Stock unit"}}},
+        make_server(),
+        "quote_order",
+        inputSchema={
+            "type": "object",
+            "required": ["sku"],
+            "properties": {"sku": {"type": "string", "title": "Stock unit"}},
+        },
         outputSchema={"type": "object", "properties": {"total": {"type": "number", "minimum": 0}}},
     )
     tool.changes.create(kind="added", definition=tool.definition, digest=tool.digest, status="active")

@@ -86,8 +86,15 @@ def test_it_shows_the_errors_and_no_secret_when_the_token_cannot_be_made(admin_c
 def test_the_claude_code_command_splits_into_the_right_arguments():
     argv = shlex.split(by_key(README_URL, "mcpc_abc")["claude-code"])
     assert argv == [
-        "claude", "mcp", "add", "--transport", "http", "approval-console", README_URL,
-        "--header", "Authorization: Bearer mcpc_abc",
+        "claude",
+        "mcp",
+        "add",
+        "--transport",
+        "http",
+        "approval-console",
+        README_URL,
+        "--header",
+        "Authorization: Bearer mcpc_abc",
     ]
 
 
@@ -99,12 +106,15 @@ def test_claude_desktop_reaches_the_console_through_the_mcp_remote_bridge():
     assert config["env"] == {"AUTH_HEADER": "Bearer mcpc_abc"}
 
 
-@pytest.mark.parametrize("url, allowed", [
-    ("http://console.internal:8000/mcp", True),
-    ("http://127.0.0.1:8000/mcp", False),
-    ("http://localhost:8000/mcp", False),
-    ("https://console.example.com/mcp", False),
-])
+@pytest.mark.parametrize(
+    "url, allowed",
+    [
+        ("http://console.internal:8000/mcp", True),
+        ("http://127.0.0.1:8000/mcp", False),
+        ("http://localhost:8000/mcp", False),
+        ("https://console.example.com/mcp", False),
+    ],
+)
 def test_claude_desktop_allows_plain_http_only_where_mcp_remote_needs_it(url, allowed):
     args = json.loads(by_key(url)["claude-desktop"])["mcpServers"]["approval-console"]["args"]
     assert ("--allow-http" in args) is allowed
@@ -120,7 +130,7 @@ def test_cursor_and_vs_code_get_a_url_and_an_authorization_header():
 
 def test_the_readme_shows_the_same_snippets_as_the_page():
     readme = README.read_text()
-    section = readme[readme.index("## Connecting a client"):]
+    section = readme[readme.index("## Connecting a client") :]
     section = section[: section.index("\n## ", 3)]
     for snippet in snippets.snippets(README_URL):
         assert snippet.text in section, f"README's {snippet.client} snippet differs from approvals/snippets.py"

@@ -6,7 +6,11 @@ from approvals.models import Tool, ToolChange
 from approvals.views.history import MAX_DEPTH, changed_paths, history
 from tests.pages.factories import make_server, make_tool
 
-V1 = {"name": "lookup", "description": "Finds a customer.", "inputSchema": {"type": "object", "properties": {"id": {"type": "string"}}}}
+V1 = {
+    "name": "lookup",
+    "description": "Finds a customer.",
+    "inputSchema": {"type": "object", "properties": {"id": {"type": "string"}}},
+}
 
 
 def test_it_finds_no_paths_between_equal_definitions():
@@ -20,7 +24,10 @@ def test_it_names_the_nested_paths_that_changed_were_added_or_removed():
         "annotations": {"readOnlyHint": True},
     }
     assert changed_paths(V1, v2) == [
-        "annotations", "description", "inputSchema.properties.email", "inputSchema.properties.id.type",
+        "annotations",
+        "description",
+        "inputSchema.properties.email",
+        "inputSchema.properties.id.type",
     ]
 
 
@@ -50,9 +57,26 @@ def test_it_pairs_each_change_with_the_version_before_it_newest_first(db):
     tool = make_tool(make_server(), "lookup", description="Finds a customer.")
     now = timezone.now()
     v2 = {**V1, "description": "Finds a customer by id."}
-    ToolChange.objects.create(tool=tool, kind="added", definition=V1, digest="a" * 64, status=Tool.Status.ACTIVE, at=now - timedelta(hours=2))
-    ToolChange.objects.create(tool=tool, kind="changed", definition=v2, digest="b" * 64, status=Tool.Status.ACTIVE, at=now - timedelta(hours=1))
-    ToolChange.objects.create(tool=tool, kind="removed", definition=v2, digest="b" * 64, status=Tool.Status.REMOVED, reason="no longer listed", at=now)
+    ToolChange.objects.create(
+        tool=tool, kind="added", definition=V1, digest="a" * 64, status=Tool.Status.ACTIVE, at=now - timedelta(hours=2)
+    )
+    ToolChange.objects.create(
+        tool=tool,
+        kind="changed",
+        definition=v2,
+        digest="b" * 64,
+        status=Tool.Status.ACTIVE,
+        at=now - timedelta(hours=1),
+    )
+    ToolChange.objects.create(
+        tool=tool,
+        kind="removed",
+        definition=v2,
+        digest="b" * 64,
+        status=Tool.Status.REMOVED,
+        reason="no longer listed",
+        at=now,
+    )
     versions = history(tool)
     assert [v.change.kind for v in versions] == ["removed", "changed", "added"]
     assert [v.paths for v in versions] == [[], ["description"], None]

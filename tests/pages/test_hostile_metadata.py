@@ -10,17 +10,24 @@ from tests.pages.factories import make_server, make_tool
 IMG = "<img src=x onerror=alert(1)>"
 SCRIPT = "<script>alert(1)</script>"
 PNG = "data:image/png;base64," + base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 16).decode()
-SVG = "data:image/svg+xml;base64," + base64.b64encode(b'<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"/>').decode()
+SVG = (
+    "data:image/svg+xml;base64,"
+    + base64.b64encode(b'<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"/>').decode()
+)
 
 
 @pytest.fixture
 def hostile(db):
     server = make_server(instructions=f"Use me. {SCRIPT}", server_info={"name": IMG, "version": SCRIPT})
     return make_tool(
-        server, "lookup",
+        server,
+        "lookup",
         title=f"Lookup {IMG}",
         description=f"Finds a record. {SCRIPT}\n{IMG}",
-        inputSchema={"type": "object", "properties": {"id": {"type": "string", "title": IMG, "description": SCRIPT, "x-evil": IMG}}},
+        inputSchema={
+            "type": "object",
+            "properties": {"id": {"type": "string", "title": IMG, "description": SCRIPT, "x-evil": IMG}},
+        },
         icons=[
             {"src": "http://tracker.example/pixel.png", "mimeType": "image/png"},
             {"src": SVG, "mimeType": "image/svg+xml"},

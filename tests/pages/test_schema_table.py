@@ -8,12 +8,18 @@ ORDER = {
             "type": "object",
             "title": "Customer",
             "required": ["id"],
-            "properties": {"id": {"type": "string", "format": "uuid"}, "tier": {"enum": ["free", "pro"], "default": "free"}},
+            "properties": {
+                "id": {"type": "string", "format": "uuid"},
+                "tier": {"enum": ["free", "pro"], "default": "free"},
+            },
         },
         "lines": {
             "type": "array",
             "minItems": 1,
-            "items": {"type": "object", "properties": {"sku": {"type": "string"}, "qty": {"type": "integer", "minimum": 1, "maximum": 99}}},
+            "items": {
+                "type": "object",
+                "properties": {"sku": {"type": "string"}, "qty": {"type": "integer", "minimum": 1, "maximum": 99}},
+            },
         },
         "tags": {"type": "array", "items": {"type": "string"}},
         "note": {"type": ["string", "null"], "maxLength": 200, "x-mcp-header": "Note"},
@@ -28,9 +34,15 @@ def rows_by_path(schema):
 def test_it_lists_properties_depth_first_with_nested_objects_under_their_parent():
     rows = schema_table(ORDER).rows
     assert [(r.path, r.depth) for r in rows] == [
-        ("customer", 1), ("customer.id", 2), ("customer.tier", 2),
-        ("lines", 1), ("lines.[items]", 2), ("lines.[items].sku", 3), ("lines.[items].qty", 3),
-        ("tags", 1), ("note", 1),
+        ("customer", 1),
+        ("customer.id", 2),
+        ("customer.tier", 2),
+        ("lines", 1),
+        ("lines.[items]", 2),
+        ("lines.[items].sku", 3),
+        ("lines.[items].qty", 3),
+        ("tags", 1),
+        ("note", 1),
     ]
 
 
@@ -90,7 +102,10 @@ def test_it_caps_the_rows_of_a_huge_schema():
 
 
 def test_it_clips_long_text_and_survives_values_of_the_wrong_type():
-    schema = {"type": "object", "properties": {"a": {"title": {"not": "a string"}, "description": "x" * 10_000}, "b": 42, "c": True}}
+    schema = {
+        "type": "object",
+        "properties": {"a": {"title": {"not": "a string"}, "description": "x" * 10_000}, "b": 42, "c": True},
+    }
     rows = rows_by_path(schema)
     assert rows["a"].title == '{"not": "a string"}'
     assert len(rows["a"].description) <= 600

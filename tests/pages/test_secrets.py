@@ -32,17 +32,29 @@ def test_it_shows_the_names_of_stored_secrets_with_their_values_hidden(admin_cli
 
 
 def test_it_does_not_echo_typed_secrets_when_the_form_fails(admin_client):
-    response = admin_client.post(reverse("server_add"), {
-        "name": "Records", "transport": "http", "url": "not a url", "headers": f"Authorization: {HEADER_VALUE}",
-    })
+    response = admin_client.post(
+        reverse("server_add"),
+        {
+            "name": "Records",
+            "transport": "http",
+            "url": "not a url",
+            "headers": f"Authorization: {HEADER_VALUE}",
+        },
+    )
     assert response.status_code == 200 and response.context["form"].errors
     assert HEADER_VALUE not in response.content.decode()
 
 
 def test_it_does_not_echo_replacement_secrets_when_the_edit_fails(admin_client):
     server = make_server(headers={"Authorization": "Bearer old"})
-    response = admin_client.post(reverse("server_edit", args=[server.slug]), {
-        "name": "", "transport": "http", "url": server.url, "headers": f"Authorization: {HEADER_VALUE}",
-    })
+    response = admin_client.post(
+        reverse("server_edit", args=[server.slug]),
+        {
+            "name": "",
+            "transport": "http",
+            "url": server.url,
+            "headers": f"Authorization: {HEADER_VALUE}",
+        },
+    )
     assert response.status_code == 200
     assert HEADER_VALUE not in response.content.decode()

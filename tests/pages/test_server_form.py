@@ -16,8 +16,15 @@ def add(client, **fields):
 
 
 def edit(client, server, **fields):
-    data = {"name": server.name, "transport": server.transport, "url": server.url, "command": server.command,
-            "tool_prefix": server.tool_prefix, "enabled": "on", **fields}
+    data = {
+        "name": server.name,
+        "transport": server.transport,
+        "url": server.url,
+        "command": server.command,
+        "tool_prefix": server.tool_prefix,
+        "enabled": "on",
+        **fields,
+    }
     return client.post(reverse("server_edit", args=[server.slug]), {k: v for k, v in data.items() if v is not None})
 
 
@@ -62,7 +69,9 @@ def test_it_refuses_a_prefix_outside_letters_digits_underscore_and_hyphen(admin_
     assert not Server.objects.exists()
 
 
-@pytest.mark.parametrize("url", ["", "ftp://records.example/", "file:///etc/passwd", "javascript:alert(1)", "records.example"])
+@pytest.mark.parametrize(
+    "url", ["", "ftp://records.example/", "file:///etc/passwd", "javascript:alert(1)", "records.example"]
+)
 def test_it_refuses_an_http_server_without_an_http_or_https_url(admin_client, no_sync, url):
     response = add(admin_client, url=url)
     assert response.status_code == 200
@@ -161,6 +170,7 @@ def test_it_records_the_admin_as_the_actor_of_an_added_and_an_edited_server(admi
     edit(admin_client, Server.objects.get(), trusted="on")
     events = AuditEvent.objects.filter(action__startswith="server.")
     assert {(e.action, e.actor_type, e.actor_name) for e in events} >= {
-        ("server.added", "user", "admin"), ("server.changed", "user", "admin"),
+        ("server.added", "user", "admin"),
+        ("server.changed", "user", "admin"),
     }
     assert "Bearer abc" not in str([e.data for e in events])

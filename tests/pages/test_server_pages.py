@@ -15,15 +15,28 @@ def messages_of(response):
 
 def test_it_lists_servers_with_health_revision_sync_time_and_tool_counts(operator_client):
     server = make_server(
-        revision="2025-06-18", health=Server.Health.ERROR, last_error="connection refused",
-        last_sync_at=timezone.now() - timedelta(minutes=7), trusted=True,
+        revision="2025-06-18",
+        health=Server.Health.ERROR,
+        last_error="connection refused",
+        last_sync_at=timezone.now() - timedelta(minutes=7),
+        trusted=True,
     )
     make_tool(server, "a")
     make_tool(server, "b")
     make_tool(server, "c", status=Tool.Status.REJECTED)
     html = operator_client.get(reverse("servers")).content.decode()
-    for text in ("Records", "https://records.example/mcp", "2025-06-18", "Failing", "connection refused",
-                 "7\xa0minutes ago", "2 active", "1 rejected", ">trusted<", ">enabled<"):
+    for text in (
+        "Records",
+        "https://records.example/mcp",
+        "2025-06-18",
+        "Failing",
+        "connection refused",
+        "7\xa0minutes ago",
+        "2 active",
+        "1 rejected",
+        ">trusted<",
+        ">enabled<",
+    ):
         assert text in html, text
 
 
@@ -34,15 +47,28 @@ def test_it_shows_a_stdio_server_by_its_command(operator_client):
 
 def test_it_shows_server_identity_capabilities_and_tools_by_status(operator_client):
     server = make_server(
-        revision="2025-11-25", server_info={"name": "records-srv", "version": "1.4.2", "title": "Records Service"},
-        capabilities={"tools": {"listChanged": True}, "logging": {}}, instructions="Call lookup first.",
+        revision="2025-11-25",
+        server_info={"name": "records-srv", "version": "1.4.2", "title": "Records Service"},
+        capabilities={"tools": {"listChanged": True}, "logging": {}},
+        instructions="Call lookup first.",
     )
     make_tool(server, "lookup")
     make_tool(server, "bad", status=Tool.Status.REJECTED, reason="name too long")
     make_tool(server, "old", status=Tool.Status.REMOVED)
     html = operator_client.get(reverse("server", args=[server.slug])).content.decode()
-    for text in ("2025-11-25", "records-srv", "1.4.2", "Records Service", "listChanged", "logging",
-                 "Call lookup first.", "records_lookup", "name too long", "Removed tools", "records_old"):
+    for text in (
+        "2025-11-25",
+        "records-srv",
+        "1.4.2",
+        "Records Service",
+        "listChanged",
+        "logging",
+        "Call lookup first.",
+        "records_lookup",
+        "name too long",
+        "Removed tools",
+        "records_old",
+    ):
         assert text in html, text
 
 
@@ -67,7 +93,9 @@ def test_it_reports_a_sync_with_the_tool_count_and_revision(admin_client, monkey
 
 def test_it_reports_a_failed_sync_with_its_error(admin_client, monkeypatch):
     server = make_server()
-    monkeypatch.setattr("approvals.catalog.sync_server", lambda s: SyncReport(s.name, ok=False, error="HTTP 401 from upstream"))
+    monkeypatch.setattr(
+        "approvals.catalog.sync_server", lambda s: SyncReport(s.name, ok=False, error="HTTP 401 from upstream")
+    )
     response = admin_client.post(reverse("server_sync", args=[server.slug]), follow=True)
     assert messages_of(response) == ["Could not sync Records: HTTP 401 from upstream"]
     assert 'class="message error"' in response.content.decode()

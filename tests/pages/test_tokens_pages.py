@@ -16,13 +16,22 @@ def secret_of(response):
     return response.context["secret"]
 
 
-@pytest.mark.parametrize("method, page", [
-    ("get", "tokens"), ("get", "token_add"), ("post", "token_add"), ("get", "token_revoke"), ("post", "token_revoke"),
-])
+@pytest.mark.parametrize(
+    "method, page",
+    [
+        ("get", "tokens"),
+        ("get", "token_add"),
+        ("post", "token_add"),
+        ("get", "token_revoke"),
+        ("post", "token_revoke"),
+    ],
+)
 def test_it_refuses_a_non_admin_every_token_page_with_403(operator_client, method, page):
     token, _ = tokens.create_token("agent")
     args = [token.pk] if page == "token_revoke" else []
-    response = getattr(operator_client, method)(reverse(page, args=args), {"name": "sneaky"} if method == "post" else None)
+    response = getattr(operator_client, method)(
+        reverse(page, args=args), {"name": "sneaky"} if method == "post" else None
+    )
     assert response.status_code == 403
     assert ClientToken.objects.get().revoked_at is None and ClientToken.objects.count() == 1
 
@@ -35,7 +44,9 @@ def test_it_sends_an_anonymous_visitor_to_the_login_page(client, db):
 def test_it_lets_any_user_holding_the_manage_tokens_permission_in(login, django_user_model):
     client = login(roles.AUDITOR, username="tina")
     assert client.get(reverse("tokens")).status_code == 403
-    django_user_model.objects.get(username="tina").user_permissions.add(Permission.objects.get(codename="manage_tokens"))
+    django_user_model.objects.get(username="tina").user_permissions.add(
+        Permission.objects.get(codename="manage_tokens")
+    )
     assert client.get(reverse("tokens")).status_code == 200
 
 
@@ -71,7 +82,13 @@ def test_it_never_shows_the_secret_again(admin_client):
     response = create(admin_client)
     secret = secret_of(response)
     token = ClientToken.objects.get(name="alice-laptop")
-    later = [reverse("tokens"), reverse("token_add"), reverse("token_revoke", args=[token.pk]), reverse("connect"), reverse("servers")]
+    later = [
+        reverse("tokens"),
+        reverse("token_add"),
+        reverse("token_revoke", args=[token.pk]),
+        reverse("connect"),
+        reverse("servers"),
+    ]
     for url in later:
         assert secret not in admin_client.get(url).content.decode(), url
     assert secret not in str(dict(admin_client.session.items()))

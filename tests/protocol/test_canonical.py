@@ -10,7 +10,7 @@ def test_it_sorts_keys_and_leaves_out_whitespace():
 
 
 def test_it_writes_non_ascii_text_as_utf8_rather_than_escapes():
-    assert canonical_json({"city": "Zürich ☃"}) == '{"city":"Zürich ☃"}'.encode("utf-8")
+    assert canonical_json({"city": "Zürich ☃"}) == '{"city":"Zürich ☃"}'.encode()
 
 
 def test_it_keeps_integers_and_floats_apart():
@@ -55,4 +55,4 @@ def test_it_gives_the_same_digest_whatever_the_order_of_keys():
 
 def test_it_digests_the_canonical_bytes_with_sha256_in_hex():
     value = {"b": "é", "a": 1}
-    assert sha256_digest(value) == hashlib.sha256('{"a":1,"b":"é"}'.encode("utf-8")).hexdigest()
+    assert sha256_digest(value) == hashlib.sha256('{"a":1,"b":"é"}'.encode()).hexdigest()

@@ -1,7 +1,15 @@
 import pytest
 
 from approvals.protocol.jsonrpc import (
-    INVALID_REQUEST, PARSE_ERROR, JsonRpcError, Notification, Request, Response, decode, has_nul, parse_message,
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    JsonRpcError,
+    Notification,
+    Request,
+    Response,
+    decode,
+    has_nul,
+    parse_message,
     without_nul,
 )
 
@@ -23,32 +31,37 @@ def test_it_answers_bad_json_with_a_parse_error():
 
 def test_it_classifies_requests_notifications_and_responses():
     assert parse_message({"jsonrpc": "2.0", "id": 1, "method": "ping"}) == Request(1, "ping", {})
-    assert parse_message({"jsonrpc": "2.0", "method": "notifications/initialized"}) == Notification("notifications/initialized", {})
+    assert parse_message({"jsonrpc": "2.0", "method": "notifications/initialized"}) == Notification(
+        "notifications/initialized", {}
+    )
     assert parse_message({"jsonrpc": "2.0", "id": "a", "result": {}}) == Response("a", result={})
     error = parse_message({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "bad"}})
     assert error.id is None and error.error.code == -32700
 
 
-@pytest.mark.parametrize("message", [
-    [],
-    "ping",
-    {"id": 1, "method": "ping"},
-    {"jsonrpc": "2.0", "id": True, "method": "ping"},
-    {"jsonrpc": "2.0", "id": 1.5, "method": "ping"},
-    {"jsonrpc": "2.0", "id": None, "method": "ping"},
-    {"jsonrpc": "2.0", "id": None, "method": "ping", "error": {"code": 1}},
-    {"jsonrpc": "2.0", "id": 1, "method": "ping", "result": {}},
-    {"jsonrpc": "2.0", "id": 1, "method": ""},
-    {"jsonrpc": "2.0", "id": 1, "method": "ping", "params": [1]},
-    {"jsonrpc": "2.0", "id": 1, "result": "yes"},
-    {"jsonrpc": "2.0", "id": 1, "error": {"code": "x"}},
-    {"jsonrpc": "2.0", "id": 1},
-])
+@pytest.mark.parametrize(
+    "message",
+    [
+        [],
+        "ping",
+        {"id": 1, "method": "ping"},
+        {"jsonrpc": "2.0", "id": True, "method": "ping"},
+        {"jsonrpc": "2.0", "id": 1.5, "method": "ping"},
+        {"jsonrpc": "2.0", "id": None, "method": "ping"},
+        {"jsonrpc": "2.0", "id": None, "method": "ping", "error": {"code": 1}},
+        {"jsonrpc": "2.0", "id": 1, "method": "ping", "result": {}},
+        {"jsonrpc": "2.0", "id": 1, "method": ""},
+        {"jsonrpc": "2.0", "id": 1, "method": "ping", "params": [1]},
+        {"jsonrpc": "2.0", "id": 1, "result": "yes"},
+        {"jsonrpc": "2.0", "id": 1, "error": {"code": "x"}},
+        {"jsonrpc": "2.0", "id": 1},
+    ],
+)
 def test_it_refuses_what_is_not_one_json_rpc_message(message):
     assert code_of(parse_message, message) == INVALID_REQUEST
 
 
-@pytest.mark.parametrize("body", ['{"a": NaN}', '{"a": Infinity}', '[-Infinity]'])
+@pytest.mark.parametrize("body", ['{"a": NaN}', '{"a": Infinity}', "[-Infinity]"])
 def test_it_refuses_numbers_json_does_not_have(body):
     assert code_of(decode, body) == PARSE_ERROR
 

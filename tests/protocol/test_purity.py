@@ -34,7 +34,9 @@ def forbidden(name: str) -> bool:
 def test_it_finds_no_import_of_django_or_the_rest_of_the_application_in_any_protocol_module():
     sources = sorted(PACKAGE_DIR.rglob("*.py"))
     assert {"canonical.py", "schemas.py", "tools.py", "results.py"} <= {path.name for path in sources}
-    offenders = {str(path.relative_to(ROOT)): name for path in sources for name in imported_modules(path) if forbidden(name)}
+    offenders = {
+        str(path.relative_to(ROOT)): name for path in sources for name in imported_modules(path) if forbidden(name)
+    }
     assert offenders == {}
 
 
@@ -49,7 +51,14 @@ def test_it_would_catch_relative_and_absolute_imports_that_leave_the_package(tmp
         "from django.db import models\n"
     )
     found = [name for name in imported_modules(module, root=tmp_path) if forbidden(name)]
-    assert found == ["approvals.models", "approvals.models.Tool", "approvals.audit", "django.conf", "django.db", "django.db.models"]
+    assert found == [
+        "approvals.models",
+        "approvals.models.Tool",
+        "approvals.audit",
+        "django.conf",
+        "django.db",
+        "django.db.models",
+    ]
 
 
 def test_it_imports_the_whole_package_without_loading_django():

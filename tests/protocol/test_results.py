@@ -44,9 +44,18 @@ def test_it_passes_a_result_with_every_kind_of_content_block():
         ([{"type": "audio", "data": B64}], "content[0].mimeType must be a string"),
         ([{"type": "resource_link", "uri": "file:///a"}], "content[0].name must be a string"),
         ([{"type": "resource_link", "uri": "file:///a", "name": "a", "title": 3}], "content[0].title must be a string"),
-        ([{"type": "resource", "resource": {"uri": "a"}}], "content[0].resource must hold exactly one of text and blob"),
-        ([{"type": "resource", "resource": {"uri": "a", "text": "x", "blob": B64}}], "content[0].resource must hold exactly one of text and blob"),
-        ([{"type": "resource", "resource": {"uri": "a", "blob": "%%"}}], "content[0].resource.blob is not valid base64"),
+        (
+            [{"type": "resource", "resource": {"uri": "a"}}],
+            "content[0].resource must hold exactly one of text and blob",
+        ),
+        (
+            [{"type": "resource", "resource": {"uri": "a", "text": "x", "blob": B64}}],
+            "content[0].resource must hold exactly one of text and blob",
+        ),
+        (
+            [{"type": "resource", "resource": {"uri": "a", "blob": "%%"}}],
+            "content[0].resource.blob is not valid base64",
+        ),
         ([{"type": "resource", "resource": {"text": "x"}}], "content[0].resource.uri must be a string"),
         ([{"type": "resource", "resource": "file:///a"}], "content[0].resource must be an object"),
         ([{"type": "text", "text": "x", "annotations": ["user"]}], "content[0].annotations must be an object"),
@@ -105,7 +114,9 @@ def test_it_reports_a_result_that_is_not_plain_json():
 
 
 def test_it_reports_a_result_that_is_not_final():
-    assert errors_of({"resultType": "input_required", "content": []}) == ["resultType 'input_required' is not a final result"]
+    assert errors_of({"resultType": "input_required", "content": []}) == [
+        "resultType 'input_required' is not a final result"
+    ]
     assert errors_of({"resultType": "complete", "content": []}) == []
 
 
@@ -115,5 +126,8 @@ def test_it_reports_a_result_that_is_not_an_object():
 
 def test_it_builds_a_tool_execution_error_a_model_can_read():
     result = tool_error_result("Denied by an operator: not during business hours")
-    assert result == {"content": [{"type": "text", "text": "Denied by an operator: not during business hours"}], "isError": True}
+    assert result == {
+        "content": [{"type": "text", "text": "Denied by an operator: not during business hours"}],
+        "isError": True,
+    }
     assert errors_of(result) == []

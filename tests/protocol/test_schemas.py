@@ -44,7 +44,11 @@ def test_it_rejects_the_same_tuple_items_under_2020_12_where_they_are_invalid():
 
 
 def test_it_validates_a_draft_04_schema_with_its_boolean_exclusive_minimum():
-    schema = {"$schema": DRAFT_04, "type": "object", "properties": {"n": {"type": "integer", "minimum": 1, "exclusiveMinimum": True}}}
+    schema = {
+        "$schema": DRAFT_04,
+        "type": "object",
+        "properties": {"n": {"type": "integer", "minimum": 1, "exclusiveMinimum": True}},
+    }
     assert validate(schema, {"n": 2}) == []
     assert validate(schema, {"n": 1}) == ["arguments.n: 1 is less than or equal to the minimum of 1"]
 
@@ -126,7 +130,10 @@ def test_it_follows_refs_that_stay_inside_the_document(schema, network_attempts)
 
 
 def test_it_rejects_a_schema_larger_than_the_limit():
-    schema = {"type": "object", "properties": {f"p{i}": {"type": "string", "description": "x" * 100} for i in range(3000)}}
+    schema = {
+        "type": "object",
+        "properties": {f"p{i}": {"type": "string", "description": "x" * 100} for i in range(3000)},
+    }
     assert "bytes of JSON, more than the 262144" in reason_for(schema)
 
 
@@ -198,7 +205,7 @@ def test_it_says_where_and_what_for_each_problem():
     assert validate(schema, {"count": "x", "items": [{"id": "a"}, {"id": 3}], "odd key": 1}) == [
         "arguments.count: 'x' is not of type 'integer'",
         "arguments.items[1].id: 3 is not of type 'string'",
-        'arguments["odd key"]: 1 is not of type \'boolean\'',
+        "arguments[\"odd key\"]: 1 is not of type 'boolean'",
         "arguments: 'name' is a required property",
     ]
 

@@ -100,7 +100,9 @@ def test_it_only_warns_about_a_name_that_breaks_the_spec_naming_rule(name):
     ]
 
 
-@pytest.mark.parametrize("definition", [{"inputSchema": {"type": "object"}}, {"name": 7, "inputSchema": {"type": "object"}}])
+@pytest.mark.parametrize(
+    "definition", [{"inputSchema": {"type": "object"}}, {"name": 7, "inputSchema": {"type": "object"}}]
+)
 def test_it_rejects_a_tool_without_a_string_name(definition):
     assert check_tool(definition).errors == ["name must be a string"]
 
@@ -132,7 +134,10 @@ def test_it_rejects_an_input_schema_that_is_not_a_valid_object_schema(input_sche
 def test_it_rejects_an_output_schema_that_is_invalid_or_not_an_object_schema():
     tool = {"name": "t", "inputSchema": {"type": "object"}}
     assert check_tool({**tool, "outputSchema": {"type": "array"}}).errors == ['outputSchema must have "type": "object"']
-    assert "outputSchema is not a usable JSON Schema" in check_tool({**tool, "outputSchema": {"type": "object", "required": 3}}).errors[0]
+    assert (
+        "outputSchema is not a usable JSON Schema"
+        in check_tool({**tool, "outputSchema": {"type": "object", "required": 3}}).errors[0]
+    )
 
 
 @pytest.mark.parametrize(
@@ -155,7 +160,9 @@ def test_it_rejects_optional_fields_of_the_wrong_type(field, value, reason):
 
 
 def test_it_reads_a_null_optional_field_as_absent():
-    check = check_tool({"name": "t", "inputSchema": {"type": "object"}, "title": None, "outputSchema": None, "icons": None})
+    check = check_tool(
+        {"name": "t", "inputSchema": {"type": "object"}, "title": None, "outputSchema": None, "icons": None}
+    )
     assert check.ok
 
 
@@ -221,7 +228,9 @@ def test_it_rejects_an_x_mcp_header_reached_only_through_a_definition_or_on_the_
         "x-mcp-header 'A' at '$defs.a' is not on a property reached through plain 'properties' from the root (it sits under '$defs')"
     ]
     on_root = {"name": "t", "inputSchema": {"type": "object", "x-mcp-header": "Root"}}
-    assert check_tool(on_root).errors == ["x-mcp-header 'Root' on the schema root must sit on a property, not on the schema itself"]
+    assert check_tool(on_root).errors == [
+        "x-mcp-header 'Root' on the schema root must sit on a property, not on the schema itself"
+    ]
 
 
 def test_it_ignores_the_x_mcp_header_key_inside_example_data():
@@ -250,12 +259,18 @@ def test_it_accepts_valid_x_mcp_headers_and_maps_them_to_their_property_paths():
 
 def test_it_rejects_a_header_on_a_number_which_has_no_header_form():
     check = check_tool(with_schema({"ratio": {"type": "number", "x-mcp-header": "Ratio"}}))
-    assert check.errors == ["x-mcp-header 'Ratio' on property 'ratio' needs a property of type string, integer or boolean, not 'number'"]
+    assert check.errors == [
+        "x-mcp-header 'Ratio' on property 'ratio' needs a property of type string, integer or boolean, not 'number'"
+    ]
 
 
 def test_it_maps_only_the_valid_headers_of_a_broken_definition():
     definition = with_schema(
-        {"a": {"type": "string", "x-mcp-header": "A"}, "b": {"type": "string", "x-mcp-header": "a"}, "c": {"type": "object", "x-mcp-header": "C"}}
+        {
+            "a": {"type": "string", "x-mcp-header": "A"},
+            "b": {"type": "string", "x-mcp-header": "a"},
+            "c": {"type": "object", "x-mcp-header": "C"},
+        }
     )
     assert x_mcp_headers(definition) == {"A": ["a"]}
     assert x_mcp_headers({"name": "t"}) == {}

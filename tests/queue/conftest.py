@@ -31,7 +31,11 @@ SHIPMENT = {
     "inputSchema": {
         "type": "object",
         "properties": {
-            "address": {"type": "object", "properties": {"city": {"type": "string", "title": "City"}}, "required": ["city"]},
+            "address": {
+                "type": "object",
+                "properties": {"city": {"type": "string", "title": "City"}},
+                "required": ["city"],
+            },
             "parcels": {"type": "array", "items": {"type": "integer", "minimum": 1}},
         },
         "required": ["address"],
@@ -41,8 +45,11 @@ SHIPMENT = {
 
 def make_tool(server, definition):
     return Tool.objects.create(
-        server=server, upstream_name=definition["name"], exposed_name=server.tool_prefix + definition["name"],
-        definition=definition, digest=tool_digest(definition),
+        server=server,
+        upstream_name=definition["name"],
+        exposed_name=server.tool_prefix + definition["name"],
+        definition=definition,
+        digest=tool_digest(definition),
     )
 
 

@@ -31,8 +31,14 @@ RESULT = {
         {"type": "audio", "data": b64(b"RIFF....WAVE"), "mimeType": "audio/wav"},
         {"type": "resource_link", "uri": "https://shop.example/orders/O1012", "name": "order", "title": "The order"},
         {"type": "resource_link", "uri": "javascript:alert(1)", "name": "trap"},
-        {"type": "resource", "resource": {"uri": "file:///notes.txt", "mimeType": "text/plain", "text": "Ship before Friday."}},
-        {"type": "resource", "resource": {"uri": "file:///invoice.pdf", "mimeType": "application/pdf", "blob": b64(b"%PDF-1.7")}},
+        {
+            "type": "resource",
+            "resource": {"uri": "file:///notes.txt", "mimeType": "text/plain", "text": "Ship before Friday."},
+        },
+        {
+            "type": "resource",
+            "resource": {"uri": "file:///invoice.pdf", "mimeType": "application/pdf", "blob": b64(b"%PDF-1.7")},
+        },
         {"type": "image", "data": b64(b"<svg onload=alert(1)>"), "mimeType": "image/svg+xml"},
     ],
     "structuredContent": {"total": 58.9},
@@ -47,7 +53,10 @@ def finished_call(make_call, shop, person):
     calls.decide(call.pk, ann, True, edited_arguments={"order_id": "O1013"})
     now = timezone.now()
     Call.objects.filter(pk=call.pk).update(
-        status=Call.Status.COMPLETED, result=RESULT, forwarded_at=now, answered_at=now + timedelta(milliseconds=250),
+        status=Call.Status.COMPLETED,
+        result=RESULT,
+        forwarded_at=now,
+        answered_at=now + timedelta(milliseconds=250),
     )
     return call
 
@@ -77,7 +86,7 @@ def test_it_renders_each_content_type(auditor, finished_call):
     assert f'<img class="result-image" src="{reverse("call_media", args=[finished_call.pk, 1])}"' in page
     assert f'<audio controls preload="none" src="{reverse("call_media", args=[finished_call.pk, 2])}"' in page
     assert '<a href="https://shop.example/orders/O1012" rel="noopener noreferrer nofollow"' in page
-    assert 'href="javascript:' not in page and "<code class=\"wrap\">javascript:alert(1)</code>" in page
+    assert 'href="javascript:' not in page and '<code class="wrap">javascript:alert(1)</code>' in page
     assert "Ship before Friday." in page
     assert f'href="{reverse("call_media", args=[finished_call.pk, 6])}"' in page
     assert "An image of a type the console does not show." in page
@@ -106,7 +115,9 @@ def test_it_serves_result_media_only_under_types_it_chose(auditor, finished_call
 def test_it_reports_an_error_result(auditor, make_call, refund_tool):
     call = make_call(refund_tool, {"order_id": 1, "amount": 1})
     error = {"content": [{"type": "text", "text": "Refund service unavailable"}], "isError": True}
-    Call.objects.filter(pk=call.pk).update(status=Call.Status.FAILED, result=error, is_error=True, error="upstream down")
+    Call.objects.filter(pk=call.pk).update(
+        status=Call.Status.FAILED, result=error, is_error=True, error="upstream down"
+    )
     page = auditor.get(reverse("call", args=[call.pk])).content.decode()
     assert "The tool reported an error: upstream down" in page and "Refund service unavailable" in page
 

@@ -21,7 +21,10 @@ from approvals.models import Call, ClientToken, PolicyRule
 def demo(live_console, settings, tmp_path):
     settings.VAR_DIR = tmp_path
     server = servers.add_server(
-        name=DEMO_SERVER, transport="stdio", command=shlex.join([sys.executable, "-m", "approvals.demo.server"]), schedule_sync=False,
+        name=DEMO_SERVER,
+        transport="stdio",
+        command=shlex.join([sys.executable, "-m", "approvals.demo.server"]),
+        schedule_sync=False,
     )
     assert catalog.sync_server(server).ok
     return live_console + "/mcp"
@@ -58,7 +61,9 @@ def test_it_sends_calls_that_are_allowed_held_and_denied(demo):
     assert "<- #2 demo_records_search_orders ok:" in output
     assert "#3 demo_records_quote_order: waiting for operator approval" in output
     assert "<- #3 demo_records_quote_order ok:" in output
-    assert "<- #4 demo_records_delete_record error: The call to demo_records_delete_record was denied by policy" in output
+    assert (
+        "<- #4 demo_records_delete_record error: The call to demo_records_delete_record was denied by policy" in output
+    )
     statuses = dict(Call.objects.values_list("tool_name", "status"))
     assert statuses["demo_records_quote_order"] == Call.Status.COMPLETED
     assert statuses["demo_records_delete_record"] == Call.Status.DENIED

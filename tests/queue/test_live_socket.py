@@ -89,7 +89,9 @@ async def test_it_keeps_its_database_connection_from_one_pushed_event_to_the_nex
     await sync_to_async(make_call)(refund_tool, {"order_id": 1012, "amount": 40})
     assert (await socket.receive_json_from(timeout=5))["event"] == "call.pending"
     opened = []
-    connection_created.connect(lambda **kwargs: opened.append(kwargs["connection"]), weak=False, dispatch_uid="test-opened")
+    connection_created.connect(
+        lambda **kwargs: opened.append(kwargs["connection"]), weak=False, dispatch_uid="test-opened"
+    )
     try:
         # The call is made on the consumers' thread too, so it finds that thread's connection open.
         await sync_to_async(make_call)(refund_tool, {"order_id": 1013, "amount": 45})
@@ -184,7 +186,9 @@ async def test_it_closes_the_socket_after_a_password_change_but_leaves_the_sessi
     assert await sync_to_async(SessionStore().exists)(client.cookies["sessionid"].value)
 
 
-async def test_it_keeps_the_socket_of_an_operator_made_auditor_and_pushes_rows_without_decide_controls(person, make_call, refund_tool):
+async def test_it_keeps_the_socket_of_an_operator_made_auditor_and_pushes_rows_without_decide_controls(
+    person, make_call, refund_tool
+):
     ann, client = await sync_to_async(person)("ann", roles.OPERATOR)
     socket, connected = await open_socket(await sync_to_async(cookies_of)(client))
     assert connected
@@ -255,7 +259,11 @@ async def test_it_pushes_a_call_page_only_its_own_call(person, make_call, refund
     assert message["call_id"] == other.pk and message["html"] is None
     await sync_to_async(calls.decide)(call.pk, ann, False, "wrong order")
     message = await socket.receive_json_from(timeout=5)
-    assert message["call_id"] == call.pk and "Timeline" in message["html"] and "Denied by ann: wrong order" in message["html"]
+    assert (
+        message["call_id"] == call.pk
+        and "Timeline" in message["html"]
+        and "Denied by ann: wrong order" in message["html"]
+    )
     await socket.disconnect()
 
 

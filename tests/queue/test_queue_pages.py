@@ -89,7 +89,12 @@ def test_it_answers_a_scripted_decision_in_json(person, refund_call):
     _, bob = person("bob", roles.OPERATOR)
     response = decide_post(bob, refund_call, "deny", reason="no", HTTP_ACCEPT="application/json")
     assert response.status_code == 200
-    assert response.json() == {"call_id": refund_call.pk, "status": "approved", "message": "Already approved by ann.", "level": "warning"}
+    assert response.json() == {
+        "call_id": refund_call.pk,
+        "status": "approved",
+        "message": "Already approved by ann.",
+        "level": "warning",
+    }
     missing = decide_post(bob, refund_call, "deny", HTTP_ACCEPT="application/json")
     assert missing.status_code == 400 and "Give a reason" in missing.json()["message"]
 
@@ -123,7 +128,13 @@ def test_it_builds_a_form_for_a_flat_schema_and_approves_the_edit(person, refund
     url = reverse("call_edit", args=[refund_call.pk])
     page = client.get(url).content.decode()
     assert 'name="arg-amount"' in page and "Arrived late" in page
-    data = {"binding": calls.call_binding(refund_call), "arg-order_id": "1012", "arg-amount": "25", "arg-reason": "late", "reason": "half"}
+    data = {
+        "binding": calls.call_binding(refund_call),
+        "arg-order_id": "1012",
+        "arg-amount": "25",
+        "arg-reason": "late",
+        "reason": "half",
+    }
     response = client.post(url, data)
     assert response.status_code == 302
     refund_call.refresh_from_db()

@@ -21,7 +21,10 @@ SCHEMA = {
         "size": {"type": "string", "oneOf": [{"const": "s", "title": "Small"}, {"const": "l", "title": "Large"}]},
         "level": {"type": "integer", "enum": [1, 2]},
         "tags": {"type": "array", "items": {"type": "string", "enum": ["a", "b", "c"]}, "minItems": 1, "maxItems": 2},
-        "teams": {"type": "array", "items": {"anyOf": [{"const": "ops", "title": "Operations"}, {"const": "dev", "title": "Development"}]}},
+        "teams": {
+            "type": "array",
+            "items": {"anyOf": [{"const": "ops", "title": "Operations"}, {"const": "dev", "title": "Development"}]},
+        },
     },
     "required": ["name", "color"],
 }
@@ -32,16 +35,42 @@ def posted(**fields):
 
 
 def test_it_turns_typed_values_into_json_of_the_right_types():
-    form = build_form(SCHEMA, data=posted(
-        name="Ada", email="ada@example.com", site="https://example.com/x", day="2026-02-03", at="2026-02-03T04:05",
-        count="4", price="2.0", notify="on", urgent="false", color="g", size="l", level="2", tags=["a", "c"], teams=["dev"],
-    ))
+    form = build_form(
+        SCHEMA,
+        data=posted(
+            name="Ada",
+            email="ada@example.com",
+            site="https://example.com/x",
+            day="2026-02-03",
+            at="2026-02-03T04:05",
+            count="4",
+            price="2.0",
+            notify="on",
+            urgent="false",
+            color="g",
+            size="l",
+            level="2",
+            tags=["a", "c"],
+            teams=["dev"],
+        ),
+    )
     assert form.is_valid(), form.errors
     arguments = form.to_arguments()
     assert arguments == {
-        "name": "Ada", "email": "ada@example.com", "site": "https://example.com/x", "day": "2026-02-03",
-        "at": "2026-02-03T04:05:00+00:00", "count": 4, "price": 2, "notify": True, "urgent": False, "color": "g",
-        "size": "l", "level": 2, "tags": ["a", "c"], "teams": ["dev"],
+        "name": "Ada",
+        "email": "ada@example.com",
+        "site": "https://example.com/x",
+        "day": "2026-02-03",
+        "at": "2026-02-03T04:05:00+00:00",
+        "count": 4,
+        "price": 2,
+        "notify": True,
+        "urgent": False,
+        "color": "g",
+        "size": "l",
+        "level": 2,
+        "tags": ["a", "c"],
+        "teams": ["dev"],
     }
     assert validate(SCHEMA, arguments) == []
 
@@ -52,15 +81,18 @@ def test_it_leaves_out_optional_fields_left_empty():
     assert form.to_arguments() == {"name": "Ada", "color": "r", "notify": False}
 
 
-@pytest.mark.parametrize("fields, field", [
-    ({"name": "A", "color": "r"}, "name"),
-    ({"name": "Ada"}, "color"),
-    ({"name": "Ada", "color": "x"}, "color"),
-    ({"name": "Ada", "color": "r", "count": "9"}, "count"),
-    ({"name": "Ada", "color": "r", "email": "nope"}, "email"),
-    ({"name": "Ada", "color": "r", "tags": ["a", "b", "c"]}, "tags"),
-    ({"name": "Ada", "color": "r", "day": "3 Feb"}, "day"),
-])
+@pytest.mark.parametrize(
+    "fields, field",
+    [
+        ({"name": "A", "color": "r"}, "name"),
+        ({"name": "Ada"}, "color"),
+        ({"name": "Ada", "color": "x"}, "color"),
+        ({"name": "Ada", "color": "r", "count": "9"}, "count"),
+        ({"name": "Ada", "color": "r", "email": "nope"}, "email"),
+        ({"name": "Ada", "color": "r", "tags": ["a", "b", "c"]}, "tags"),
+        ({"name": "Ada", "color": "r", "day": "3 Feb"}, "day"),
+    ],
+)
 def test_it_refuses_what_the_schema_forbids(fields, field):
     form = build_form(SCHEMA, data=posted(**fields))
     assert not form.is_valid()
@@ -86,14 +118,17 @@ def test_it_fills_from_the_arguments_and_else_from_defaults():
     assert 'value="2026-02-03T04:05:06"' in html
 
 
-@pytest.mark.parametrize("schema, arguments, flat", [
-    (SCHEMA, {"name": "Ada"}, True),
-    (SCHEMA, {"name": "Ada", "extra": 1}, False),
-    ({"type": "object", "properties": {"address": {"type": "object"}}}, {}, False),
-    ({"type": "object", "properties": {"n": {"type": ["string", "null"]}}}, {}, False),
-    ({"type": "object", "properties": {"t": {"type": "string", "format": "ipv4"}}}, {}, False),
-    ({"type": "object"}, {}, False),
-    ({"type": "array"}, {}, False),
-])
+@pytest.mark.parametrize(
+    "schema, arguments, flat",
+    [
+        (SCHEMA, {"name": "Ada"}, True),
+        (SCHEMA, {"name": "Ada", "extra": 1}, False),
+        ({"type": "object", "properties": {"address": {"type": "object"}}}, {}, False),
+        ({"type": "object", "properties": {"n": {"type": ["string", "null"]}}}, {}, False),
+        ({"type": "object", "properties": {"t": {"type": "string", "format": "ipv4"}}}, {}, False),
+        ({"type": "object"}, {}, False),
+        ({"type": "array"}, {}, False),
+    ],
+)
 def test_it_knows_which_schemas_a_form_can_edit(schema, arguments, flat):
     assert is_flat(schema, arguments) is flat

@@ -15,7 +15,13 @@ from mcp.server.elicitation import AcceptedElicitation, ElicitationResult
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.resolve import Elicit, Resolve, Sample
 from mcp_types import (
-    AudioContent, CallToolResult, CreateMessageResult, EmbeddedResource, ImageContent, SamplingMessage, TextContent,
+    AudioContent,
+    CallToolResult,
+    CreateMessageResult,
+    EmbeddedResource,
+    ImageContent,
+    SamplingMessage,
+    TextContent,
     TextResourceContents,
 )
 from pydantic import BaseModel, Field
@@ -121,10 +127,22 @@ class Enums(BaseModel):
     """SEP-1330: the five ways of asking for a choice."""
 
     untitledSingle: Literal["option1", "option2", "option3"]
-    titledSingle: str = Field(json_schema_extra={"oneOf": titled(("value1", "First Option"), ("value2", "Second Option"), ("value3", "Third Option"))})
-    legacyEnum: Literal["opt1", "opt2", "opt3"] = Field(json_schema_extra={"enumNames": ["Option One", "Option Two", "Option Three"]})
+    titledSingle: str = Field(
+        json_schema_extra={
+            "oneOf": titled(("value1", "First Option"), ("value2", "Second Option"), ("value3", "Third Option"))
+        }
+    )
+    legacyEnum: Literal["opt1", "opt2", "opt3"] = Field(
+        json_schema_extra={"enumNames": ["Option One", "Option Two", "Option Three"]}
+    )
     untitledMulti: list[Literal["option1", "option2", "option3"]]
-    titledMulti: list[str] = Field(json_schema_extra={"items": {"anyOf": titled(("value1", "First Choice"), ("value2", "Second Choice"), ("value3", "Third Choice"))}})
+    titledMulti: list[str] = Field(
+        json_schema_extra={
+            "items": {
+                "anyOf": titled(("value1", "First Choice"), ("value2", "Second Choice"), ("value3", "Third Choice"))
+            }
+        }
+    )
 
 
 def outcome(answer) -> str:

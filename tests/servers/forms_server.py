@@ -36,7 +36,9 @@ class Profile(BaseModel):
     pet: Literal["cat", "dog"] = Field(title="Pet", json_schema_extra={"enumNames": ["Cats", "Dogs"]})
     hero: str = Field(title="Hero", json_schema_extra={"oneOf": titled(("h1", "Superman"), ("h2", "Batman"))})
     tools: list[Literal["saw", "drill", "file"]] = Field(title="Tools", min_length=1, max_length=2)
-    fish: list[str] = Field(["f1"], title="Fish", json_schema_extra={"items": {"anyOf": titled(("f1", "Tuna"), ("f2", "Trout"))}})
+    fish: list[str] = Field(
+        ["f1"], title="Fish", json_schema_extra={"items": {"anyOf": titled(("f1", "Tuna"), ("f2", "Trout"))}}
+    )
 
 
 def ask_profile(who: str) -> Elicit[Profile]:
@@ -69,7 +71,9 @@ def book_trip(
     hotel: Annotated[ElicitationResult[Choice], Resolve(ask_hotel)],
 ) -> str:
     """Asks about the flight and the hotel in the same breath."""
-    picks = [answer.data.pick if isinstance(answer, AcceptedElicitation) else answer.action for answer in (flight, hotel)]
+    picks = [
+        answer.data.pick if isinstance(answer, AcceptedElicitation) else answer.action for answer in (flight, hotel)
+    ]
     return f"flight: {picks[0]}, hotel: {picks[1]}"
 
 

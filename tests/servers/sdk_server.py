@@ -104,4 +104,8 @@ if __name__ == "__main__":
     else:
         import anyio
 
-        anyio.run(lambda: server.run_streamable_http_async(port=int(sys.argv[1]), event_store=MemoryEventStore(), retry_interval=100))
+        anyio.run(
+            lambda: server.run_streamable_http_async(
+                port=int(sys.argv[1]), event_store=MemoryEventStore(), retry_interval=100
+            )
+        )

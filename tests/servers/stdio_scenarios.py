@@ -55,18 +55,40 @@ def ask_client(msg_id, method, params):
 def legacy(message):
     msg_id, method, params = message.get("id"), message.get("method"), message.get("params") or {}
     if method == "initialize":
-        answer(msg_id, {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}}, "serverInfo": {"name": SCENARIO, "version": "1"}})
+        answer(
+            msg_id,
+            {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": SCENARIO, "version": "1"},
+            },
+        )
     elif method == "tools/list" and SCENARIO == "pages-loop":
         answer(msg_id, {"tools": [{"name": "t", "inputSchema": {"type": "object"}}], "nextCursor": "again"})
     elif method == "tools/list" and SCENARIO == "pages-many":
         page = int(params.get("cursor") or 0)
-        answer(msg_id, {"tools": [{"name": f"t{page}", "inputSchema": {"type": "object"}}], "nextCursor": str(page + 1)})
+        answer(
+            msg_id, {"tools": [{"name": f"t{page}", "inputSchema": {"type": "object"}}], "nextCursor": str(page + 1)}
+        )
     elif method == "tools/call" and SCENARIO == "pushy":
         token = (params.get("_meta") or {}).get("progressToken")
         send({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "asking"}})
         if token is not None:
-            send({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": token, "progress": 1, "total": 2}})
-        elicited = ask_client("s1", "elicitation/create", {"message": "Your name?", "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}})
+            send(
+                {
+                    "jsonrpc": "2.0",
+                    "method": "notifications/progress",
+                    "params": {"progressToken": token, "progress": 1, "total": 2},
+                }
+            )
+        elicited = ask_client(
+            "s1",
+            "elicitation/create",
+            {
+                "message": "Your name?",
+                "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
+            },
+        )
         sampled = ask_client("s2", "sampling/createMessage", {"messages": [], "maxTokens": 5})
         pinged = ask_client("s3", "ping", {})
         report = {"elicitation": elicited, "sampling": sampled, "ping": pinged}
@@ -82,7 +104,14 @@ def legacy(message):
 def modern(message, first_ids):
     msg_id, method, params = message.get("id"), message.get("method"), message.get("params") or {}
     if method == "server/discover":
-        answer(msg_id, {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}, "_meta": {"io.modelcontextprotocol/serverInfo": {"name": SCENARIO, "version": "1"}}})
+        answer(
+            msg_id,
+            {
+                "supportedVersions": ["2026-07-28"],
+                "capabilities": {"tools": {}},
+                "_meta": {"io.modelcontextprotocol/serverInfo": {"name": SCENARIO, "version": "1"}},
+            },
+        )
     elif method == "tools/call":
         retry = "inputResponses" in params
         if retry and SCENARIO == "mrtr":
@@ -95,13 +124,23 @@ def modern(message, first_ids):
             answer(msg_id, text(json.dumps(report)) | {"resultType": "complete"})
             return
         first_ids.add(msg_id)
-        answer(msg_id, {
-            "resultType": "input_required",
-            "inputRequests": {
-                "confirm": {"method": "elicitation/create", "params": {"mode": "form", "message": "Sure?", "requestedSchema": {"type": "object", "properties": {"ok": {"type": "boolean"}}}}},
+        answer(
+            msg_id,
+            {
+                "resultType": "input_required",
+                "inputRequests": {
+                    "confirm": {
+                        "method": "elicitation/create",
+                        "params": {
+                            "mode": "form",
+                            "message": "Sure?",
+                            "requestedSchema": {"type": "object", "properties": {"ok": {"type": "boolean"}}},
+                        },
+                    },
+                },
+                "requestState": REQUEST_STATE,
             },
-            "requestState": REQUEST_STATE,
-        })
+        )
     elif msg_id is not None:
         fail(msg_id, -32601, f"Method not found: {method}")
 

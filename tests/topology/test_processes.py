@@ -39,7 +39,8 @@ def logged_in(base_url, username, password):
     client = httpx.Client(base_url=base_url, follow_redirects=True, timeout=10)
     client.get("/login/")
     response = client.post(
-        "/login/", data={"username": username, "password": password, "csrfmiddlewaretoken": client.cookies["csrftoken"]},
+        "/login/",
+        data={"username": username, "password": password, "csrfmiddlewaretoken": client.cookies["csrftoken"]},
         headers={"Referer": f"{base_url}/login/"},
     )
     assert response.url.path != "/login/", "login failed"
@@ -62,7 +63,9 @@ def test_it_syncs_a_new_server_in_the_worker_and_every_web_process_shows_its_too
         server = servers.add_server(
             name="Demo", transport="stdio", command=shlex.join([sys.executable, "-m", "approvals.demo.server"])
         )
-        wait_until(lambda: Tool.objects.filter(server=server, status="active").count() >= 5, message="the worker's sync")
+        wait_until(
+            lambda: Tool.objects.filter(server=server, status="active").count() >= 5, message="the worker's sync"
+        )
         for port in web:
             page = logged_in(f"http://127.0.0.1:{port}", "root", "a long password").get("/catalog/")
             assert page.status_code == 200
@@ -75,7 +78,9 @@ def test_it_answers_a_held_call_once_another_process_approves_it(redis_required,
     User.objects.create_user("ann", is_superuser=True)
     _, secret = create_token("agent")
     server = servers.add_server(
-        name="Demo", transport="stdio", command=shlex.join([sys.executable, "-m", "approvals.demo.server"]),
+        name="Demo",
+        transport="stdio",
+        command=shlex.join([sys.executable, "-m", "approvals.demo.server"]),
         schedule_sync=False,
     )
     assert catalog.sync_server(server).ok
@@ -90,8 +95,12 @@ def test_it_answers_a_held_call_once_another_process_approves_it(redis_required,
             assert not answer.done(), "a held call must not be answered before a decision"
             call = await Call.objects.aget()
             decided = await asyncio.to_thread(
-                subprocess.run, [sys.executable, "manage.py", "decide", str(call.pk), "approve", "--as", "ann"],
-                env={**os.environ, **child_database_env()}, capture_output=True, text=True, timeout=60,
+                subprocess.run,
+                [sys.executable, "manage.py", "decide", str(call.pk), "approve", "--as", "ann"],
+                env={**os.environ, **child_database_env()},
+                capture_output=True,
+                text=True,
+                timeout=60,
             )
             assert decided.returncode == 0, decided.stderr
             return await asyncio.wait_for(answer, timeout=15)

@@ -20,13 +20,26 @@ def everything(request):
 def raw_tools_list(spec) -> list[dict]:
     """What the server itself sends for tools/list, read straight off its stdout: the oracle."""
     messages = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "oracle", "version": "1"}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "oracle", "version": "1"},
+            },
+        },
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
     ]
     # server-everything exits when its input ends, after answering what it read.
     done = subprocess.run(
-        spec.command, input="".join(json.dumps(m) + "\n" for m in messages).encode(), capture_output=True, env={**os.environ, **spec.env}, timeout=30
+        spec.command,
+        input="".join(json.dumps(m) + "\n" for m in messages).encode(),
+        capture_output=True,
+        env={**os.environ, **spec.env},
+        timeout=30,
     )
     answers = [json.loads(line) for line in done.stdout.splitlines()]
     return next(answer["result"]["tools"] for answer in answers if answer.get("id") == 2)
@@ -48,7 +61,12 @@ async def test_it_lists_tools_with_every_field_exactly_as_the_server_sent_them(e
     assert {tool["name"]: tool for tool in tools} == expected
     echo = expected["echo"]
     assert echo["title"] == "Echo Tool"
-    assert echo["annotations"] == {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False}
+    assert echo["annotations"] == {
+        "readOnlyHint": True,
+        "destructiveHint": False,
+        "idempotentHint": True,
+        "openWorldHint": False,
+    }
     assert echo["inputSchema"]["properties"]["message"]["type"] == "string"
 
 
@@ -89,10 +107,15 @@ async def test_it_routes_progress_to_the_call_with_the_callers_own_token(everyth
 
     async with open_session(everything) as session:
         result = await session.call_tool(
-            "trigger-long-running-operation", {"duration": 0.3, "steps": 3}, progress_token="client-token-7", on_notification=on_notification
+            "trigger-long-running-operation",
+            {"duration": 0.3, "steps": 3},
+            progress_token="client-token-7",
+            on_notification=on_notification,
         )
     assert "completed" in result["content"][0]["text"]
-    assert [(m, p["progressToken"], p["progress"]) for m, p in progress] == [("notifications/progress", "client-token-7", step) for step in (1, 2, 3)]
+    assert [(m, p["progressToken"], p["progress"]) for m, p in progress] == [
+        ("notifications/progress", "client-token-7", step) for step in (1, 2, 3)
+    ]
 
 
 async def test_it_delivers_notifications_outside_any_call_to_the_session_handler(everything):

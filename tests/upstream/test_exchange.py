@@ -6,7 +6,9 @@ from approvals.upstream.exchange import parse
 
 
 def test_it_replaces_nul_in_what_an_upstream_sends():
-    message = parse(b'{"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "a\\u0000b"}]}}', "up")
+    message = parse(
+        b'{"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "a\\u0000b"}]}}', "up"
+    )
     assert message == Response(1, result={"content": [{"type": "text", "text": "a\ufffdb"}]})
 
 

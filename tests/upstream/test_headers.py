@@ -52,7 +52,9 @@ def test_it_mirrors_method_and_name_and_encodes_an_unsafe_name():
         "Mcp-Method": "tools/call",
         "Mcp-Name": "get_weather",
     }
-    assert request_headers("2026-07-28", "resources/read", {"uri": "file:///é"})["Mcp-Name"] == encode_value("file:///é")
+    assert request_headers("2026-07-28", "resources/read", {"uri": "file:///é"})["Mcp-Name"] == encode_value(
+        "file:///é"
+    )
     assert "Mcp-Name" not in request_headers("2026-07-28", "tools/list", {})
 
 

@@ -10,7 +10,11 @@ import pytest
 from approvals.upstream import ServerSpec, UpstreamError, open_session
 from tests.fixtures.servers import free_port
 
-INITIALIZE_RESULT = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}}, "serverInfo": {"name": "scripted", "version": "1"}}
+INITIALIZE_RESULT = {
+    "protocolVersion": "2025-06-18",
+    "capabilities": {"tools": {}},
+    "serverInfo": {"name": "scripted", "version": "1"},
+}
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -26,16 +30,28 @@ class Handler(BaseHTTPRequestHandler):
             return self.reply(404, "text/plain", b"Not Found")
         if method == "initialize":
             version = "2024-11-05" if self.path == "/old" else "2025-06-18"
-            return self.json({"jsonrpc": "2.0", "id": msg_id, "result": INITIALIZE_RESULT | {"protocolVersion": version}}, {"Mcp-Session-Id": "s-1"})
+            return self.json(
+                {"jsonrpc": "2.0", "id": msg_id, "result": INITIALIZE_RESULT | {"protocolVersion": version}},
+                {"Mcp-Session-Id": "s-1"},
+            )
         if self.headers.get("Mcp-Session-Id") != "s-1" or self.headers.get("MCP-Protocol-Version") != "2025-06-18":
-            return self.json({"jsonrpc": "2.0", "id": msg_id, "error": {"code": -32600, "message": "session or version header missing"}}, status=400)
+            return self.json(
+                {
+                    "jsonrpc": "2.0",
+                    "id": msg_id,
+                    "error": {"code": -32600, "message": "session or version header missing"},
+                },
+                status=400,
+            )
         if msg_id is None:
             return self.reply(202, "text/plain", b"")
         route = self.path.strip("/")
         if route == "500":
             return self.reply(500, "text/plain", b"upstream exploded")
         if route == "400":
-            return self.json({"jsonrpc": "2.0", "id": msg_id, "error": {"code": -32602, "message": "bad cursor"}}, status=400)
+            return self.json(
+                {"jsonrpc": "2.0", "id": msg_id, "error": {"code": -32602, "message": "bad cursor"}}, status=400
+            )
         if route == "html":
             return self.reply(200, "text/html", b"<html>hello</html>")
         if route == "redirect":
@@ -50,7 +66,11 @@ class Handler(BaseHTTPRequestHandler):
                 self.wfile.write(b": keep-alive\n\n")
                 self.wfile.flush()
                 time.sleep(0.2)
-            answer = {"jsonrpc": "2.0", "id": msg_id, "result": {"tools": [{"name": "slow", "inputSchema": {"type": "object"}}]}}
+            answer = {
+                "jsonrpc": "2.0",
+                "id": msg_id,
+                "result": {"tools": [{"name": "slow", "inputSchema": {"type": "object"}}]},
+            }
             self.wfile.write(b"event: message\nid: 1\ndata: " + json.dumps(answer).encode() + b"\n\n")
             return
         if route == "sse-stalls":
@@ -136,7 +156,11 @@ async def test_it_reports_a_json_rpc_error_in_a_4xx_with_its_code_and_not_retrya
 
 @pytest.mark.parametrize(
     "route, words",
-    [("html", "content type 'text/html'"), ("redirect", "redirects are not followed"), ("sse-garbage", "malformed message")],
+    [
+        ("html", "content type 'text/html'"),
+        ("redirect", "redirects are not followed"),
+        ("sse-garbage", "malformed message"),
+    ],
 )
 async def test_it_refuses_answers_that_are_no_mcp_message(scripted_url, route, words):
     with pytest.raises(UpstreamError) as caught:

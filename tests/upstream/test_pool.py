@@ -56,7 +56,9 @@ async def test_it_restarts_a_stdio_child_that_was_killed(pool):
 
 
 async def test_it_backs_off_exponentially_from_a_server_that_keeps_failing(pool):
-    spec = ServerSpec(name="crashing", transport="stdio", command=(sys.executable, "-c", "raise SystemExit(1)"), timeout=0.6)
+    spec = ServerSpec(
+        name="crashing", transport="stdio", command=(sys.executable, "-c", "raise SystemExit(1)"), timeout=0.6
+    )
     with pytest.raises(UpstreamError):
         await pool.get(spec)
     started = time.monotonic()

@@ -100,7 +100,9 @@ async def test_it_resumes_a_legacy_stream_the_server_closed_and_loses_no_progres
         progress.append(params["progress"])
 
     async with open_session(spec) as session:
-        result = await session.call_tool("slow_count", {"steps": 4}, progress_token="p", on_notification=on_notification)
+        result = await session.call_tool(
+            "slow_count", {"steps": 4}, progress_token="p", on_notification=on_notification
+        )
     assert result["content"][0]["text"] == "counted to 4"
     assert progress == [1, 2, 3, 4]
 

@@ -12,8 +12,14 @@ from tests.fixtures.servers import scenario_spec
 
 async def test_it_reports_a_command_that_exits_at_once_with_its_stderr():
     spec = ServerSpec(
-        name="broken", transport="stdio", timeout=5,
-        command=(sys.executable, "-c", "import sys; sys.stderr.write('fatal: MISSING_API_KEY is not set\\n'); sys.exit(3)"),
+        name="broken",
+        transport="stdio",
+        timeout=5,
+        command=(
+            sys.executable,
+            "-c",
+            "import sys; sys.stderr.write('fatal: MISSING_API_KEY is not set\\n'); sys.exit(3)",
+        ),
     )
     with pytest.raises(UpstreamError) as caught:
         async with open_session(spec):
@@ -86,7 +92,10 @@ async def test_it_retries_input_required_with_a_new_id_the_answers_and_the_state
     assert report["inputResponses"] == {"confirm": {"action": "accept", "content": {"ok": True}}}
     assert report["meta"]["io.modelcontextprotocol/protocolVersion"] == "2026-07-28"
     assert report["meta"]["io.modelcontextprotocol/clientInfo"]["name"] == "mcp-approval-console"
-    assert report["meta"]["io.modelcontextprotocol/clientCapabilities"] == {"elicitation": {"form": {}, "url": {}}, "sampling": {}}
+    assert report["meta"]["io.modelcontextprotocol/clientCapabilities"] == {
+        "elicitation": {"form": {}, "url": {}},
+        "sampling": {},
+    }
 
 
 async def test_it_declines_an_input_request_by_default_and_declares_no_capabilities():

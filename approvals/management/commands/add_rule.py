@@ -19,11 +19,15 @@ class Command(BaseCommand):
         parser.add_argument("--client", metavar="NAME", help="only calls from this client token")
         parser.add_argument("--message", default="", help="told to the client when the rule denies")
         parser.add_argument(
-            "--annotation", action="append", default=[], metavar="KEY=true|false",
+            "--annotation",
+            action="append",
+            default=[],
+            metavar="KEY=true|false",
             help="a tool annotation the rule requires, e.g. readOnlyHint=true; counted for trusted servers only; repeatable",
         )
         parser.add_argument(
-            "--conditions", metavar="JSON",
+            "--conditions",
+            metavar="JSON",
             help='argument conditions, e.g. \'[{"path": "amount", "op": "gt", "value": 100}]\'',
         )
         parser.add_argument("--position", type=int, metavar="N", help="1 puts the rule first; default: last")
@@ -32,9 +36,15 @@ class Command(BaseCommand):
     def handle(self, *args, action, server, tool, client, message, annotation, conditions, position, name, **options):
         try:
             request = rules.RuleRequest(
-                action=action, server=server, tool_glob=tool, client=client, message=message, name=name,
+                action=action,
+                server=server,
+                tool_glob=tool,
+                client=client,
+                message=message,
+                name=name,
                 annotations=dict(rules.parse_annotation(a) for a in annotation),
-                conditions=parse_conditions(conditions), position=position,
+                conditions=parse_conditions(conditions),
+                position=position,
             )
             rule = rules.create_rule(request)
         except rules.RuleError as exc:
@@ -51,4 +61,3 @@ def parse_conditions(text):
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise rules.RuleError([f"--conditions is not valid JSON: {exc}"]) from None
-

@@ -29,8 +29,14 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         with transaction.atomic():
             server = servers.add_server(
-                name=name, transport=Server.Transport.HTTP if url else Server.Transport.STDIO, url=url or "",
-                command=command or "", headers=headers, env=env_vars, trusted=trusted, tool_prefix=prefix,
+                name=name,
+                transport=Server.Transport.HTTP if url else Server.Transport.STDIO,
+                url=url or "",
+                command=command or "",
+                headers=headers,
+                env=env_vars,
+                trusted=trusted,
+                tool_prefix=prefix,
                 schedule_sync=False,
             )
         self.stdout.write(f"added {server.name} (slug {server.slug}, prefix {server.tool_prefix!r})")
@@ -40,4 +46,3 @@ class Command(BaseCommand):
         self.stdout.write(report.summary())
         if not report.ok:
             raise CommandError(f"the server was added but could not be synced: {report.error}")
-

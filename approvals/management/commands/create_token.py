@@ -10,9 +10,13 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("name", help="who the token is for, e.g. 'ci-agent'; shown in the console and the audit log")
         parser.add_argument(
-            "--tools", action="append", metavar="GLOB",
+            "name", help="who the token is for, e.g. 'ci-agent'; shown in the console and the audit log"
+        )
+        parser.add_argument(
+            "--tools",
+            action="append",
+            metavar="GLOB",
             help="exposed tool names the token may call, e.g. 'records_*'; repeatable; default '*' (every tool)",
         )
 

@@ -24,11 +24,14 @@ class Command(BaseCommand):
         parser.add_argument("--reason", default="", help="kept in the audit log; told to the client on a denial")
         parser.add_argument("--as", dest="username", metavar="USERNAME", help="the deciding operator")
         parser.add_argument(
-            "--binding", metavar="DIGEST",
+            "--binding",
+            metavar="DIGEST",
             help="the call's binding from `list_calls --json`: refuse if the call or its tool changed since it was read",
         )
         parser.add_argument(
-            "--arguments", metavar="JSON", help="approve with these arguments instead (a JSON object, checked against the tool's schema)",
+            "--arguments",
+            metavar="JSON",
+            help="approve with these arguments instead (a JSON object, checked against the tool's schema)",
         )
 
     def handle(self, *args, call_id, decision, reason, username, binding, arguments, **options):
@@ -41,9 +44,15 @@ class Command(BaseCommand):
             raise CommandError(f"no call {call_id}")
         outcome = calls.decide(call_id, user, approve, reason=reason, edited_arguments=edited, shown_binding=binding)
         if not outcome.won:
-            raise CommandError(" ".join([f"call {call_id} was not {'approved' if approve else 'denied'}:", outcome.message, *outcome.errors]))
+            raise CommandError(
+                " ".join(
+                    [f"call {call_id} was not {'approved' if approve else 'denied'}:", outcome.message, *outcome.errors]
+                )
+            )
         edited_note = " with edited arguments" if edited is not None else ""
-        self.stdout.write(f"{outcome.message.rstrip('.').lower()} call {call_id} ({outcome.call.tool_name}){edited_note} as {user.get_username()}")
+        self.stdout.write(
+            f"{outcome.message.rstrip('.').lower()} call {call_id} ({outcome.call.tool_name}){edited_note} as {user.get_username()}"
+        )
 
 
 def parse_arguments(text):
@@ -71,5 +80,7 @@ def operator(username):
             raise CommandError(f"name the deciding operator with --as USERNAME or ${OPERATOR_VARIABLE}")
         user = superusers[0]
     if not user.has_perm("approvals.decide_call"):
-        raise CommandError(f"{user.get_username()} may not decide calls (needs the decide_call permission, e.g. the operator role)")
+        raise CommandError(
+            f"{user.get_username()} may not decide calls (needs the decide_call permission, e.g. the operator role)"
+        )
     return user

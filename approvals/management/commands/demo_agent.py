@@ -74,8 +74,13 @@ def ensure_rules(server: Server) -> list[str]:
     wanted = [
         rules.RuleRequest("allow", server.name, f"{prefix}lookup_*", name="demo agent: lookups are fine"),
         rules.RuleRequest("allow", server.name, f"{prefix}search_*", name="demo agent: searches are fine"),
-        rules.RuleRequest("deny", server.name, f"{prefix}delete_record", name="demo agent: no deletions",
-                          message="Deleting records is not allowed for this agent; ask a person to do it."),
+        rules.RuleRequest(
+            "deny",
+            server.name,
+            f"{prefix}delete_record",
+            name="demo agent: no deletions",
+            message="Deleting records is not allowed for this agent; ask a person to do it.",
+        ),
         rules.RuleRequest("ask", server.name, "*", name="demo agent: ask for the rest"),
     ]
     added = []

@@ -13,7 +13,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--status", choices=Call.Status.values, help="only calls in this status, e.g. pending")
         parser.add_argument("--limit", type=int, default=50, metavar="N", help="at most N calls (default 50)")
-        parser.add_argument("--json", action="store_true", help="one JSON document with arguments and binding, times in ISO 8601")
+        parser.add_argument(
+            "--json", action="store_true", help="one JSON document with arguments and binding, times in ISO 8601"
+        )
 
     def handle(self, *args, status, limit, json: bool, **options):
         if limit < 1:
@@ -30,7 +32,15 @@ class Command(BaseCommand):
             return
         self.stdout.write("\t".join(["id", "age", "client", "tool", "status", "rule", "decided by"]))
         for r in rows:
-            cells = [r["id"], age(r["age_seconds"]), r["client"], r["tool"], r["status"], r["rule"] or "-", r["decided_by"] or "-"]
+            cells = [
+                r["id"],
+                age(r["age_seconds"]),
+                r["client"],
+                r["tool"],
+                r["status"],
+                r["rule"] or "-",
+                r["decided_by"] or "-",
+            ]
             self.stdout.write("\t".join(str(c) for c in cells))
 
 

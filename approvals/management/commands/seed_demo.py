@@ -22,7 +22,11 @@ class Command(BaseCommand):
 
     def handle(self, *args, url, **options):
         passwords = demo_passwords()
-        for username, roles in (("admin", [ADMIN, OPERATOR, AUDITOR]), ("operator", [OPERATOR]), ("auditor", [AUDITOR])):
+        for username, roles in (
+            ("admin", [ADMIN, OPERATOR, AUDITOR]),
+            ("operator", [OPERATOR]),
+            ("auditor", [AUDITOR]),
+        ):
             user, _ = User.objects.get_or_create(username=username)
             user.is_staff = username == "admin"
             user.is_superuser = username == "admin"
@@ -32,7 +36,10 @@ class Command(BaseCommand):
         server = Server.objects.filter(name=DEMO_SERVER).first()
         if server is None:
             server = servers.add_server(
-                name=DEMO_SERVER, transport=Server.Transport.STDIO, trusted=True, schedule_sync=False,
+                name=DEMO_SERVER,
+                transport=Server.Transport.STDIO,
+                trusted=True,
+                schedule_sync=False,
                 command=shlex.join([sys.executable, "-m", "approvals.demo.server"]),
             )
         self.stdout.write(catalog.sync_server(server).summary())

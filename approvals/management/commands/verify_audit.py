@@ -22,7 +22,8 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument(
-            "--expect-head", metavar="SEQ:HASH",
+            "--expect-head",
+            metavar="SEQ:HASH",
             help="the chain head an earlier export ended with: fail unless that event is still in the chain, unchanged",
         )
 
@@ -34,5 +35,7 @@ class Command(BaseCommand):
                 f"broken at seq {result.broken_seq}: {result.problem}\n  expected {result.expected}\n  found    {result.found}",
                 returncode=1,
             )
-        checked = f"{result.checked} events, seq {result.first_seq} to {result.last_seq}" if result.checked else "no events"
+        checked = (
+            f"{result.checked} events, seq {result.first_seq} to {result.last_seq}" if result.checked else "no events"
+        )
         self.stdout.write(f"ok: {checked}" + (f"; seq {expect[0]} matches the exported head" if expect else ""))

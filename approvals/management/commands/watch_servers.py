@@ -10,7 +10,9 @@ class Command(BaseCommand):
     help = "Keep a session open to every enabled upstream server and sync its tools when it announces a change."
 
     def add_arguments(self, parser):
-        parser.add_argument("--interval", type=float, default=30.0, help="seconds between health pings and re-reading the server list")
+        parser.add_argument(
+            "--interval", type=float, default=30.0, help="seconds between health pings and re-reading the server list"
+        )
 
     def handle(self, *args, interval, **options):
         asyncio.run(self.run(interval))
