@@ -4,8 +4,8 @@ from django.contrib.auth.models import Group, User
 from django.core.exceptions import FieldDoesNotExist
 from django.db import models, transaction
 
-from approvals import audit
-from approvals.audit import Actor
+from approvals.audit import chain
+from approvals.audit.chain import Actor
 from approvals.models import Call, ClientToken, InputRequest, Server, Tool, ToolChange
 
 # Credentials and password hashes: the log says that they changed, never what to.
@@ -58,7 +58,7 @@ class AuditedAdmin(admin.ModelAdmin):
 
     def record_save(self, action, request, obj, message):
         names, before = self.noted(request).pop(id(obj), ([], {}))
-        audit.record(
+        chain.record(
             action,
             Actor.user(request.user),
             **subjects(obj),
@@ -82,7 +82,7 @@ class AuditedAdmin(admin.ModelAdmin):
 
     def log_deletions(self, request, queryset):
         for obj in queryset:
-            audit.record(
+            chain.record(
                 "admin.deleted",
                 Actor.user(request.user),
                 **subjects(obj),

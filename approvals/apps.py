@@ -7,10 +7,11 @@ class ApprovalsConfig(AppConfig):
     verbose_name = "MCP approvals"
 
     def ready(self):
-        from approvals import access, audit_signals
+        from approvals import access
+        from approvals.audit import signals
         from approvals.roles import ensure_roles
 
         # After auth has created this app's permissions, which it also does on post_migrate.
         post_migrate.connect(ensure_roles, sender=self)
-        audit_signals.connect()
+        signals.connect()
         access.connect()

@@ -14,8 +14,9 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from approvals import audit, calls, continuations, input_runner, live
-from approvals.audit import SYSTEM, Actor
+from approvals import calls, continuations, input_runner, live
+from approvals.audit import chain
+from approvals.audit.chain import SYSTEM, Actor
 from approvals.catalog import upstream_spec
 from approvals.models import Call, Tool
 from approvals.protocol.canonical import canonical_json
@@ -209,7 +210,7 @@ def mark_forwarded(call: Call) -> bool:
     )
     if moved:
         call.status, call.forwarded_at = Call.Status.FORWARDED, now
-        audit.record("call.forwarded", SYSTEM, call=call, data={"arguments": call.final_arguments})
+        chain.record("call.forwarded", SYSTEM, call=call, data={"arguments": call.final_arguments})
         live.call_changed(call, "call.forwarded")
     return bool(moved)
 
@@ -227,7 +228,7 @@ def record_answer(call: Call, status, result: dict, error: str, started=None) ->
         data = {"result": summarize(result), "error": error}
         if started is not None:
             data["latency_ms"] = round((time.monotonic() - started) * 1000, 1)
-        audit.record(
+        chain.record(
             "call.completed" if status == Call.Status.COMPLETED else "call.failed", SYSTEM, call=call, data=data
         )
         live.call_changed(call, "call.finished")

@@ -13,8 +13,9 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from approvals import audit, inputs, live, policy
-from approvals.audit import SYSTEM, Actor
+from approvals import inputs, live, policy
+from approvals.audit import chain
+from approvals.audit.chain import SYSTEM, Actor
 from approvals.models import Call, ClientToken, PolicyRule, Tool
 from approvals.protocol.canonical import sha256_digest
 from approvals.protocol.results import tool_error_result
@@ -127,25 +128,25 @@ def receive_call(
     elif verdict:
         call.status, call.expires_at = Call.Status.PENDING, now + timedelta(seconds=settings.APPROVAL_TIMEOUT_SECONDS)
     call.save(force_insert=True)
-    with audit.batch():
-        audit.record(
+    with chain.batch():
+        chain.record(
             "call.received",
             Actor.client(ctx.token),
             call=call,
             data={"tool": tool.exposed_name, "arguments": arguments},
         )
         if errors:
-            audit.record("call.rejected", SYSTEM, call=call, data={"errors": errors})
+            chain.record("call.rejected", SYSTEM, call=call, data={"errors": errors})
             return call, tool_error_result(invalid_arguments_text(tool, errors))
-        audit.record("call.policy", SYSTEM, call=call, data={"action": verdict.action, "rule": verdict.rule_name})
+        chain.record("call.policy", SYSTEM, call=call, data={"action": verdict.action, "rule": verdict.rule_name})
         if call.status == Call.Status.DENIED:
-            audit.record("call.denied", SYSTEM, call=call, data={"reason": verdict.message, "rule": verdict.rule_name})
+            chain.record("call.denied", SYSTEM, call=call, data={"reason": verdict.message, "rule": verdict.rule_name})
             return call, tool_error_result(answer_text(call))
         if call.status == Call.Status.FORWARDED:
-            audit.record("call.forwarded", SYSTEM, call=call, data={"arguments": arguments})
+            chain.record("call.forwarded", SYSTEM, call=call, data={"arguments": arguments})
             live.call_changed(call, "call.forwarded")
             return call, None
-        audit.record("call.pending", SYSTEM, call=call, data={"expires_at": call.expires_at.isoformat()})
+        chain.record("call.pending", SYSTEM, call=call, data={"expires_at": call.expires_at.isoformat()})
         live.call_changed(call, "call.pending")
     return call, None
 
@@ -195,12 +196,12 @@ def decide(
             for name, value in changes.items():
                 setattr(call, name, value)
             actor = Actor.user(user)
-            with audit.batch():
+            with chain.batch():
                 if approve and edited_arguments is not None:
-                    audit.record(
+                    chain.record(
                         "call.edited", actor, call=call, data={"before": call.arguments, "after": edited_arguments}
                     )
-                audit.record("call.approved" if approve else "call.denied", actor, call=call, data={"reason": reason})
+                chain.record("call.approved" if approve else "call.denied", actor, call=call, data={"reason": reason})
             live.call_changed(call, "call.decided")
     if won:
         return Decision(True, call, f"{'Approved' if approve else 'Denied'}.")
@@ -226,7 +227,7 @@ def end_pending(call_id, status, reason: str, actor: Actor = SYSTEM) -> bool:
         )
         if won:
             call = Call.objects.get(pk=call_id)
-            audit.record(f"call.{status}", actor, call=call, data={"reason": reason})
+            chain.record(f"call.{status}", actor, call=call, data={"reason": reason})
             live.call_changed(call, f"call.{status}")
     return bool(won)
 
@@ -241,7 +242,7 @@ def cancel_running(call_id, reason: str, actor: Actor) -> bool:
         )
         if won:
             call = Call.objects.get(pk=call_id)
-            audit.record("call.cancelled", actor, call=call, data={"reason": reason})
+            chain.record("call.cancelled", actor, call=call, data={"reason": reason})
             live.call_changed(call, "call.cancelled")
             inputs.end_open_requests(call_id, reason, actor)
     return bool(won)
@@ -282,7 +283,7 @@ def fail_abandoned(call_id) -> bool:
     )
     if won:
         call = Call.objects.get(pk=call_id)
-        audit.record("call.failed", SYSTEM, call=call, data={"error": reason})
+        chain.record("call.failed", SYSTEM, call=call, data={"error": reason})
         live.call_changed(call, "call.finished")
     return bool(won)
 

@@ -9,8 +9,9 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from approvals import audit, live
-from approvals.audit import SYSTEM
+from approvals import live
+from approvals.audit import chain
+from approvals.audit.chain import SYSTEM
 from approvals.models import Server, Tool, ToolChange
 from approvals.protocol.tools import check_tool, tool_digest
 from approvals.upstream import ServerIdentity, ServerSpec, UpstreamError, open_session
@@ -146,7 +147,7 @@ def apply_catalog(server: Server, identity: ServerIdentity, definitions: list[di
             "removed": report.removed,
             "rejected": report.rejected,
         }
-        audit.record("catalog.changed", SYSTEM, server=server, data=changes)
+        chain.record("catalog.changed", SYSTEM, server=server, data=changes)
         live.catalog_changed(server.pk)
     return report
 

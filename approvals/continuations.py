@@ -31,7 +31,7 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 
 from approvals import calls, inputs, live
-from approvals.audit import SYSTEM, Actor
+from approvals.audit.chain import SYSTEM, Actor
 from approvals.calls import ClientContext
 from approvals.models import Call
 from approvals.protocol.canonical import sha256_digest

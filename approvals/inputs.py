@@ -17,8 +17,9 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from approvals import audit, live
-from approvals.audit import SYSTEM, Actor
+from approvals import live
+from approvals.audit import chain
+from approvals.audit.chain import SYSTEM, Actor
 from approvals.models import Call, InputRequest
 from approvals.protocol.elicitation import content_problems
 from approvals.protocol.elicitation_requests import ANSWER_ACTIONS, answer_problems
@@ -81,9 +82,9 @@ def open_request(call: Call, method: str, params: dict, route: str, client_key: 
         expires_at=timezone.now() + timedelta(seconds=settings.INPUT_TIMEOUT_SECONDS),
     )
     data = {"input_id": request.pk, "method": method, "mode": request.mode, "routed_to": route, "params": params}
-    audit.record("input.requested", SYSTEM, call=call, data=data)
+    chain.record("input.requested", SYSTEM, call=call, data=data)
     if route == InputRequest.Route.CLIENT:
-        audit.record("input.passed_through", SYSTEM, call=call, data={"input_id": request.pk, "client_key": client_key})
+        chain.record("input.passed_through", SYSTEM, call=call, data={"input_id": request.pk, "client_key": client_key})
     live.input_changed(request, "input.pending")
     return request
 
@@ -103,7 +104,7 @@ def record_unanswered(call: Call, method: str, params: dict, status: str, reason
         reason=reason,
         answered_at=timezone.now(),
     )
-    audit.record(
+    chain.record(
         f"input.{status}",
         SYSTEM,
         call=call,
@@ -136,7 +137,7 @@ def answer(input_id, user, action: str, content=None) -> Answer:
         )
         request.refresh_from_db()
         if won:
-            audit.record("input.answered", Actor.user(user), call=request.call, data={"input_id": request.pk, **result})
+            chain.record("input.answered", Actor.user(user), call=request.call, data={"input_id": request.pk, **result})
             live.input_changed(request, "input.answered")
     if won:
         return Answer(True, request, {"accept": "Answered.", "decline": "Declined.", "cancel": "Cancelled."}[action])
@@ -176,7 +177,7 @@ def take_client_answer(requests, answer_dict: dict) -> bool:
         )
         if won:
             request.refresh_from_db()
-            audit.record(
+            chain.record(
                 "input.answered",
                 Actor.client(request.call.token),
                 call=request.call,
@@ -208,7 +209,7 @@ def end_request(input_id, status: str, reason: str, actor: Actor = SYSTEM) -> bo
         )
         if won:
             request = InputRequest.objects.select_related("call").get(pk=input_id)
-            audit.record(f"input.{status}", actor, call=request.call, data={"input_id": request.pk, "reason": reason})
+            chain.record(f"input.{status}", actor, call=request.call, data={"input_id": request.pk, "reason": reason})
             live.input_changed(request, f"input.{status}")
     return bool(won)
 

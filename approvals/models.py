@@ -343,4 +343,4 @@ class InputRequest(models.Model):
 
 
 # The audit log's models live beside it; imported here so Django and callers find them in one place.
-from approvals.audit_models import AuditEvent, AuditHead, AuditSettings, AuditVerification  # noqa: E402,F401
+from approvals.audit.models import AuditEvent, AuditHead, AuditSettings, AuditVerification  # noqa: E402,F401

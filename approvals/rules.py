@@ -9,8 +9,9 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
-from approvals import audit, policy
-from approvals.audit import SYSTEM, Actor
+from approvals import policy
+from approvals.audit import chain
+from approvals.audit.chain import SYSTEM, Actor
 from approvals.models import ClientToken, PolicyRule, Server
 from approvals.protocol.tools import DEFAULT_ANNOTATIONS
 
@@ -94,7 +95,7 @@ def create_rule(request: RuleRequest, actor: Actor = SYSTEM) -> PolicyRule:
             if each.pk is None or each.position != position:
                 each.position = position
                 each.save()
-        audit.record(
+        chain.record(
             "rule.changed", actor, server=server, token=client, data={"change": "created", "rule": describe(rule)}
         )
     return rule

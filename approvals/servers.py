@@ -4,8 +4,9 @@ import re
 
 from django.db import transaction
 
-from approvals import audit, live, tasks
-from approvals.audit import SYSTEM
+from approvals import live, tasks
+from approvals.audit import chain
+from approvals.audit.chain import SYSTEM
 from approvals.models import Server
 
 # What the audit log may show of a server; headers and env are credentials, so
@@ -51,7 +52,7 @@ def add_server(
     server.save(update_fields=["tool_prefix"])
     data = {field: getattr(server, field) for field in AUDITED_FIELDS}
     data.update({field: sorted(getattr(server, field)) for field in SECRET_FIELDS})
-    audit.record("server.added", actor, server=server, data=data)
+    chain.record("server.added", actor, server=server, data=data)
     if server.enabled and schedule_sync:
         enqueue_sync(server)
     return server
@@ -74,9 +75,9 @@ def update_server(server, actor=SYSTEM, **changes):
         setattr(server, key, value)
     if changed:
         after = {field: getattr(server, field) for field in before}
-        audit.record("server.changed", actor, server=server, data={"before": before, "after": after, **secrets_changed})
+        chain.record("server.changed", actor, server=server, data={"before": before, "after": after, **secrets_changed})
     if "trusted" in changed:
-        audit.record(
+        chain.record(
             "server.trusted" if server.trusted else "server.untrusted",
             actor,
             server=server,

@@ -2,7 +2,8 @@
 
 from celery import shared_task
 
-from approvals import audit_retention, audit_verify, calls, catalog, inputs
+from approvals import calls, catalog, inputs
+from approvals.audit import retention, verify
 from approvals.models import Server
 
 
@@ -31,10 +32,10 @@ def expire_stale_inputs():
 
 @shared_task
 def verify_audit_chain(run_by="schedule"):
-    return audit_verify.run(run_by).ok
+    return verify.run(run_by).ok
 
 
 @shared_task
 def prune_audit():
-    pruned = audit_retention.prune()
+    pruned = retention.prune()
     return pruned.summary() if pruned else "Events are kept forever."

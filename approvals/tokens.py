@@ -7,8 +7,8 @@ from fnmatch import fnmatchcase
 from django.db import transaction
 from django.utils import timezone
 
-from approvals import audit
-from approvals.audit import Actor
+from approvals.audit import chain
+from approvals.audit.chain import Actor
 from approvals.models import ClientToken
 
 PREFIX = "mcpc_"
@@ -30,8 +30,8 @@ def create_token(name: str, tool_globs=None, user=None) -> tuple[ClientToken, st
         tool_globs=list(tool_globs or ["*"]),
         created_by=user,
     )
-    actor = Actor.user(user) if user else audit.SYSTEM
-    audit.record(
+    actor = Actor.user(user) if user else chain.SYSTEM
+    chain.record(
         "token.created", actor, token=token, data={"name": name, "tool_globs": token.tool_globs, "prefix": token.prefix}
     )
     return token, secret
@@ -41,8 +41,8 @@ def create_token(name: str, tool_globs=None, user=None) -> tuple[ClientToken, st
 def revoke_token(token: ClientToken, user=None) -> bool:
     revoked = ClientToken.objects.filter(pk=token.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
     if revoked:
-        actor = Actor.user(user) if user else audit.SYSTEM
-        audit.record("token.revoked", actor, token=token, data={"name": token.name})
+        actor = Actor.user(user) if user else chain.SYSTEM
+        chain.record("token.revoked", actor, token=token, data={"name": token.name})
     token.refresh_from_db()
     return bool(revoked)
 

@@ -202,11 +202,11 @@ def load(url, count, tools, tokens, operators):
     """COPY the calls and the events (with their chain) in; secondary indexes are built afterwards."""
     from django.db import connection
 
-    from approvals import audit
+    from approvals.audit import chain
     from approvals.models import AuditHead, Call
 
     call_fields = Call._meta.concrete_fields
-    event_columns = ["seq", "at", *audit.HASHED[2:11], "data", "prev_hash", "hash"]
+    event_columns = ["seq", "at", *chain.HASHED[2:11], "data", "prev_hash", "hash"]
     started = datetime.now(UTC) - timedelta(days=365)
     step = timedelta(days=365) / count
     seq, prev = 0, AuditHead.GENESIS
@@ -223,9 +223,8 @@ def load(url, count, tools, tokens, operators):
     with (
         psycopg.connect(url) as calls_conn,
         calls_conn.cursor() as calls_cursor,
-        connection.connection.cursor() as events_cursor,calls_cursor.copy(
-            f"COPY approvals_call ({', '.join(f.column for f in call_fields)}) FROM STDIN"
-        ) as calls_copy,
+        connection.connection.cursor() as events_cursor,
+        calls_cursor.copy(f"COPY approvals_call ({', '.join(f.column for f in call_fields)}) FROM STDIN") as calls_copy,
         events_cursor.copy(f"COPY approvals_auditevent ({', '.join(event_columns)}) FROM STDIN") as events_copy,
     ):
         for call, events in generate(count, tools, tokens, operators):
@@ -267,7 +266,7 @@ def load(url, count, tools, tokens, operators):
                     data,
                     prev,
                 )
-                prev = audit.event_hash(row)
+                prev = chain.event_hash(row)
                 events_copy.write_row([*row[:11], json.dumps(data), row[12], prev])
                 if seq == count:
                     break
@@ -335,13 +334,13 @@ def measure_pages(tools, tokens, operators):
 
 
 def measure_export(fmt):
-    from approvals import audit_export
+    from approvals.audit import export
     from approvals.models import AuditEvent
 
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     start = time.perf_counter()
     lines = size = 0
-    for chunk in audit_export.export_chunks(AuditEvent.objects.all(), fmt):
+    for chunk in export.export_chunks(AuditEvent.objects.all(), fmt):
         lines += chunk.count("\n")
         size += len(chunk)
     seconds = time.perf_counter() - start
@@ -352,12 +351,12 @@ def measure_export(fmt):
 
 def measure_verify(runs=3):
     """Seconds for each of `runs` verifications of the whole chain: the machine's other work shows in the spread."""
-    from approvals import audit_verify
+    from approvals.audit import verify
 
     timings = []
     for _ in range(runs):
         start = time.perf_counter()
-        verdict = audit_verify.verify_chain()
+        verdict = verify.verify_chain()
         timings.append(time.perf_counter() - start)
         assert verdict.ok, verdict.summary()
     return verdict.checked, sorted(timings)

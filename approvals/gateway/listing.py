@@ -3,8 +3,8 @@
 from django.conf import settings
 from django.core import signing
 
-from approvals import audit
-from approvals.audit import Actor
+from approvals.audit import chain
+from approvals.audit.chain import Actor
 from approvals.models import ClientToken, Tool
 from approvals.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError
 from approvals.tokens import token_allows
@@ -57,7 +57,7 @@ def tools_page(token: ClientToken, params: dict, era: str) -> dict:
     if more:
         result["nextCursor"] = cursor_after(page[-1].exposed_name)
     names = [tool.exposed_name for tool in page]
-    audit.record(
+    chain.record(
         "tools.listed", Actor.client(token), token=token, data={"era": era, "count": len(names), "tools": names}
     )
     return result

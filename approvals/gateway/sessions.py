@@ -11,7 +11,7 @@ from datetime import timedelta
 from django.utils import timezone
 
 from approvals import calls
-from approvals.audit import Actor
+from approvals.audit.chain import Actor
 from approvals.models import Call, ClientToken, McpSession
 
 # last_seen_at is written at most this often, so that a busy session does not make every request a write.

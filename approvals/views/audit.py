@@ -8,7 +8,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from approvals import audit_export, audit_query, audit_retention, tasks
+from approvals import tasks
+from approvals.audit import export, query, retention
 from approvals.models import AuditEvent, AuditHead, AuditVerification, Call
 from approvals.views.access import permission_or_403
 
@@ -20,21 +21,21 @@ def cursor(request, name):
 
 @permission_or_403("approvals.view_auditevent")
 def audit_log(request):
-    form = audit_query.AuditFilter(request.GET)
-    events = audit_query.filter_events(form.cleaned_data) if form.is_valid() else AuditEvent.objects.none()
-    page = audit_query.keyset_page(events, cursor(request, "before"), cursor(request, "after"))
+    form = query.AuditFilter(request.GET)
+    events = query.filter_events(form.cleaned_data) if form.is_valid() else AuditEvent.objects.none()
+    page = query.keyset_page(events, cursor(request, "before"), cursor(request, "after"))
     return render(
         request,
         "approvals/audit_log.html",
         {
             "form": form,
-            "fields": audit_query.filter_fields(form),
+            "fields": query.filter_fields(form),
             "page": page,
-            "events": audit_query.labelled(page.events),
-            "matching": audit_query.bounded_count(events, form.cleaned_data if form.is_valid() else None),
+            "events": query.labelled(page.events),
+            "matching": query.bounded_count(events, form.cleaned_data if form.is_valid() else None),
             "head": AuditHead.objects.filter(pk=1).first(),
             "last_check": AuditVerification.objects.first(),
-            "retention_days": audit_retention.retention_days(),
+            "retention_days": retention.retention_days(),
         },
     )
 
@@ -42,7 +43,7 @@ def audit_log(request):
 def visible_call(request, call_id):
     if call_id is None:
         return None
-    if not audit_query.may_see_call(request.user, call_id):
+    if not query.may_see_call(request.user, call_id):
         raise PermissionDenied("Only auditors and the operator who decided it see this call.")
     return Call.objects.select_related("token", "server", "tool").filter(pk=call_id).first()
 
@@ -53,12 +54,12 @@ def audit_event(request, seq):
     if event.call_id is None and not request.user.has_perm("approvals.view_auditevent"):
         raise PermissionDenied("Only auditors read the audit log.")
     call = visible_call(request, event.call_id)
-    timeline = audit_query.labelled(audit_query.call_timeline(event.call_id)) if event.call_id else []
+    timeline = query.labelled(query.call_timeline(event.call_id)) if event.call_id else []
     return render(
         request,
         "approvals/audit_event.html",
         {
-            "event": audit_query.labelled([event])[0],
+            "event": query.labelled([event])[0],
             "call": call,
             "call_id": event.call_id,
             "timeline": timeline,
@@ -69,7 +70,7 @@ def audit_event(request, seq):
 @login_required
 def audit_call(request, pk):
     call = visible_call(request, pk)
-    timeline = audit_query.labelled(audit_query.call_timeline(pk))
+    timeline = query.labelled(query.call_timeline(pk))
     if call is None and not timeline:
         raise Http404("No such call.")
     return render(
@@ -79,11 +80,11 @@ def audit_call(request, pk):
 
 @permission_or_403("approvals.export_audit")
 def audit_export_view(request, fmt):
-    form = audit_query.AuditFilter(request.GET)
+    form = query.AuditFilter(request.GET)
     if not form.is_valid():
         return HttpResponseBadRequest("The filter is not valid: " + "; ".join(form.errors.as_text().splitlines()))
-    chunks = audit_export.export_chunks(audit_query.filter_events(form.cleaned_data), fmt)
-    response = StreamingHttpResponse(audit_export.async_chunks(chunks), content_type=audit_export.FORMATS[fmt][1])
+    chunks = export.export_chunks(query.filter_events(form.cleaned_data), fmt)
+    response = StreamingHttpResponse(export.async_chunks(chunks), content_type=export.FORMATS[fmt][1])
     response["Content-Disposition"] = f'attachment; filename="audit-{timezone.now():%Y%m%d-%H%M%S}.{fmt}"'
     return response
 
@@ -103,7 +104,7 @@ def audit_retention_view(request):
     value = request.POST.get("retention_days", "").strip()
     if not value.isdigit() or int(value) > 36500:
         messages.error(request, "Retention is a whole number of days from 0 (keep forever) to 36500.")
-    elif audit_retention.set_retention(int(value), request.user):
+    elif retention.set_retention(int(value), request.user):
         messages.success(request, f"Events are now kept {retention_text(int(value))}.")
     else:
         messages.info(request, f"Events were already kept {retention_text(int(value))}.")
@@ -116,5 +117,5 @@ def retention_text(days):
 
 @login_required
 def my_decisions(request):
-    calls, older = audit_query.decided_calls(request.user, cursor(request, "before"))
+    calls, older = query.decided_calls(request.user, cursor(request, "before"))
     return render(request, "approvals/audit_decisions.html", {"calls": calls, "older": older})

@@ -7,7 +7,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from approvals import catalog, servers
-from approvals.audit import Actor
+from approvals.audit.chain import Actor
 from approvals.forms import ServerForm
 from approvals.models import Server, Tool
 from approvals.views.access import admin_required

@@ -13,13 +13,13 @@ def main(worker: int, count: int, start_at: float):
     import django
 
     django.setup()
-    from approvals import audit
+    from approvals.audit import chain
 
-    actor = audit.Actor("system", None, f"writer-{worker}")
+    actor = chain.Actor("system", None, f"writer-{worker}")
     # Every writer starts at the same moment, so that they contend for the head.
     time.sleep(max(0.0, start_at - time.time()))
     for n in range(count):
-        audit.record("server.changed", actor, data={"worker": worker, "n": n})
+        chain.record("server.changed", actor, data={"worker": worker, "n": n})
 
 
 if __name__ == "__main__":

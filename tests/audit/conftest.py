@@ -4,7 +4,8 @@ import pytest
 from django.contrib.auth.models import Group
 from django.db import connection
 
-from approvals import audit, roles
+from approvals import roles
+from approvals.audit import chain as audit_chain
 from tests.calls.conftest import client_token, operators, refund_tool, shop  # noqa: F401  (fixtures shared with the call tests)
 
 PASSWORD = "a long enough audit test password"
@@ -26,7 +27,7 @@ def trigger_disabled():
 
 
 def append(count, action="server.changed", **fields):
-    return [audit.record(action, audit.SYSTEM, data={"n": n}, **fields) for n in range(count)]
+    return [audit_chain.record(action, audit_chain.SYSTEM, data={"n": n}, **fields) for n in range(count)]
 
 
 @pytest.fixture

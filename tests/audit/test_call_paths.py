@@ -5,7 +5,8 @@ import asyncio
 import pytest
 from asgiref.sync import sync_to_async
 
-from approvals import audit_verify, call_runner, calls
+from approvals import call_runner, calls
+from approvals.audit import verify
 from approvals.models import AuditEvent, Call, PolicyRule
 from approvals.protocol import revisions
 from approvals.upstream import UpstreamError
@@ -70,7 +71,7 @@ async def pending_call():
 
 async def trail():
     """(action, actor type, actor name) of every call event, in order; the chain verified on the way."""
-    verdict = await sync_to_async(audit_verify.verify_chain)()
+    verdict = await sync_to_async(verify.verify_chain)()
     assert verdict.ok, verdict.summary()
     return [
         row

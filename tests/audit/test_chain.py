@@ -6,14 +6,15 @@ import random
 import pytest
 from django.db import DatabaseError, connection, transaction
 
-from approvals import audit, audit_verify
+from approvals.audit import chain as audit_chain
+from approvals.audit import verify
 from approvals.models import AuditEvent, AuditHead
 from approvals.protocol.canonical import canonical_json
 from tests.audit.conftest import append, trigger_disabled
 
 
 def fields_of(event):
-    return {name: getattr(event, name) for name in audit.HASHED} | {"at": event.at.isoformat()}
+    return {name: getattr(event, name) for name in audit_chain.HASHED} | {"at": event.at.isoformat()}
 
 
 def test_it_hashes_the_same_bytes_as_the_canonical_encoding():
@@ -40,24 +41,26 @@ def test_it_hashes_the_same_bytes_as_the_canonical_encoding():
             3,
             4,
             None,
-            audit.stored_form(data),
+            audit_chain.stored_form(data),
             "ab" * 32,
         )
-        assert audit.encode_event(row) == canonical_json(dict(zip(audit.HASHED, row)) | {"at": row[1].isoformat()})
+        assert audit_chain.encode_event(row) == canonical_json(
+            dict(zip(audit_chain.HASHED, row)) | {"at": row[1].isoformat()}
+        )
 
 
 def test_it_hashes_data_as_the_database_gives_it_back(db):
-    event = audit.record(
-        "server.changed", audit.SYSTEM, data={"big": 1e20, "zero": -0.0, "small": 1.5e-7, "tuple": (1, 2)}
+    event = audit_chain.record(
+        "server.changed", audit_chain.SYSTEM, data={"big": 1e20, "zero": -0.0, "small": 1.5e-7, "tuple": (1, 2)}
     )
     stored = AuditEvent.objects.get(pk=event.pk)
     assert stored.data == {"big": 10**20, "zero": 0.0, "small": 1.5e-7, "tuple": [1, 2]}
-    assert audit.event_hash(audit.hashed_row(stored)) == stored.hash
+    assert audit_chain.event_hash(audit_chain.hashed_row(stored)) == stored.hash
 
 
 def test_it_refuses_data_that_has_no_json_form(db):
     with pytest.raises(ValueError):
-        audit.record("server.changed", audit.SYSTEM, data={"amount": float("nan")})
+        audit_chain.record("server.changed", audit_chain.SYSTEM, data={"amount": float("nan")})
 
 
 def test_it_links_each_event_to_the_one_before(chain):
@@ -68,19 +71,19 @@ def test_it_links_each_event_to_the_one_before(chain):
 
 
 def test_it_verifies_an_intact_chain(chain):
-    verdict = audit_verify.verify_chain()
+    verdict = verify.verify_chain()
     assert verdict.ok, verdict.summary()
     assert (verdict.checked, verdict.first_seq, verdict.last_seq) == (10, 1, 10)
 
 
 def test_it_verifies_an_empty_log(db):
-    assert audit_verify.verify_chain().ok
+    assert verify.verify_chain().ok
 
 
 def test_it_finds_an_edited_event_at_its_sequence(chain):
     with trigger_disabled():
         AuditEvent.objects.filter(seq=4).update(data={"n": 99})
-    verdict = audit_verify.verify_chain()
+    verdict = verify.verify_chain()
     assert not verdict.ok
     assert verdict.broken_seq == 4 and "changed" in verdict.problem
     assert verdict.found == chain[3].hash and verdict.expected != chain[3].hash
@@ -89,10 +92,10 @@ def test_it_finds_an_edited_event_at_its_sequence(chain):
 def test_it_finds_an_edit_whose_hash_was_recomputed_at_the_next_link(chain):
     forged = AuditEvent.objects.get(seq=4)
     forged.actor_name = "someone else"
-    forged.hash = audit.event_hash(audit.hashed_row(forged))
+    forged.hash = audit_chain.event_hash(audit_chain.hashed_row(forged))
     with trigger_disabled():
         AuditEvent.objects.filter(seq=4).update(actor_name=forged.actor_name, hash=forged.hash)
-    verdict = audit_verify.verify_chain()
+    verdict = verify.verify_chain()
     assert (verdict.ok, verdict.broken_seq) == (False, 5)
     assert verdict.expected == forged.hash and verdict.found == chain[3].hash
 
@@ -100,7 +103,7 @@ def test_it_finds_an_edit_whose_hash_was_recomputed_at_the_next_link(chain):
 def test_it_finds_a_deleted_event_at_its_sequence(chain):
     with trigger_disabled():
         AuditEvent.objects.filter(seq=6).delete()
-    verdict = audit_verify.verify_chain()
+    verdict = verify.verify_chain()
     assert (verdict.ok, verdict.broken_seq) == (False, 6)
     assert "missing" in verdict.problem and verdict.found == "seq 7"
 
@@ -108,7 +111,7 @@ def test_it_finds_a_deleted_event_at_its_sequence(chain):
 def test_it_finds_events_deleted_from_the_end(chain):
     with trigger_disabled():
         AuditEvent.objects.filter(seq__gte=9).delete()
-    verdict = audit_verify.verify_chain()
+    verdict = verify.verify_chain()
     assert (verdict.ok, verdict.broken_seq) == (False, 9)
 
 
@@ -116,22 +119,22 @@ def test_it_finds_a_prefix_deleted_behind_a_forged_anchor(chain):
     with trigger_disabled():
         AuditEvent.objects.filter(seq__lte=3).delete()
     AuditHead.objects.update(anchor_seq=3, anchor_hash=chain[2].hash)
-    verdict = audit_verify.verify_chain()
+    verdict = verify.verify_chain()
     assert (verdict.ok, verdict.broken_seq) == (False, 3)
     assert "audit.pruned" in verdict.problem
 
 
 def test_it_checks_a_head_written_by_an_earlier_export(chain):
-    assert audit_verify.verify_chain(expect=(7, chain[6].hash)).ok
-    assert audit_verify.verify_chain(expect=(7, "f" * 64)).broken_seq == 7
-    assert "shorter" in audit_verify.verify_chain(expect=(11, chain[6].hash)).problem
+    assert verify.verify_chain(expect=(7, chain[6].hash)).ok
+    assert verify.verify_chain(expect=(7, "f" * 64)).broken_seq == 7
+    assert "shorter" in verify.verify_chain(expect=(11, chain[6].hash)).problem
 
 
 def test_it_continues_the_chain_when_the_head_row_is_gone(chain):
     AuditHead.objects.all().delete()
-    event = audit.record("server.changed", audit.SYSTEM)
+    event = audit_chain.record("server.changed", audit_chain.SYSTEM)
     assert (event.seq, event.prev_hash) == (11, chain[-1].hash)
-    assert audit_verify.verify_chain().ok
+    assert verify.verify_chain().ok
 
 
 @pytest.mark.postgres

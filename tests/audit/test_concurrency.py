@@ -9,7 +9,7 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
-from approvals import audit_verify
+from approvals.audit import verify
 from approvals.models import AuditEvent, AuditHead
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -39,6 +39,6 @@ def test_it_keeps_one_gap_free_chain_under_concurrent_appends_from_several_proce
     names = list(AuditEvent.objects.order_by("seq").values_list("actor_name", flat=True))
     # Interleaved, or the test proved nothing about concurrency.
     assert sum(a != b for a, b in zip(names, names[1:])) > PROCESSES
-    verdict = audit_verify.verify_chain()
+    verdict = verify.verify_chain()
     assert verdict.ok, verdict.summary()
     assert verdict.checked == PROCESSES * EACH

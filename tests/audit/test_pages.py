@@ -9,7 +9,8 @@ from asgiref.sync import sync_to_async
 from django import forms
 from django.urls import reverse
 
-from approvals import audit_export, calls
+from approvals import calls
+from approvals.audit import export
 from approvals.models import AuditEvent, AuditVerification, Server
 from approvals.protocol import revisions
 from tests.audit.conftest import PASSWORD, trigger_disabled
@@ -49,7 +50,7 @@ def test_it_opens_an_event_with_its_calls_whole_timeline(signed_in, decided):
 
 @pytest.mark.django_db(transaction=True)
 async def test_it_streams_a_csv_export_of_the_filter_chunk_by_chunk(async_client, decided, user_with, monkeypatch):
-    monkeypatch.setattr(audit_export, "BATCH", 2)
+    monkeypatch.setattr(export, "BATCH", 2)
     auditor = await sync_to_async(user_with)("auditor")
     await async_client.aforce_login(auditor)
     response = await async_client.get(reverse("audit_export_csv"), {"outcome": "denied"})

@@ -8,7 +8,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from approvals import audit_export, audit_query, calls
+from approvals import calls
+from approvals.audit import export, query
 from approvals.models import AuditEvent, AuditHead, Call, PolicyRule
 from approvals.protocol import revisions
 from tests.audit.conftest import trigger_disabled
@@ -34,9 +35,9 @@ def history(client_token, refund_tool, operators):
 
 
 def selected(**criteria):
-    form = audit_query.AuditFilter(criteria)
+    form = query.AuditFilter(criteria)
     assert form.is_valid(), form.errors
-    return audit_query.filter_events(form.cleaned_data)
+    return query.filter_events(form.cleaned_data)
 
 
 def actions(events):
@@ -84,13 +85,13 @@ def test_it_pages_through_every_event_once_newest_first(history):
     events = selected(tool=history["refund"].pk)
     seen, before = [], None
     while True:
-        page = audit_query.keyset_page(events, before=before, size=5)
+        page = query.keyset_page(events, before=before, size=5)
         seen += [e.seq for e in page.events]
         if page.older is None:
             break
         before = page.older
     assert seen == sorted(events.values_list("seq", flat=True), reverse=True)
-    back = audit_query.keyset_page(events, after=seen[9], size=5)
+    back = query.keyset_page(events, after=seen[9], size=5)
     assert [e.seq for e in back.events] == seen[4:9] and back.newer == seen[4]
 
 
@@ -101,20 +102,20 @@ def test_it_exports_exactly_the_events_the_page_counts(history):
         {"q": "order_id"},
         {},
     ):
-        form = audit_query.AuditFilter(criteria)
+        form = query.AuditFilter(criteria)
         assert form.is_valid()
-        events = audit_query.filter_events(form.cleaned_data)
-        shown = audit_query.bounded_count(events, form.cleaned_data)
-        exported = list(csv.reader(io.StringIO("".join(audit_export.export_chunks(events, "csv")))))
+        events = query.filter_events(form.cleaned_data)
+        shown = query.bounded_count(events, form.cleaned_data)
+        exported = list(csv.reader(io.StringIO("".join(export.export_chunks(events, "csv")))))
         assert len(exported) - 2 == shown.count and not shown.more, criteria
         assert [int(row[0]) for row in exported[1:-1]] == sorted(events.values_list("seq", flat=True))
 
 
 def test_it_ends_every_export_with_the_chain_head(history):
     head = AuditHead.objects.get()
-    rows = list(csv.reader(io.StringIO("".join(audit_export.export_chunks(AuditEvent.objects.all(), "csv")))))
-    assert rows[0] == audit_export.COLUMNS and rows[-1] == ["# chain head", str(head.seq), head.hash]
-    lines = "".join(audit_export.export_chunks(AuditEvent.objects.all(), "jsonl")).splitlines()
+    rows = list(csv.reader(io.StringIO("".join(export.export_chunks(AuditEvent.objects.all(), "csv")))))
+    assert rows[0] == export.COLUMNS and rows[-1] == ["# chain head", str(head.seq), head.hash]
+    lines = "".join(export.export_chunks(AuditEvent.objects.all(), "jsonl")).splitlines()
     assert json.loads(lines[-1]) == {"chain_head": {"seq": head.seq, "hash": head.hash}}
     first = json.loads(lines[0])
     stored = AuditEvent.objects.get(seq=first["seq"])
@@ -124,7 +125,7 @@ def test_it_ends_every_export_with_the_chain_head(history):
 def test_it_counts_the_whole_log_from_the_head_without_reading_it(history, django_assert_max_num_queries):
     total = AuditEvent.objects.count()
     with django_assert_max_num_queries(1):
-        assert audit_query.bounded_count(AuditEvent.objects.all(), {}).count == total
+        assert query.bounded_count(AuditEvent.objects.all(), {}).count == total
 
 
 @pytest.mark.postgres
@@ -136,9 +137,9 @@ def test_it_gives_up_counting_past_its_time_budget_and_restores_the_timeout(db, 
             cursor.execute("SELECT pg_sleep(0.5)")
         return 1
 
-    monkeypatch.setattr(audit_query, "COUNT_BUDGET_MS", 20)
-    assert audit_query.within_budget(slow) is None
-    assert audit_query.within_budget(lambda: 7) == 7
+    monkeypatch.setattr(query, "COUNT_BUDGET_MS", 20)
+    assert query.within_budget(slow) is None
+    assert query.within_budget(lambda: 7) == 7
     with connection.cursor() as cursor:
         cursor.execute("SHOW statement_timeout")
         assert cursor.fetchone()[0] == "0"

@@ -7,7 +7,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.utils import timezone
 
-from approvals import audit, audit_retention, audit_verify
+from approvals.audit import chain as audit_chain
+from approvals.audit import retention, verify
 from approvals.models import AuditEvent, AuditHead
 from tests.audit.conftest import append, trigger_disabled
 
@@ -27,48 +28,48 @@ def rehash():
     with trigger_disabled():
         for event in AuditEvent.objects.order_by("seq"):
             event.prev_hash = previous
-            event.hash = audit.event_hash(audit.hashed_row(event))
+            event.hash = audit_chain.event_hash(audit_chain.hashed_row(event))
             AuditEvent.objects.filter(pk=event.pk).update(prev_hash=event.prev_hash, hash=event.hash)
             previous = event.hash
     AuditHead.objects.update(hash=previous)
 
 
 def test_it_keeps_events_forever_by_default(aged):
-    assert audit_retention.retention_days() == 0
-    assert audit_retention.prune() is None
+    assert retention.retention_days() == 0
+    assert retention.prune() is None
     assert AuditEvent.objects.count() == 10
 
 
 def test_it_prunes_past_the_retention_and_the_rest_still_verifies(aged, settings):
     settings.AUDIT_RETENTION_DAYS = 30
     fourth = AuditEvent.objects.get(seq=4)
-    pruned = audit_retention.prune()
+    pruned = retention.prune()
     assert (pruned.deleted, pruned.through_seq) == (4, 4)
     assert list(AuditEvent.objects.values_list("seq", flat=True)) == list(range(5, 12))
     head = AuditHead.objects.get()
     assert (head.anchor_seq, head.anchor_hash) == (4, fourth.hash)
     event = AuditEvent.objects.get(action="audit.pruned")
     assert event.data["through_seq"] == 4 and event.data["through_hash"] == fourth.hash and event.data["deleted"] == 4
-    verdict = audit_verify.verify_chain()
+    verdict = verify.verify_chain()
     assert verdict.ok, verdict.summary()
     assert (verdict.first_seq, verdict.last_seq) == (5, 11)
 
 
 def test_it_prunes_nothing_twice(aged, settings):
     settings.AUDIT_RETENTION_DAYS = 30
-    audit_retention.prune()
-    assert audit_retention.prune().deleted == 0
+    retention.prune()
+    assert retention.prune().deleted == 0
     assert AuditEvent.objects.filter(action="audit.pruned").count() == 1
 
 
 def test_it_prefers_the_admins_retention_to_the_environment_and_records_the_change(aged, settings, user_with):
     settings.AUDIT_RETENTION_DAYS = 30
     admin = user_with("admin")
-    assert audit_retention.set_retention(0, admin)
-    assert audit_retention.retention_days() == 0 and audit_retention.prune() is None
+    assert retention.set_retention(0, admin)
+    assert retention.retention_days() == 0 and retention.prune() is None
     changed = AuditEvent.objects.get(action="retention.changed")
     assert (changed.actor_name, changed.data) == ("admin", {"before": 30, "after": 0})
-    assert not audit_retention.set_retention(0, admin)
+    assert not retention.set_retention(0, admin)
 
 
 def test_it_verifies_from_the_command_line_and_exits_1_on_a_break(chain, capsys):

@@ -8,7 +8,7 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from approvals import call_runner, calls, catalog, servers
-from approvals.audit import Actor
+from approvals.audit.chain import Actor
 from approvals.models import AuditEvent, Call, PolicyRule, Tool
 from approvals.protocol import revisions
 

@@ -10,7 +10,7 @@ from asgiref.sync import sync_to_async
 from django.utils import timezone
 
 from approvals import calls, input_runner, inputs
-from approvals.audit import Actor
+from approvals.audit.chain import Actor
 from approvals.models import AuditEvent, Call, InputRequest, Server
 from approvals.protocol import revisions
 from approvals.protocol.canonical import sha256_digest

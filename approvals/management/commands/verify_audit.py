@@ -2,7 +2,7 @@ import re
 
 from django.core.management.base import BaseCommand, CommandError
 
-from approvals import audit_verify
+from approvals.audit import verify
 
 HEAD = re.compile(r"^(\d+):([0-9a-f]{64})$")
 
@@ -29,7 +29,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, expect_head, **options):
         expect = exported_head(expect_head) if expect_head else None
-        result = audit_verify.run("verify_audit command", expect)
+        result = verify.run("verify_audit command", expect)
         if not result.ok:
             raise CommandError(
                 f"broken at seq {result.broken_seq}: {result.problem}\n  expected {result.expected}\n  found    {result.found}",

@@ -15,8 +15,8 @@ from django.db.models import TextField
 from django.db.models.functions import Cast
 from django.utils import timezone
 
-from approvals.audit import HASHED, event_hash
-from approvals.audit_query import stream_rows
+from approvals.audit.chain import HASHED, event_hash
+from approvals.audit.query import stream_rows
 from approvals.models import AuditEvent, AuditHead, AuditVerification
 
 CHUNK = 5000

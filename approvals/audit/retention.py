@@ -20,8 +20,8 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from approvals import audit
-from approvals.audit import SYSTEM, Actor
+from approvals.audit import chain
+from approvals.audit.chain import SYSTEM, Actor
 from approvals.models import AuditEvent, AuditHead, AuditSettings
 
 PRUNE_SETTING = "approvals.audit_prune"
@@ -42,7 +42,7 @@ def set_retention(days: int, user) -> bool:
     AuditSettings.objects.update_or_create(
         pk=1, defaults={"retention_days": days, "updated_by_name": user.get_username(), "updated_at": timezone.now()}
     )
-    audit.record("retention.changed", Actor.user(user), data={"before": before, "after": days})
+    chain.record("retention.changed", Actor.user(user), data={"before": before, "after": days})
     return True
 
 
@@ -68,7 +68,7 @@ def prune(now=None, actor: Actor = SYSTEM) -> Pruned | None:
     cutoff = (now or timezone.now()) - timedelta(days=days)
     with transaction.atomic():
         # Holding the head: no event is appended while the anchor moves.
-        head = audit.locked_head()
+        head = chain.locked_head()
         last = (
             AuditEvent.objects.filter(at__lt=cutoff, seq__lte=head.seq)
             .order_by("-at", "-seq")
@@ -82,7 +82,7 @@ def prune(now=None, actor: Actor = SYSTEM) -> Pruned | None:
         deleted, _ = AuditEvent.objects.filter(seq__lte=through_seq).delete()
         allow_prune(False)
         AuditHead.objects.filter(pk=head.pk).update(anchor_seq=through_seq, anchor_hash=through_hash)
-        audit.record(
+        chain.record(
             "audit.pruned",
             actor,
             data={

@@ -1,6 +1,6 @@
 """Exports of the audit log in CSV and JSON Lines, streamed at flat memory.
 
-Rows stream from the database (audit_query.stream_rows) and leave in batches of
+Rows stream from the database (query.stream_rows) and leave in batches of
 lines, so an export of millions of events holds one batch at a time. Events are
 written oldest first with every hashed field, `data` as the JSON text the database
 holds.
@@ -20,7 +20,7 @@ from asgiref.sync import sync_to_async
 from django.db.models import TextField
 from django.db.models.functions import Cast
 
-from approvals.audit_query import stream_rows
+from approvals.audit.query import stream_rows
 from approvals.models import AuditHead
 
 COLUMNS = [

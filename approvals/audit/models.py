@@ -5,7 +5,7 @@ from django.utils import timezone
 
 
 class AuditEvent(models.Model):
-    """An append-only, hash-chained record of everything that happened (see approvals.audit)."""
+    """An append-only, hash-chained record of everything that happened (see approvals.audit.chain)."""
 
     seq = models.BigIntegerField(unique=True)
     at = models.DateTimeField(default=timezone.now, db_index=True)

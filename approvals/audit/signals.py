@@ -2,8 +2,8 @@
 
 from django.contrib.auth.signals import user_logged_in, user_login_failed
 
-from approvals import audit
-from approvals.audit import SYSTEM, Actor
+from approvals.audit import chain
+from approvals.audit.chain import SYSTEM, Actor
 
 
 def client_address(request):
@@ -11,13 +11,13 @@ def client_address(request):
 
 
 def logged_in(sender, request, user, **kwargs):
-    audit.record("user.login", Actor.user(user), data={"address": client_address(request)})
+    chain.record("user.login", Actor.user(user), data={"address": client_address(request)})
 
 
 def login_failed(sender, credentials, request=None, **kwargs):
     # Only the name that was tried: never the password, not even Django's masked copy.
     username = credentials.get("username", "")
-    audit.record(
+    chain.record(
         "user.login_failed", SYSTEM, data={"username": str(username)[:150], "address": client_address(request)}
     )
 
