@@ -2,8 +2,10 @@
 
 from celery import shared_task
 
-from approvals import calls, catalog, inputs
+from approvals import catalog
 from approvals.audit import retention, verify
+from approvals.calls import lifecycle
+from approvals.inputs import requests
 from approvals.models import Server
 
 
@@ -22,12 +24,12 @@ def sync_all_servers():
 
 @shared_task
 def expire_stale_calls():
-    return calls.expire_stale_calls()
+    return lifecycle.expire_stale_calls()
 
 
 @shared_task
 def expire_stale_inputs():
-    return inputs.expire_stale_requests()
+    return requests.expire_stale_requests()
 
 
 @shared_task

@@ -3,9 +3,9 @@
 from asgiref.sync import sync_to_async
 from django.http import HttpResponse
 
-from approvals import calls, inputs
-from approvals.call_runner import LOG_LEVELS
-from approvals.calls import ClientContext
+from approvals.calls import lifecycle
+from approvals.calls.lifecycle import ClientContext
+from approvals.calls.runner import LOG_LEVELS
 from approvals.gateway import listing, sessions, streams
 from approvals.gateway.http import (
     SESSION_HEADER,
@@ -20,6 +20,7 @@ from approvals.gateway.http import (
 )
 from approvals.gateway.server_info import CAPABILITIES, INSTRUCTIONS, server_info
 from approvals.gateway.tool_calls import answer_call, called_tool
+from approvals.inputs import requests
 from approvals.models import ClientToken, McpSession
 from approvals.protocol import jsonrpc
 from approvals.protocol.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JsonRpcError, Notification, Request
@@ -41,7 +42,7 @@ async def handle_post(request, token: ClientToken, message):
         return accepted(headers)
     if not isinstance(message, Request):
         # The answer to a request the console sent on a call's stream; any other is stray, and dropped.
-        await sync_to_async(inputs.take_legacy_response)(token, session.pk, message)
+        await sync_to_async(requests.take_legacy_response)(token, session.pk, message)
         return accepted(headers)
     ctx = ClientContext(
         token,
@@ -96,7 +97,7 @@ async def take_notification(token: ClientToken, session: McpSession, message: No
         request_id, reason = message.params.get("requestId"), message.params.get("reason")
         if isinstance(request_id, (str, int)) and not isinstance(request_id, bool):
             reason = reason if isinstance(reason, str) else ""
-            await sync_to_async(calls.cancel_by_request)(token, session.pk, request_id, reason)
+            await sync_to_async(lifecycle.cancel_by_request)(token, session.pk, request_id, reason)
 
 
 async def answer_request(request, ctx: ClientContext, session: McpSession, message: Request, headers: dict):

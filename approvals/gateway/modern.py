@@ -2,8 +2,8 @@
 
 from asgiref.sync import sync_to_async
 
-from approvals import call_runner, continuations
-from approvals.calls import ClientContext
+from approvals.calls import runner
+from approvals.calls.lifecycle import ClientContext
 from approvals.gateway import listing, mirrored, streams
 from approvals.gateway.http import (
     VERSION_HEADER,
@@ -17,6 +17,7 @@ from approvals.gateway.http import (
 )
 from approvals.gateway.server_info import CAPABILITIES, INSTRUCTIONS, server_info
 from approvals.gateway.tool_calls import answer_call, called_tool
+from approvals.inputs import continuations
 from approvals.models import ClientToken
 from approvals.protocol import jsonrpc
 from approvals.protocol.jsonrpc import (
@@ -118,7 +119,7 @@ async def call_tool(request, ctx: ClientContext, message: Request):
     mirrored.check_param_headers(tool.definition, message.params.get("arguments"), request.headers)
     # A retry carrying answers to the input the call asked for continues that call rather than starting one.
     retry = "requestState" in message.params or "inputResponses" in message.params
-    run = continuations.continue_call if retry else call_runner.run_call
+    run = continuations.continue_call if retry else runner.run_call
     return await answer_call(
         tool, ctx, message, stream=accepts(request)[1], finish=complete, error_status=error_status, run=run
     )

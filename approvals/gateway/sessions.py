@@ -10,8 +10,8 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from approvals import calls
 from approvals.audit.chain import Actor
+from approvals.calls import lifecycle
 from approvals.models import Call, ClientToken, McpSession
 
 # last_seen_at is written at most this often, so that a busy session does not make every request a write.
@@ -57,7 +57,7 @@ def close_session(session: McpSession):
         session_id=session.pk, status__in=[Call.Status.PENDING, Call.Status.APPROVED, Call.Status.FORWARDED]
     ).values_list("pk", flat=True)
     for call_id in list(running):
-        calls.cancel_running(call_id, "the client ended its session", Actor.client(session.token))
+        lifecycle.cancel_running(call_id, "the client ended its session", Actor.client(session.token))
 
 
 def prune_sessions(idle=timedelta(days=1)) -> int:

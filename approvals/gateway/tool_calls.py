@@ -1,6 +1,6 @@
 """tools/call in either era: on an SSE stream when the client takes one, else as one JSON answer.
 
-The life of the call is call_runner's; this only carries it over HTTP. On a
+The life of the call belongs to approvals.calls.runner; this only carries it over HTTP. On a
 stream the call runs as the stream's own task, so the client's closing the
 stream cancels the call, as the spec says it must.
 """
@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from asgiref.sync import sync_to_async
 
-from approvals import call_runner, calls
+from approvals.calls import lifecycle, runner
 from approvals.gateway import streams
 from approvals.gateway.http import jsonrpc_response
 from approvals.models import Tool
@@ -21,10 +21,10 @@ from approvals.protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, JsonRpcEr
 log = logging.getLogger(__name__)
 
 
-async def called_tool(ctx: calls.ClientContext, params: dict) -> Tool:
+async def called_tool(ctx: lifecycle.ClientContext, params: dict) -> Tool:
     """The tool a call names, when this token may use it; refusing early spares the client an SSE stream."""
     name = params.get("name")
-    tool = await sync_to_async(calls.find_tool)(ctx.token, name)
+    tool = await sync_to_async(lifecycle.find_tool)(ctx.token, name)
     if tool is None:
         raise JsonRpcError(INVALID_PARAMS, f"Unknown tool: {name}")
     return tool
@@ -32,14 +32,14 @@ async def called_tool(ctx: calls.ClientContext, params: dict) -> Tool:
 
 async def answer_call(
     tool: Tool,
-    ctx: calls.ClientContext,
+    ctx: lifecycle.ClientContext,
     request: Request,
     *,
     stream: bool,
     finish: Callable[[dict], dict],
     error_status: Callable[[int], int],
     headers: dict | None = None,
-    run=call_runner.run_call,
+    run=runner.run_call,
 ):
     """The response to a tools/call; `finish` dresses the CallToolResult for the era.
 

@@ -3,7 +3,8 @@
 from django import template
 from django.utils import timezone
 
-from approvals import calls, roles
+from approvals import roles
+from approvals.calls import lifecycle
 from approvals.routing import LIVE_PATH
 from approvals.views import results, rows, timeline, values
 
@@ -22,7 +23,7 @@ def can_view_calls(user):
 
 @register.filter
 def binding(call):
-    return calls.call_binding(call)
+    return lifecycle.call_binding(call)
 
 
 @register.filter

@@ -14,7 +14,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from approvals import inputs
+from approvals.inputs import requests
 from approvals.models import InputRequest
 from approvals.roles import DECIDE_CALLS, VIEW_CALLS
 from approvals.schema_forms import build_form
@@ -37,7 +37,7 @@ def queue_inputs():
 
 def answer_form(request: InputRequest, data=None):
     """The form of fields an elicitation's requestedSchema describes, its defaults filled in."""
-    form = build_form(inputs.requested_schema(request), data=data, prefix=f"input-{request.pk}")
+    form = build_form(requests.requested_schema(request), data=data, prefix=f"input-{request.pk}")
     form.input_id = request.pk
     return form
 
@@ -58,7 +58,7 @@ def answer(request, pk):
         if not form.is_valid():
             return refused(request, input_request, form, ["Some fields need another look."])
         content = form.to_arguments()
-    outcome = inputs.answer(pk, request.user, action, content)
+    outcome = requests.answer(pk, request.user, action, content)
     if outcome.errors:
         return refused(request, input_request, form, outcome.errors)
     level = messages.SUCCESS if outcome.won else messages.WARNING

@@ -12,8 +12,8 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from approvals import calls
-from approvals.decision_forms import ArgumentsEditor, DecisionForm
+from approvals.calls import lifecycle
+from approvals.calls.forms import ArgumentsEditor, DecisionForm
 from approvals.models import Call
 from approvals.roles import DECIDE_CALLS, VIEW_CALLS
 from approvals.views import rows
@@ -33,7 +33,7 @@ def decide(request, pk):
         return answer(request, get_object_or_404(Call, pk=pk), form.problem(), messages.ERROR, status=400)
     data = form.cleaned_data
     try:
-        outcome = calls.decide(
+        outcome = lifecycle.decide(
             pk, request.user, form.approves, reason=data["reason"].strip(), shown_binding=data["binding"]
         )
     except Call.DoesNotExist:
@@ -62,11 +62,11 @@ def return_to(request):
 def edit(request, pk):
     call = get_object_or_404(rows.shown_calls(), pk=pk)
     if call.status != Call.Status.PENDING:
-        messages.warning(request, f"Call {call.pk} ({call.tool_name}): {calls.already_text(call)}")
+        messages.warning(request, f"Call {call.pk} ({call.tool_name}): {lifecycle.already_text(call)}")
         return redirect("queue")
     editor = ArgumentsEditor(call, request.POST if request.method == "POST" else None)
     if request.method == "POST" and editor.is_valid():
-        outcome = calls.decide(
+        outcome = lifecycle.decide(
             pk,
             request.user,
             True,

@@ -5,8 +5,8 @@ import asyncio
 import pytest
 from asgiref.sync import sync_to_async
 
-from approvals import call_runner, calls
 from approvals.audit import verify
+from approvals.calls import lifecycle, runner
 from approvals.models import AuditEvent, Call, PolicyRule
 from approvals.protocol import revisions
 from approvals.upstream import UpstreamError
@@ -40,7 +40,7 @@ class Upstream:
 def upstream(monkeypatch):
     def answer_with(outcome):
         fake = Upstream(outcome)
-        monkeypatch.setattr(call_runner, "session_pool", fake)
+        monkeypatch.setattr(runner, "session_pool", fake)
         return fake
 
     return answer_with
@@ -55,9 +55,9 @@ async def start(token, arguments=ARGUMENTS):
     async def emit(message):
         pass
 
-    ctx = calls.ClientContext(token, revisions.MODERN, "2026-07-28")
+    ctx = lifecycle.ClientContext(token, revisions.MODERN, "2026-07-28")
     params = {"name": "shop_issue_refund", "arguments": arguments}
-    return asyncio.create_task(call_runner.run_call(ctx, 1, params, emit))
+    return asyncio.create_task(runner.run_call(ctx, 1, params, emit))
 
 
 async def pending_call():
@@ -105,7 +105,7 @@ async def test_it_records_an_approval_by_the_operator_who_gave_it(client_token, 
     upstream(RESULT)
     waiting = await start(client_token)
     call = await pending_call()
-    assert (await sync_to_async(calls.decide)(call.pk, operators[0], True, "fine")).won
+    assert (await sync_to_async(lifecycle.decide)(call.pk, operators[0], True, "fine")).won
     assert await waiting == RESULT
     assert await trail() == [
         ("call.received", "client", "agent"),
@@ -122,7 +122,7 @@ async def test_it_records_a_denial_and_its_reason(client_token, refund_tool, ope
     fake = upstream(RESULT)
     waiting = await start(client_token)
     call = await pending_call()
-    await sync_to_async(calls.decide)(call.pk, operators[1], False, "too much")
+    await sync_to_async(lifecycle.decide)(call.pk, operators[1], False, "too much")
     assert (await waiting)["isError"] is True
     assert await trail() == [
         ("call.received", "client", "agent"),
@@ -138,7 +138,7 @@ async def test_it_records_edited_arguments_and_forwards_the_edited_ones(client_t
     waiting = await start(client_token)
     call = await pending_call()
     edited = {"order_id": 7, "amount": 5}
-    assert (await sync_to_async(calls.decide)(call.pk, operators[0], True, edited_arguments=edited)).won
+    assert (await sync_to_async(lifecycle.decide)(call.pk, operators[0], True, edited_arguments=edited)).won
     await waiting
     assert await trail() == [
         ("call.received", "client", "agent"),

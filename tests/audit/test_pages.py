@@ -9,8 +9,8 @@ from asgiref.sync import sync_to_async
 from django import forms
 from django.urls import reverse
 
-from approvals import calls
 from approvals.audit import export
+from approvals.calls import lifecycle
 from approvals.models import AuditEvent, AuditVerification, Server
 from approvals.protocol import revisions
 from tests.audit.conftest import PASSWORD, trigger_disabled
@@ -20,11 +20,11 @@ from tests.audit.conftest import PASSWORD, trigger_disabled
 def decided(client_token, refund_tool, user_with):
     """One call approved by the operator ann, one denied by the operator bob."""
     ann, bob = user_with("operator", username="ann"), user_with("operator", username="bob")
-    ctx = calls.ClientContext(client_token, revisions.MODERN, "2026-07-28")
-    mine, _ = calls.receive_call(ctx, refund_tool, {"order_id": 1, "amount": 5}, 1, None)
-    theirs, _ = calls.receive_call(ctx, refund_tool, {"order_id": 2, "amount": 6}, 2, None)
-    calls.decide(mine.pk, ann, True)
-    calls.decide(theirs.pk, bob, False, "no")
+    ctx = lifecycle.ClientContext(client_token, revisions.MODERN, "2026-07-28")
+    mine, _ = lifecycle.receive_call(ctx, refund_tool, {"order_id": 1, "amount": 5}, 1, None)
+    theirs, _ = lifecycle.receive_call(ctx, refund_tool, {"order_id": 2, "amount": 6}, 2, None)
+    lifecycle.decide(mine.pk, ann, True)
+    lifecycle.decide(theirs.pk, bob, False, "no")
     return mine, theirs
 
 

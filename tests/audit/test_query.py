@@ -8,8 +8,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from approvals import calls
 from approvals.audit import export, query
+from approvals.calls import lifecycle
 from approvals.models import AuditEvent, AuditHead, Call, PolicyRule
 from approvals.protocol import revisions
 from tests.audit.conftest import trigger_disabled
@@ -17,7 +17,9 @@ from tests.pages.factories import make_server, make_tool
 
 
 def submit(token, tool, arguments):
-    call, _ = calls.receive_call(calls.ClientContext(token, revisions.MODERN, "2026-07-28"), tool, arguments, 1, None)
+    call, _ = lifecycle.receive_call(
+        lifecycle.ClientContext(token, revisions.MODERN, "2026-07-28"), tool, arguments, 1, None
+    )
     return call
 
 
@@ -27,7 +29,7 @@ def history(client_token, refund_tool, operators):
     ann, bob = operators
     for order in range(1, 7):
         call = submit(client_token, refund_tool, {"order_id": order, "amount": 10 * order})
-        calls.decide(call.pk, ann if order % 2 else bob, bool(order % 2), "" if order % 2 else "not this one")
+        lifecycle.decide(call.pk, ann if order % 2 else bob, bool(order % 2), "" if order % 2 else "not this one")
     lookup = make_tool(make_server("Records"), "lookup", inputSchema={"type": "object"})
     PolicyRule.objects.create(action="allow", tool_glob="records_*")
     submit(client_token, lookup, {"customer": "C-4711"})

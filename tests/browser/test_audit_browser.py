@@ -8,7 +8,8 @@ import pytest
 from django.contrib.auth.models import Group, User
 from playwright.sync_api import expect
 
-from approvals import calls, roles
+from approvals import roles
+from approvals.calls import lifecycle
 from approvals.models import AuditHead
 from approvals.protocol import revisions
 from tests.browser.conftest import PASSWORD
@@ -19,8 +20,8 @@ pytestmark = pytest.mark.browser
 
 
 def submit(token, tool, arguments, jsonrpc_id):
-    call, _ = calls.receive_call(
-        calls.ClientContext(token, revisions.MODERN, "2026-07-28"), tool, arguments, jsonrpc_id, None
+    call, _ = lifecycle.receive_call(
+        lifecycle.ClientContext(token, revisions.MODERN, "2026-07-28"), tool, arguments, jsonrpc_id, None
     )
     return call
 
@@ -30,10 +31,10 @@ def history(live_console, client_token, refund_tool, operators):
     """Refunds approved and denied, a lookup denied on another server, a refund still pending, an auditor."""
     ann, bob = operators
     denied = submit(client_token, refund_tool, {"order_id": 41, "amount": 400}, 1)
-    calls.decide(denied.pk, bob, False, "needs a manager")
-    calls.decide(submit(client_token, refund_tool, {"order_id": 42, "amount": 20}, 2).pk, ann, True)
+    lifecycle.decide(denied.pk, bob, False, "needs a manager")
+    lifecycle.decide(submit(client_token, refund_tool, {"order_id": 42, "amount": 20}, 2).pk, ann, True)
     lookup = make_tool(make_server("Records"), "lookup")
-    calls.decide(submit(client_token, lookup, {"customer": "C1"}, 3).pk, ann, False, "not today")
+    lifecycle.decide(submit(client_token, lookup, {"customer": "C1"}, 3).pk, ann, False, "not today")
     pending = submit(client_token, refund_tool, {"order_id": 43, "amount": 30}, 4)
     roles.ensure_roles()
     auditor = User.objects.create_user("audrey", password=PASSWORD)
@@ -42,7 +43,7 @@ def history(live_console, client_token, refund_tool, operators):
         "refund": refund_tool,
         "denied": denied,
         "pending": pending,
-        "binding": calls.call_binding(pending),
+        "binding": lifecycle.call_binding(pending),
         "head": AuditHead.objects.get(),
     }
 

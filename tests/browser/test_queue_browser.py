@@ -14,7 +14,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from playwright.sync_api import expect
 
-from approvals import calls, catalog, roles, servers, tokens
+from approvals import catalog, roles, servers, tokens
+from approvals.calls import lifecycle
 from approvals.models import Server, Tool
 from approvals.protocol import revisions
 from approvals.protocol.tools import tool_digest
@@ -192,8 +193,8 @@ def hostile_tool():
 
 
 def hold_call(tool, token):
-    ctx = calls.ClientContext(token, revisions.MODERN, "2026-07-28")
-    return calls.receive_call(ctx, tool, {"target": HOSTILE}, 1, None)[0]
+    ctx = lifecycle.ClientContext(token, revisions.MODERN, "2026-07-28")
+    return lifecycle.receive_call(ctx, tool, {"target": HOSTILE}, 1, None)[0]
 
 
 def test_it_shows_markup_from_upstream_and_clients_as_text_and_runs_none_of_it(console, open_browser):

@@ -3,14 +3,14 @@ import threading
 import pytest
 from django.db import connection
 
-from approvals import calls
+from approvals.calls import lifecycle
 from approvals.models import AuditEvent, Call
 from approvals.protocol import revisions
 
 
 def pending_call(client_token, tool, arguments=None):
-    ctx = calls.ClientContext(client_token, revisions.MODERN, "2026-07-28")
-    call, answer = calls.receive_call(ctx, tool, arguments or {"order_id": 7, "amount": 20}, 1, None)
+    ctx = lifecycle.ClientContext(client_token, revisions.MODERN, "2026-07-28")
+    call, answer = lifecycle.receive_call(ctx, tool, arguments or {"order_id": 7, "amount": 20}, 1, None)
     assert answer is None and call.status == Call.Status.PENDING
     return call
 
@@ -27,8 +27,8 @@ def test_it_holds_a_call_no_rule_decides(client_token, refund_tool):
 
 
 def test_it_rejects_invalid_arguments_with_a_message_the_model_can_act_on(client_token, refund_tool):
-    ctx = calls.ClientContext(client_token, revisions.MODERN, "2026-07-28")
-    call, answer = calls.receive_call(ctx, refund_tool, {"order_id": "seven", "amount": 20}, 1, None)
+    ctx = lifecycle.ClientContext(client_token, revisions.MODERN, "2026-07-28")
+    call, answer = lifecycle.receive_call(ctx, refund_tool, {"order_id": "seven", "amount": 20}, 1, None)
     assert call.status == Call.Status.REJECTED
     assert answer["isError"] is True
     text = answer["content"][0]["text"]
@@ -38,8 +38,8 @@ def test_it_rejects_invalid_arguments_with_a_message_the_model_can_act_on(client
 def test_it_lets_exactly_one_of_two_decisions_win(client_token, refund_tool, operators):
     call = pending_call(client_token, refund_tool)
     ann, bob = operators
-    first = calls.decide(call.pk, ann, True)
-    second = calls.decide(call.pk, bob, False, "too much")
+    first = lifecycle.decide(call.pk, ann, True)
+    second = lifecycle.decide(call.pk, bob, False, "too much")
     assert first.won and not second.won
     assert second.message == "Already approved by ann."
     call.refresh_from_db()
@@ -49,7 +49,7 @@ def test_it_lets_exactly_one_of_two_decisions_win(client_token, refund_tool, ope
 
 def test_it_refuses_edited_arguments_that_fail_validation(client_token, refund_tool, operators):
     call = pending_call(client_token, refund_tool)
-    decision = calls.decide(call.pk, operators[0], True, edited_arguments={"order_id": 7, "amount": 9000})
+    decision = lifecycle.decide(call.pk, operators[0], True, edited_arguments={"order_id": 7, "amount": 9000})
     assert not decision.won
     assert any("9000" in e and "maximum" in e for e in decision.errors)
     call.refresh_from_db()
@@ -58,7 +58,7 @@ def test_it_refuses_edited_arguments_that_fail_validation(client_token, refund_t
 
 def test_it_records_both_versions_of_edited_arguments(client_token, refund_tool, operators):
     call = pending_call(client_token, refund_tool)
-    assert calls.decide(call.pk, operators[0], True, edited_arguments={"order_id": 7, "amount": 5}).won
+    assert lifecycle.decide(call.pk, operators[0], True, edited_arguments={"order_id": 7, "amount": 5}).won
     call.refresh_from_db()
     assert call.final_arguments == {"order_id": 7, "amount": 5}
     edited = AuditEvent.objects.get(call_id=call.pk, action="call.edited")
@@ -67,16 +67,16 @@ def test_it_records_both_versions_of_edited_arguments(client_token, refund_tool,
 
 def test_it_binds_an_approval_to_what_the_operator_saw(client_token, refund_tool, operators):
     call = pending_call(client_token, refund_tool)
-    stale = calls.binding_digest(call.arguments_digest, "an older definition")
-    decision = calls.decide(call.pk, operators[0], True, shown_binding=stale)
+    stale = lifecycle.binding_digest(call.arguments_digest, "an older definition")
+    decision = lifecycle.decide(call.pk, operators[0], True, shown_binding=stale)
     assert not decision.won and "changed since it was shown" in decision.message
-    assert calls.decide(call.pk, operators[0], True, shown_binding=calls.call_binding(call)).won
+    assert lifecycle.decide(call.pk, operators[0], True, shown_binding=lifecycle.call_binding(call)).won
 
 
 def test_it_does_not_expire_a_call_that_was_decided(client_token, refund_tool, operators):
     call = pending_call(client_token, refund_tool)
-    calls.decide(call.pk, operators[0], False, "no")
-    assert not calls.end_pending(call.pk, Call.Status.EXPIRED, "late")
+    lifecycle.decide(call.pk, operators[0], False, "no")
+    assert not lifecycle.end_pending(call.pk, Call.Status.EXPIRED, "late")
     call.refresh_from_db()
     assert call.status == Call.Status.DENIED and call.reason == "no"
 
@@ -84,17 +84,17 @@ def test_it_does_not_expire_a_call_that_was_decided(client_token, refund_tool, o
 def test_it_expires_stale_calls_left_behind_by_a_dead_process(client_token, refund_tool, settings):
     settings.APPROVAL_TIMEOUT_SECONDS = 0
     call = pending_call(client_token, refund_tool)
-    assert calls.expire_stale_calls() == 1
+    assert lifecycle.expire_stale_calls() == 1
     call.refresh_from_db()
     assert call.status == Call.Status.EXPIRED
     assert actions(call)[-1] == "call.expired"
 
 
 def test_it_cancels_a_call_by_the_clients_request_id(client_token, refund_tool):
-    ctx = calls.ClientContext(client_token, revisions.LEGACY, "2025-06-18", session_id="s1")
-    call, _ = calls.receive_call(ctx, refund_tool, {"order_id": 7, "amount": 20}, 42, None)
-    assert not calls.cancel_by_request(client_token, "s1", "42", "stop")
-    assert calls.cancel_by_request(client_token, "s1", 42, "stop")
+    ctx = lifecycle.ClientContext(client_token, revisions.LEGACY, "2025-06-18", session_id="s1")
+    call, _ = lifecycle.receive_call(ctx, refund_tool, {"order_id": 7, "amount": 20}, 42, None)
+    assert not lifecycle.cancel_by_request(client_token, "s1", "42", "stop")
+    assert lifecycle.cancel_by_request(client_token, "s1", 42, "stop")
     call.refresh_from_db()
     assert call.status == Call.Status.CANCELLED and call.reason == "stop"
 
@@ -111,7 +111,7 @@ def test_it_lets_exactly_one_decision_win_under_a_real_race(client_token, refund
         def decide(user, approve):
             try:
                 barrier.wait()
-                outcomes.append(calls.decide(call.pk, user, approve, "race"))
+                outcomes.append(lifecycle.decide(call.pk, user, approve, "race"))
             finally:
                 connection.close()
 
@@ -134,10 +134,10 @@ def test_it_fails_an_approved_call_whose_process_stopped_before_answering(
     client_token, refund_tool, operators, settings
 ):
     call = pending_call(client_token, refund_tool)
-    calls.decide(call.pk, operators[0], True)
-    assert calls.expire_stale_calls() == 0, "a call just approved is still being run"
+    lifecycle.decide(call.pk, operators[0], True)
+    assert lifecycle.expire_stale_calls() == 0, "a call just approved is still being run"
     settings.UPSTREAM_CALL_TIMEOUT_SECONDS = -120
-    assert calls.expire_stale_calls() == 1
+    assert lifecycle.expire_stale_calls() == 1
     call.refresh_from_db()
     assert call.status == Call.Status.FAILED and "stopped before it was answered" in call.error
     assert actions(call)[-1] == "call.failed"

@@ -7,8 +7,9 @@ import sys
 import pytest
 from asgiref.sync import sync_to_async
 
-from approvals import call_runner, calls, catalog, servers
+from approvals import catalog, servers
 from approvals.audit.chain import Actor
+from approvals.calls import lifecycle, runner
 from approvals.models import AuditEvent, Call, PolicyRule, Tool
 from approvals.protocol import revisions
 
@@ -37,13 +38,13 @@ async def run(client_token):
     sent = []
 
     async def call(name, arguments, **meta):
-        ctx = calls.ClientContext(client_token, revisions.MODERN, "2026-07-28")
+        ctx = lifecycle.ClientContext(client_token, revisions.MODERN, "2026-07-28")
         params = {"name": name, "arguments": arguments, "_meta": meta}
-        return await asyncio.wait_for(call_runner.run_call(ctx, 1, params, emit), 30)
+        return await asyncio.wait_for(runner.run_call(ctx, 1, params, emit), 30)
 
     call.sent = sent
     yield call
-    await call_runner.session_pool().close_all()
+    await runner.session_pool().close_all()
 
 
 async def test_it_forwards_an_allowed_call_and_returns_the_result(demo_server, run):
@@ -78,7 +79,7 @@ async def test_it_refuses_to_run_a_call_whose_tool_changed_while_it_waited(demo_
         await asyncio.sleep(0.01)
     await Tool.objects.filter(exposed_name="demo_lookup_customer").aupdate(digest="0" * 64)
     call = await Call.objects.aget()
-    assert (await sync_to_async(calls.decide)(call.pk, operators[0], True)).won
+    assert (await sync_to_async(lifecycle.decide)(call.pk, operators[0], True)).won
     result = await waiting
     assert result["isError"] is True
     assert "definition changed" in result["content"][0]["text"]
@@ -90,7 +91,7 @@ async def test_it_records_an_approved_call_forwarded_before_its_answer(demo_serv
     while not await Call.objects.filter(status=Call.Status.PENDING).aexists():
         await asyncio.sleep(0.01)
     call = await Call.objects.aget()
-    assert (await sync_to_async(calls.decide)(call.pk, operators[0], True)).won
+    assert (await sync_to_async(lifecycle.decide)(call.pk, operators[0], True)).won
     result = await waiting
     assert "C007" in result["content"][0]["text"]
     call = await Call.objects.aget()
@@ -113,16 +114,16 @@ async def test_it_does_not_answer_an_approved_call_cancelled_before_it_was_forwa
 ):
     await PolicyRule.objects.all().adelete()
     tool = await Tool.objects.select_related("server").aget(exposed_name="demo_lookup_customer")
-    ctx = calls.ClientContext(client_token, revisions.MODERN, "2026-07-28")
-    call, _ = await sync_to_async(calls.receive_call)(ctx, tool, {"customer_id": "C007"}, 1, None)
-    approval = await sync_to_async(calls.decide)(call.pk, operators[0], True)
+    ctx = lifecycle.ClientContext(client_token, revisions.MODERN, "2026-07-28")
+    call, _ = await sync_to_async(lifecycle.receive_call)(ctx, tool, {"customer_id": "C007"}, 1, None)
+    approval = await sync_to_async(lifecycle.decide)(call.pk, operators[0], True)
     # The client's cancellation gets there between the approval and the forwarding.
-    await sync_to_async(calls.cancel_running)(call.pk, "the client cancelled", Actor.client(client_token))
+    await sync_to_async(lifecycle.cancel_running)(call.pk, "the client cancelled", Actor.client(client_token))
     approval.call.tool = tool
     try:
-        result = await call_runner.forward(approval.call, lambda message: None)
+        result = await runner.forward(approval.call, lambda message: None)
     finally:
-        await call_runner.session_pool().close_all()
+        await runner.session_pool().close_all()
     assert result["isError"] is True
     assert "cancelled: the client cancelled" in result["content"][0]["text"]
     call = await Call.objects.aget()

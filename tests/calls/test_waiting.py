@@ -6,7 +6,7 @@ import time
 import pytest
 from asgiref.sync import sync_to_async
 
-from approvals import call_runner, calls
+from approvals.calls import lifecycle, runner
 from approvals.models import Call
 from approvals.protocol import revisions
 
@@ -14,7 +14,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def context(token):
-    return calls.ClientContext(token, revisions.MODERN, "2026-07-28")
+    return lifecycle.ClientContext(token, revisions.MODERN, "2026-07-28")
 
 
 def refund_params(**meta):
@@ -37,14 +37,12 @@ async def test_it_wakes_the_waiting_request_through_the_channel_layer(client_tok
     async def emit(message):
         sent.append(message)
 
-    waiting = asyncio.create_task(
-        call_runner.run_call(context(client_token), 1, refund_params(progressToken="p1"), emit)
-    )
+    waiting = asyncio.create_task(runner.run_call(context(client_token), 1, refund_params(progressToken="p1"), emit))
     call_id = await pending_call_id()
     while not sent:  # the waiting side has subscribed and told the client it waits
         await asyncio.sleep(0.01)
     started = time.monotonic()
-    await sync_to_async(calls.decide)(call_id, operators[0], False, "not today")
+    await sync_to_async(lifecycle.decide)(call_id, operators[0], False, "not today")
     result = await asyncio.wait_for(waiting, 5)
     assert time.monotonic() - started < 2
     assert result["isError"] is True
@@ -61,7 +59,7 @@ async def test_it_expires_a_call_nobody_decides(client_token, refund_tool, setti
     async def emit(message):
         pass
 
-    result = await asyncio.wait_for(call_runner.run_call(context(client_token), 1, refund_params(), emit), 5)
+    result = await asyncio.wait_for(runner.run_call(context(client_token), 1, refund_params(), emit), 5)
     assert result["isError"] is True
     assert "was not run: no operator decided within" in result["content"][0]["text"]
     call = await Call.objects.aget()
@@ -72,7 +70,7 @@ async def test_it_cancels_the_call_when_the_client_goes_away(client_token, refun
     async def emit(message):
         pass
 
-    waiting = asyncio.create_task(call_runner.run_call(context(client_token), 1, refund_params(), emit))
+    waiting = asyncio.create_task(runner.run_call(context(client_token), 1, refund_params(), emit))
     call_id = await pending_call_id()
     waiting.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -87,7 +85,7 @@ async def test_it_answers_an_unknown_tool_in_protocol_terms(client_token, refund
         pass
 
     with pytest.raises(calls_error()) as excinfo:
-        await call_runner.run_call(context(client_token), 1, {"name": "shop_nope", "arguments": {}}, emit)
+        await runner.run_call(context(client_token), 1, {"name": "shop_nope", "arguments": {}}, emit)
     assert excinfo.value.code == -32602
 
 

@@ -4,7 +4,8 @@ import pytest
 from django.contrib.auth.models import Group
 from django.core.management import call_command
 
-from approvals import calls, roles
+from approvals import roles
+from approvals.calls import lifecycle
 from approvals.models import Call
 from approvals.protocol import revisions
 from approvals.tokens import create_token
@@ -37,7 +38,7 @@ def make_operator(django_user_model):
 
 @pytest.fixture
 def pending_call(agent, refund_tool):
-    ctx = calls.ClientContext(agent, revisions.MODERN, "2026-07-28")
-    call, answer = calls.receive_call(ctx, refund_tool, {"order_id": 7, "amount": 20}, 1, None)
+    ctx = lifecycle.ClientContext(agent, revisions.MODERN, "2026-07-28")
+    call, answer = lifecycle.receive_call(ctx, refund_tool, {"order_id": 7, "amount": 20}, 1, None)
     assert answer is None and call.status == Call.Status.PENDING
     return call

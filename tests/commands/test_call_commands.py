@@ -3,7 +3,7 @@ import json
 import pytest
 from django.core.management import CommandError, ManagementUtility
 
-from approvals import calls
+from approvals.calls import lifecycle
 from approvals.models import AuditEvent, Call
 from tests.commands.conftest import run
 
@@ -167,7 +167,7 @@ def test_the_help_says_who_decides_by_default(capsys):
 def test_it_lists_the_arguments_and_the_binding_an_approval_is_held_to(pending_call):
     [row] = json.loads(run("list_calls", "--json"))
     assert row["arguments"] == {"order_id": 7, "amount": 20}
-    assert row["binding"] == calls.call_binding(pending_call)
+    assert row["binding"] == lifecycle.call_binding(pending_call)
 
 
 def test_it_approves_with_the_binding_that_was_read(pending_call, make_operator):

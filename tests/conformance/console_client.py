@@ -55,7 +55,7 @@ def accept_with_defaults(server) -> int:
     """An operator accepting every pending form of this server's calls as prefilled; how many it answered."""
     from django.contrib.auth.models import User
 
-    from approvals import inputs
+    from approvals.inputs import requests
     from approvals.models import InputRequest
     from approvals.protocol.elicitation import defaults
 
@@ -63,8 +63,8 @@ def accept_with_defaults(server) -> int:
     pending = InputRequest.objects.filter(server=server, status=InputRequest.Status.PENDING, routed_to="operator")
     answered = 0
     for request in pending:
-        content = defaults(inputs.requested_schema(request)) if request.mode == InputRequest.Mode.FORM else None
-        answered += inputs.answer(request.pk, operator, "accept", content).won
+        content = defaults(requests.requested_schema(request)) if request.mode == InputRequest.Mode.FORM else None
+        answered += requests.answer(request.pk, operator, "accept", content).won
     return answered
 
 

@@ -4,7 +4,8 @@ import asyncio
 
 from asgiref.sync import sync_to_async
 
-from approvals import calls, inputs
+from approvals.calls import lifecycle
+from approvals.inputs import requests
 from approvals.models import Call
 from tests.gateway.conftest import demo_server, sdk_client  # noqa: F401 (fixture)
 from tests.inputs.conftest import wait_for_input
@@ -17,11 +18,13 @@ async def test_it_issues_the_refund_an_operator_fills_in_after_approving_the_cal
         answer = asyncio.create_task(client.call_tool("demo_issue_refund", {"order_id": "O1003"}))
         while (call := await Call.objects.filter(status=Call.Status.PENDING).afirst()) is None:
             await asyncio.sleep(0.05)
-        await sync_to_async(calls.decide)(call.pk, operator, True)
+        await sync_to_async(lifecycle.decide)(call.pk, operator, True)
         asked = await wait_for_input()
         schema = asked.params["requestedSchema"]
-        refused = await sync_to_async(inputs.answer)(asked.pk, operator, "accept", {"amount": 10_000, "reason": "late"})
-        outcome = await sync_to_async(inputs.answer)(
+        refused = await sync_to_async(requests.answer)(
+            asked.pk, operator, "accept", {"amount": 10_000, "reason": "late"}
+        )
+        outcome = await sync_to_async(requests.answer)(
             asked.pk, operator, "accept", {"amount": 12.5, "reason": "damaged", "notify_customer": False}
         )
         result = await asyncio.wait_for(answer, 15)

@@ -6,7 +6,8 @@ import uuid
 import pytest
 from django.contrib.auth.models import Group
 
-from approvals import inputs, roles
+from approvals import roles
+from approvals.inputs import requests
 from approvals.models import Call, InputRequest, Server
 from approvals.protocol import revisions
 from approvals.protocol.canonical import sha256_digest
@@ -51,7 +52,7 @@ def sign_in(client, django_user_model):
 
 
 def ask(call, params, route=InputRequest.Route.OPERATOR):
-    return inputs.open_request(call, "elicitation/create", params, route)
+    return requests.open_request(call, "elicitation/create", params, route)
 
 
 def form_post(request, action="accept", **fields):
@@ -184,7 +185,7 @@ def test_it_shows_a_url_in_full_with_its_domain_set_apart_and_takes_a_confirmati
 
 
 def test_it_shows_a_refused_request_and_why_in_the_queue(call, sign_in):
-    inputs.record_unanswered(
+    requests.record_unanswered(
         call,
         "elicitation/create",
         {"message": "Where?", "requestedSchema": {}},
@@ -215,7 +216,7 @@ def test_it_lets_an_auditor_watch_but_not_answer(call, sign_in):
 def test_it_tells_a_late_operator_who_answered_first(call, sign_in, django_user_model):
     request = ask(call, {"message": "?", "requestedSchema": EVERY_FIELD})
     first = django_user_model.objects.create_user("ann")
-    inputs.answer(request.pk, first, "decline")
+    requests.answer(request.pk, first, "decline")
     response = sign_in(roles.OPERATOR).post(f"/inputs/{request.pk}/answer/", form_post(request, "cancel"), follow=True)
     assert "Already declined by ann." in response.content.decode()
 

@@ -4,7 +4,8 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.contrib.auth.models import User
 
-from approvals import inputs, roles
+from approvals import roles
+from approvals.inputs import requests
 from approvals.models import InputRequest
 from tests.inputs.test_elicitation_protocol import EVERY_FIELD
 from tests.inputs.test_input_pages import call  # noqa: F401 (fixture)
@@ -18,7 +19,7 @@ async def test_it_pushes_a_new_request_with_its_form_then_who_answered_it(person
     cookie = await signed_in(person, "ann", roles.OPERATOR)
     socket, connected = await open_socket(cookie)
     assert connected
-    request = await sync_to_async(inputs.open_request)(
+    request = await sync_to_async(requests.open_request)(
         call, "elicitation/create", {"message": "Fill in", "requestedSchema": EVERY_FIELD}, "operator"
     )
     pushed = await socket.receive_json_from(timeout=5)
@@ -27,7 +28,7 @@ async def test_it_pushes_a_new_request_with_its_form_then_who_answered_it(person
     assert 'name="csrfmiddlewaretoken"' in pushed["input_html"] and "html" not in pushed
 
     ann = await User.objects.aget(username="ann")
-    await sync_to_async(inputs.answer)(request.pk, ann, "decline")
+    await sync_to_async(requests.answer)(request.pk, ann, "decline")
     answered = await socket.receive_json_from(timeout=5)
     assert answered["event"] == "input.answered"
     assert "Declined by ann." in answered["input_html"] and "<form" not in answered["input_html"]
@@ -39,7 +40,7 @@ async def test_it_pushes_no_card_to_pages_that_show_none(person, call):  # noqa:
     cookie = await signed_in(person, "ann", roles.OPERATOR)
     socket, connected = await open_socket(cookie, query="view=recent")
     assert connected
-    await sync_to_async(inputs.open_request)(
+    await sync_to_async(requests.open_request)(
         call, "elicitation/create", {"message": "?", "requestedSchema": EVERY_FIELD}, "operator"
     )
     assert await socket.receive_nothing(timeout=0.5)
@@ -50,7 +51,7 @@ async def test_it_pushes_the_calls_page_again_with_what_the_server_asked(person,
     cookie = await signed_in(person, "ann", roles.OPERATOR)
     socket, connected = await open_socket(cookie, query=f"view=call&id={call.pk}")
     assert connected
-    await sync_to_async(inputs.open_request)(
+    await sync_to_async(requests.open_request)(
         call, "elicitation/create", {"message": "Which size?", "requestedSchema": EVERY_FIELD}, "operator"
     )
     pushed = await socket.receive_json_from(timeout=5)

@@ -5,7 +5,7 @@ import asyncio
 import pytest
 from asgiref.sync import sync_to_async
 
-from approvals import inputs
+from approvals.inputs import requests
 from approvals.models import AuditEvent, Call, InputRequest
 from tests.gateway.conftest import sdk_client
 from tests.inputs.conftest import wait_for_input
@@ -24,7 +24,7 @@ async def test_it_asks_an_operator_what_a_2026_sdk_server_elicits_and_forwards_t
     async with sdk_client(mcp_url, secret, mode) as client:
         answer = asyncio.create_task(client.call_tool("sdk_delete_record", {"target": "r1"}))
         asked = await wait_for_input()
-        outcome = await sync_to_async(inputs.answer)(asked.pk, operator, "accept", {"confirm": True})
+        outcome = await sync_to_async(requests.answer)(asked.pk, operator, "accept", {"confirm": True})
         result = await asyncio.wait_for(answer, 15)
 
     assert (asked.routed_to, asked.mode, asked.message) == ("operator", "form", "Really delete r1?")
@@ -43,7 +43,7 @@ async def test_it_forwards_a_decline_or_cancel_to_a_2026_sdk_server(
     async with sdk_client(mcp_url, secret) as client:
         answer = asyncio.create_task(client.call_tool("sdk_delete_record", {"target": "r2"}))
         asked = await wait_for_input()
-        await sync_to_async(inputs.answer)(asked.pk, operator, action)
+        await sync_to_async(requests.answer)(asked.pk, operator, action)
         result = await asyncio.wait_for(answer, 15)
 
     assert text_of(result) == f"kept r2 ({said})"
@@ -63,8 +63,8 @@ async def test_it_asks_an_operator_what_server_everything_elicits_in_the_legacy_
     async with sdk_client(mcp_url, secret) as client:
         answer = asyncio.create_task(client.call_tool("everything_trigger-elicitation-request", {}))
         asked = await wait_for_input()
-        refused = await sync_to_async(inputs.answer)(asked.pk, operator, "accept", {**content, "integer": 1000})
-        outcome = await sync_to_async(inputs.answer)(asked.pk, operator, "accept", content)
+        refused = await sync_to_async(requests.answer)(asked.pk, operator, "accept", {**content, "integer": 1000})
+        outcome = await sync_to_async(requests.answer)(asked.pk, operator, "accept", content)
         result = await asyncio.wait_for(answer, 15)
 
     assert not refused.won and refused.errors == ["'integer': must be at most 100"]
@@ -82,8 +82,8 @@ async def test_it_tells_the_second_of_two_operators_who_answered_first(
         answer = asyncio.create_task(client.call_tool("sdk_delete_record", {"target": "r3"}))
         asked = await wait_for_input()
         first, second = await asyncio.gather(
-            sync_to_async(inputs.answer)(asked.pk, operator, "accept", {"confirm": True}),
-            sync_to_async(inputs.answer)(asked.pk, bob, "decline"),
+            sync_to_async(requests.answer)(asked.pk, operator, "accept", {"confirm": True}),
+            sync_to_async(requests.answer)(asked.pk, bob, "decline"),
         )
         result = await asyncio.wait_for(answer, 15)
 

@@ -9,8 +9,9 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.utils import timezone
 
-from approvals import calls, input_runner, inputs
 from approvals.audit.chain import Actor
+from approvals.calls import lifecycle
+from approvals.inputs import requests, runner
 from approvals.models import AuditEvent, Call, InputRequest, Server
 from approvals.protocol import revisions
 from approvals.protocol.canonical import sha256_digest
@@ -50,13 +51,13 @@ def forwarded(client_token, refund_tool):  # noqa: F811
 
 
 def handler(call, capabilities=None, era=revisions.LEGACY, streaming=True, sent=None, version="2025-11-25"):
-    ctx = calls.ClientContext(call.token, era, version, capabilities=capabilities or {}, streaming=streaming)
+    ctx = lifecycle.ClientContext(call.token, era, version, capabilities=capabilities or {}, streaming=streaming)
 
     async def emit(message):
         if sent is not None:
             sent.append(message)
 
-    return input_runner.input_handler(call, ctx, emit)
+    return runner.input_handler(call, ctx, emit)
 
 
 async def actions_of(call) -> list[str]:
@@ -71,7 +72,7 @@ async def test_it_wakes_on_the_operators_answer_through_the_channel_layer(forwar
     asked = await wait_for_input()
     await asyncio.sleep(0.1)  # the handler has subscribed
     started = time.monotonic()
-    await sync_to_async(inputs.answer)(asked.pk, operators[0], "accept", {"amount": 12.5})
+    await sync_to_async(requests.answer)(asked.pk, operators[0], "accept", {"amount": 12.5})
     assert await asyncio.wait_for(waiting, 5) == {"action": "accept", "content": {"amount": 12.5}}
     assert time.monotonic() - started < 2
     assert await actions_of(forwarded) == ["input.requested", "input.answered"]
@@ -80,10 +81,10 @@ async def test_it_wakes_on_the_operators_answer_through_the_channel_layer(forwar
 async def test_it_keeps_a_form_that_does_not_fit_pending_and_says_why(forwarded, operators):
     waiting = asyncio.create_task(handler(forwarded)("elicitation/create", CONFIRM))
     asked = await wait_for_input()
-    refused = await sync_to_async(inputs.answer)(asked.pk, operators[0], "accept", {"amount": 99, "note": "x"})
+    refused = await sync_to_async(requests.answer)(asked.pk, operators[0], "accept", {"amount": 99, "note": "x"})
     assert not refused.won and set(refused.errors) == {"'note' was not asked for", "'amount': must be at most 50"}
     assert (await InputRequest.objects.aget()).status == InputRequest.Status.PENDING
-    await sync_to_async(inputs.answer)(asked.pk, operators[0], "decline")
+    await sync_to_async(requests.answer)(asked.pk, operators[0], "decline")
     assert await asyncio.wait_for(waiting, 5) == {"action": "decline"}
 
 
@@ -100,7 +101,9 @@ async def test_it_expires_a_request_nobody_answers_and_tells_the_server_cancel(f
 async def test_it_cancels_what_a_call_waits_for_when_the_client_leaves(forwarded, client_token):  # noqa: F811
     waiting = asyncio.create_task(handler(forwarded)("elicitation/create", CONFIRM))
     await wait_for_input()
-    await sync_to_async(calls.cancel_running)(forwarded.pk, "the client closed the request", Actor.client(client_token))
+    await sync_to_async(lifecycle.cancel_running)(
+        forwarded.pk, "the client closed the request", Actor.client(client_token)
+    )
     assert await asyncio.wait_for(waiting, 5) == {"action": "cancel"}
     request = await InputRequest.objects.aget()
     assert (request.status, request.reason) == (InputRequest.Status.CANCELLED, "the client closed the request")
@@ -134,7 +137,7 @@ async def test_it_declines_sampling_for_a_client_that_did_not_declare_it(forward
         await handler(forwarded, capabilities={"elicitation": {}})(
             "sampling/createMessage", {"messages": [], "maxTokens": 5}
         )
-    assert caught.value.code == inputs.SAMPLING_REJECTED
+    assert caught.value.code == requests.SAMPLING_REJECTED
     request = await InputRequest.objects.aget()
     assert request.status == InputRequest.Status.DECLINED and "did not declare sampling" in request.reason
 
@@ -206,14 +209,14 @@ async def test_it_passes_sampling_to_a_client_that_declared_it_and_shows_the_pro
     assert (asked.routed_to, asked.message) == ("client", "Summarise order 7")
     assert sent[0]["method"] == "sampling/createMessage" and sent[0]["id"] == asked.client_key
     reply = {"role": "assistant", "content": {"type": "text", "text": "Done."}, "model": "m"}
-    assert await sync_to_async(inputs.take_client_answer)(InputRequest.objects.filter(pk=asked.pk), reply)
+    assert await sync_to_async(requests.take_client_answer)(InputRequest.objects.filter(pk=asked.pk), reply)
     assert await asyncio.wait_for(waiting, 5) == reply
 
 
 def test_it_expires_what_a_crashed_process_left_waiting(forwarded):
-    request = inputs.open_request(forwarded, "elicitation/create", CONFIRM, InputRequest.Route.OPERATOR)
+    request = requests.open_request(forwarded, "elicitation/create", CONFIRM, InputRequest.Route.OPERATOR)
     InputRequest.objects.filter(pk=request.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
-    assert inputs.expire_stale_requests() == 1
+    assert requests.expire_stale_requests() == 1
     request.refresh_from_db()
     assert request.status == InputRequest.Status.EXPIRED
-    assert inputs.expire_stale_requests() == 0
+    assert requests.expire_stale_requests() == 0

@@ -17,7 +17,7 @@ import mcp_types as types
 import pytest
 from asgiref.sync import sync_to_async
 
-from approvals import continuations, inputs
+from approvals.inputs import continuations, requests
 from approvals.models import AuditEvent, InputRequest
 from approvals.protocol.request_state import sign_state
 from tests.fixtures.servers import SERVERS
@@ -225,7 +225,7 @@ async def test_it_asks_an_operator_when_the_client_declared_no_elicitation(mcp_u
         answer = asyncio.create_task(client.call_tool("sdk_delete_record", {"target": "r6"}))
         request = await wait_for_input()
         assert request.routed_to == InputRequest.Route.OPERATOR
-        await sync_to_async(inputs.answer)(request.pk, operator, "accept", {"confirm": False})
+        await sync_to_async(requests.answer)(request.pk, operator, "accept", {"confirm": False})
         result = await asyncio.wait_for(answer, 15)
     assert result.content[0].text == "kept r6 (accept)"
 

@@ -4,7 +4,8 @@ import pytest
 from django.contrib.auth.models import Group, User
 from django.test import Client
 
-from approvals import calls, roles
+from approvals import roles
+from approvals.calls import lifecycle
 from approvals.models import Call, Server, Tool
 from approvals.protocol import revisions
 from approvals.protocol.tools import tool_digest
@@ -76,8 +77,8 @@ def client_token(db):
 @pytest.fixture
 def make_call(client_token):
     def pending(tool, arguments):
-        ctx = calls.ClientContext(client_token, revisions.MODERN, "2026-07-28")
-        call, answer = calls.receive_call(ctx, tool, arguments, 1, None)
+        ctx = lifecycle.ClientContext(client_token, revisions.MODERN, "2026-07-28")
+        call, answer = lifecycle.receive_call(ctx, tool, arguments, 1, None)
         assert answer is None and call.status == Call.Status.PENDING
         return call
 

@@ -12,7 +12,8 @@ from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
-from approvals import calls, catalog, servers
+from approvals import catalog, servers
+from approvals.calls import lifecycle
 from approvals.management.commands.seed_demo import DEMO_SERVER
 from approvals.models import Call, ClientToken, PolicyRule
 
@@ -38,7 +39,7 @@ def approve_when_pending(operator, timeout=20):
         read_for = timezone.now() - timedelta(seconds=0.5)
         call = Call.objects.filter(status=Call.Status.PENDING, received_at__lte=read_for).first()
         if call is not None:
-            calls.decide(call.pk, operator, True)
+            lifecycle.decide(call.pk, operator, True)
             return
         time.sleep(0.05)
 

@@ -3,12 +3,13 @@ import re
 import pytest
 from django.urls import reverse
 
-from approvals import calls, roles
+from approvals import roles
+from approvals.calls import lifecycle
 from approvals.models import AuditEvent, Call
 
 
 def decide_post(client, call, decision, reason="", binding=None, **headers):
-    data = {"decision": decision, "reason": reason, "binding": binding or calls.call_binding(call)}
+    data = {"decision": decision, "reason": reason, "binding": binding or lifecycle.call_binding(call)}
     return client.post(reverse("call_decide", args=[call.pk]), data, **headers)
 
 
@@ -34,7 +35,7 @@ def test_it_sends_anonymous_visitors_to_log_in(client, refund_call):
 def test_it_lists_pending_calls_oldest_first_with_the_count_in_the_title(person, make_call, refund_tool, refund_call):
     newer = make_call(refund_tool, {"order_id": 2, "amount": 1})
     done = make_call(refund_tool, {"order_id": 3, "amount": 1})
-    calls.decide(done.pk, person("ann", roles.OPERATOR)[0], False, "no")
+    lifecycle.decide(done.pk, person("ann", roles.OPERATOR)[0], False, "no")
     _, client = person("pat", roles.OPERATOR)
     page = client.get(reverse("queue")).content.decode()
     assert page.index(f'id="call-{refund_call.pk}"') < page.index(f'id="call-{newer.pk}"')
@@ -76,7 +77,7 @@ def test_it_forbids_an_auditor_to_decide(person, refund_call):
 
 def test_it_tells_a_late_operator_who_decided_first(person, refund_call):
     ann, _ = person("ann", roles.OPERATOR)
-    calls.decide(refund_call.pk, ann, True)
+    lifecycle.decide(refund_call.pk, ann, True)
     _, bob = person("bob", roles.OPERATOR)
     page = decide_post(bob, refund_call, "deny", reason="too late", follow=True)
     assert page.status_code == 200
@@ -85,7 +86,7 @@ def test_it_tells_a_late_operator_who_decided_first(person, refund_call):
 
 def test_it_answers_a_scripted_decision_in_json(person, refund_call):
     ann, _ = person("ann", roles.OPERATOR)
-    calls.decide(refund_call.pk, ann, True)
+    lifecycle.decide(refund_call.pk, ann, True)
     _, bob = person("bob", roles.OPERATOR)
     response = decide_post(bob, refund_call, "deny", reason="no", HTTP_ACCEPT="application/json")
     assert response.status_code == 200
@@ -112,7 +113,7 @@ def test_it_denies_with_the_reason(person, refund_call):
     decide_post(client, refund_call, "deny", reason="customer asked us not to")
     refund_call.refresh_from_db()
     assert refund_call.status == Call.Status.DENIED and refund_call.reason == "customer asked us not to"
-    assert "customer asked us not to" in calls.answer_text(refund_call)
+    assert "customer asked us not to" in lifecycle.answer_text(refund_call)
 
 
 def test_it_refuses_an_approval_of_what_was_not_shown(person, refund_call):
@@ -129,7 +130,7 @@ def test_it_builds_a_form_for_a_flat_schema_and_approves_the_edit(person, refund
     page = client.get(url).content.decode()
     assert 'name="arg-amount"' in page and "Arrived late" in page
     data = {
-        "binding": calls.call_binding(refund_call),
+        "binding": lifecycle.call_binding(refund_call),
         "arg-order_id": "1012",
         "arg-amount": "25",
         "arg-reason": "late",
@@ -147,7 +148,7 @@ def test_it_builds_a_form_for_a_flat_schema_and_approves_the_edit(person, refund
 def test_it_rerenders_the_form_with_the_errors_of_invalid_arguments(person, refund_call):
     _, client = person("ann", roles.OPERATOR)
     url = reverse("call_edit", args=[refund_call.pk])
-    data = {"binding": calls.call_binding(refund_call), "arg-order_id": "1012", "arg-amount": "900"}
+    data = {"binding": lifecycle.call_binding(refund_call), "arg-order_id": "1012", "arg-amount": "900"}
     response = client.post(url, data)
     assert response.status_code == 400
     assert "500" in response.content.decode()
@@ -160,7 +161,7 @@ def test_it_edits_a_nested_schema_as_json_validated_on_the_server(person, make_c
     _, client = person("ann", roles.OPERATOR)
     url = reverse("call_edit", args=[call.pk])
     assert "data-json-editor" in client.get(url).content.decode()
-    binding = calls.call_binding(call)
+    binding = lifecycle.call_binding(call)
     bad = client.post(url, {"binding": binding, "arguments": '{"address": {}}'})
     assert bad.status_code == 400 and "city" in bad.content.decode()
     broken = client.post(url, {"binding": binding, "arguments": "{"})
@@ -173,21 +174,21 @@ def test_it_edits_a_nested_schema_as_json_validated_on_the_server(person, make_c
 
 def test_it_sends_the_editor_of_a_decided_call_back_to_the_queue(person, refund_call):
     ann, client = person("ann", roles.OPERATOR)
-    calls.decide(refund_call.pk, ann, False, "no")
+    lifecycle.decide(refund_call.pk, ann, False, "no")
     page = client.get(reverse("call_edit", args=[refund_call.pk]), follow=True).content.decode()
     assert "Already denied by ann: no." in page
 
 
 def test_it_answers_a_decision_on_no_call_with_404(person, refund_call):
     _, client = person("ann", roles.OPERATOR)
-    data = {"decision": "approve", "binding": calls.call_binding(refund_call)}
+    data = {"decision": "approve", "binding": lifecycle.call_binding(refund_call)}
     assert client.post(reverse("call_decide", args=[refund_call.pk + 100]), data).status_code == 404
     assert client.post(reverse("call_decide", args=[refund_call.pk + 100]), {"decision": "deny"}).status_code == 404
 
 
 def test_it_tells_a_late_click_the_decision_even_once_the_call_ran(person, refund_call):
     ann, _ = person("ann", roles.OPERATOR)
-    calls.decide(refund_call.pk, ann, True)
+    lifecycle.decide(refund_call.pk, ann, True)
     Call.objects.filter(pk=refund_call.pk).update(status=Call.Status.COMPLETED)
     _, bob = person("bob", roles.OPERATOR)
     response = decide_post(bob, refund_call, "approve", HTTP_ACCEPT="application/json")

@@ -4,7 +4,7 @@ import os
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from approvals import calls
+from approvals.calls import lifecycle
 from approvals.models import Call
 
 OPERATOR_VARIABLE = "CONSOLE_OPERATOR"
@@ -42,7 +42,9 @@ class Command(BaseCommand):
         user = operator(username)
         if not Call.objects.filter(pk=call_id).exists():
             raise CommandError(f"no call {call_id}")
-        outcome = calls.decide(call_id, user, approve, reason=reason, edited_arguments=edited, shown_binding=binding)
+        outcome = lifecycle.decide(
+            call_id, user, approve, reason=reason, edited_arguments=edited, shown_binding=binding
+        )
         if not outcome.won:
             raise CommandError(
                 " ".join(

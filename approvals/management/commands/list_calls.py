@@ -3,7 +3,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
-from approvals import calls
+from approvals.calls import lifecycle
 from approvals.models import Call
 
 
@@ -57,7 +57,7 @@ def row(call):
         "reason": call.reason,
         "arguments": call.final_arguments,
         # What an approval binds to; `decide --binding` refuses if the call or its tool changed since.
-        "binding": calls.call_binding(call),
+        "binding": lifecycle.call_binding(call),
     }
 
 

@@ -4,7 +4,7 @@ import json
 
 from django import forms
 
-from approvals import calls
+from approvals.calls import lifecycle
 from approvals.models import Call
 from approvals.schema_forms import build_form, is_flat
 
@@ -69,7 +69,7 @@ class ArgumentsEditor:
             self.form = JsonArgumentsForm(
                 data=data, initial={"arguments": json.dumps(call.arguments, indent=2, ensure_ascii=False)}
             )
-        self.binding = data.get("binding", "") if data is not None else calls.call_binding(call)
+        self.binding = data.get("binding", "") if data is not None else lifecycle.call_binding(call)
         self.reason = data.get("reason", "")[:MAX_REASON] if data is not None else ""
         self.errors = []
 

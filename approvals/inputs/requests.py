@@ -1,6 +1,6 @@
 """Input requests: what an upstream server asks for during a call, and the answers it gets.
 
-Like calls.py for calls, each function changes rows, writes their audit events
+Like calls/lifecycle.py for calls, each function changes rows, writes their audit events
 in the same transaction and announces the change after commit. An answer is a
 conditional update (`WHERE status = 'pending'`): of an operator and a client, or
 two operators, exactly one answers; the rest are told who did.

@@ -30,9 +30,11 @@ import time
 from asgiref.sync import sync_to_async
 from django.conf import settings
 
-from approvals import calls, inputs, live
+from approvals import live
 from approvals.audit.chain import SYSTEM, Actor
-from approvals.calls import ClientContext
+from approvals.calls import lifecycle
+from approvals.calls.lifecycle import ClientContext
+from approvals.inputs import requests
 from approvals.models import Call
 from approvals.protocol.canonical import sha256_digest
 from approvals.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError
@@ -62,7 +64,7 @@ async def survive(call: Call, forwarding):
         await forwarding
     except Exception:
         log.exception("call %s failed in the console while running detached", call.pk)
-        await sync_to_async(calls.cancel_running)(call.pk, "the console failed while running the call", SYSTEM)
+        await sync_to_async(lifecycle.cancel_running)(call.pk, "the console failed while running the call", SYSTEM)
 
 
 async def continue_call(ctx: ClientContext, jsonrpc_id, params: dict, emit, tool=None) -> dict:
@@ -86,12 +88,12 @@ async def continue_call(ctx: ClientContext, jsonrpc_id, params: dict, emit, tool
         raise JsonRpcError(INVALID_PARAMS, "inputResponses must be an object")
     for key in state.get("keys", []):
         if isinstance(responses.get(key), dict):
-            await sync_to_async(inputs.take_client_answer)(call.input_requests.filter(client_key=key), responses[key])
+            await sync_to_async(requests.take_client_answer)(call.input_requests.filter(client_key=key), responses[key])
     try:
         return await outcome(call, ctx)
     except asyncio.CancelledError:
         await asyncio.shield(
-            sync_to_async(calls.cancel_running)(call.pk, "the client closed the request", Actor.client(ctx.token))
+            sync_to_async(lifecycle.cancel_running)(call.pk, "the client closed the request", Actor.client(ctx.token))
         )
         raise
 
@@ -104,8 +106,8 @@ async def outcome(call: Call, ctx: ClientContext) -> dict:
             while time.monotonic() < deadline:
                 call = await Call.objects.aget(pk=call.pk)
                 if call.status in Call.FINAL:
-                    return call.result or tool_error_result(calls.answer_text(call))
-                waiting = await sync_to_async(inputs.open_for_client)(call.pk)
+                    return call.result or tool_error_result(lifecycle.answer_text(call))
+                waiting = await sync_to_async(requests.open_for_client)(call.pk)
                 if waiting:
                     return input_required(call, ctx, waiting)
                 await wake_ups.next(timeout=settings.CALL_REREAD_SECONDS)

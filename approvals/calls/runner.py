@@ -14,10 +14,13 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from approvals import calls, continuations, input_runner, live
+from approvals import live
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM, Actor
+from approvals.calls import lifecycle
 from approvals.catalog import upstream_spec
+from approvals.inputs import continuations
+from approvals.inputs import runner as input_runner
 from approvals.models import Call, Tool
 from approvals.protocol.canonical import canonical_json
 from approvals.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError
@@ -39,7 +42,7 @@ def session_pool() -> SessionPool:
     return _POOLS[loop]
 
 
-async def run_call(ctx: calls.ClientContext, jsonrpc_id, params: dict, emit, tool: Tool | None = None) -> dict:
+async def run_call(ctx: lifecycle.ClientContext, jsonrpc_id, params: dict, emit, tool: Tool | None = None) -> dict:
     """The CallToolResult for one tools/call; `emit` sends notifications on the request's stream.
 
     `tool` is the tool the gateway already found for this token and name, if it looked.
@@ -50,14 +53,14 @@ async def run_call(ctx: calls.ClientContext, jsonrpc_id, params: dict, emit, too
     if not isinstance(name, str) or not isinstance(arguments, dict):
         raise JsonRpcError(INVALID_PARAMS, "tools/call needs a string 'name' and an object 'arguments'")
     if tool is None:
-        tool = await sync_to_async(calls.find_tool)(ctx.token, name)
+        tool = await sync_to_async(lifecycle.find_tool)(ctx.token, name)
     if tool is None:
         raise JsonRpcError(INVALID_PARAMS, f"Unknown tool: {name}")
     meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
     progress_token = meta.get("progressToken")
     log_level = meta.get(META_LOG_LEVEL) if meta.get(META_LOG_LEVEL) in LOG_LEVELS else ctx.log_level
     receiving = asyncio.ensure_future(
-        sync_to_async(calls.receive_call)(ctx, tool, arguments, jsonrpc_id, progress_token)
+        sync_to_async(lifecycle.receive_call)(ctx, tool, arguments, jsonrpc_id, progress_token)
     )
     try:
         # Shielded: once the row is written the call must be seen through, even if the client left meanwhile.
@@ -72,7 +75,7 @@ async def run_call(ctx: calls.ClientContext, jsonrpc_id, params: dict, emit, too
         if call.status == Call.Status.PENDING:
             call = await wait_for_decision(call, emit)
         if call.status not in (Call.Status.APPROVED, Call.Status.FORWARDED):
-            return tool_error_result(calls.answer_text(call))
+            return tool_error_result(lifecycle.answer_text(call))
         on_request = input_runner.input_handler(call, ctx, emit)
         if ctx.era == MODERN and input_runner.relays_to_client(call.tool and call.tool.server, ctx):
             return await continuations.run_detached(call, ctx, forward(call, emit, log_level, on_request))
@@ -82,10 +85,10 @@ async def run_call(ctx: calls.ClientContext, jsonrpc_id, params: dict, emit, too
         raise
 
 
-async def cancelled(call: Call, ctx: calls.ClientContext):
+async def cancelled(call: Call, ctx: lifecycle.ClientContext):
     """The client closed the stream: that is how a client cancels over HTTP."""
     await asyncio.shield(
-        sync_to_async(calls.cancel_running)(call.pk, "the client closed the request", Actor.client(ctx.token))
+        sync_to_async(lifecycle.cancel_running)(call.pk, "the client closed the request", Actor.client(ctx.token))
     )
 
 
@@ -109,7 +112,7 @@ async def wait_for_decision(call: Call, emit) -> Call:
                     return call
             remaining = (call.expires_at - timezone.now()).total_seconds()
             if remaining <= 0:
-                await sync_to_async(calls.end_pending)(call.pk, Call.Status.EXPIRED, calls.expired_reason())
+                await sync_to_async(lifecycle.end_pending)(call.pk, Call.Status.EXPIRED, lifecycle.expired_reason())
                 continue
             if call.progress_token is not None:
                 await emit(progress(call.progress_token, time.monotonic() - started, "waiting for operator approval"))
@@ -143,7 +146,7 @@ async def forward(call: Call, emit, log_level: str | None = None, on_request=Non
             calling.cancel()
             await asyncio.wait({calling})
     call = await reread(call.pk)
-    return tool_error_result(calls.answer_text(call))
+    return tool_error_result(lifecycle.answer_text(call))
 
 
 async def call_upstream(call: Call, emit, log_level, on_request) -> tuple:

@@ -1,6 +1,6 @@
 """Answering what an upstream server asks during a forwarded call: an operator, or the client itself.
 
-`input_handler(call, ctx, emit)` is the `on_request` that call_runner.forward
+`input_handler(call, ctx, emit)` is the `on_request` that calls.runner.forward
 hands to call_tool. The upstream client calls it for a legacy server's request
 on the call's stream and for each entry of a 2026-07-28 `input_required` result
 alike, and sends back what it returns. It decides who answers:
@@ -26,9 +26,10 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.utils import timezone
 
-from approvals import inputs, live
-from approvals.calls import ClientContext
-from approvals.inputs import ELICIT, SAMPLE
+from approvals import live
+from approvals.calls.lifecycle import ClientContext
+from approvals.inputs import requests
+from approvals.inputs.requests import ELICIT, SAMPLE
 from approvals.models import Call, InputRequest, Server
 from approvals.protocol import jsonrpc
 from approvals.protocol.elicitation_requests import request_problems
@@ -85,7 +86,7 @@ async def elicit(call: Call, server: Server | None, ctx: ClientContext, emit, pa
     problems = request_problems(params)
     if problems:
         reason = "the server asked outside what elicitation allows: " + "; ".join(problems)
-        await sync_to_async(inputs.record_unanswered)(call, ELICIT, params, InputRequest.Status.REFUSED, reason)
+        await sync_to_async(requests.record_unanswered)(call, ELICIT, params, InputRequest.Status.REFUSED, reason)
         return {"action": "decline"}
     routing = server.input_routing if server else Server.InputRouting.OPERATOR
     to_client = routing == Server.InputRouting.CLIENT_IF_CAPABLE and client_can(ctx, ELICIT, params)
@@ -96,15 +97,15 @@ async def sample(call: Call, server: Server | None, ctx: ClientContext, emit, pa
     if client_can(ctx, SAMPLE, params):
         return await ask(call, server, ctx, emit, SAMPLE, params, Route.CLIENT)
     reason = "the client did not declare sampling, and an operator cannot sample a language model"
-    await sync_to_async(inputs.record_unanswered)(call, SAMPLE, params, InputRequest.Status.DECLINED, reason)
-    raise JsonRpcError(inputs.SAMPLING_REJECTED, f"Sampling declined: {reason}")
+    await sync_to_async(requests.record_unanswered)(call, SAMPLE, params, InputRequest.Status.DECLINED, reason)
+    raise JsonRpcError(requests.SAMPLING_REJECTED, f"Sampling declined: {reason}")
 
 
 async def ask(
     call: Call, server: Server | None, ctx: ClientContext, emit, method: str, params: dict, route: str
 ) -> dict:
-    key = inputs.mint_key(server) if route == Route.CLIENT else ""
-    request = await sync_to_async(inputs.open_request)(call, method, params, route, key)
+    key = requests.mint_key(server) if route == Route.CLIENT else ""
+    request = await sync_to_async(requests.open_request)(call, method, params, route, key)
     try:
         if route == Route.CLIENT and ctx.era != MODERN:
             # A legacy client answers by POSTing a response to this id; a modern one finds it in input_required.
@@ -112,10 +113,10 @@ async def ask(
         request = await wait_for_answer(request)
     except asyncio.CancelledError:
         await asyncio.shield(
-            sync_to_async(inputs.end_request)(request.pk, InputRequest.Status.CANCELLED, "the call ended")
+            sync_to_async(requests.end_request)(request.pk, InputRequest.Status.CANCELLED, "the call ended")
         )
         raise
-    return await sync_to_async(inputs.upstream_answer)(request)
+    return await sync_to_async(requests.upstream_answer)(request)
 
 
 def for_revision(ctx: ClientContext, params: dict) -> dict:
@@ -138,12 +139,12 @@ async def wait_for_answer(request: InputRequest) -> InputRequest:
             if request.status != InputRequest.Status.PENDING:
                 return request
             if request.call.status in Call.FINAL:
-                await sync_to_async(inputs.end_request)(request.pk, InputRequest.Status.CANCELLED, "the call ended")
+                await sync_to_async(requests.end_request)(request.pk, InputRequest.Status.CANCELLED, "the call ended")
                 continue
             remaining = (request.expires_at - timezone.now()).total_seconds()
             if remaining <= 0:
-                await sync_to_async(inputs.end_request)(
-                    request.pk, InputRequest.Status.EXPIRED, inputs.expired_reason()
+                await sync_to_async(requests.end_request)(
+                    request.pk, InputRequest.Status.EXPIRED, requests.expired_reason()
                 )
                 continue
             await wake_ups.next(timeout=min(settings.CALL_REREAD_SECONDS, remaining))

@@ -1,7 +1,7 @@
 """The life of a call: receive, decide, wait, forward, answer.
 
 The synchronous functions change one call's row, write its audit events in the
-same transaction and announce the change after commit. call_runner strings them
+same transaction and announce the change after commit. calls.runner strings them
 together for the gateway, inside the web process that holds the client's stream.
 """
 
@@ -13,9 +13,10 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from approvals import inputs, live, policy
+from approvals import live, policy
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM, Actor
+from approvals.inputs import requests
 from approvals.models import Call, ClientToken, PolicyRule, Tool
 from approvals.protocol.canonical import sha256_digest
 from approvals.protocol.results import tool_error_result
@@ -244,7 +245,7 @@ def cancel_running(call_id, reason: str, actor: Actor) -> bool:
             call = Call.objects.get(pk=call_id)
             chain.record("call.cancelled", actor, call=call, data={"reason": reason})
             live.call_changed(call, "call.cancelled")
-            inputs.end_open_requests(call_id, reason, actor)
+            requests.end_open_requests(call_id, reason, actor)
     return bool(won)
 
 
