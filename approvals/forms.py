@@ -5,7 +5,7 @@ import shlex
 from django import forms
 from django.core.validators import RegexValidator, URLValidator
 
-from approvals import servers
+from approvals.catalog import servers
 from approvals.models import Server
 
 

@@ -2,9 +2,9 @@
 
 from celery import shared_task
 
-from approvals import catalog
 from approvals.audit import retention, verify
 from approvals.calls import lifecycle
+from approvals.catalog import sync
 from approvals.inputs import requests
 from approvals.models import Server
 
@@ -13,13 +13,13 @@ from approvals.models import Server
 def sync_server(server_id):
     server = Server.objects.filter(pk=server_id, enabled=True).first()
     if server is not None:
-        return catalog.sync_server(server).summary()
+        return sync.sync_server(server).summary()
     return None
 
 
 @shared_task
 def sync_all_servers():
-    return [catalog.sync_server(server).summary() for server in Server.objects.filter(enabled=True)]
+    return [sync.sync_server(server).summary() for server in Server.objects.filter(enabled=True)]
 
 
 @shared_task

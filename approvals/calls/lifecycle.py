@@ -13,16 +13,17 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from approvals import live, policy
+from approvals import live
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM, Actor
 from approvals.inputs import requests
 from approvals.models import Call, ClientToken, PolicyRule, Tool
+from approvals.policy import engine
 from approvals.protocol.canonical import sha256_digest
 from approvals.protocol.results import tool_error_result
 from approvals.protocol.schemas import validate
 from approvals.protocol.tools import annotations
-from approvals.tokens import token_allows
+from approvals.tokens.credentials import token_allows
 
 
 @dataclass
@@ -67,7 +68,7 @@ def find_tool(token: ClientToken, name) -> Tool | None:
 
 def policy_rules():
     return [
-        policy.Rule(
+        engine.Rule(
             r.pk, r.name, r.action, r.tool_glob, r.server_id, r.client_id, r.annotations, r.conditions, r.message
         )
         for r in PolicyRule.objects.filter(enabled=True)
@@ -100,7 +101,7 @@ def receive_call(
         received_at=now,
     )
     errors = validate(tool.definition.get("inputSchema") or {}, arguments)
-    verdict = None if errors else policy.evaluate(policy_rules(), call_facts(ctx, tool, arguments))
+    verdict = None if errors else engine.evaluate(policy_rules(), call_facts(ctx, tool, arguments))
     if errors:
         call.status, call.error, call.is_error, call.answered_at = Call.Status.REJECTED, "; ".join(errors), True, now
     else:
@@ -110,7 +111,7 @@ def receive_call(
             verdict.rule_name,
             now,
         )
-    if verdict and verdict.action == policy.DENY:
+    if verdict and verdict.action == engine.DENY:
         call.status, call.decided_by_name, call.decided_at, call.reason = (
             Call.Status.DENIED,
             "policy",
@@ -118,7 +119,7 @@ def receive_call(
             verdict.message,
         )
         call.is_error, call.answered_at = True, now
-    elif verdict and verdict.action == policy.ALLOW:
+    elif verdict and verdict.action == engine.ALLOW:
         # Forwarded at once, in this same transaction: nobody can decide it otherwise now.
         call.status, call.decided_by_name, call.decided_at, call.forwarded_at = (
             Call.Status.FORWARDED,
@@ -152,8 +153,8 @@ def receive_call(
     return call, None
 
 
-def call_facts(ctx: ClientContext, tool: Tool, arguments: dict) -> policy.CallFacts:
-    return policy.CallFacts(
+def call_facts(ctx: ClientContext, tool: Tool, arguments: dict) -> engine.CallFacts:
+    return engine.CallFacts(
         client_id=ctx.token.pk,
         server_id=tool.server_id,
         tool_name=tool.exposed_name,

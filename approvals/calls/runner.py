@@ -18,7 +18,8 @@ from approvals import live
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM, Actor
 from approvals.calls import lifecycle
-from approvals.catalog import upstream_spec
+from approvals.catalog.specs import upstream_spec
+from approvals.catalog.watch import on_upstream_notification
 from approvals.inputs import continuations
 from approvals.inputs import runner as input_runner
 from approvals.models import Call, Tool
@@ -27,7 +28,6 @@ from approvals.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError
 from approvals.protocol.results import check_call_result, tool_error_result
 from approvals.protocol.revisions import META_LOG_LEVEL, MODERN
 from approvals.upstream import SessionPool, UpstreamError
-from approvals.watch import on_upstream_notification
 
 # RFC 5424 severities, least severe first, as MCP logging names them.
 LOG_LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]

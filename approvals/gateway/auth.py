@@ -11,7 +11,7 @@ from django.urls import reverse
 from approvals.gateway.http import Refused, rejection
 from approvals.gateway.loopback import is_loopback_address
 from approvals.models import ClientToken
-from approvals.tokens import anonymous_token, authenticate, hash_secret
+from approvals.tokens.credentials import anonymous_token, authenticate, hash_secret
 
 REALM = "mcp-approval-console"
 

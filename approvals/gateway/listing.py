@@ -7,7 +7,7 @@ from approvals.audit import chain
 from approvals.audit.chain import Actor
 from approvals.models import ClientToken, Tool
 from approvals.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError
-from approvals.tokens import token_allows
+from approvals.tokens.credentials import token_allows
 
 CURSOR_SALT = "approvals.gateway.tools-list-cursor"
 

@@ -6,8 +6,8 @@ from django.db.models import Count, Q
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from approvals import catalog, servers
 from approvals.audit.chain import Actor
+from approvals.catalog import servers, sync
 from approvals.forms import ServerForm
 from approvals.models import Server, Tool
 from approvals.views.access import admin_required
@@ -68,7 +68,7 @@ def server_edit(request, slug):
 @admin_required
 def server_test(request, slug):
     server = get_object_or_404(Server, slug=slug)
-    identity, count, error = catalog.test_connection(server)
+    identity, count, error = sync.test_connection(server)
     if error:
         messages.error(request, f"Could not reach {server.name}: {error}")
     else:
@@ -83,7 +83,7 @@ def server_sync(request, slug):
     if not server.enabled:
         messages.warning(request, f"{server.name} is disabled: enable it before syncing.")
         return redirect("server", slug=server.slug)
-    report = catalog.sync_server(server)
+    report = sync.sync_server(server)
     if report.ok:
         server.refresh_from_db()
         messages.success(

@@ -5,8 +5,9 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
 
-from approvals import clients, snippets, tokens
+from approvals import snippets
 from approvals.models import ClientToken
+from approvals.tokens import credentials, issuing
 from approvals.views.access import permission_or_403
 
 MANAGE_TOKENS = "approvals.manage_tokens"
@@ -20,8 +21,8 @@ def issue_from_post(request):
     """(token, secret, errors, entered) for a POSTed name and tool patterns."""
     entered = {"name": request.POST.get("name", "").strip(), "tool_globs": request.POST.get("tool_globs", "")}
     try:
-        token, secret = clients.issue(entered["name"], clients.parse_globs(entered["tool_globs"]), request.user)
-    except clients.TokenError as exc:
+        token, secret = issuing.issue(entered["name"], issuing.parse_globs(entered["tool_globs"]), request.user)
+    except issuing.TokenError as exc:
         return None, None, exc.errors, entered
     return token, secret, [], entered
 
@@ -45,7 +46,7 @@ def token_add(request):
                 {
                     "token": token,
                     "secret": secret,
-                    "reachable": clients.reachable_tools(token.tool_globs),
+                    "reachable": issuing.reachable_tools(token.tool_globs),
                     "endpoint": endpoint_url(request),
                     "snippets": snippets.snippets(endpoint_url(request), secret),
                 },
@@ -57,7 +58,7 @@ def token_add(request):
 def token_revoke(request, pk):
     token = get_object_or_404(ClientToken, pk=pk)
     if request.method == "POST":
-        if tokens.revoke_token(token, request.user):
+        if credentials.revoke_token(token, request.user):
             messages.success(request, f"Revoked {token.name}: clients using it are refused from now on.")
         else:
             messages.info(request, f"{token.name} was revoked already.")

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from approvals import tokens
+from approvals.tokens import credentials
 from tests.browser.conftest import PASSWORD
 
 pytestmark = pytest.mark.browser
@@ -31,7 +31,7 @@ def test_it_creates_a_token_for_the_snippets_and_copies_one(live_console, admin,
     page.get_by_label("Name").fill("ada-laptop")
     page.get_by_role("button", name="Create a token for this").click()
     secret = page.locator("#secret").inner_text().strip()
-    assert secret.startswith(tokens.PREFIX)
+    assert secret.startswith(credentials.PREFIX)
     expect(page.locator("#snippet-cursor")).to_contain_text(f"Bearer {secret}")
     page.screenshot(path=SCREENSHOTS / "console-connect-token.png", full_page=True)
 

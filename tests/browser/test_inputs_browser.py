@@ -14,8 +14,9 @@ from django.contrib.auth.models import Group, User
 from django.test import Client as DjangoClient
 from playwright.sync_api import expect
 
-from approvals import roles, tokens
+from approvals import roles
 from approvals.models import PolicyRule
+from approvals.tokens import credentials
 from tests.browser.test_queue_browser import ClientCall
 from tests.fixtures.servers import SERVERS
 from tests.gateway.conftest import add_synced_server
@@ -33,7 +34,7 @@ def console(live_console, transactional_db, everything_http, sdk_server):
     add_synced_server(
         "forms", transport="stdio", command=shlex.join([sys.executable, str(SERVERS / "forms_server.py")])
     )
-    _, secret = tokens.create_token("browser agent")
+    _, secret = credentials.create_token("browser agent")
     user = User.objects.create_user("olga", password="a long enough test password")
     user.groups.add(Group.objects.get(name=roles.OPERATOR))
     browser_client = DjangoClient()

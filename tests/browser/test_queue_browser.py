@@ -14,11 +14,13 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from playwright.sync_api import expect
 
-from approvals import catalog, roles, servers, tokens
+from approvals import roles
 from approvals.calls import lifecycle
+from approvals.catalog import servers, sync
 from approvals.models import Server, Tool
 from approvals.protocol import revisions
 from approvals.protocol.tools import tool_digest
+from approvals.tokens import credentials
 
 pytestmark = pytest.mark.browser
 
@@ -61,8 +63,8 @@ def console(live_console, transactional_db):
     roles.ensure_roles()
     command = shlex.join([sys.executable, "-m", "approvals.demo.server"])
     demo = servers.add_server(name="Demo", transport="stdio", command=command, schedule_sync=False)
-    assert catalog.sync_server(demo).ok
-    _, secret = tokens.create_token("browser agent")
+    assert sync.sync_server(demo).ok
+    _, secret = credentials.create_token("browser agent")
     sessions = {}
     for username in ("ann", "bob"):
         user = User.objects.create_user(username, password="a long enough test password")
@@ -199,7 +201,7 @@ def hold_call(tool, token):
 
 def test_it_shows_markup_from_upstream_and_clients_as_text_and_runs_none_of_it(console, open_browser):
     tool = hostile_tool()
-    token = tokens.create_token("hostile agent")[0]
+    token = credentials.create_token("hostile agent")[0]
     waiting = hold_call(tool, token)
     browser = open_browser()
     dialogs, errors = [], []

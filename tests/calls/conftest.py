@@ -3,7 +3,7 @@ from django.contrib.auth.models import User
 
 from approvals.models import Server, Tool
 from approvals.protocol.tools import tool_digest
-from approvals.tokens import create_token
+from approvals.tokens.credentials import create_token
 
 REFUND = {
     "name": "issue_refund",

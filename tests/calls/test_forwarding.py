@@ -7,9 +7,9 @@ import sys
 import pytest
 from asgiref.sync import sync_to_async
 
-from approvals import catalog, servers
 from approvals.audit.chain import Actor
 from approvals.calls import lifecycle, runner
+from approvals.catalog import servers, sync
 from approvals.models import AuditEvent, Call, PolicyRule, Tool
 from approvals.protocol import revisions
 
@@ -25,7 +25,7 @@ def demo_server(db):
         trusted=True,
         schedule_sync=False,
     )
-    assert catalog.sync_server(server).ok
+    assert sync.sync_server(server).ok
     PolicyRule.objects.create(action="allow", tool_glob="*")
     return server
 

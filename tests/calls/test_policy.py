@@ -1,4 +1,4 @@
-from approvals.policy import ALLOW, ASK, DENY, CallFacts, Rule, check_conditions, evaluate
+from approvals.policy.engine import ALLOW, ASK, DENY, CallFacts, Rule, check_conditions, evaluate
 
 
 def facts(tool="demo_delete_record", arguments=None, annotations=None, server_id=1, client_id=7):

@@ -1,7 +1,7 @@
 from django.contrib.auth.models import User
 
-from approvals import servers
 from approvals.audit.chain import Actor
+from approvals.catalog import servers
 from approvals.models import AuditEvent
 
 

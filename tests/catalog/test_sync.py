@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from approvals import catalog, servers
+from approvals.catalog import servers, sync
 from approvals.models import AuditEvent, Server, Tool, ToolChange
 
 SCRIPTED = Path(__file__).with_name("scripted_server.py")
@@ -55,7 +55,7 @@ def names(server, status=Tool.Status.ACTIVE):
 
 def test_it_follows_next_cursor_to_the_last_page(scripted):
     server = scripted("Paged", [[tool("a"), tool("b")], [tool("c")], [tool("d")]])
-    report = catalog.sync_server(server)
+    report = sync.sync_server(server)
     assert report.ok, report.error
     assert names(server) == ["paged_a", "paged_b", "paged_c", "paged_d"]
     server.refresh_from_db()
@@ -66,9 +66,9 @@ def test_it_follows_next_cursor_to_the_last_page(scripted):
 
 def test_it_keeps_the_catalog_when_the_server_dies_in_the_middle_of_a_list(scripted, scenario):
     server = scripted("Flaky", [[tool("a")], [tool("b")]])
-    assert catalog.sync_server(server).ok
+    assert sync.sync_server(server).ok
     scenario([[tool("a")], [tool("b")], [tool("c")]], die_on_page=1)
-    report = catalog.sync_server(server)
+    report = sync.sync_server(server)
     assert not report.ok
     server.refresh_from_db()
     assert server.health == Server.Health.ERROR
@@ -82,7 +82,7 @@ def test_it_rejects_a_tool_with_a_bad_x_mcp_header_and_says_why(scripted):
         inputSchema={"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Bad Header"}}},
     )
     server = scripted("Headers", [[tool("good"), bad]])
-    assert catalog.sync_server(server).ok
+    assert sync.sync_server(server).ok
     rejected = server.tools.get(upstream_name="bad")
     assert rejected.status == Tool.Status.REJECTED
     assert "x-mcp-header" in rejected.reason
@@ -92,7 +92,7 @@ def test_it_rejects_a_tool_with_a_bad_x_mcp_header_and_says_why(scripted):
 def test_it_rejects_a_tool_whose_input_schema_is_invalid(scripted):
     bad = tool("bad", inputSchema={"type": "object", "properties": {"n": {"type": "integer", "minimum": "zero"}}})
     server = scripted("Schemas", [[bad]])
-    catalog.sync_server(server)
+    sync.sync_server(server)
     rejected = server.tools.get(upstream_name="bad")
     assert rejected.status == Tool.Status.REJECTED
     assert "minimum" in rejected.reason
@@ -101,20 +101,20 @@ def test_it_rejects_a_tool_whose_input_schema_is_invalid(scripted):
 def test_it_rejects_the_later_of_two_tools_with_the_same_exposed_name(scripted):
     first = scripted("First", [[tool("search")]], prefix="")
     second = scripted("Second", [[tool("search"), tool("fetch")]], prefix="")
-    catalog.sync_server(first)
-    catalog.sync_server(second)
+    sync.sync_server(first)
+    sync.sync_server(second)
     assert names(first) == ["search"]
     assert names(second) == ["fetch"]
     later = second.tools.get(upstream_name="search")
     assert later.status == Tool.Status.REJECTED
     assert "already used" in later.reason
-    catalog.sync_server(first)
+    sync.sync_server(first)
     assert names(first) == ["search"], "a resync must not let the newcomer take the name"
 
 
 def test_it_rejects_names_that_llm_apis_would_refuse(scripted):
     server = scripted("Names", [[tool("dotted.name"), tool("x" * 70)]])
-    catalog.sync_server(server)
+    sync.sync_server(server)
     assert names(server) == ["names_dotted_name"]
     long_one = server.tools.get(upstream_name="x" * 70)
     assert long_one.status == Tool.Status.REJECTED
@@ -123,9 +123,9 @@ def test_it_rejects_names_that_llm_apis_would_refuse(scripted):
 
 def test_it_records_a_history_row_when_a_definition_changes(scripted, scenario):
     server = scripted("Changing", [[tool("a"), tool("b")]])
-    catalog.sync_server(server)
+    sync.sync_server(server)
     scenario([[tool("a", description="Now it deletes things", annotations={"destructiveHint": True})]])
-    report = catalog.sync_server(server)
+    report = sync.sync_server(server)
     assert report.changed == ["changing_a"]
     assert report.removed == ["changing_b"]
     a = server.tools.get(upstream_name="a")
@@ -140,18 +140,18 @@ def test_it_records_a_history_row_when_a_definition_changes(scripted, scenario):
 
 def test_it_writes_no_history_when_nothing_changed(scripted):
     server = scripted("Steady", [[tool("a")]])
-    catalog.sync_server(server)
-    catalog.sync_server(server)
+    sync.sync_server(server)
+    sync.sync_server(server)
     assert ToolChange.objects.filter(tool__server=server).count() == 1
 
 
 def test_it_brings_back_a_removed_tool_that_is_listed_again(scripted, scenario):
     server = scripted("Returning", [[tool("a")]])
-    catalog.sync_server(server)
+    sync.sync_server(server)
     scenario([[]])
-    catalog.sync_server(server)
+    sync.sync_server(server)
     scenario([[tool("a")]])
-    report = catalog.sync_server(server)
+    report = sync.sync_server(server)
     assert report.added == ["returning_a"]
     assert names(server) == ["returning_a"]
 
@@ -160,7 +160,7 @@ def test_it_marks_a_server_that_cannot_start_as_failing(db):
     server = servers.add_server(
         name="Missing", transport=Server.Transport.STDIO, command="/nonexistent/mcp-server", schedule_sync=False
     )
-    report = catalog.sync_server(server)
+    report = sync.sync_server(server)
     assert not report.ok
     server.refresh_from_db()
     assert server.health == Server.Health.ERROR
@@ -170,11 +170,11 @@ def test_it_marks_a_server_that_cannot_start_as_failing(db):
 def test_it_audits_and_announces_a_changed_catalog(scripted, scenario, django_capture_on_commit_callbacks):
     server = scripted("Announced", [[tool("a")]])
     with django_capture_on_commit_callbacks() as callbacks:
-        catalog.sync_server(server)
+        sync.sync_server(server)
     assert callbacks, "a changed catalog is announced after commit"
     event = AuditEvent.objects.get(action="catalog.changed", server_id=server.pk)
     assert event.data["added"] == ["announced_a"]
     with django_capture_on_commit_callbacks() as callbacks:
-        catalog.sync_server(server)
+        sync.sync_server(server)
     assert not callbacks
     assert AuditEvent.objects.filter(action="catalog.changed").count() == 1

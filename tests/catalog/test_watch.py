@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from asgiref.sync import sync_to_async
 
-from approvals import catalog, servers
+from approvals.catalog import servers, sync
+from approvals.catalog.watch import watch
 from approvals.models import Tool
-from approvals.watch import watch
 
 SCRIPTED = Path(__file__).with_name("scripted_server.py")
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -28,7 +28,7 @@ async def test_it_syncs_a_server_that_announces_a_changed_tool_list(tmp_path):
         schedule_sync=False,
         command=shlex.join([sys.executable, str(SCRIPTED), str(scenario)]),
     )
-    assert (await sync_to_async(catalog.sync_server)(server)).ok
+    assert (await sync_to_async(sync.sync_server)(server)).ok
     scenario.write_text(json.dumps({"pages": [[tool("a"), tool("b")]], "announce": True}))
     stop = asyncio.Event()
     watching = asyncio.create_task(watch(stop, interval=0.2))

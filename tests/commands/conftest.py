@@ -8,7 +8,7 @@ from approvals import roles
 from approvals.calls import lifecycle
 from approvals.models import Call
 from approvals.protocol import revisions
-from approvals.tokens import create_token
+from approvals.tokens.credentials import create_token
 from tests.calls.conftest import refund_tool, shop  # noqa: F401  (fixtures shared with the call tests)
 
 

@@ -3,9 +3,9 @@ import io
 import pytest
 from django.core.management import CommandError, call_command
 
-from approvals import policy
 from approvals.calls import lifecycle
 from approvals.models import AuditEvent, PolicyRule
+from approvals.policy import engine
 from tests.commands.conftest import run
 
 
@@ -67,9 +67,9 @@ def test_it_records_the_new_rule_in_the_audit_log_as_the_system(shop):
 
 def test_the_new_rule_decides_the_calls_it_matches(shop, agent, refund_tool):
     add("--action", "deny", "--tool", "shop_issue_*", "--message", "not today")
-    facts = policy.CallFacts(agent.pk, shop.pk, "shop_issue_refund", {}, None)
-    verdict = policy.evaluate(lifecycle.policy_rules(), facts)
-    assert verdict.action == policy.DENY and verdict.message == "not today"
+    facts = engine.CallFacts(agent.pk, shop.pk, "shop_issue_refund", {}, None)
+    verdict = engine.evaluate(lifecycle.policy_rules(), facts)
+    assert verdict.action == engine.DENY and verdict.message == "not today"
 
 
 def test_it_names_every_unknown_server_and_client_at_once(db):

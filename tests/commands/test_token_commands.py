@@ -2,16 +2,16 @@ import pytest
 from django.core.management import CommandError
 from django.urls import reverse
 
-from approvals import tokens
 from approvals.models import AuditEvent, ClientToken
+from approvals.tokens import credentials
 from tests.commands.conftest import run
 
 
 def test_it_prints_the_secret_as_the_last_line_and_the_secret_authenticates(db):
     output = run("create_token", "ci-agent")
     secret = output.splitlines()[-1]
-    assert secret.startswith(tokens.PREFIX)
-    assert tokens.authenticate(secret) == ClientToken.objects.get(name="ci-agent")
+    assert secret.startswith(credentials.PREFIX)
+    assert credentials.authenticate(secret) == ClientToken.objects.get(name="ci-agent")
 
 
 def test_it_describes_the_token_before_the_secret(db):
@@ -23,7 +23,7 @@ def test_it_describes_the_token_before_the_secret(db):
 def test_it_keeps_only_a_hash_of_the_secret(db):
     secret = run("create_token", "ci-agent").splitlines()[-1]
     token = ClientToken.objects.get(name="ci-agent")
-    assert token.token_hash == tokens.hash_secret(secret) and secret not in token.token_hash
+    assert token.token_hash == credentials.hash_secret(secret) and secret not in token.token_hash
     assert not any(secret in str(event.data) for event in AuditEvent.objects.all())
 
 
@@ -31,7 +31,9 @@ def test_it_scopes_the_token_to_the_given_tool_patterns(db):
     run("create_token", "ci-agent", "--tools", "shop_*", "--tools", "records_lookup")
     token = ClientToken.objects.get(name="ci-agent")
     assert token.tool_globs == ["shop_*", "records_lookup"]
-    assert tokens.token_allows(token, "shop_issue_refund") and not tokens.token_allows(token, "records_delete")
+    assert credentials.token_allows(token, "shop_issue_refund") and not credentials.token_allows(
+        token, "records_delete"
+    )
 
 
 def test_it_gives_every_tool_when_no_pattern_is_named(db):
@@ -52,7 +54,7 @@ def test_it_refuses_the_reserved_name_anonymous(db, name):
 
 
 def test_it_refuses_a_name_already_taken_even_by_a_revoked_token(agent):
-    tokens.revoke_token(agent)
+    credentials.revoke_token(agent)
     with pytest.raises(CommandError, match="exists already"):
         run("create_token", "agent")
     assert ClientToken.objects.count() == 1
@@ -66,7 +68,7 @@ def test_it_refuses_a_tool_pattern_with_spaces(db):
 def test_it_revokes_a_token_so_its_secret_no_longer_authenticates(db):
     secret = run("create_token", "ci-agent").splitlines()[-1]
     assert "revoked token 'ci-agent'" in run("revoke_token", "ci-agent")
-    assert tokens.authenticate(secret) is None
+    assert credentials.authenticate(secret) is None
     assert AuditEvent.objects.filter(action="token.revoked", actor_type="system").exists()
 
 

@@ -32,8 +32,8 @@ def setup_django():
 
 
 def add_upstream(url: str, scenario: str):
-    from approvals.catalog import sync_server
-    from approvals.servers import add_server
+    from approvals.catalog.servers import add_server
+    from approvals.catalog.sync import sync_server
 
     server = add_server(name=f"conformance {scenario}", transport="http", url=url, tool_prefix="", schedule_sync=False)
     report = sync_server(server)

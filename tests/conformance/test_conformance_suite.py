@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from approvals.catalog import sync_server
+from approvals.catalog.servers import add_server
+from approvals.catalog.sync import sync_server
 from approvals.models import PolicyRule, Server
-from approvals.servers import add_server
 from tests.fixtures.processes import child_database_env, daphne
 from tests.fixtures.servers import NODE_DIR, REPO, SERVERS, free_port, node_bin, node_env
 

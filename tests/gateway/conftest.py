@@ -10,7 +10,8 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from approvals import catalog, servers, tokens
+from approvals.catalog import servers, sync
+from approvals.tokens import credentials
 
 MODERN = "2026-07-28"
 LEGACY = "2025-11-25"
@@ -24,7 +25,7 @@ def mcp_url(live_console):
 
 def add_synced_server(name, **options):
     server = servers.add_server(name=name, schedule_sync=False, **options)
-    report = catalog.sync_server(server)
+    report = sync.sync_server(server)
     assert report.ok, report.error
     return server
 
@@ -38,7 +39,7 @@ def demo_server(transactional_db):
 @pytest.fixture
 def secret(transactional_db):
     """The secret of a client token that may use every tool."""
-    return tokens.create_token("test client")[1]
+    return credentials.create_token("test client")[1]
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import pytest
 
 from approvals.gateway import listing
 from approvals.gateway.auth import count_request
-from approvals.tokens import create_token, revoke_token
+from approvals.tokens.credentials import create_token, revoke_token
 from tests.gateway.conftest import LEGACY, MODERN
 
 

@@ -9,7 +9,7 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from approvals.models import Call, McpSession
-from approvals.tokens import create_token
+from approvals.tokens.credentials import create_token
 from tests.gateway.conftest import DEMO_COMMAND, LEGACY, Raw, add_synced_server
 from tests.gateway.test_sdk_clients import wait_for_pending_call
 

@@ -3,7 +3,7 @@
 import pytest
 
 from approvals.models import AuditEvent, Server, Tool
-from approvals.tokens import create_token
+from approvals.tokens.credentials import create_token
 from tests.gateway.conftest import Raw
 
 

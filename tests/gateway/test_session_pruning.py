@@ -4,7 +4,7 @@ from django.utils import timezone
 
 from approvals.gateway.sessions import close_session, open_session, prune_sessions
 from approvals.models import McpSession
-from approvals.tokens import create_token
+from approvals.tokens.credentials import create_token
 
 
 def test_it_prunes_ended_and_long_idle_sessions_but_keeps_live_ones(db):

@@ -11,7 +11,7 @@ from approvals.inputs import requests
 from approvals.models import Call, InputRequest, Server
 from approvals.protocol import revisions
 from approvals.protocol.canonical import sha256_digest
-from approvals.tokens import create_token
+from approvals.tokens.credentials import create_token
 from tests.inputs.test_elicitation_protocol import EVERY_FIELD
 from tests.pages.factories import make_server, make_tool
 

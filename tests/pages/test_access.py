@@ -27,8 +27,8 @@ def test_it_redirects_home_to_the_servers_page(operator_client):
 @pytest.mark.parametrize("action", ["server_edit", "server_test", "server_sync"])
 def test_it_refuses_a_non_admin_a_server_action_with_403(operator_client, monkeypatch, action):
     make_server()
-    monkeypatch.setattr("approvals.catalog.sync_server", lambda server: pytest.fail("sync must not run"))
-    monkeypatch.setattr("approvals.catalog.test_connection", lambda server: pytest.fail("test must not run"))
+    monkeypatch.setattr("approvals.catalog.sync.sync_server", lambda server: pytest.fail("sync must not run"))
+    monkeypatch.setattr("approvals.catalog.sync.test_connection", lambda server: pytest.fail("test must not run"))
     assert operator_client.post(reverse(action, args=["records"])).status_code == 403
 
 

@@ -6,8 +6,9 @@ from pathlib import Path
 import pytest
 from django.urls import reverse
 
-from approvals import snippets, tokens
+from approvals import snippets
 from approvals.models import ClientToken
+from approvals.tokens import credentials
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 README_URL = "https://console.example.com/mcp"
@@ -63,7 +64,7 @@ def test_it_creates_a_token_on_the_spot_and_fills_it_into_every_snippet(admin_cl
     response = admin_client.post(reverse("connect"), {"name": "alice-laptop", "tool_globs": "*"})
     secret = response.context["secret"]
     page = response.content.decode()
-    assert tokens.authenticate(secret).name == "alice-laptop"
+    assert credentials.authenticate(secret).name == "alice-laptop"
     assert page.count(f"Bearer {secret}") == 4 and "&lt;token&gt;" not in page
     assert "only time the secret is shown" in page
     assert "no-store" in response["Cache-Control"]
@@ -76,7 +77,7 @@ def test_the_secret_is_gone_from_the_page_on_the_next_visit(admin_client):
 
 
 def test_it_shows_the_errors_and_no_secret_when_the_token_cannot_be_made(admin_client):
-    tokens.create_token("alice-laptop")
+    credentials.create_token("alice-laptop")
     response = admin_client.post(reverse("connect"), {"name": "alice-laptop", "tool_globs": "*"})
     page = response.content.decode()
     assert "exists already" in page and response.context["secret"] is None

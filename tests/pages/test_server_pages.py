@@ -4,7 +4,7 @@ from types import SimpleNamespace
 from django.urls import reverse
 from django.utils import timezone
 
-from approvals.catalog import SyncReport
+from approvals.catalog.sync import SyncReport
 from approvals.models import Server, Tool
 from tests.pages.factories import make_server, make_tool
 
@@ -86,7 +86,7 @@ def test_it_reports_a_sync_with_the_tool_count_and_revision(admin_client, monkey
         Server.objects.filter(pk=target.pk).update(revision="2025-11-25")
         return SyncReport(target.name, ok=True, added=["records_fresh"])
 
-    monkeypatch.setattr("approvals.catalog.sync_server", sync)
+    monkeypatch.setattr("approvals.catalog.sync.sync_server", sync)
     response = admin_client.post(reverse("server_sync", args=[server.slug]), follow=True)
     assert messages_of(response) == ["Synced Records: 1 added; 1 active tools, revision 2025-11-25."]
 
@@ -94,7 +94,7 @@ def test_it_reports_a_sync_with_the_tool_count_and_revision(admin_client, monkey
 def test_it_reports_a_failed_sync_with_its_error(admin_client, monkeypatch):
     server = make_server()
     monkeypatch.setattr(
-        "approvals.catalog.sync_server", lambda s: SyncReport(s.name, ok=False, error="HTTP 401 from upstream")
+        "approvals.catalog.sync.sync_server", lambda s: SyncReport(s.name, ok=False, error="HTTP 401 from upstream")
     )
     response = admin_client.post(reverse("server_sync", args=[server.slug]), follow=True)
     assert messages_of(response) == ["Could not sync Records: HTTP 401 from upstream"]
@@ -103,7 +103,7 @@ def test_it_reports_a_failed_sync_with_its_error(admin_client, monkeypatch):
 
 def test_it_does_not_sync_a_disabled_server(admin_client, monkeypatch):
     server = make_server(enabled=False)
-    monkeypatch.setattr("approvals.catalog.sync_server", lambda s: (_ for _ in ()).throw(AssertionError("synced")))
+    monkeypatch.setattr("approvals.catalog.sync.sync_server", lambda s: (_ for _ in ()).throw(AssertionError("synced")))
     response = admin_client.post(reverse("server_sync", args=[server.slug]), follow=True)
     assert "is disabled" in messages_of(response)[0]
 
@@ -111,7 +111,7 @@ def test_it_does_not_sync_a_disabled_server(admin_client, monkeypatch):
 def test_it_reports_a_connection_test_without_touching_the_catalog(admin_client, monkeypatch):
     server = make_server()
     identity = SimpleNamespace(revision="2025-06-18")
-    monkeypatch.setattr("approvals.catalog.test_connection", lambda s: (identity, 4, ""))
+    monkeypatch.setattr("approvals.catalog.sync.test_connection", lambda s: (identity, 4, ""))
     response = admin_client.post(reverse("server_test", args=[server.slug]), follow=True)
     assert messages_of(response) == ["Reached Records: 4 tools listed, revision 2025-06-18."]
     assert not server.tools.exists()
@@ -119,7 +119,7 @@ def test_it_reports_a_connection_test_without_touching_the_catalog(admin_client,
 
 def test_it_reports_a_failed_connection_test(admin_client, monkeypatch):
     server = make_server()
-    monkeypatch.setattr("approvals.catalog.test_connection", lambda s: (None, 0, "connection refused"))
+    monkeypatch.setattr("approvals.catalog.sync.test_connection", lambda s: (None, 0, "connection refused"))
     response = admin_client.post(reverse("server_test", args=[server.slug]), follow=True)
     assert messages_of(response) == ["Could not reach Records: connection refused"]
 

@@ -3,8 +3,9 @@ from django.contrib.auth.models import Permission
 from django.test import Client
 from django.urls import reverse
 
-from approvals import roles, tokens
+from approvals import roles
 from approvals.models import AuditEvent, ClientToken
+from approvals.tokens import credentials
 from tests.pages.factories import make_server, make_tool
 
 
@@ -27,7 +28,7 @@ def secret_of(response):
     ],
 )
 def test_it_refuses_a_non_admin_every_token_page_with_403(operator_client, method, page):
-    token, _ = tokens.create_token("agent")
+    token, _ = credentials.create_token("agent")
     args = [token.pk] if page == "token_revoke" else []
     response = getattr(operator_client, method)(
         reverse(page, args=args), {"name": "sneaky"} if method == "post" else None
@@ -58,9 +59,9 @@ def test_it_shows_the_tokens_link_to_admins_only(admin_client, login):
 
 def test_it_lists_each_token_with_prefix_patterns_creator_and_status(admin_client, django_user_model):
     creator = django_user_model.objects.create_user("carol")
-    active, _ = tokens.create_token("ci-agent", ["shop_*", "records_lookup"], creator)
-    revoked, _ = tokens.create_token("old-laptop")
-    tokens.revoke_token(revoked)
+    active, _ = credentials.create_token("ci-agent", ["shop_*", "records_lookup"], creator)
+    revoked, _ = credentials.create_token("old-laptop")
+    credentials.revoke_token(revoked)
     page = admin_client.get(reverse("tokens")).content.decode()
     for text in ("ci-agent", active.prefix, "shop_*", "records_lookup", "carol", "old-laptop", "revoked", "never"):
         assert text in page
@@ -73,7 +74,7 @@ def test_it_shows_the_secret_once_on_the_response_page_and_the_secret_works(admi
     assert response.status_code == 200
     secret = secret_of(response)
     assert secret in response.content.decode()
-    token = tokens.authenticate(secret)
+    token = credentials.authenticate(secret)
     assert token.name == "alice-laptop" and token.tool_globs == ["shop_*", "records_lookup"]
     assert "no-store" in response["Cache-Control"]
 
@@ -122,7 +123,7 @@ def test_it_offers_every_tool_by_default(admin_client):
 
 
 def test_it_keeps_what_was_typed_and_lists_the_errors_when_the_name_is_taken(admin_client):
-    tokens.create_token("alice-laptop")
+    credentials.create_token("alice-laptop")
     response = create(admin_client, globs="shop_*")
     page = response.content.decode()
     assert response.status_code == 200 and response.context.get("secret") is None
@@ -136,25 +137,25 @@ def test_it_refuses_the_reserved_name_anonymous(admin_client):
 
 
 def test_it_asks_before_revoking(admin_client):
-    token, secret = tokens.create_token("agent")
+    token, secret = credentials.create_token("agent")
     page = admin_client.get(reverse("token_revoke", args=[token.pk])).content.decode()
     assert "Revoke agent?" in page and 'method="post"' in page
-    assert tokens.authenticate(secret) == token
+    assert credentials.authenticate(secret) == token
 
 
 def test_it_revokes_on_confirmation_so_the_secret_stops_working(admin_client):
-    token, secret = tokens.create_token("agent")
+    token, secret = credentials.create_token("agent")
     response = admin_client.post(reverse("token_revoke", args=[token.pk]), follow=True)
     assert response.redirect_chain[-1][0] == reverse("tokens")
     assert "Revoked agent" in response.content.decode()
-    assert tokens.authenticate(secret) is None
+    assert credentials.authenticate(secret) is None
     event = AuditEvent.objects.get(action="token.revoked")
     assert event.actor_type == "user" and event.token_id == token.pk
 
 
 def test_it_refuses_a_revoke_without_the_csrf_token(django_user_model):
-    token, secret = tokens.create_token("agent")
+    token, secret = credentials.create_token("agent")
     browser = Client(enforce_csrf_checks=True)
     browser.force_login(django_user_model.objects.create_superuser("root"))
     assert browser.post(reverse("token_revoke", args=[token.pk])).status_code == 403
-    assert tokens.authenticate(secret) == token
+    assert credentials.authenticate(secret) == token

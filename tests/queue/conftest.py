@@ -9,7 +9,7 @@ from approvals.calls import lifecycle
 from approvals.models import Call, Server, Tool
 from approvals.protocol import revisions
 from approvals.protocol.tools import tool_digest
-from approvals.tokens import create_token
+from approvals.tokens.credentials import create_token
 
 REFUND = {
     "name": "issue_refund",

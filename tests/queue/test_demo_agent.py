@@ -12,8 +12,8 @@ from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
-from approvals import catalog, servers
 from approvals.calls import lifecycle
+from approvals.catalog import servers, sync
 from approvals.management.commands.seed_demo import DEMO_SERVER
 from approvals.models import Call, ClientToken, PolicyRule
 
@@ -27,7 +27,7 @@ def demo(live_console, settings, tmp_path):
         command=shlex.join([sys.executable, "-m", "approvals.demo.server"]),
         schedule_sync=False,
     )
-    assert catalog.sync_server(server).ok
+    assert sync.sync_server(server).ok
     return live_console + "/mcp"
 
 

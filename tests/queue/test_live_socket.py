@@ -10,8 +10,9 @@ from django.contrib.sessions.backends.cached_db import SessionStore
 from django.db.backends.signals import connection_created
 from django.test import Client
 
-from approvals import catalog, live, roles
+from approvals import live, roles
 from approvals.calls import lifecycle, runner
+from approvals.catalog import sync
 from approvals.models import Server, Tool
 from console.asgi import application
 
@@ -243,7 +244,7 @@ async def test_it_drops_rows_a_filtered_list_no_longer_shows(person, make_call, 
 async def test_it_pushes_a_server_health_change(person, shop):
     cookie = await signed_in(person, "aud", roles.AUDITOR)
     socket, _ = await open_socket(cookie, query="")
-    await sync_to_async(catalog.record_failure)(shop, "connection refused")
+    await sync_to_async(sync.record_failure)(shop, "connection refused")
     message = await socket.receive_json_from(timeout=5)
     assert message["event"] == "server.status" and message["health"] == Server.Health.ERROR
     assert f'data-server-health="{shop.pk}"' in message["html"] and "Failing" in message["html"]

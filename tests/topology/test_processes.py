@@ -11,9 +11,9 @@ import httpx
 import pytest
 from django.contrib.auth.models import User
 
-from approvals import catalog, servers
+from approvals.catalog import servers, sync
 from approvals.models import Call, Tool
-from approvals.tokens import create_token
+from approvals.tokens.credentials import create_token
 from console.celery import app
 from tests.fixtures.processes import celery_worker, child_database_env, daphne
 from tests.fixtures.servers import free_port
@@ -83,7 +83,7 @@ def test_it_answers_a_held_call_once_another_process_approves_it(redis_required,
         command=shlex.join([sys.executable, "-m", "approvals.demo.server"]),
         schedule_sync=False,
     )
-    assert catalog.sync_server(server).ok
+    assert sync.sync_server(server).ok
     port = free_port()
 
     async def call_and_wait_for_decision():

@@ -2,8 +2,8 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from approvals import rules
 from approvals.models import PolicyRule
+from approvals.policy import rules
 
 
 class Command(BaseCommand):

@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from approvals import catalog, servers
+from approvals.catalog import servers, sync
 from approvals.models import Server
 
 
@@ -42,7 +42,7 @@ class Command(BaseCommand):
         self.stdout.write(f"added {server.name} (slug {server.slug}, prefix {server.tool_prefix!r})")
         if no_sync:
             return
-        report = catalog.sync_server(server)
+        report = sync.sync_server(server)
         self.stdout.write(report.summary())
         if not report.ok:
             raise CommandError(f"the server was added but could not be synced: {report.error}")

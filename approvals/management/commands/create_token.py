@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from approvals import clients
+from approvals.tokens import issuing
 
 
 class Command(BaseCommand):
@@ -23,10 +23,10 @@ class Command(BaseCommand):
     def handle(self, *args, name, tools, **options):
         globs = tools or ["*"]
         try:
-            token, secret = clients.issue(name, globs)
-        except clients.TokenError as exc:
+            token, secret = issuing.issue(name, globs)
+        except issuing.TokenError as exc:
             raise CommandError(str(exc)) from None
-        reachable = clients.reachable_tools(globs)
+        reachable = issuing.reachable_tools(globs)
         self.stdout.write(f"created token {token.name!r} (prefix {token.prefix}) for tools {', '.join(globs)}")
         self.stdout.write(f"it reaches {len(reachable)} active tools today")
         self.stdout.write("the secret follows; it is shown only this once:")

@@ -5,10 +5,11 @@ import httpx2
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from approvals import clients, rules, tokens
 from approvals.demo.agent import SCENARIO, Agent
 from approvals.management.commands.seed_demo import DEMO_SERVER
 from approvals.models import PolicyRule, Server, Tool
+from approvals.policy import rules
+from approvals.tokens import credentials, issuing
 
 TOKEN_NAME = "demo-agent"
 
@@ -94,10 +95,10 @@ def ensure_rules(server: Server) -> list[str]:
 def agent_secret(server: Server) -> str:
     """The agent's token secret, kept beside the database so that every run reuses the same token."""
     path = settings.VAR_DIR / "demo-agent-token"
-    if path.exists() and tokens.authenticate(path.read_text().strip()) is not None:
+    if path.exists() and credentials.authenticate(path.read_text().strip()) is not None:
         return path.read_text().strip()
-    name = next(n for n in (TOKEN_NAME, *(f"{TOKEN_NAME}-{i}" for i in range(2, 1000))) if not clients.check(n, ["*"]))
-    _, secret = clients.issue(name, [f"{server.tool_prefix}*"])
+    name = next(n for n in (TOKEN_NAME, *(f"{TOKEN_NAME}-{i}" for i in range(2, 1000))) if not issuing.check(n, ["*"]))
+    _, secret = issuing.issue(name, [f"{server.tool_prefix}*"])
     settings.VAR_DIR.mkdir(parents=True, exist_ok=True)
     path.write_text(secret)
     path.chmod(0o600)

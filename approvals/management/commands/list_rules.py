@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand
 
 from approvals.models import PolicyRule
-from approvals.rules import summary
+from approvals.policy.rules import summary
 
 
 class Command(BaseCommand):

@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from approvals import tokens
 from approvals.models import ClientToken
+from approvals.tokens import credentials
 
 
 class Command(BaseCommand):
@@ -14,6 +14,6 @@ class Command(BaseCommand):
         token = ClientToken.objects.filter(name=name).first()
         if token is None:
             raise CommandError(f"no token named {name!r}")
-        if not tokens.revoke_token(token):
+        if not credentials.revoke_token(token):
             raise CommandError(f"token {name!r} was revoked already, at {token.revoked_at:%Y-%m-%d %H:%M %Z}")
         self.stdout.write(f"revoked token {name!r}; clients using it are refused from now on")

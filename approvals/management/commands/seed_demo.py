@@ -7,7 +7,7 @@ from django.conf import settings
 from django.contrib.auth.models import Group, User
 from django.core.management.base import BaseCommand
 
-from approvals import catalog, servers
+from approvals.catalog import servers, sync
 from approvals.models import Server
 from approvals.roles import ADMIN, AUDITOR, OPERATOR
 
@@ -42,7 +42,7 @@ class Command(BaseCommand):
                 schedule_sync=False,
                 command=shlex.join([sys.executable, "-m", "approvals.demo.server"]),
             )
-        self.stdout.write(catalog.sync_server(server).summary())
+        self.stdout.write(sync.sync_server(server).summary())
         self.stdout.write("")
         self.stdout.write(f"The console: {url}")
         for username in ("admin", "operator", "auditor"):

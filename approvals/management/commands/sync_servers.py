@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from approvals import catalog
+from approvals.catalog import sync
 from approvals.models import Server
 
 
@@ -21,7 +21,7 @@ class Command(BaseCommand):
             targets = list(Server.objects.filter(enabled=True))
         failed = 0
         for server in targets:
-            report = catalog.sync_server(server)
+            report = sync.sync_server(server)
             failed += not report.ok
             self.stdout.write(report.summary())
         if failed:

@@ -11,8 +11,8 @@ import logging
 
 from asgiref.sync import sync_to_async
 
-from approvals import servers
-from approvals.catalog import upstream_spec
+from approvals.catalog import servers
+from approvals.catalog.specs import upstream_spec
 from approvals.models import Server
 from approvals.upstream import ServerSpec, SessionPool, UpstreamError
 

@@ -5,13 +5,13 @@ import re
 from dataclasses import dataclass, field
 
 from asgiref.sync import async_to_sync
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from approvals import live
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM
+from approvals.catalog.specs import upstream_spec
 from approvals.models import Server, Tool, ToolChange
 from approvals.protocol.tools import check_tool, tool_digest
 from approvals.upstream import ServerIdentity, ServerSpec, UpstreamError, open_session
@@ -51,22 +51,6 @@ class SyncReport:
             if v
         ]
         return f"{self.server}: " + (", ".join(parts) if parts else "no changes")
-
-
-def upstream_spec(server: Server) -> ServerSpec:
-    return ServerSpec(
-        name=server.name,
-        transport=server.transport,
-        url=server.url,
-        command=tuple(server.command_argv()) if server.transport == Server.Transport.STDIO else (),
-        headers=dict(server.headers),
-        env=dict(server.env),
-        cwd=str(settings.BASE_DIR),
-        revision=server.revision,
-        timeout=settings.UPSTREAM_TIMEOUT_SECONDS,
-        list_max_pages=settings.UPSTREAM_LIST_MAX_PAGES,
-        list_max_bytes=settings.UPSTREAM_LIST_MAX_BYTES,
-    )
 
 
 async def fetch_catalog(spec: ServerSpec) -> tuple[ServerIdentity, list[dict]]:

@@ -8,8 +8,8 @@ from fnmatch import fnmatchcase
 
 from django.db import IntegrityError
 
-from approvals import tokens
 from approvals.models import ClientToken, Tool
+from approvals.tokens import credentials
 
 NAME_MAX = ClientToken._meta.get_field("name").max_length
 GLOB_MAX = 200
@@ -52,7 +52,7 @@ def issue(name: str, globs: list[str], user=None) -> tuple[ClientToken, str]:
     if errors:
         raise TokenError(errors)
     try:
-        return tokens.create_token(name, globs, user)
+        return credentials.create_token(name, globs, user)
     except IntegrityError:
         raise TokenError([f"a token named {name!r} exists already"]) from None
 

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
-from approvals import policy
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM, Actor
 from approvals.models import ClientToken, PolicyRule, Server
+from approvals.policy import engine
 from approvals.protocol.tools import DEFAULT_ANNOTATIONS
 
 
@@ -62,7 +62,7 @@ def check(request: RuleRequest) -> tuple[list[str], Server | None, ClientToken |
     unknown = sorted(set(request.annotations or {}) - set(DEFAULT_ANNOTATIONS))
     if unknown:
         errors.append(f"unknown annotation {', '.join(unknown)}: use {', '.join(DEFAULT_ANNOTATIONS)}")
-    errors += policy.check_conditions(request.conditions or [])
+    errors += engine.check_conditions(request.conditions or [])
     if len(request.name) > PolicyRule._meta.get_field("name").max_length:
         errors.append("the name must be at most 100 characters")
     count = PolicyRule.objects.count()

@@ -1,0 +1,22 @@
+"""The ServerSpec the upstream client connects with, from a server's row and the console's settings."""
+
+from django.conf import settings
+
+from approvals.models import Server
+from approvals.upstream import ServerSpec
+
+
+def upstream_spec(server: Server) -> ServerSpec:
+    return ServerSpec(
+        name=server.name,
+        transport=server.transport,
+        url=server.url,
+        command=tuple(server.command_argv()) if server.transport == Server.Transport.STDIO else (),
+        headers=dict(server.headers),
+        env=dict(server.env),
+        cwd=str(settings.BASE_DIR),
+        revision=server.revision,
+        timeout=settings.UPSTREAM_TIMEOUT_SECONDS,
+        list_max_pages=settings.UPSTREAM_LIST_MAX_PAGES,
+        list_max_bytes=settings.UPSTREAM_LIST_MAX_BYTES,
+    )
