@@ -7,8 +7,8 @@ class ApprovalsConfig(AppConfig):
     verbose_name = "MCP approvals"
 
     def ready(self):
-        from approvals import access
         from approvals.audit import signals
+        from approvals.live import access
         from approvals.roles import ensure_roles
 
         # After auth has created this app's permissions, which it also does on post_migrate.

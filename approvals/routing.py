@@ -1,6 +1,6 @@
 from django.urls import path
 
-from approvals.consumers import OperatorConsumer
+from approvals.live.consumers import OperatorConsumer
 
 LIVE_PATH = "ws/console/"
 

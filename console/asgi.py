@@ -24,7 +24,7 @@ from django.template import engines  # noqa: E402
 from django.urls import get_resolver  # noqa: E402
 
 from approvals.gateway.limits import McpEndpointGuard  # noqa: E402
-from approvals.live import served_by_its_loop  # noqa: E402
+from approvals.live.events import served_by_its_loop  # noqa: E402
 from approvals.routing import websocket_urlpatterns  # noqa: E402
 
 

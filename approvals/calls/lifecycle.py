@@ -13,10 +13,10 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from approvals import live
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM, Actor
 from approvals.inputs import requests
+from approvals.live import events
 from approvals.models import Call, ClientToken, PolicyRule, Tool
 from approvals.policy import engine
 from approvals.protocol.canonical import sha256_digest
@@ -146,10 +146,10 @@ def receive_call(
             return call, tool_error_result(answer_text(call))
         if call.status == Call.Status.FORWARDED:
             chain.record("call.forwarded", SYSTEM, call=call, data={"arguments": arguments})
-            live.call_changed(call, "call.forwarded")
+            events.call_changed(call, "call.forwarded")
             return call, None
         chain.record("call.pending", SYSTEM, call=call, data={"expires_at": call.expires_at.isoformat()})
-        live.call_changed(call, "call.pending")
+        events.call_changed(call, "call.pending")
     return call, None
 
 
@@ -204,7 +204,7 @@ def decide(
                         "call.edited", actor, call=call, data={"before": call.arguments, "after": edited_arguments}
                     )
                 chain.record("call.approved" if approve else "call.denied", actor, call=call, data={"reason": reason})
-            live.call_changed(call, "call.decided")
+            events.call_changed(call, "call.decided")
     if won:
         return Decision(True, call, f"{'Approved' if approve else 'Denied'}.")
     return Decision(False, call, already_text(call))
@@ -230,7 +230,7 @@ def end_pending(call_id, status, reason: str, actor: Actor = SYSTEM) -> bool:
         if won:
             call = Call.objects.get(pk=call_id)
             chain.record(f"call.{status}", actor, call=call, data={"reason": reason})
-            live.call_changed(call, f"call.{status}")
+            events.call_changed(call, f"call.{status}")
     return bool(won)
 
 
@@ -245,7 +245,7 @@ def cancel_running(call_id, reason: str, actor: Actor) -> bool:
         if won:
             call = Call.objects.get(pk=call_id)
             chain.record("call.cancelled", actor, call=call, data={"reason": reason})
-            live.call_changed(call, "call.cancelled")
+            events.call_changed(call, "call.cancelled")
             requests.end_open_requests(call_id, reason, actor)
     return bool(won)
 
@@ -286,7 +286,7 @@ def fail_abandoned(call_id) -> bool:
     if won:
         call = Call.objects.get(pk=call_id)
         chain.record("call.failed", SYSTEM, call=call, data={"error": reason})
-        live.call_changed(call, "call.finished")
+        events.call_changed(call, "call.finished")
     return bool(won)
 
 

@@ -14,7 +14,6 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from approvals import live
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM, Actor
 from approvals.calls import lifecycle
@@ -22,6 +21,7 @@ from approvals.catalog.specs import upstream_spec
 from approvals.catalog.watch import on_upstream_notification
 from approvals.inputs import continuations
 from approvals.inputs import runner as input_runner
+from approvals.live import events
 from approvals.models import Call, Tool
 from approvals.protocol.canonical import canonical_json
 from approvals.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError
@@ -103,7 +103,7 @@ async def status_of(call_id) -> str:
 async def wait_for_decision(call: Call, emit) -> Call:
     started = time.monotonic()
     announced = None  # the status the last wake-up said the call has
-    async with live.listening(live.call_group(call.pk)) as wake_ups:
+    async with events.listening(events.call_group(call.pk)) as wake_ups:
         while True:
             # While it is pending, the status alone; the whole row once a wake-up or the status says it changed.
             if announced not in (None, "", Call.Status.PENDING) or await status_of(call.pk) != Call.Status.PENDING:
@@ -214,7 +214,7 @@ def mark_forwarded(call: Call) -> bool:
     if moved:
         call.status, call.forwarded_at = Call.Status.FORWARDED, now
         chain.record("call.forwarded", SYSTEM, call=call, data={"arguments": call.final_arguments})
-        live.call_changed(call, "call.forwarded")
+        events.call_changed(call, "call.forwarded")
     return bool(moved)
 
 
@@ -234,7 +234,7 @@ def record_answer(call: Call, status, result: dict, error: str, started=None) ->
         chain.record(
             "call.completed" if status == Call.Status.COMPLETED else "call.failed", SYSTEM, call=call, data=data
         )
-        live.call_changed(call, "call.finished")
+        events.call_changed(call, "call.finished")
     return result
 
 

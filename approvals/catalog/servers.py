@@ -4,9 +4,10 @@ import re
 
 from django.db import transaction
 
-from approvals import live, tasks
+from approvals import tasks
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM
+from approvals.live import events
 from approvals.models import Server
 
 # What the audit log may show of a server; headers and env are credentials, so
@@ -91,7 +92,7 @@ def update_server(server, actor=SYSTEM, **changes):
         enqueue_sync(server)
     if "enabled" in changed or "tool_prefix" in changed:
         # The tools clients see changed even before any sync: tell their streams.
-        live.catalog_changed(server.pk)
+        events.catalog_changed(server.pk)
     return server
 
 

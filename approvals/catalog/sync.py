@@ -8,10 +8,10 @@ from asgiref.sync import async_to_sync
 from django.db import transaction
 from django.utils import timezone
 
-from approvals import live
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM
 from approvals.catalog.specs import upstream_spec
+from approvals.live import events
 from approvals.models import Server, Tool, ToolChange
 from approvals.protocol.tools import check_tool, tool_digest
 from approvals.upstream import ServerIdentity, ServerSpec, UpstreamError, open_session
@@ -83,7 +83,7 @@ def record_failure(server: Server, message: str):
     Server.objects.filter(pk=server.pk).update(health=Server.Health.ERROR, last_error=message, last_checked_at=now)
     server.health, server.last_error, server.last_checked_at = Server.Health.ERROR, message, now
     if previous != Server.Health.ERROR:
-        live.server_status(server)
+        events.server_status(server)
 
 
 @transaction.atomic
@@ -123,7 +123,7 @@ def apply_catalog(server: Server, identity: ServerIdentity, definitions: list[di
     server.last_sync_at = server.last_checked_at = now
     server.save()
     if recovered:
-        live.server_status(server)
+        events.server_status(server)
     if report.changed_anything:
         changes = {
             "added": report.added,
@@ -132,7 +132,7 @@ def apply_catalog(server: Server, identity: ServerIdentity, definitions: list[di
             "rejected": report.rejected,
         }
         chain.record("catalog.changed", SYSTEM, server=server, data=changes)
-        live.catalog_changed(server.pk)
+        events.catalog_changed(server.pk)
     return report
 
 

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from django.conf import settings
 from django.http import StreamingHttpResponse
 
-from approvals import live
+from approvals.live import events
 from approvals.protocol import jsonrpc
 
 log = logging.getLogger(__name__)
@@ -83,7 +83,7 @@ async def catalog_events(
     keep-alive; when it answers False the stream ends.
     """
     # Joined before the first message goes out, so no change after it can be missed.
-    async with live.listening(live.CATALOG) as changes:
+    async with events.listening(events.CATALOG) as changes:
         yield OPENING
         for message in first:
             yield event(message)

@@ -30,11 +30,11 @@ import time
 from asgiref.sync import sync_to_async
 from django.conf import settings
 
-from approvals import live
 from approvals.audit.chain import SYSTEM, Actor
 from approvals.calls import lifecycle
 from approvals.calls.lifecycle import ClientContext
 from approvals.inputs import requests
+from approvals.live import events
 from approvals.models import Call
 from approvals.protocol.canonical import sha256_digest
 from approvals.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError
@@ -102,7 +102,7 @@ async def outcome(call: Call, ctx: ClientContext) -> dict:
     """The call's final result, or input_required for what it now waits for the client to answer."""
     deadline = time.monotonic() + settings.UPSTREAM_CALL_TIMEOUT_SECONDS
     try:
-        async with live.listening(live.call_group(call.pk)) as wake_ups:
+        async with events.listening(events.call_group(call.pk)) as wake_ups:
             while time.monotonic() < deadline:
                 call = await Call.objects.aget(pk=call.pk)
                 if call.status in Call.FINAL:

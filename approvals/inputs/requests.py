@@ -5,7 +5,7 @@ in the same transaction and announces the change after commit. An answer is a
 conditional update (`WHERE status = 'pending'`): of an operator and a client, or
 two operators, exactly one answers; the rest are told who did.
 
-input_runner.py waits on these rows for the call that asked; the console's pages
+inputs/runner.py waits on these rows for the call that asked; the console's pages
 answer them through `answer`, and clients through `take_client_answer`.
 """
 
@@ -17,9 +17,9 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from approvals import live
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM, Actor
+from approvals.live import events
 from approvals.models import Call, InputRequest
 from approvals.protocol.elicitation import content_problems
 from approvals.protocol.elicitation_requests import ANSWER_ACTIONS, answer_problems
@@ -85,7 +85,7 @@ def open_request(call: Call, method: str, params: dict, route: str, client_key: 
     chain.record("input.requested", SYSTEM, call=call, data=data)
     if route == InputRequest.Route.CLIENT:
         chain.record("input.passed_through", SYSTEM, call=call, data={"input_id": request.pk, "client_key": client_key})
-    live.input_changed(request, "input.pending")
+    events.input_changed(request, "input.pending")
     return request
 
 
@@ -110,7 +110,7 @@ def record_unanswered(call: Call, method: str, params: dict, status: str, reason
         call=call,
         data={"input_id": request.pk, "method": method, "reason": reason, "params": params},
     )
-    live.input_changed(request, f"input.{status}")
+    events.input_changed(request, f"input.{status}")
     return request
 
 
@@ -138,7 +138,7 @@ def answer(input_id, user, action: str, content=None) -> Answer:
         request.refresh_from_db()
         if won:
             chain.record("input.answered", Actor.user(user), call=request.call, data={"input_id": request.pk, **result})
-            live.input_changed(request, "input.answered")
+            events.input_changed(request, "input.answered")
     if won:
         return Answer(True, request, {"accept": "Answered.", "decline": "Declined.", "cancel": "Cancelled."}[action])
     return Answer(False, request, already_text(request))
@@ -183,7 +183,7 @@ def take_client_answer(requests, answer_dict: dict) -> bool:
                 call=request.call,
                 data={"input_id": request.pk, **answer_dict},
             )
-            live.input_changed(request, "input.answered")
+            events.input_changed(request, "input.answered")
     return bool(won)
 
 
@@ -210,7 +210,7 @@ def end_request(input_id, status: str, reason: str, actor: Actor = SYSTEM) -> bo
         if won:
             request = InputRequest.objects.select_related("call").get(pk=input_id)
             chain.record(f"input.{status}", actor, call=request.call, data={"input_id": request.pk, "reason": reason})
-            live.input_changed(request, f"input.{status}")
+            events.input_changed(request, f"input.{status}")
     return bool(won)
 
 

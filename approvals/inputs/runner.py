@@ -26,10 +26,10 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.utils import timezone
 
-from approvals import live
 from approvals.calls.lifecycle import ClientContext
 from approvals.inputs import requests
 from approvals.inputs.requests import ELICIT, SAMPLE
+from approvals.live import events
 from approvals.models import Call, InputRequest, Server
 from approvals.protocol import jsonrpc
 from approvals.protocol.elicitation_requests import request_problems
@@ -133,7 +133,7 @@ async def reread(input_id) -> InputRequest:
 
 async def wait_for_answer(request: InputRequest) -> InputRequest:
     """The request once it is no longer pending: answered, cancelled with its call, or expired."""
-    async with live.listening(live.input_group(request.pk)) as wake_ups:
+    async with events.listening(events.input_group(request.pk)) as wake_ups:
         while True:
             request = await reread(request.pk)
             if request.status != InputRequest.Status.PENDING:

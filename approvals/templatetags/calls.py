@@ -5,8 +5,8 @@ from django.utils import timezone
 
 from approvals import roles
 from approvals.calls import lifecycle
+from approvals.display import results, rows, timeline, values
 from approvals.routing import LIVE_PATH
-from approvals.views import results, rows, timeline, values
 
 register = template.Library()
 

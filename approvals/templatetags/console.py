@@ -8,8 +8,8 @@ from django.utils import timezone
 from django.utils.timesince import timesince
 
 from approvals import roles
+from approvals.display.schema import schema_table as describe_schema
 from approvals.protocol.tools import annotations, safe_icons
-from approvals.views.schema import schema_table as describe_schema
 
 register = template.Library()
 

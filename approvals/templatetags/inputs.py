@@ -2,9 +2,9 @@
 
 from django import template
 
+from approvals.display import input_cards
 from approvals.models import InputRequest
 from approvals.protocol.elicitation_requests import url_domain as domain_of
-from approvals.views import inputs
 
 register = template.Library()
 
@@ -20,7 +20,7 @@ OUTCOMES = {
 
 @register.simple_tag
 def queue_inputs():
-    return list(inputs.queue_inputs())
+    return list(input_cards.queue_inputs())
 
 
 @register.simple_tag
@@ -28,7 +28,7 @@ def input_form(request, bound=None):
     """The posted form when it belongs to this request (to show its errors), else a fresh one with the defaults."""
     if bound is not None and getattr(bound, "input_id", None) == request.pk:
         return bound
-    return inputs.answer_form(request)
+    return input_cards.answer_form(request)
 
 
 @register.filter

@@ -1,6 +1,6 @@
 """Issuing client tokens for the create_token command and the Tokens and Connect pages.
 
-tokens.py makes and checks secrets; this module decides whether a requested
+credentials.py makes and checks secrets; this module decides whether a requested
 token may be made, and says in words why not.
 """
 

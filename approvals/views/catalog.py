@@ -4,8 +4,8 @@ from django.contrib.auth.decorators import login_required
 from django.db.models import Q
 from django.shortcuts import get_object_or_404, redirect, render
 
+from approvals.display.history import history
 from approvals.models import Server, Tool
-from approvals.views.history import history
 
 
 @login_required

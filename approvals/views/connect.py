@@ -5,7 +5,7 @@ from django.core.exceptions import PermissionDenied
 from django.shortcuts import render
 from django.views.decorators.cache import never_cache
 
-from approvals import snippets
+from approvals.display import snippets
 from approvals.views.tokens import MANAGE_TOKENS, endpoint_url, issue_from_post
 
 

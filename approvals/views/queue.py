@@ -14,9 +14,9 @@ from django.views.decorators.http import require_POST
 
 from approvals.calls import lifecycle
 from approvals.calls.forms import ArgumentsEditor, DecisionForm
+from approvals.display import rows
 from approvals.models import Call
 from approvals.roles import DECIDE_CALLS, VIEW_CALLS
-from approvals.views import rows
 from approvals.views.access import permission_or_403
 
 

@@ -5,7 +5,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
 
-from approvals import snippets
+from approvals.display import snippets
 from approvals.models import ClientToken
 from approvals.tokens import credentials, issuing
 from approvals.views.access import permission_or_403

@@ -8,24 +8,24 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 from django.db import transaction
 
-from approvals import live
+from approvals.live import events
 
 
 async def test_it_hands_over_a_message_sent_after_joining():
-    async with live.listening("call.41") as listener:
+    async with events.listening("call.41") as listener:
         await get_channel_layer().group_send("call.41", {"type": "call.update", "status": "approved"})
         message = await listener.next(timeout=5)
     assert message == {"type": "call.update", "status": "approved"}
 
 
 async def test_it_says_none_when_nothing_came_in_time():
-    async with live.listening("call.42") as listener:
+    async with events.listening("call.42") as listener:
         assert await listener.next(timeout=0.05) is None
 
 
 async def test_it_keeps_a_message_that_arrived_between_two_waits():
     layer = get_channel_layer()
-    async with live.listening("call.43") as listener:
+    async with events.listening("call.43") as listener:
         assert await listener.next(timeout=0.01) is None
         await layer.group_send("call.43", {"type": "call.update", "status": "denied"})
         await asyncio.sleep(0.2)
@@ -43,9 +43,9 @@ async def test_it_leaves_no_redis_subscription_behind():
     redis = aioredis.from_url(settings.REDIS_URL)
     try:
         # The loop's one channel kept open (live.keep_listening) is there before and after.
-        await live.keep_listening(get_channel_layer())
+        await events.keep_listening(get_channel_layer())
         before = set(await redis.pubsub_channels(f"{prefix}*"))
-        async with live.listening("call.45") as listener:
+        async with events.listening("call.45") as listener:
             await get_channel_layer().group_send("call.45", {"type": "call.update", "status": "approved"})
             assert await listener.next(timeout=5) is not None
             while_listening = set(await redis.pubsub_channels(f"{prefix}*"))
@@ -72,11 +72,11 @@ async def test_it_sends_from_the_serving_loop_while_the_committing_thread_goes_o
         delivered.append(group)
 
     monkeypatch.setattr(layer, "group_send", slow_send)
-    live.SERVING_LOOP.set(asyncio.get_running_loop())
+    events.SERVING_LOOP.set(asyncio.get_running_loop())
 
     def commit_a_change():
         with transaction.atomic():
-            live.send_after_commit(("call.46", {"type": "call.update", "status": "approved"}))
+            events.send_after_commit(("call.46", {"type": "call.update", "status": "approved"}))
 
     # Were the thread to wait for the send, it would wait for ever: the send waits on this test.
     await asyncio.wait_for(sync_to_async(commit_a_change)(), timeout=5)
@@ -95,11 +95,11 @@ async def test_it_logs_a_send_that_failed_without_failing_the_change(monkeypatch
         raise ConnectionError("Redis went away")
 
     monkeypatch.setattr(get_channel_layer(), "group_send", broken_send)
-    live.SERVING_LOOP.set(asyncio.get_running_loop())
+    events.SERVING_LOOP.set(asyncio.get_running_loop())
 
     def commit_a_change():
         with transaction.atomic():
-            live.send_after_commit(("call.47", {"type": "call.update", "status": "approved"}))
+            events.send_after_commit(("call.47", {"type": "call.update", "status": "approved"}))
         return "committed"
 
     assert await sync_to_async(commit_a_change)() == "committed"
@@ -121,5 +121,5 @@ def test_it_sends_before_the_commit_returns_where_no_loop_serves():
 
     layer.group_send = recording_send
     with transaction.atomic():
-        live.send_after_commit(("call.48", {"type": "call.update", "status": "approved"}))
+        events.send_after_commit(("call.48", {"type": "call.update", "status": "approved"}))
     assert delivered == ["call.48"]

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from django.urls import reverse
 
-from approvals import snippets
+from approvals.display import snippets
 from approvals.models import ClientToken
 from approvals.tokens import credentials
 
@@ -134,4 +134,4 @@ def test_the_readme_shows_the_same_snippets_as_the_page():
     section = readme[readme.index("## Connecting a client") :]
     section = section[: section.index("\n## ", 3)]
     for snippet in snippets.snippets(README_URL):
-        assert snippet.text in section, f"README's {snippet.client} snippet differs from approvals/snippets.py"
+        assert snippet.text in section, f"README's {snippet.client} snippet differs from approvals/display/snippets.py"

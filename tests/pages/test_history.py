@@ -2,8 +2,8 @@ from datetime import timedelta
 
 from django.utils import timezone
 
+from approvals.display.history import MAX_DEPTH, changed_paths, history
 from approvals.models import Tool, ToolChange
-from approvals.views.history import MAX_DEPTH, changed_paths, history
 from tests.pages.factories import make_server, make_tool
 
 V1 = {

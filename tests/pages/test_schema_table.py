@@ -1,4 +1,4 @@
-from approvals.views.schema import MAX_DEPTH, MAX_ROWS, schema_table
+from approvals.display.schema import MAX_DEPTH, MAX_ROWS, schema_table
 
 ORDER = {
     "type": "object",

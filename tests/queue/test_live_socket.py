@@ -10,9 +10,10 @@ from django.contrib.sessions.backends.cached_db import SessionStore
 from django.db.backends.signals import connection_created
 from django.test import Client
 
-from approvals import live, roles
+from approvals import roles
 from approvals.calls import lifecycle, runner
 from approvals.catalog import sync
+from approvals.live import events
 from approvals.models import Server, Tool
 from console.asgi import application
 
@@ -274,7 +275,7 @@ async def test_it_warns_on_pending_rows_whose_tool_changed(person, make_call, re
     call = await sync_to_async(make_call)(refund_tool, {"order_id": 1012, "amount": 40})
     socket, _ = await open_socket(cookie)
     await Tool.objects.filter(pk=refund_tool.pk).aupdate(digest="changed")
-    await sync_to_async(live.catalog_changed)(refund_tool.server_id)
+    await sync_to_async(events.catalog_changed)(refund_tool.server_id)
     message = await socket.receive_json_from(timeout=5)
     assert message["event"] == "catalog.changed" and message["call_id"] == call.pk
     assert "approving it will not run it" in message["html"]

@@ -2,8 +2,8 @@
 
 import pytest
 
+from approvals.display.schema_forms import build_form, is_flat
 from approvals.protocol.schemas import validate
-from approvals.schema_forms import build_form, is_flat
 
 SCHEMA = {
     "type": "object",

@@ -7,8 +7,8 @@ script for call rows, which places what comes as `html`, leaves it alone.
 
 from django.urls import reverse
 
-from approvals.consumer_db import db_sync_to_async
-from approvals.views import inputs, rows
+from approvals.display import input_cards, rows
+from approvals.live.consumer_db import db_sync_to_async
 
 
 class InputEvents:
@@ -19,9 +19,9 @@ class InputEvents:
             await self.call_event({"event": event["event"], "call_id": event["call_id"]})
 
     def input_payload(self, event) -> dict:
-        request = inputs.shown_inputs().filter(pk=event["input_id"]).first()
+        request = input_cards.shown_inputs().filter(pk=event["input_id"]).first()
         html = (
-            rows.render_fragment(inputs.INPUT_CARD, self.request, input=request, next=reverse("queue"))
+            rows.render_fragment(input_cards.INPUT_CARD, self.request, input=request, next=reverse("queue"))
             if request
             else ""
         )

@@ -12,11 +12,12 @@ from urllib.parse import parse_qs
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 
-from approvals import access, live, roles
-from approvals.consumer_db import KeepsItsConnection, db_sync_to_async
-from approvals.input_events import InputEvents
+from approvals import roles
+from approvals.display import rows
+from approvals.live import access, events
+from approvals.live.consumer_db import KeepsItsConnection, db_sync_to_async
+from approvals.live.input_events import InputEvents
 from approvals.models import Call, Server
-from approvals.views import rows
 
 QUEUE, RECENT, CALL = "queue", "recent", "call"
 # Closed because the user may no longer watch calls: the page reloads, to the sign-in page or a refusal.
@@ -41,10 +42,10 @@ class OperatorConsumer(KeepsItsConnection, InputEvents, AsyncJsonWebsocketConsum
         self.statuses = rows.chosen_statuses(query.get("status", []))
         self.call_id = int(query["id"][0]) if self.view == CALL and query.get("id", [""])[0].isdigit() else None
         self.request = rows.fragment_request(user, self.scope.get("cookies", {}))
-        self.live_groups = [live.OPERATORS, live.user_group(user.pk)]
+        self.live_groups = [events.OPERATORS, events.user_group(user.pk)]
         session = self.scope.get("session")
         if session is not None and session.session_key:
-            self.live_groups.append(live.session_group(session.session_key))
+            self.live_groups.append(events.session_group(session.session_key))
         for group in self.live_groups:
             await self.channel_layer.group_add(group, self.channel_name)
         await self.accept()

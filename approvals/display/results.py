@@ -11,7 +11,7 @@ import binascii
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from approvals.views.values import value_tree
+from approvals.display.values import value_tree
 
 IMAGE_TYPES = {"image/png", "image/jpeg", "image/gif", "image/webp"}
 AUDIO_TYPES = {

@@ -18,7 +18,7 @@ from django.contrib.auth.models import Group
 from django.contrib.auth.signals import user_logged_out
 from django.db.models.signals import m2m_changed, post_delete, post_save
 
-from approvals import live
+from approvals.live import events
 
 CHANGES = {"post_add", "post_remove", "post_clear"}
 
@@ -26,30 +26,30 @@ CHANGES = {"post_add", "post_remove", "post_clear"}
 def users_regrouped(sender, instance, action, reverse, pk_set, **kwargs):
     """A user's groups or permissions changed, from either side of the relation."""
     if action in CHANGES:
-        live.access_changed([instance.pk] if not reverse else list(pk_set or []))
+        events.access_changed([instance.pk] if not reverse else list(pk_set or []))
 
 
 def group_permissions_changed(sender, instance, action, reverse, pk_set, **kwargs):
     if action not in CHANGES:
         return
     groups = Group.objects.filter(pk__in=pk_set or []) if reverse else [instance]
-    live.access_changed([pk for group in groups for pk in group.user_set.values_list("pk", flat=True)])
+    events.access_changed([pk for group in groups for pk in group.user_set.values_list("pk", flat=True)])
 
 
 def user_saved(sender, instance, created, update_fields=None, **kwargs):
     # Deactivation, a new password (which ends the user's other sessions), superuser status;
     # not the stamp every sign-in saves.
     if not created and update_fields != frozenset({"last_login"}):
-        live.access_changed([instance.pk])
+        events.access_changed([instance.pk])
 
 
 def user_deleted(sender, instance, **kwargs):
-    live.access_changed([instance.pk])
+    events.access_changed([instance.pk])
 
 
 def logged_out(sender, request, user, **kwargs):
     if request is not None and request.session.session_key:
-        live.session_ended(request.session.session_key)
+        events.session_ended(request.session.session_key)
 
 
 def signed_in_user(session_key):

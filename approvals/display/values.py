@@ -7,7 +7,7 @@ bounded like the schema table: in depth, in nodes and in text shown.
 import json
 from dataclasses import dataclass, field
 
-from approvals.views.schema import clip
+from approvals.display.schema import clip
 
 MAX_DEPTH = 8
 MAX_NODES = 400
