@@ -7,7 +7,6 @@ seconds, so a lost message delays a waiting call but never strands it.
 
 import asyncio
 import time
-import weakref
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
@@ -26,20 +25,16 @@ from approvals.models import Call, Tool
 from approvals.protocol.canonical import canonical_json
 from approvals.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError
 from approvals.protocol.results import check_call_result, tool_error_result
-from approvals.protocol.revisions import META_LOG_LEVEL, MODERN
+from approvals.protocol.revisions import LOG_LEVELS, META_LOG_LEVEL, MODERN
 from approvals.upstream import SessionPool, UpstreamError
-
-# RFC 5424 severities, least severe first, as MCP logging names them.
-LOG_LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
-_POOLS: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, SessionPool]" = weakref.WeakKeyDictionary()
+from approvals.upstream.pool import running_loop_pool
 
 
 def session_pool() -> SessionPool:
-    """This event loop's upstream sessions: under daphne one loop serves the whole process."""
-    loop = asyncio.get_running_loop()
-    if loop not in _POOLS:
-        _POOLS[loop] = SessionPool(on_notification=on_upstream_notification, on_request=input_runner.unclaimed_request)
-    return _POOLS[loop]
+    """This event loop's upstream sessions, with the console's handlers for what servers send outside a call."""
+    return running_loop_pool(
+        lambda: SessionPool(on_notification=on_upstream_notification, on_request=input_runner.unclaimed_request)
+    )
 
 
 async def run_call(ctx: lifecycle.ClientContext, jsonrpc_id, params: dict, emit, tool: Tool | None = None) -> dict:

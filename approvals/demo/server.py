@@ -29,11 +29,10 @@ from approvals.protocol.jsonrpc import (
     PARSE_ERROR,
     JsonRpcError,
 )
-from approvals.protocol.revisions import LEGACY, MODERN, REVISIONS
+from approvals.protocol.revisions import LEGACY, LOG_LEVELS, MODERN, REVISIONS
 
 logger = logging.getLogger("approvals.demo")
 
-LOG_LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 # A person answers the form, possibly after an approval queue; past this the call gives up.
 ELICITATION_TIMEOUT = 900.0
 

@@ -5,7 +5,6 @@ from django.http import HttpResponse
 
 from approvals.calls import lifecycle
 from approvals.calls.lifecycle import ClientContext
-from approvals.calls.runner import LOG_LEVELS
 from approvals.gateway import listing, sessions, streams
 from approvals.gateway.http import (
     SESSION_HEADER,
@@ -24,7 +23,7 @@ from approvals.inputs import requests
 from approvals.models import ClientToken, McpSession
 from approvals.protocol import jsonrpc
 from approvals.protocol.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JsonRpcError, Notification, Request
-from approvals.protocol.revisions import LEGACY, negotiate_legacy
+from approvals.protocol.revisions import LEGACY, LOG_LEVELS, negotiate_legacy
 
 
 def method_error_status(code: int) -> int:

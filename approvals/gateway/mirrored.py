@@ -9,6 +9,7 @@ import binascii
 import re
 from decimal import Decimal
 
+from approvals.protocol.headers import NAMED_PARAM, PARAM_PREFIX, render
 from approvals.protocol.jsonrpc import (
     HEADER_MISMATCH,
     INVALID_PARAMS,
@@ -18,7 +19,6 @@ from approvals.protocol.jsonrpc import (
 )
 from approvals.protocol.revisions import META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, MODERN_VERSIONS, SUPPORTED
 from approvals.protocol.tools import x_mcp_headers
-from approvals.upstream.headers import NAMED_PARAM, PARAM_PREFIX, render
 
 _SENTINEL = re.compile(r"=\?base64\?(.*)\?=", re.DOTALL)
 _DECIMAL = re.compile(r"-?[0-9]+(\.[0-9]+)?")

@@ -40,6 +40,8 @@ META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
 META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
+# RFC 5424 severities, least severe first, as MCP logging names them.
+LOG_LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 
 
 def is_supported(version: object) -> bool:

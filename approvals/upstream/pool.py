@@ -2,6 +2,7 @@
 
 import asyncio
 import functools
+import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
@@ -89,3 +90,17 @@ class SessionPool:
     @staticmethod
     def _bind(handler, spec: ServerSpec):
         return functools.partial(handler, spec) if handler is not None else None
+
+
+_POOLS: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, SessionPool]" = weakref.WeakKeyDictionary()
+
+
+def running_loop_pool(make: Callable[[], SessionPool]) -> SessionPool:
+    """The running event loop's pool, made on first use: under daphne one loop serves the whole process.
+
+    Sessions belong to the loop that opened them, so a pool is never shared across loops.
+    """
+    loop = asyncio.get_running_loop()
+    if loop not in _POOLS:
+        _POOLS[loop] = make()
+    return _POOLS[loop]

@@ -7,6 +7,7 @@ from contextlib import asynccontextmanager
 from importlib import metadata
 from typing import Any
 
+from approvals.protocol import headers as mcp_headers
 from approvals.protocol import jsonrpc
 from approvals.protocol.revisions import (
     LATEST_LEGACY,
@@ -23,7 +24,6 @@ from approvals.protocol.revisions import (
 )
 from approvals.protocol.tools import x_mcp_header_problems
 
-from . import headers as mcp_headers
 from .errors import UpstreamError
 from .exchange import Exchange, OnNotification, OnRequest
 from .spec import HTTP, STDIO, ServerIdentity, ServerSpec

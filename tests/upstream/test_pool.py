@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from approvals.upstream import ServerSpec, SessionPool, UpstreamError
+from approvals.upstream.pool import running_loop_pool
 from tests.fixtures.servers import scenario_spec
 
 
@@ -86,3 +87,18 @@ async def test_it_leaves_no_process_behind_when_closed(pool):
     while not (gone(family["child"]) and gone(family["grandchild"])) and time.monotonic() < deadline:
         await asyncio.sleep(0.02)
     assert gone(family["child"]) and gone(family["grandchild"])
+
+
+def test_it_makes_one_pool_for_each_event_loop_and_keeps_it_there():
+    made = []
+
+    def make():
+        made.append(SessionPool())
+        return made[-1]
+
+    async def twice():
+        return running_loop_pool(make), running_loop_pool(make)
+
+    first, again = asyncio.run(twice())
+    other, _ = asyncio.run(twice())
+    assert first is again and other is not first and made == [first, other]

@@ -4,7 +4,7 @@ import base64
 
 import pytest
 
-from approvals.upstream.headers import encode_value, param_headers, render, request_headers
+from approvals.protocol.headers import encode_value, param_headers, render, request_headers
 
 
 @pytest.mark.parametrize(
