@@ -2,10 +2,10 @@
 
 On PostgreSQL a trigger refuses UPDATE and DELETE on the events table. It lets a
 DELETE through only when the transaction has set approvals.audit_prune to 'on',
-which approvals.audit_retention.prune alone does. TRUNCATE is not refused: the
+which approvals.audit.retention.prune alone does. TRUNCATE is not refused: the
 test suite empties tables with it between tests, and verification still notices,
 as the head then points past the last event. A trigram index serves free-text
-search; it covers exactly approvals.audit_query.search_expression().
+search; it covers exactly approvals.audit.query.search_expression().
 SQLite gets neither: an embedded console relies on verification alone.
 """
 
@@ -23,7 +23,7 @@ APPEND_ONLY_AND_SEARCH = [
         END IF;
         RAISE EXCEPTION 'audit events are append-only: % refused', TG_OP
             USING ERRCODE = 'insufficient_privilege',
-                  HINT = 'Events leave only by pruning (approvals.audit_retention.prune).';
+                  HINT = 'Events leave only by pruning (approvals.audit.retention.prune).';
     END $$
     """,
     """
