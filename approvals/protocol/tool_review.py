@@ -266,3 +266,29 @@ def _hidden_in(path, text, mentions) -> list[HiddenContent]:
 def model_text(definition) -> str:
     """The definition as a model reads it, pretty-printed, every invisible character revealed."""
     return reveal(json.dumps(definition, indent=2, ensure_ascii=False))
+
+
+def brief_json(value, limit=300) -> str:
+    """A JSON value on one line, cut at `limit` characters."""
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def plain_diff(changes: list[FieldChange]) -> list[str]:
+    """The changes as lines of plain text: words as [-deleted-]{+inserted+}, paths with both values."""
+    lines = []
+    for change in changes:
+        if change.words is not None:
+            marked = {"equal": "{}", "delete": "[-{}-]", "insert": "{{+{}+}}"}
+            text = "".join(marked[op].format(reveal(words)) for op, words in change.words)
+            lines.append(f"{change.field}:")
+            lines += [f"    {line}" for line in text.splitlines() or [""]]
+            continue
+        for path in change.paths:
+            if path.kind == "added":
+                lines.append(f"{path.path}: added {reveal(brief_json(path.new))}")
+            elif path.kind == "removed":
+                lines.append(f"{path.path}: removed {reveal(brief_json(path.old))}")
+            else:
+                lines.append(f"{path.path}: {reveal(brief_json(path.old))} -> {reveal(brief_json(path.new))}")
+    return lines

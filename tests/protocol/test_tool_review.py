@@ -1,9 +1,11 @@
 from approvals.protocol.tool_review import (
     PathChange,
+    brief_json,
     definition_changes,
     hidden_content,
     model_text,
     path_changes,
+    plain_diff,
     reveal,
     word_diff,
 )
@@ -143,3 +145,19 @@ def test_it_reveals_invisible_characters_in_the_text_a_model_reads():
     assert reveal("a\u200bb") == "a⟦U+200B⟧b"
     text = model_text(tool(description="x\u2066y"))
     assert "⟦U+2066⟧" in text and '"name": "search"' in text
+
+
+def test_it_writes_a_plain_text_diff_with_words_and_paths_marked():
+    old = tool(description="Finds orders.", inputSchema={"type": "object", "properties": {"n": {"type": "string"}}})
+    new = tool(
+        description="Finds\u200b orders fast.", inputSchema={"type": "object", "properties": {"n": {"type": "integer"}}}
+    )
+    assert plain_diff(definition_changes(old, new)) == [
+        "description:",
+        "    Finds{+⟦U+200B⟧+} orders{+ fast+}.",
+        'inputSchema.properties.n.type: "string" -> "integer"',
+    ]
+
+
+def test_it_cuts_a_long_value_short():
+    assert brief_json("x" * 500, limit=10) == '"xxxxxxxx…'
