@@ -34,6 +34,19 @@ class Server(models.Model):
     )
     enabled = models.BooleanField(default=True)
     tool_prefix = models.CharField(max_length=40, blank=True)
+
+    class Changes(models.TextChoices):
+        REVIEW = "review", "An admin reviews each new or changed tool before clients see it"
+        ACCEPT = "accept", "Accept new and changed tools at once (servers the organisation builds itself)"
+
+    changes = models.CharField(
+        max_length=10,
+        choices=Changes.choices,
+        default=Changes.REVIEW,
+        help_text="What happens when a tool of this server is added or its definition changes.",
+    )
+    # Set when an admin accepts a new server's tools as they add it: the next listing is accepted whole.
+    accept_next_listing = models.BooleanField(default=False)
     input_routing = models.CharField(
         max_length=20,
         choices=InputRouting.choices,
@@ -93,17 +106,25 @@ class Tool(models.Model):
 
     class Status(models.TextChoices):
         ACTIVE = "active", "Active"
+        NEEDS_REVIEW = "needs_review", "Needs review"
+        DECLINED = "declined", "Rejected in review"
         REJECTED = "rejected", "Rejected"
         REMOVED = "removed", "Removed"
+
+    # The statuses that keep a tool's exposed name: a tool awaiting review must find its name free when accepted.
+    HELD = [Status.ACTIVE, Status.NEEDS_REVIEW, Status.DECLINED]
 
     server = models.ForeignKey(Server, on_delete=models.CASCADE, related_name="tools")
     upstream_name = models.CharField(max_length=128)
     exposed_name = models.CharField(max_length=200, db_index=True)
     definition = models.JSONField()
     digest = models.CharField(max_length=64)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACTIVE)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.ACTIVE)
     reason = models.TextField(blank=True)
     warnings = models.JSONField(default=list, blank=True)
+    # The definition an admin accepted (or the server's setting accepted); an active tool is listed exactly as this.
+    reviewed_digest = models.CharField(max_length=64, blank=True)
+    reviewed_definition = models.JSONField(null=True, blank=True)
     first_seen_at = models.DateTimeField(default=timezone.now)
     last_changed_at = models.DateTimeField(default=timezone.now)
     last_seen_at = models.DateTimeField(default=timezone.now)
@@ -112,9 +133,11 @@ class Tool(models.Model):
         ordering = ["exposed_name"]
         constraints = [
             models.UniqueConstraint(fields=["server", "upstream_name"], name="tool_unique_upstream_name"),
-            # Clients address tools by exposed name alone: two active tools may never share one.
+            # Clients address tools by exposed name alone: two tools that hold a name may never share one.
             models.UniqueConstraint(
-                fields=["exposed_name"], condition=models.Q(status="active"), name="tool_unique_active_exposed_name"
+                fields=["exposed_name"],
+                condition=models.Q(status__in=["active", "needs_review", "declined"]),
+                name="tool_unique_held_exposed_name",
             ),
         ]
 
@@ -139,14 +162,17 @@ class ToolChange(models.Model):
         REJECTED = "rejected", "Rejected"
         RESTORED = "restored", "Restored"
         REMOVED = "removed", "Removed"
+        ACCEPTED = "accepted", "Accepted in review"
+        DECLINED = "declined", "Rejected in review"
 
     tool = models.ForeignKey(Tool, on_delete=models.CASCADE, related_name="changes")
     kind = models.CharField(max_length=10, choices=Kind.choices)
     definition = models.JSONField()
     digest = models.CharField(max_length=64)
     previous_digest = models.CharField(max_length=64, blank=True)
-    status = models.CharField(max_length=10, choices=Tool.Status.choices)
+    status = models.CharField(max_length=20, choices=Tool.Status.choices)
     reason = models.TextField(blank=True)
+    actor_name = models.CharField(max_length=150, blank=True, help_text="Who accepted or rejected it, for a review.")
     at = models.DateTimeField(default=timezone.now)
 
     class Meta:

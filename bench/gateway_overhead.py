@@ -234,7 +234,7 @@ def prepare_console(env: dict, upstream_url: str, suffix: str) -> tuple[str, str
     """Migrate, add the upstream, allow its calls, make a token: (exposed tool name, secret)."""
     server, prefix = f"bench-{suffix}", f"bench_{suffix}_"
     manage(env, "migrate", "--noinput")
-    manage(env, "add_server", server, "--url", upstream_url, "--prefix", prefix)
+    manage(env, "add_server", server, "--url", upstream_url, "--prefix", prefix, "--accept-tools")
     manage(
         env,
         "add_rule",

@@ -225,7 +225,7 @@ MAKE_OPERATOR = (
 def prepare(env: dict, upstream_url: str) -> tuple[str, str]:
     """Migrate, add the upstream with an ask rule on its echo, a token and an operator: (tool, secret)."""
     manage(env, "migrate", "--noinput")
-    manage(env, "add_server", "bench", "--url", upstream_url, "--prefix", "bench_")
+    manage(env, "add_server", "bench", "--url", upstream_url, "--prefix", "bench_", "--accept-tools")
     manage(env, "add_rule", "--action", "ask", "--server", "bench", "--tool", "bench_echo", "--name", "push bench asks")
     secret = manage(env, "create_token", "push-bench", "--tools", "bench_echo").splitlines()[-1]
     manage(env, "shell", "-c", MAKE_OPERATOR)

@@ -57,12 +57,34 @@ def call_binding(call: Call) -> str:
 
 
 def find_tool(token: ClientToken, name) -> Tool | None:
+    """The tool of this name the token may use, active or awaiting review (a call to that one is refused)."""
     if not isinstance(name, str) or not token_allows(token, name):
         return None
     return (
         Tool.objects.select_related("server")
-        .filter(exposed_name=name, status=Tool.Status.ACTIVE, server__enabled=True)
+        .filter(exposed_name=name, status__in=Tool.HELD, server__enabled=True)
         .first()
+    )
+
+
+@transaction.atomic
+def refuse_unreviewed(ctx: ClientContext, tool: Tool) -> dict:
+    """A call to a tool whose definition no admin accepted: nothing runs, and the client is told why."""
+    chain.record(
+        "call.refused",
+        Actor.client(ctx.token),
+        server=tool.server,
+        tool=tool,
+        token=ctx.token,
+        data={"tool": tool.exposed_name, "status": tool.status, "digest": tool.digest},
+    )
+    if tool.status == Tool.Status.DECLINED:
+        return tool_error_result(
+            f"The tool {tool.exposed_name} is unavailable: an admin rejected its current definition. It was not run."
+        )
+    return tool_error_result(
+        f"The tool {tool.exposed_name} awaits review: its definition is new or changed and no admin has accepted it "
+        "yet. It was not run; try again later or use another tool."
     )
 
 

@@ -51,6 +51,8 @@ async def run_call(ctx: lifecycle.ClientContext, jsonrpc_id, params: dict, emit,
         tool = await sync_to_async(lifecycle.find_tool)(ctx.token, name)
     if tool is None:
         raise JsonRpcError(INVALID_PARAMS, f"Unknown tool: {name}")
+    if tool.status != Tool.Status.ACTIVE:
+        return await sync_to_async(lifecycle.refuse_unreviewed)(ctx, tool)
     meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
     progress_token = meta.get("progressToken")
     log_level = meta.get(META_LOG_LEVEL) if meta.get(META_LOG_LEVEL) in LOG_LEVELS else ctx.log_level

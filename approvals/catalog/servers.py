@@ -12,7 +12,17 @@ from approvals.models import Server
 
 # What the audit log may show of a server; headers and env are credentials, so
 # only the names of those that changed are recorded.
-AUDITED_FIELDS = ["name", "transport", "url", "command", "trusted", "enabled", "tool_prefix", "input_routing"]
+AUDITED_FIELDS = [
+    "name",
+    "transport",
+    "url",
+    "command",
+    "trusted",
+    "enabled",
+    "tool_prefix",
+    "input_routing",
+    "changes",
+]
 SECRET_FIELDS = ["headers", "env"]
 
 
@@ -34,9 +44,12 @@ def add_server(
     enabled=True,
     tool_prefix=None,
     input_routing=Server.InputRouting.OPERATOR,
+    changes=Server.Changes.REVIEW,
+    accept_tools=False,
     schedule_sync=True,
     actor=SYSTEM,
 ):
+    """A new server; its first tools await review unless `accept_tools` accepts them all unread."""
     server = Server(
         name=name,
         transport=transport,
@@ -47,12 +60,15 @@ def add_server(
         trusted=trusted,
         enabled=enabled,
         input_routing=input_routing,
+        changes=changes,
+        accept_next_listing=accept_tools,
     )
     server.save()
     server.tool_prefix = Server.default_prefix(server.slug) if tool_prefix is None else tool_prefix
     server.save(update_fields=["tool_prefix"])
     data = {field: getattr(server, field) for field in AUDITED_FIELDS}
     data.update({field: sorted(getattr(server, field)) for field in SECRET_FIELDS})
+    data["accept_tools"] = accept_tools
     chain.record("server.added", actor, server=server, data=data)
     if server.enabled and schedule_sync:
         enqueue_sync(server)
@@ -67,6 +83,8 @@ def update_server(server, actor=SYSTEM, **changes):
         reconnect
         or ("tool_prefix" in changes and changes["tool_prefix"] != server.tool_prefix)
         or (changes.get("enabled") and not server.enabled)
+        # Tools awaiting review are accepted by the next sync.
+        or ("changes" in changed and changes["changes"] == Server.Changes.ACCEPT)
     )
     before = {field: getattr(server, field) for field in AUDITED_FIELDS if field in changed}
     secrets_changed = {

@@ -32,10 +32,11 @@ class SyncReport:
     changed: list = field(default_factory=list)
     removed: list = field(default_factory=list)
     rejected: list = field(default_factory=list)
+    review: list = field(default_factory=list)  # added or changed, and awaiting an admin's review
 
     @property
     def changed_anything(self):
-        return bool(self.added or self.changed or self.removed or self.rejected)
+        return bool(self.added or self.changed or self.removed or self.rejected or self.review)
 
     def summary(self):
         if not self.ok:
@@ -47,6 +48,7 @@ class SyncReport:
                 ("changed", self.changed),
                 ("removed", self.removed),
                 ("rejected", self.rejected),
+                ("awaiting review", self.review),
             )
             if v
         ]
@@ -96,11 +98,9 @@ def apply_catalog(server: Server, identity: ServerIdentity, definitions: list[di
     for name, tool in existing.items():
         if name not in listed and tool.status != Tool.Status.REMOVED:
             remove_tool(tool, now, report)
-    taken = set(
-        Tool.objects.filter(status=Tool.Status.ACTIVE).exclude(server=server).values_list("exposed_name", flat=True)
-    )
-    # Tools already active keep their exposed names against newcomers of this listing.
-    taken_here = {t.exposed_name: t.upstream_name for t in existing.values() if t.status == Tool.Status.ACTIVE}
+    taken = set(Tool.objects.filter(status__in=Tool.HELD).exclude(server=server).values_list("exposed_name", flat=True))
+    # Tools already holding a name keep it against newcomers of this listing.
+    taken_here = {t.exposed_name: t.upstream_name for t in existing.values() if t.status in Tool.HELD}
     seen = set()
     for definition in definitions:
         name = definition.get("name") if isinstance(definition, dict) else None
@@ -112,8 +112,10 @@ def apply_catalog(server: Server, identity: ServerIdentity, definitions: list[di
         seen.add(name)
         status, reason, warnings, exposed = judge(server, definition, taken, taken_here)
         if status == Tool.Status.ACTIVE:
+            status = reviewed_status(server, existing.get(name), tool_digest(definition))
             taken_here[exposed] = name
         apply_tool(server, existing.get(name), definition, exposed, status, reason, warnings, now, report)
+    server.accept_next_listing = False
     server.revision = identity.revision
     server.server_info = identity.server_info
     server.capabilities = identity.capabilities
@@ -130,6 +132,7 @@ def apply_catalog(server: Server, identity: ServerIdentity, definitions: list[di
             "changed": report.changed,
             "removed": report.removed,
             "rejected": report.rejected,
+            "review": report.review,
         }
         chain.record("catalog.changed", SYSTEM, server=server, data=changes)
         events.catalog_changed(server.pk)
@@ -148,6 +151,35 @@ def judge(server, definition, taken, taken_here):
     return (Tool.Status.REJECTED if reason else Tool.Status.ACTIVE), reason, check.warnings, exposed
 
 
+def reviewed_status(server, tool, digest):
+    """Active when the definition is the reviewed one or the server accepts it unread; else it awaits review."""
+    if server.changes == Server.Changes.ACCEPT or server.accept_next_listing:
+        return Tool.Status.ACTIVE
+    if tool is not None and digest in (
+        tool.reviewed_digest,
+        tool.digest if tool.status == Tool.Status.ACTIVE else None,
+    ):
+        return Tool.Status.ACTIVE
+    if tool is not None and tool.status == Tool.Status.DECLINED and digest == tool.digest:
+        return Tool.Status.DECLINED
+    return Tool.Status.NEEDS_REVIEW
+
+
+def accept_unread(server, tool):
+    """The server's setting (or the admin who added it) accepted this definition without a review."""
+    if tool.status != Tool.Status.ACTIVE or tool.reviewed_digest == tool.digest:
+        return
+    reviewed, tool.reviewed_digest, tool.reviewed_definition = tool.reviewed_digest, tool.digest, tool.definition
+    tool.save(update_fields=["reviewed_digest", "reviewed_definition"])
+    note = (
+        "accepted with the server when it was added"
+        if server.accept_next_listing
+        else "the server's changes are accepted"
+    )
+    data = {"tool": tool.exposed_name, "digest": tool.digest, "reviewed_digest": reviewed, "note": note}
+    chain.record("tool.accepted", SYSTEM, server=server, tool=tool, data=data)
+
+
 def apply_tool(server, tool, definition, exposed, status, reason, warnings, now, report):
     digest = tool_digest(definition)
     if tool is None:
@@ -164,9 +196,12 @@ def apply_tool(server, tool, definition, exposed, status, reason, warnings, now,
             last_changed_at=now,
             last_seen_at=now,
         )
-        kind = ToolChange.Kind.ADDED if status == Tool.Status.ACTIVE else ToolChange.Kind.REJECTED
+        kind = ToolChange.Kind.REJECTED if status == Tool.Status.REJECTED else ToolChange.Kind.ADDED
         record_change(tool, kind, definition, digest, status, reason, now)
-        (report.added if status == Tool.Status.ACTIVE else report.rejected).append(exposed)
+        (report.rejected if status == Tool.Status.REJECTED else report.added).append(exposed)
+        if status == Tool.Status.NEEDS_REVIEW:
+            report.review.append(exposed)
+        accept_unread(server, tool)
         return
     kind = change_kind(tool, digest, status)
     previous = tool.digest
@@ -186,6 +221,9 @@ def apply_tool(server, tool, definition, exposed, status, reason, warnings, now,
             kind, report.changed
         )
         bucket.append(exposed)
+        if status == Tool.Status.NEEDS_REVIEW:
+            report.review.append(exposed)
+    accept_unread(server, tool)
 
 
 def remove_tool(tool, now, report):
@@ -198,10 +236,12 @@ def remove_tool(tool, now, report):
 
 
 def change_kind(tool, digest, status):
-    if status != tool.status:
-        return ToolChange.Kind.REJECTED if status == Tool.Status.REJECTED else ToolChange.Kind.RESTORED
+    if status == Tool.Status.REJECTED and tool.status != Tool.Status.REJECTED:
+        return ToolChange.Kind.REJECTED
     if digest != tool.digest:
         return ToolChange.Kind.CHANGED
+    if status != tool.status:
+        return ToolChange.Kind.RESTORED
     return None
 
 

@@ -18,7 +18,7 @@ from approvals.gateway.http import (
 from approvals.gateway.server_info import CAPABILITIES, INSTRUCTIONS, server_info
 from approvals.gateway.tool_calls import answer_call, called_tool
 from approvals.inputs import continuations
-from approvals.models import ClientToken
+from approvals.models import ClientToken, Tool
 from approvals.protocol import jsonrpc
 from approvals.protocol.jsonrpc import (
     HEADER_MISMATCH,
@@ -116,7 +116,9 @@ async def list_tools(request, ctx: ClientContext, message: Request):
 
 async def call_tool(request, ctx: ClientContext, message: Request):
     tool = await called_tool(ctx, message.params)
-    mirrored.check_param_headers(tool.definition, message.params.get("arguments"), request.headers)
+    if tool.status == Tool.Status.ACTIVE:
+        # An unreviewed definition must not shape the answer: the call is refused without reading it.
+        mirrored.check_param_headers(tool.definition, message.params.get("arguments"), request.headers)
     # A retry carrying answers to the input the call asked for continues that call rather than starting one.
     retry = "requestState" in message.params or "inputResponses" in message.params
     run = continuations.continue_call if retry else runner.run_call

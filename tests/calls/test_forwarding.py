@@ -23,6 +23,7 @@ def demo_server(db):
         transport="stdio",
         command=shlex.join([sys.executable, "-m", "approvals.demo.server"]),
         trusted=True,
+        accept_tools=True,
         schedule_sync=False,
     )
     assert sync.sync_server(server).ok

@@ -27,7 +27,16 @@ def scripted_command(tmp_path):
 
 
 def test_it_adds_a_server_syncs_it_and_lists_its_tools(db, scripted_command):
-    out = run("add_server", "Scripted", "--command", scripted_command, "--trusted", "--header", "X-Team: blue")
+    out = run(
+        "add_server",
+        "Scripted",
+        "--command",
+        scripted_command,
+        "--trusted",
+        "--header",
+        "X-Team: blue",
+        "--accept-tools",
+    )
     assert "2 added" in out
     server = Server.objects.get(name="Scripted")
     assert server.trusted and server.tool_prefix == "scripted_"

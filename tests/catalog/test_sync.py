@@ -42,6 +42,7 @@ def scripted(db, scenario):
             name=name,
             transport=Server.Transport.STDIO,
             tool_prefix=prefix,
+            accept_tools=True,
             schedule_sync=False,
             command=shlex.join([sys.executable, str(SCRIPTED), str(path)]),
         )

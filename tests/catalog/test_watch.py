@@ -25,6 +25,7 @@ async def test_it_syncs_a_server_that_announces_a_changed_tool_list(tmp_path):
     server = await sync_to_async(servers.add_server)(
         name="Announcer",
         transport="stdio",
+        accept_tools=True,
         schedule_sync=False,
         command=shlex.join([sys.executable, str(SCRIPTED), str(scenario)]),
     )
@@ -34,7 +35,8 @@ async def test_it_syncs_a_server_that_announces_a_changed_tool_list(tmp_path):
     watching = asyncio.create_task(watch(stop, interval=0.2))
     try:
         for _ in range(100):
-            if await Tool.objects.filter(server=server, upstream_name="b", status="active").aexists():
+            # A tool that appears after the first listing waits for an admin's review.
+            if await Tool.objects.filter(server=server, upstream_name="b", status="needs_review").aexists():
                 break
             await asyncio.sleep(0.1)
         else:

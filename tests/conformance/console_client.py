@@ -35,7 +35,14 @@ def add_upstream(url: str, scenario: str):
     from approvals.catalog.servers import add_server
     from approvals.catalog.sync import sync_server
 
-    server = add_server(name=f"conformance {scenario}", transport="http", url=url, tool_prefix="", schedule_sync=False)
+    server = add_server(
+        name=f"conformance {scenario}",
+        transport="http",
+        url=url,
+        tool_prefix="",
+        accept_tools=True,
+        schedule_sync=False,
+    )
     report = sync_server(server)
     if not report.ok:
         raise SystemExit(f"the console could not sync {url}: {report.error}")

@@ -79,6 +79,7 @@ def console_url(transactional_db):
         name="Conformance",
         transport=Server.Transport.STDIO,
         tool_prefix="",
+        accept_tools=True,
         schedule_sync=False,
         command=shlex.join([sys.executable, str(SERVERS / "conformance_upstream.py")]),
     )

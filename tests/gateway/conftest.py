@@ -24,7 +24,7 @@ def mcp_url(live_console):
 
 
 def add_synced_server(name, **options):
-    server = servers.add_server(name=name, schedule_sync=False, **options)
+    server = servers.add_server(name=name, schedule_sync=False, accept_tools=True, **options)
     report = sync.sync_server(server)
     assert report.ok, report.error
     return server

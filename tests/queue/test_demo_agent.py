@@ -25,6 +25,7 @@ def demo(live_console, settings, tmp_path):
         name=DEMO_SERVER,
         transport="stdio",
         command=shlex.join([sys.executable, "-m", "approvals.demo.server"]),
+        accept_tools=True,
         schedule_sync=False,
     )
     assert sync.sync_server(server).ok

@@ -61,7 +61,10 @@ def test_it_syncs_a_new_server_in_the_worker_and_every_web_process_shows_its_too
     web = [free_port(), free_port()]
     with celery_worker(), daphne(web[0]), daphne(web[1]):
         server = servers.add_server(
-            name="Demo", transport="stdio", command=shlex.join([sys.executable, "-m", "approvals.demo.server"])
+            name="Demo",
+            transport="stdio",
+            command=shlex.join([sys.executable, "-m", "approvals.demo.server"]),
+            accept_tools=True,
         )
         wait_until(
             lambda: Tool.objects.filter(server=server, status="active").count() >= 5, message="the worker's sync"
@@ -81,6 +84,7 @@ def test_it_answers_a_held_call_once_another_process_approves_it(redis_required,
         name="Demo",
         transport="stdio",
         command=shlex.join([sys.executable, "-m", "approvals.demo.server"]),
+        accept_tools=True,
         schedule_sync=False,
     )
     assert sync.sync_server(server).ok

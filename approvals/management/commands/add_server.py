@@ -18,8 +18,19 @@ class Command(BaseCommand):
         parser.add_argument("--header", action="append", default=[], help='"Name: value", repeatable')
         parser.add_argument("--env", action="append", default=[], help='"KEY=value" for a stdio server, repeatable')
         parser.add_argument("--no-sync", action="store_true", help="add without connecting now")
+        parser.add_argument(
+            "--accept-tools", action="store_true", help="accept the tools of its first listing without review"
+        )
+        parser.add_argument(
+            "--changes",
+            choices=Server.Changes.values,
+            default=Server.Changes.REVIEW,
+            help="review (the default): new and changed tools wait for an admin; accept: they are accepted unread",
+        )
 
-    def handle(self, *args, name, url, command, trusted, prefix, header, env, no_sync, **options):
+    def handle(
+        self, *args, name, url, command, trusted, prefix, header, env, no_sync, accept_tools, changes, **options
+    ):
         if Server.objects.filter(name=name).exists():
             raise CommandError(f"a server named {name!r} exists already")
         try:
@@ -37,6 +48,8 @@ class Command(BaseCommand):
                 env=env_vars,
                 trusted=trusted,
                 tool_prefix=prefix,
+                changes=changes,
+                accept_tools=accept_tools,
                 schedule_sync=False,
             )
         self.stdout.write(f"added {server.name} (slug {server.slug}, prefix {server.tool_prefix!r})")

@@ -39,6 +39,7 @@ class Command(BaseCommand):
                 name=DEMO_SERVER,
                 transport=Server.Transport.STDIO,
                 trusted=True,
+                accept_tools=True,
                 schedule_sync=False,
                 command=shlex.join([sys.executable, "-m", "approvals.demo.server"]),
             )
