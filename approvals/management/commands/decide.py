@@ -1,13 +1,10 @@
 import json
-import os
 
-from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from approvals.calls import lifecycle
+from approvals.management.acting import OPERATOR_VARIABLE, acting_user
 from approvals.models import Call
-
-OPERATOR_VARIABLE = "CONSOLE_OPERATOR"
 
 
 class Command(BaseCommand):
@@ -70,19 +67,8 @@ def parse_arguments(text):
 
 
 def operator(username):
-    users = get_user_model().objects.filter(is_active=True)
-    username = username or os.environ.get(OPERATOR_VARIABLE)
-    if username:
-        user = users.filter(username=username).first()
-        if user is None:
-            raise CommandError(f"no active user named {username!r}")
-    else:
-        superusers = list(users.filter(is_superuser=True)[:2])
-        if len(superusers) != 1:
-            raise CommandError(f"name the deciding operator with --as USERNAME or ${OPERATOR_VARIABLE}")
-        user = superusers[0]
-    if not user.has_perm("approvals.decide_call"):
-        raise CommandError(
-            f"{user.get_username()} may not decide calls (needs the decide_call permission, e.g. the operator role)"
-        )
-    return user
+    return acting_user(
+        username,
+        lambda user: user.has_perm("approvals.decide_call"),
+        "decide calls (needs the decide_call permission, e.g. the operator role)",
+    )
