@@ -51,6 +51,21 @@ class ServerForm(forms.Form):
         required=False, help_text="Count this server's tool annotations in policy and show them as verified."
     )
     enabled = forms.BooleanField(required=False, initial=True)
+    # Not named `changes`, which is the method below.
+    changed_tools = forms.TypedChoiceField(
+        label="Changed tools",
+        choices=Server.Changes.choices,
+        initial=Server.Changes.REVIEW,
+        required=False,
+        empty_value=Server.Changes.REVIEW,
+        widget=forms.RadioSelect,
+        help_text="A tool that is new or whose definition changed reaches clients only once accepted.",
+    )
+    accept_tools = forms.BooleanField(
+        label="Accept its tools now",
+        required=False,
+        help_text="Accept the tools of its first listing without review; otherwise an admin reviews each one.",
+    )
     # Optional so that a post without it (an older page, a script) keeps the safe default.
     input_routing = forms.TypedChoiceField(
         label="Input requests",
@@ -93,6 +108,7 @@ class ServerForm(forms.Form):
                     "enabled": server.enabled,
                     "tool_prefix": server.tool_prefix,
                     "input_routing": server.input_routing,
+                    "changed_tools": server.changes,
                     "no_prefix": server.tool_prefix == "",
                 },
             )
@@ -100,6 +116,7 @@ class ServerForm(forms.Form):
         if server is None:
             del self.fields["clear_headers"], self.fields["clear_env"]
         else:
+            del self.fields["accept_tools"]
             self.fields["headers"].label = "Replace headers with"
             self.fields["env"].label = "Replace environment with"
             for field in ("headers", "env"):
@@ -162,7 +179,10 @@ class ServerForm(forms.Form):
             "enabled": data["enabled"],
             "tool_prefix": self._prefix(),
             "input_routing": data["input_routing"],
+            "changes": data["changed_tools"],
         }
+        if self.server is None:
+            changes["accept_tools"] = data["accept_tools"]
         for field in ("headers", "env"):
             if data[field] is not None:
                 changes[field] = data[field]

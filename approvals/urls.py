@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from approvals.views import audit, calls, catalog, connect, inputs, queue, servers, tokens
+from approvals.views import audit, calls, catalog, connect, inputs, queue, review, servers, tokens
 
 urlpatterns = [
     path("login/", auth_views.LoginView.as_view(), name="login"),
@@ -24,6 +24,11 @@ urlpatterns = [
     path("servers/<slug:slug>/sync/", servers.server_sync, name="server_sync"),
     path("catalog/", catalog.catalog, name="catalog"),
     path("catalog/tools/<int:pk>/", catalog.tool_detail, name="tool"),
+    path("review/", review.review_list, name="review"),
+    path("review/tools/<int:pk>/", review.tool_review, name="tool_review"),
+    path("review/tools/<int:pk>/accept/", review.tool_accept, name="tool_accept"),
+    path("review/tools/<int:pk>/reject/", review.tool_reject, name="tool_reject"),
+    path("review/servers/<slug:slug>/accept/", review.server_accept_tools, name="server_accept_tools"),
     path("tokens/", tokens.token_list, name="tokens"),
     path("tokens/new/", tokens.token_add, name="token_add"),
     path("tokens/<int:pk>/revoke/", tokens.token_revoke, name="token_revoke"),

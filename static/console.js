@@ -79,6 +79,24 @@ document.addEventListener("DOMContentLoaded", () => {
     });
   };
 
+  const showReviewCount = (count) => {
+    document.querySelectorAll("[data-review-count]").forEach((badge) => {
+      badge.textContent = String(count);
+      badge.classList.toggle("warn", count > 0);
+    });
+  };
+
+  // Typed notes survive a region swapped in from a fresh copy of the page.
+  const swapKeepingInput = (here, there) => {
+    const typed = [...here.querySelectorAll("input[type=text], textarea")].filter((el) => el.value);
+    here.innerHTML = there.innerHTML;
+    typed.forEach((el) => {
+      const form = el.form?.getAttribute("action");
+      const twin = [...here.querySelectorAll(`[name="${el.name}"]`)].find((t) => t.form?.getAttribute("action") === form);
+      if (twin) twin.value = el.value;
+    });
+  };
+
   const syncEmpty = () => {
     const pairs = [["[data-queue]", "[data-queue-empty]"], ["[data-recent]", "[data-recent-empty]"]];
     pairs.forEach(([list, note]) => {
@@ -167,17 +185,19 @@ document.addEventListener("DOMContentLoaded", () => {
   };
 
   const resync = async () => {
-    const regions = ["[data-queue]", "[data-inputs]", "[data-recent]", "[data-call-body]"];
+    const regions = ["[data-queue]", "[data-inputs]", "[data-recent]", "[data-call-body]", "[data-review-list]"];
     const response = await fetch(location.href, { credentials: "same-origin" });
     if (!response.ok) return;
     const page = new DOMParser().parseFromString(await response.text(), "text/html");
     regions.forEach((selector) => {
       const here = document.querySelector(selector);
       const there = page.querySelector(selector);
-      if (here && there) here.innerHTML = there.innerHTML;
+      if (here && there) swapKeepingInput(here, there);
     });
     const count = page.querySelector("[data-pending-count]");
     if (count) showCount(Number(count.textContent));
+    const reviewing = page.querySelector("[data-review-count]");
+    if (reviewing) showReviewCount(Number(reviewing.textContent));
     syncEmpty();
   };
 
@@ -192,6 +212,9 @@ document.addEventListener("DOMContentLoaded", () => {
     socket.addEventListener("message", (event) => {
       const message = JSON.parse(event.data);
       if (typeof message.pending_count === "number") showCount(message.pending_count);
+      if (typeof message.review_count === "number") showReviewCount(message.review_count);
+      // The list of tools to review is read afresh whenever a catalog changes.
+      if (message.event === "catalog.review" && document.querySelector("[data-review-list]")) resync();
       if (message.event === "server.status") showServer(message);
       else placeCall(message);
       if (message.event === "call.pending") announce(message);

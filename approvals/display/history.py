@@ -1,57 +1,15 @@
-"""A tool's definition history, each version compared with the one before it."""
+"""A tool's definition history: its versions, each compared with the one before, and any two compared in full."""
 
-import json
-import re
 from dataclasses import dataclass
 
+from approvals.protocol.tool_review import MAX_PATHS, definition_changes, path_changes
+
 SHOWN_CHANGES = 50
-MAX_PATHS = 100
-MAX_DEPTH = 20
-PLAIN_KEY = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$-]*$")
 
 
 def changed_paths(old, new, limit=MAX_PATHS):
     """The JSON paths where two documents differ, e.g. ["description", "inputSchema.properties.id.type"]."""
-    paths = []
-    walk(old, new, "", 0, paths, limit)
-    return paths
-
-
-def walk(old, new, path, depth, paths, limit):
-    if len(paths) >= limit:
-        return
-    # Compared by type first: in Python 1 == True and 1 == 1.0, in JSON they differ.
-    if type(old) is not type(new):
-        paths.append(path or "(whole definition)")
-    elif isinstance(old, dict) and depth < MAX_DEPTH:
-        for key in sorted(old.keys() | new.keys()):
-            walk(old.get(key, Missing), new.get(key, Missing), join(path, key), depth + 1, paths, limit)
-    elif isinstance(old, list) and depth < MAX_DEPTH:
-        for n in range(max(len(old), len(new))):
-            walk(
-                old[n] if n < len(old) else Missing,
-                new[n] if n < len(new) else Missing,
-                f"{path}[{n}]",
-                depth + 1,
-                paths,
-                limit,
-            )
-    elif canonical(old) != canonical(new):
-        paths.append(path or "(whole definition)")
-
-
-def canonical(value):
-    return json.dumps(value, sort_keys=True) if isinstance(value, (dict, list)) else value
-
-
-class Missing:
-    """Stands for a key or item one side lacks: unequal to every JSON value."""
-
-
-def join(path, key):
-    if PLAIN_KEY.match(key):
-        return f"{path}.{key}" if path else key
-    return f"{path}[{json.dumps(key, ensure_ascii=False)}]"
+    return [change.path for change in path_changes(old, new, limit)]
 
 
 @dataclass
@@ -71,3 +29,19 @@ def history(tool):
     for change, older in zip(changes[:SHOWN_CHANGES], changes[1:] + [None]):
         versions.append(Version(change, None if older is None else changed_paths(older.definition, change.definition)))
     return versions
+
+
+@dataclass
+class Comparison:
+    older: object
+    newer: object
+    changes: list
+
+
+def compare(tool, older_id, newer_id) -> Comparison | None:
+    """Two recorded versions of this tool side by side; None unless both ids name versions of it."""
+    chosen = {change.pk: change for change in tool.changes.filter(pk__in=[older_id, newer_id])}
+    if older_id not in chosen or newer_id not in chosen:
+        return None
+    older, newer = chosen[older_id], chosen[newer_id]
+    return Comparison(older, newer, definition_changes(older.definition, newer.definition))

@@ -13,6 +13,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 
 from approvals import roles
+from approvals.catalog import review
 from approvals.display import rows
 from approvals.live import access, events
 from approvals.live.consumer_db import KeepsItsConnection, db_sync_to_async
@@ -84,6 +85,9 @@ class OperatorConsumer(KeepsItsConnection, InputEvents, AsyncJsonWebsocketConsum
         await self.send_json(await db_sync_to_async(self.call_payload)(event["event"], event["call_id"]))
 
     async def catalog_event(self, event):
+        # Every page shows how many tools need review; the review list reads itself again on this.
+        count = await db_sync_to_async(review.review_count)()
+        await self.send_json({"event": "catalog.review", "server_id": event["server_id"], "review_count": count})
         # A changed tool changes what its pending calls would run: their rows say so.
         if self.view == QUEUE:
             for call_id in await db_sync_to_async(self.pending_of_server)(event["server_id"]):

@@ -8,7 +8,9 @@ from django.utils import timezone
 from django.utils.timesince import timesince
 
 from approvals import roles
+from approvals.catalog import review
 from approvals.display.schema import schema_table as describe_schema
+from approvals.protocol import tool_review
 from approvals.protocol.tools import annotations, safe_icons
 
 register = template.Library()
@@ -50,6 +52,22 @@ def ago(when):
 @register.filter
 def as_json(value):
     return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+@register.simple_tag
+def review_count():
+    return review.review_count()
+
+
+@register.filter
+def revealed(text):
+    """Upstream text with its invisible characters written out; still unmarked, so autoescape applies."""
+    return tool_review.reveal(str(text))
+
+
+@register.filter
+def brief_json(value):
+    return tool_review.brief_json(value)
 
 
 @register.simple_tag

@@ -4,8 +4,10 @@ from django.contrib.auth.decorators import login_required
 from django.db.models import Q
 from django.shortcuts import get_object_or_404, redirect, render
 
-from approvals.display.history import history
+from approvals.catalog import review
+from approvals.display.history import compare, history
 from approvals.models import Server, Tool
+from approvals.protocol.tool_review import hidden_content
 
 
 @login_required
@@ -30,11 +32,14 @@ def catalog(request):
             | Q(definition__description__icontains=query)
         )
     show_removed = request.GET.get("removed") == "1"
+    active = list(tools.filter(status=Tool.Status.ACTIVE))
+    flag_hidden_content(active)
     return render(
         request,
         "approvals/catalog.html",
         {
-            "active": tools.filter(status=Tool.Status.ACTIVE),
+            "active": active,
+            "review": tools.filter(status__in=review.DECIDABLE),
             "rejected": tools.filter(status=Tool.Status.REJECTED),
             "removed": tools.filter(status=Tool.Status.REMOVED) if show_removed else None,
             "removed_count": tools.filter(status=Tool.Status.REMOVED).count(),
@@ -46,7 +51,28 @@ def catalog(request):
     )
 
 
+def flag_hidden_content(tools):
+    """Mark each tool with what in its definition hides text; the names of other servers' tools are read once."""
+    held = list(Tool.objects.filter(status__in=Tool.HELD).values_list("server_id", "exposed_name"))
+    for tool in tools:
+        tool.hidden = hidden_content(tool.definition, [name for server, name in held if server != tool.server_id])
+
+
 @login_required
 def tool_detail(request, pk):
     tool = get_object_or_404(Tool.objects.select_related("server"), pk=pk)
-    return render(request, "approvals/tool_detail.html", {"tool": tool, "history": history(tool)})
+    versions = history(tool)
+    older, newer = request.GET.get("from", ""), request.GET.get("to", "")
+    if older.isdigit() and newer.isdigit():
+        comparison = compare(tool, int(older), int(newer))
+    else:
+        # By default the newest version against the last one that differs from it.
+        newest = versions[0].change if versions else None
+        older = next((v.change for v in versions[1:] if v.change.digest != newest.digest), None)
+        comparison = compare(tool, older.pk, newest.pk) if older else None
+    flag_hidden_content([tool])
+    return render(
+        request,
+        "approvals/tool_detail.html",
+        {"tool": tool, "history": versions, "comparison": comparison},
+    )

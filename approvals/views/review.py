@@ -7,8 +7,8 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from approvals import review
-from approvals.audit import Actor
+from approvals.audit.chain import Actor
+from approvals.catalog import review
 from approvals.models import Server, Tool
 from approvals.views.access import admin_required
 

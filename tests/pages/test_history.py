@@ -2,8 +2,9 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from approvals.display.history import MAX_DEPTH, changed_paths, history
+from approvals.display.history import changed_paths, history
 from approvals.models import Tool, ToolChange
+from approvals.protocol.tool_review import MAX_DEPTH
 from tests.pages.factories import make_server, make_tool
 
 V1 = {
