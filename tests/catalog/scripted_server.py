@@ -6,7 +6,9 @@ The scenario: {"pages": [[tool, ...], ...], "die_on_page": N, "announce": bool}.
 Each page after the first is reached through nextCursor; on page N the process
 exits without answering, as a crashing server would. With "announce" set, every
 ping is preceded by notifications/tools/list_changed. The file is re-read on
-every request, so a test can change the catalog between syncs.
+every request, so a test can change the catalog between syncs. A tools/call is
+answered with the tool's name and appended to SCENARIO.json.calls, one name a
+line, so a test can tell which calls reached the server.
 """
 
 import json
@@ -34,6 +36,10 @@ def main(path):
             result = {"tools": scenario["pages"][page]}
             if page + 1 < len(scenario["pages"]):
                 result["nextCursor"] = str(page + 1)
+        elif method == "tools/call":
+            with open(path + ".calls", "a") as log:
+                log.write(params.get("name", "") + "\n")
+            result = {"content": [{"type": "text", "text": f"ran {params.get('name')}"}]}
         elif method == "ping":
             with open(path) as f:
                 if json.load(f).get("announce"):

@@ -276,7 +276,19 @@ async def test_it_warns_on_pending_rows_whose_tool_changed(person, make_call, re
     socket, _ = await open_socket(cookie)
     await Tool.objects.filter(pk=refund_tool.pk).aupdate(digest="changed")
     await sync_to_async(events.catalog_changed)(refund_tool.server_id)
+    counted = await socket.receive_json_from(timeout=5)
+    assert counted == {"event": "catalog.review", "server_id": refund_tool.server_id, "review_count": 0}
     message = await socket.receive_json_from(timeout=5)
     assert message["event"] == "catalog.changed" and message["call_id"] == call.pk
     assert "approving it will not run it" in message["html"]
+    await socket.disconnect()
+
+
+async def test_it_counts_the_tools_that_need_review_on_every_page(person, refund_tool):
+    cookie = await signed_in(person, "ann", roles.AUDITOR)
+    socket, _ = await open_socket(cookie, query="view=recent")
+    await Tool.objects.filter(pk=refund_tool.pk).aupdate(status=Tool.Status.NEEDS_REVIEW)
+    await sync_to_async(events.catalog_changed)(refund_tool.server_id)
+    message = await socket.receive_json_from(timeout=5)
+    assert message == {"event": "catalog.review", "server_id": refund_tool.server_id, "review_count": 1}
     await socket.disconnect()

@@ -66,5 +66,5 @@ class Command(BaseCommand):
                 self.stdout.write(f"  {line}")
             self.stdout.write("")
         if pending:
-            raise CommandError(f"{len(pending)} tool{'s' if len(pending) != 1 else ''} need review")
+            raise CommandError("1 tool needs review" if len(pending) == 1 else f"{len(pending)} tools need review")
         self.stdout.write("Nothing needs review.")

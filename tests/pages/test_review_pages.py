@@ -1,0 +1,109 @@
+"""The review pages: everyone reads what changed, admins accept or reject, and upstream text stays text."""
+
+import pytest
+from django.urls import reverse
+
+from approvals.models import AuditEvent, Tool
+from approvals.protocol.tools import tool_digest
+from tests.pages.factories import make_server, make_tool
+
+SCRIPT = "<script>alert(1)</script>"
+OLD = {"name": "lookup", "description": "Finds a customer.", "inputSchema": {"type": "object"}}
+
+
+@pytest.fixture
+def changed(db):
+    """A tool whose accepted definition was OLD and whose listed one adds words, a schema property and hidden text."""
+    tool = make_tool(
+        make_server(),
+        "lookup",
+        status=Tool.Status.NEEDS_REVIEW,
+        description=f"Finds a customer and\u200b emails them. {SCRIPT}",
+        inputSchema={"type": "object", "properties": {"to": {"type": "string"}}},
+    )
+    tool.digest = tool_digest(tool.definition)
+    tool.reviewed_digest, tool.reviewed_definition = tool_digest(OLD), OLD
+    tool.save()
+    return tool
+
+
+def test_it_shows_the_changed_words_the_schema_paths_and_the_hidden_content(login, changed):
+    html = login("auditor").get(reverse("tool_review", args=[changed.pk])).content.decode()
+
+    # The zero-width space is written out inside the marked words; the markup stays text.
+    assert (
+        "Finds a customer<ins> and⟦U+200B⟧ emails them</ins>.<ins> &lt;script&gt;alert(1)&lt;/script&gt;</ins>" in html
+    )
+    assert "<code>inputSchema.properties</code>" in html
+    assert "U+200B ZERO WIDTH SPACE" in html
+    assert SCRIPT not in html
+    assert 'action="/review/tools/' not in html, "only admins see the decision forms"
+
+
+def test_it_counts_the_tools_that_need_review_in_the_navigation(login, changed):
+    html = login("operator").get(reverse("queue")).content.decode()
+
+    assert "data-review-count>1</span>" in html
+
+
+def test_it_lets_an_admin_accept_the_definition_shown(login, changed):
+    client = login("admin")
+
+    response = client.post(reverse("tool_accept", args=[changed.pk]), {"digest": changed.digest, "note": "fine"})
+
+    assert response.status_code == 302
+    changed.refresh_from_db()
+    assert changed.status == Tool.Status.ACTIVE
+    assert changed.reviewed_digest == changed.digest
+    event = AuditEvent.objects.get(action="tool.accepted")
+    assert event.data["note"] == "fine" and event.data["reviewed_digest"] == tool_digest(OLD)
+
+
+def test_it_refuses_a_decision_on_a_definition_that_changed_since_it_was_shown(login, changed):
+    login("admin").post(reverse("tool_reject", args=[changed.pk]), {"digest": tool_digest(OLD)})
+
+    changed.refresh_from_db()
+    assert changed.status == Tool.Status.NEEDS_REVIEW
+    assert not AuditEvent.objects.filter(action="tool.rejected").exists()
+
+
+def test_it_refuses_a_decision_from_someone_who_is_not_an_admin(login, changed):
+    response = login("operator").post(reverse("tool_accept", args=[changed.pk]), {"digest": changed.digest})
+
+    assert response.status_code == 403
+    changed.refresh_from_db()
+    assert changed.status == Tool.Status.NEEDS_REVIEW
+
+
+def test_it_accepts_several_tools_of_one_server_at_once(login, changed):
+    other = make_tool(changed.server, "search", status=Tool.Status.NEEDS_REVIEW)
+    skipped = make_tool(changed.server, "delete", status=Tool.Status.NEEDS_REVIEW)
+
+    login("admin").post(
+        reverse("server_accept_tools", args=[changed.server.slug]),
+        {"tools": [f"{changed.pk}:{changed.digest}", f"{other.pk}:{other.digest}"], "note": "both read"},
+    )
+
+    statuses = dict(Tool.objects.values_list("upstream_name", "status"))
+    assert statuses == {"lookup": "active", "search": "active", "delete": "needs_review"}
+    assert skipped.pk not in AuditEvent.objects.filter(action="tool.accepted").values_list("tool_id", flat=True)
+
+
+def test_it_compares_two_versions_of_a_tool_on_its_page(login, changed):
+    first = changed.changes.create(kind="added", definition=OLD, digest=tool_digest(OLD), status="active")
+    second = changed.changes.create(
+        kind="changed", definition=changed.definition, digest=changed.digest, status="needs_review"
+    )
+
+    url = reverse("tool", args=[changed.pk]) + f"?from={first.pk}&to={second.pk}"
+    html = login("auditor").get(url).content.decode()
+
+    assert "Finds a customer<ins> and⟦U+200B⟧ emails them</ins>." in html
+    assert "Read the review" in html
+    assert "Hidden content" in html
+
+
+def test_it_ignores_a_comparison_of_versions_of_another_tool(login, changed):
+    html = login("auditor").get(reverse("tool", args=[changed.pk]) + "?from=999&to=1000").content.decode()
+
+    assert "Compare versions" not in html
