@@ -35,6 +35,7 @@ def test_it_adds_syncs_and_browses_the_demo_server(live_console, admin, open_pag
     expect(page.get_by_label("URL")).to_be_hidden()
     page.get_by_label("Command").fill(shlex.join([sys.executable, "-m", "approvals.demo.server"]))
     page.get_by_label("Trusted").check()
+    page.get_by_label("Accept its tools now").check()
     page.screenshot(path=SCREENSHOTS / "console-add.png", full_page=True)
     page.get_by_role("button", name="Add server").click()
     expect(page.get_by_role("heading", name="Demo records")).to_be_visible()
