@@ -13,8 +13,8 @@ from django.utils import timezone
 from approvals import roles
 from approvals.audit import chain
 from approvals.audit.chain import Actor
-from approvals.live import events
 from approvals.gateway.listing import exposed_definition
+from approvals.live import events
 from approvals.models import Server, Tool, ToolChange
 from approvals.protocol.tool_review import definition_changes, hidden_content, model_text
 

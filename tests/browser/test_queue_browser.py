@@ -62,9 +62,7 @@ def console(live_console, transactional_db):
     """The demo server synced, a client token, and the session cookies of operators ann and bob."""
     roles.ensure_roles()
     command = shlex.join([sys.executable, "-m", "approvals.demo.server"])
-    demo = servers.add_server(
-        name="Demo", transport="stdio", command=command, accept_tools=True, schedule_sync=False
-    )
+    demo = servers.add_server(name="Demo", transport="stdio", command=command, accept_tools=True, schedule_sync=False)
     assert sync.sync_server(demo).ok
     _, secret = credentials.create_token("browser agent")
     sessions = {}

@@ -10,7 +10,7 @@ from django.contrib.auth.models import User
 from django.test import Client as DjangoClient
 from playwright.sync_api import expect
 
-from approvals import catalog, servers
+from approvals.catalog import servers, sync
 
 pytestmark = pytest.mark.browser
 
@@ -37,10 +37,10 @@ def changed_tool(live_console, tmp_path):
         schedule_sync=False,
         command=shlex.join([sys.executable, str(SCRIPTED), str(scenario)]),
     )
-    assert catalog.sync_server(server).ok
+    assert sync.sync_server(server).ok
     changed = lookup("Finds a customer and\u200b emails them.", {"id": {"type": "integer"}})
     scenario.write_text(json.dumps({"pages": [[changed]]}))
-    assert catalog.sync_server(server).review == ["scripted_lookup"]
+    assert sync.sync_server(server).review == ["scripted_lookup"]
     cookies = {}
     for username in ("ada", "grace"):
         user = User.objects.create_superuser(username, password="unused-password-1")
