@@ -42,17 +42,11 @@ def report(request, outcome):
 
 @require_POST
 @admin_required
-def tool_accept(request, pk):
+def tool_decide(request, pk, accept: bool):
+    """Accept or reject the definition the page showed, named by its digest."""
     tool = get_object_or_404(Tool, pk=pk)
-    report(request, review.accept(tool.pk, Actor.user(request.user), note_of(request), request.POST.get("digest", "")))
-    return redirect("tool_review", pk=tool.pk)
-
-
-@require_POST
-@admin_required
-def tool_reject(request, pk):
-    tool = get_object_or_404(Tool, pk=pk)
-    report(request, review.reject(tool.pk, Actor.user(request.user), note_of(request), request.POST.get("digest", "")))
+    decide = review.accept if accept else review.reject
+    report(request, decide(tool.pk, Actor.user(request.user), note_of(request), request.POST.get("digest", "")))
     return redirect("tool_review", pk=tool.pk)
 
 
