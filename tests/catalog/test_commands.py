@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
+from approvals.management.commands.seed_demo import DEMO_SERVER
 from approvals.models import Server
 
 SCRIPTED = Path(__file__).with_name("scripted_server.py")
@@ -77,3 +78,21 @@ def test_it_exits_non_zero_when_a_sync_fails(db):
 def test_it_refuses_the_same_header_twice_in_another_case(db, scripted_command):
     with pytest.raises(CommandError, match="given twice"):
         run("add_server", "Twice", "--command", scripted_command, "--header", "X-Team: a", "--header", "x-team: b")
+
+
+def test_it_leaves_a_new_servers_tools_needing_review_unless_they_are_accepted(db, scripted_command):
+    assert "2 awaiting review" in run("add_server", "Fresh", "--command", scripted_command)
+    assert "awaiting review" not in run("add_server", "Trusted", "--command", scripted_command, "--accept-tools")
+
+    statuses = dict(Server.objects.values_list("name", "tools__status").distinct())
+    assert statuses == {"Fresh": "needs_review", "Trusted": "active"}
+
+
+def test_it_seeds_the_demo_with_its_own_tools_accepted(db, settings, tmp_path):
+    settings.VAR_DIR = tmp_path
+
+    run("seed_demo")
+
+    demo = Server.objects.get(name=DEMO_SERVER)
+    assert demo.tools.filter(status="active").count() >= 5
+    assert not demo.tools.exclude(status="active").exists()
