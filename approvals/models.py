@@ -274,7 +274,13 @@ class Call(models.Model):
         COMPLETED = "completed", "Completed"
         FAILED = "failed", "Failed"
 
+    # Cleared to run (by an operator or the policy) and short of its answer.
+    IN_FLIGHT = {Status.APPROVED, Status.FORWARDED}
+    # Still waiting for a decision or an answer: what a client's cancellation or the end of its session stops.
+    OPEN = {Status.PENDING, *IN_FLIGHT}
     FINAL = {Status.REJECTED, Status.DENIED, Status.EXPIRED, Status.CANCELLED, Status.COMPLETED, Status.FAILED}
+    # Ended by something other than a decision or an answer; the reason (or error) says what.
+    CUT_SHORT = {Status.REJECTED, Status.EXPIRED, Status.CANCELLED}
 
     token = models.ForeignKey(ClientToken, on_delete=models.PROTECT, related_name="calls")
     tool = models.ForeignKey(Tool, null=True, on_delete=models.SET_NULL, related_name="calls")

@@ -234,7 +234,7 @@ def decide(
 
 def already_text(call: Call) -> str:
     """What a late decision is told: the decision that won, not what the call did after it."""
-    if call.status in (Call.Status.EXPIRED, Call.Status.CANCELLED, Call.Status.REJECTED) or not call.decided_by_name:
+    if call.status in Call.CUT_SHORT or not call.decided_by_name:
         return f"Already {call.get_status_display().lower()}."
     verb = "denied" if call.status == Call.Status.DENIED else "approved"
     who = "by policy" if call.decided_by_name == "policy" else f"by {call.decided_by_name}"
@@ -261,7 +261,7 @@ def cancel_running(call_id, reason: str, actor: Actor) -> bool:
     if end_pending(call_id, Call.Status.CANCELLED, reason, actor):
         return True
     with transaction.atomic():
-        won = Call.objects.filter(pk=call_id, status__in=[Call.Status.APPROVED, Call.Status.FORWARDED]).update(
+        won = Call.objects.filter(pk=call_id, status__in=Call.IN_FLIGHT).update(
             status=Call.Status.CANCELLED, reason=reason, answered_at=timezone.now(), is_error=True
         )
         if won:
@@ -274,10 +274,7 @@ def cancel_running(call_id, reason: str, actor: Actor) -> bool:
 
 def cancel_by_request(token: ClientToken, session_id: str, jsonrpc_id, reason: str) -> bool:
     """notifications/cancelled: the client names its own request id within its session."""
-    live_statuses = [Call.Status.PENDING, Call.Status.APPROVED, Call.Status.FORWARDED]
-    ids = Call.objects.filter(token=token, session_id=session_id, status__in=live_statuses).values_list(
-        "pk", "jsonrpc_id"
-    )
+    ids = Call.objects.filter(token=token, session_id=session_id, status__in=Call.OPEN).values_list("pk", "jsonrpc_id")
     # JSON ids compare by value and type: the request id 1 is not the request id "1".
     matching = [pk for pk, rid in ids if rid == jsonrpc_id and type(rid) is type(jsonrpc_id)]
     return any(cancel_running(pk, reason or "cancelled by the client", Actor.client(token)) for pk in matching)
@@ -294,7 +291,7 @@ def expire_stale_calls() -> int:
     expired = sum(end_pending(pk, Call.Status.EXPIRED, expired_reason()) for pk in list(stale))
     # A minute's grace beyond the longest an upstream call may take, for the answer to be written.
     cutoff = now - timedelta(seconds=settings.UPSTREAM_CALL_TIMEOUT_SECONDS + 60)
-    running = Call.objects.filter(status__in=[Call.Status.APPROVED, Call.Status.FORWARDED], decided_at__lte=cutoff)
+    running = Call.objects.filter(status__in=Call.IN_FLIGHT, decided_at__lte=cutoff)
     abandoned = sum(fail_abandoned(pk) for pk in list(running.values_list("pk", flat=True)))
     return expired + abandoned
 
@@ -302,7 +299,7 @@ def expire_stale_calls() -> int:
 @transaction.atomic
 def fail_abandoned(call_id) -> bool:
     reason = "the console process that held the call stopped before it was answered"
-    won = Call.objects.filter(pk=call_id, status__in=[Call.Status.APPROVED, Call.Status.FORWARDED]).update(
+    won = Call.objects.filter(pk=call_id, status__in=Call.IN_FLIGHT).update(
         status=Call.Status.FAILED, error=reason, is_error=True, answered_at=timezone.now()
     )
     if won:

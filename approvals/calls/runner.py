@@ -71,7 +71,7 @@ async def run_call(ctx: lifecycle.ClientContext, jsonrpc_id, params: dict, emit,
     try:
         if call.status == Call.Status.PENDING:
             call = await wait_for_decision(call, emit)
-        if call.status not in (Call.Status.APPROVED, Call.Status.FORWARDED):
+        if call.status not in Call.IN_FLIGHT:
             return tool_error_result(lifecycle.answer_text(call))
         on_request = input_runner.input_handler(call, ctx, emit)
         if ctx.era == MODERN and input_runner.relays_to_client(call.tool and call.tool.server, ctx):
@@ -220,7 +220,7 @@ def record_answer(call: Call, status, result: dict, error: str, started=None) ->
     """Store the answer unless the call ended otherwise meanwhile (a cancellation)."""
     now = timezone.now()
     is_error = bool(error) or bool(result.get("isError"))
-    ended = Call.objects.filter(pk=call.pk, status__in=[Call.Status.FORWARDED, Call.Status.APPROVED]).update(
+    ended = Call.objects.filter(pk=call.pk, status__in=Call.IN_FLIGHT).update(
         status=status, result=result, error=error, is_error=is_error, answered_at=now
     )
     if ended:

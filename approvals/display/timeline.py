@@ -26,7 +26,7 @@ def decided_detail(call: Call) -> str:
 
 
 def answered_detail(call: Call) -> str:
-    if call.status in (Call.Status.EXPIRED, Call.Status.CANCELLED):
+    if call.status in Call.CUT_SHORT and call.reason:
         return f"{call.get_status_display().lower()}: {call.reason}"
     return call.get_status_display().lower() + (" (an error result)" if call.is_error else "")
 
@@ -54,7 +54,7 @@ def outcome_text(call: Call) -> str:
     """One line for a call that is no longer pending: who decided, and how it ended."""
     if call.status == Call.Status.PENDING:
         return ""
-    if call.status in (Call.Status.EXPIRED, Call.Status.CANCELLED, Call.Status.REJECTED):
+    if call.status in Call.CUT_SHORT:
         return f"{call.get_status_display()}" + (
             f": {call.reason or call.error}" if (call.reason or call.error) else ""
         )

@@ -53,9 +53,7 @@ def set_log_level(session: McpSession, level: str):
 def close_session(session: McpSession):
     """End the session; calls it still has running end with it, as the client has said it is gone."""
     McpSession.objects.filter(pk=session.pk, closed_at__isnull=True).update(closed_at=timezone.now())
-    running = Call.objects.filter(
-        session_id=session.pk, status__in=[Call.Status.PENDING, Call.Status.APPROVED, Call.Status.FORWARDED]
-    ).values_list("pk", flat=True)
+    running = Call.objects.filter(session_id=session.pk, status__in=Call.OPEN).values_list("pk", flat=True)
     for call_id in list(running):
         lifecycle.cancel_running(call_id, "the client ended its session", Actor.client(session.token))
 
@@ -67,9 +65,7 @@ def prune_sessions(idle=timedelta(days=1)) -> int:
     tells it to when its session is unknown (404).
     """
     cutoff = timezone.now() - idle
-    live_sessions = Call.objects.filter(
-        status__in=[Call.Status.PENDING, Call.Status.APPROVED, Call.Status.FORWARDED]
-    ).values("session_id")
+    live_sessions = Call.objects.filter(status__in=Call.OPEN).values("session_id")
     stale = McpSession.objects.filter(last_seen_at__lt=cutoff) | McpSession.objects.filter(closed_at__isnull=False)
     deleted, _ = stale.exclude(pk__in=live_sessions).delete()
     return deleted
