@@ -5,6 +5,7 @@ same transaction and announce the change after commit. calls.runner strings them
 together for the gateway, inside the web process that holds the client's stream.
 """
 
+import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -19,7 +20,7 @@ from approvals.inputs import requests
 from approvals.live import events
 from approvals.models import Call, ClientToken, PolicyRule, Tool
 from approvals.policy import engine
-from approvals.protocol.canonical import sha256_digest
+from approvals.protocol.canonical import canonical_json, sha256_digest
 from approvals.protocol.results import tool_error_result
 from approvals.protocol.schemas import validate
 from approvals.protocol.tools import annotations
@@ -307,6 +308,49 @@ def fail_abandoned(call_id) -> bool:
         chain.record("call.failed", SYSTEM, call=call, data={"error": reason})
         events.call_changed(call, "call.finished")
     return bool(won)
+
+
+@transaction.atomic
+def mark_forwarded(call: Call) -> bool:
+    now = timezone.now()
+    moved = Call.objects.filter(pk=call.pk, status=Call.Status.APPROVED).update(
+        status=Call.Status.FORWARDED, forwarded_at=now
+    )
+    if moved:
+        call.status, call.forwarded_at = Call.Status.FORWARDED, now
+        chain.record("call.forwarded", SYSTEM, call=call, data={"arguments": call.final_arguments})
+        events.call_changed(call, "call.forwarded")
+    return bool(moved)
+
+
+@transaction.atomic
+def record_answer(call: Call, status, result: dict, error: str, started=None) -> dict:
+    """Store the answer unless the call ended otherwise meanwhile (a cancellation)."""
+    now = timezone.now()
+    is_error = bool(error) or bool(result.get("isError"))
+    ended = Call.objects.filter(pk=call.pk, status__in=Call.IN_FLIGHT).update(
+        status=status, result=result, error=error, is_error=is_error, answered_at=now
+    )
+    if ended:
+        call.status, call.result, call.error, call.is_error, call.answered_at = status, result, error, is_error, now
+        data = {"result": summarize(result), "error": error}
+        if started is not None:
+            data["latency_ms"] = round((time.monotonic() - started) * 1000, 1)
+        chain.record(
+            "call.completed" if status == Call.Status.COMPLETED else "call.failed", SYSTEM, call=call, data=data
+        )
+        events.call_changed(call, "call.finished")
+    return result
+
+
+def summarize(result: dict) -> dict:
+    content = result.get("content") if isinstance(result.get("content"), list) else []
+    return {
+        "isError": bool(result.get("isError")),
+        "content_types": [block.get("type") for block in content if isinstance(block, dict)],
+        "structured": "structuredContent" in result,
+        "bytes": len(canonical_json(result)),
+    }
 
 
 def expired_reason():

@@ -10,11 +10,9 @@ import time
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.db import transaction
 from django.utils import timezone
 
-from approvals.audit import chain
-from approvals.audit.chain import SYSTEM, Actor
+from approvals.audit.chain import Actor
 from approvals.calls import lifecycle
 from approvals.catalog.specs import upstream_spec
 from approvals.catalog.watch import on_upstream_notification
@@ -22,7 +20,6 @@ from approvals.inputs import continuations
 from approvals.inputs import runner as input_runner
 from approvals.live import events
 from approvals.models import Call, Tool
-from approvals.protocol.canonical import canonical_json
 from approvals.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError
 from approvals.protocol.results import check_call_result, tool_error_result
 from approvals.protocol.revisions import LOG_LEVELS, META_LOG_LEVEL, MODERN
@@ -126,18 +123,20 @@ async def forward(call: Call, emit, log_level: str | None = None, on_request=Non
     """Run an approved call upstream and record its answer; a call the policy allowed is already marked forwarded."""
     tool = call.tool
     if call.status != Call.Status.APPROVED:
-        return await sync_to_async(record_answer)(call, *await call_upstream(call, emit, log_level, on_request))
+        return await sync_to_async(lifecycle.record_answer)(
+            call, *await call_upstream(call, emit, log_level, on_request)
+        )
     if tool is None or tool.digest != call.tool_digest or tool.status != tool.Status.ACTIVE:
         reason = "the tool's definition changed after the call was made; the approval does not cover the new definition"
         text = f"The call to {call.tool_name} was not run: {reason}."
-        return await sync_to_async(record_answer)(call, Call.Status.FAILED, tool_error_result(text), reason)
+        return await sync_to_async(lifecycle.record_answer)(call, Call.Status.FAILED, tool_error_result(text), reason)
     # The mark's transaction runs while the request travels upstream rather than before it, and the
     # answer is recorded after the mark. A call cancelled in between has its upstream request cancelled.
-    marking = asyncio.ensure_future(sync_to_async(mark_forwarded)(call))
+    marking = asyncio.ensure_future(sync_to_async(lifecycle.mark_forwarded)(call))
     calling = asyncio.ensure_future(call_upstream(call, emit, log_level, on_request))
     try:
         if await asyncio.shield(marking):
-            return await sync_to_async(record_answer)(call, *await calling)
+            return await sync_to_async(lifecycle.record_answer)(call, *await calling)
     finally:
         if not calling.done():
             calling.cancel()
@@ -147,7 +146,7 @@ async def forward(call: Call, emit, log_level: str | None = None, on_request=Non
 
 
 async def call_upstream(call: Call, emit, log_level, on_request) -> tuple:
-    """What record_answer takes for the upstream's answer: the status, the result, the error and when it started."""
+    """The upstream's outcome as lifecycle.record_answer takes it: the status, the result, the error, the start."""
     tool = call.tool
     upstream_token = f"call-{call.pk}" if call.progress_token is not None else None
 
@@ -200,46 +199,3 @@ def severe_enough(level, threshold) -> bool:
     if threshold is None or level not in LOG_LEVELS:
         return True
     return LOG_LEVELS.index(level) >= LOG_LEVELS.index(threshold)
-
-
-@transaction.atomic
-def mark_forwarded(call: Call) -> bool:
-    now = timezone.now()
-    moved = Call.objects.filter(pk=call.pk, status=Call.Status.APPROVED).update(
-        status=Call.Status.FORWARDED, forwarded_at=now
-    )
-    if moved:
-        call.status, call.forwarded_at = Call.Status.FORWARDED, now
-        chain.record("call.forwarded", SYSTEM, call=call, data={"arguments": call.final_arguments})
-        events.call_changed(call, "call.forwarded")
-    return bool(moved)
-
-
-@transaction.atomic
-def record_answer(call: Call, status, result: dict, error: str, started=None) -> dict:
-    """Store the answer unless the call ended otherwise meanwhile (a cancellation)."""
-    now = timezone.now()
-    is_error = bool(error) or bool(result.get("isError"))
-    ended = Call.objects.filter(pk=call.pk, status__in=Call.IN_FLIGHT).update(
-        status=status, result=result, error=error, is_error=is_error, answered_at=now
-    )
-    if ended:
-        call.status, call.result, call.error, call.is_error, call.answered_at = status, result, error, is_error, now
-        data = {"result": summarize(result), "error": error}
-        if started is not None:
-            data["latency_ms"] = round((time.monotonic() - started) * 1000, 1)
-        chain.record(
-            "call.completed" if status == Call.Status.COMPLETED else "call.failed", SYSTEM, call=call, data=data
-        )
-        events.call_changed(call, "call.finished")
-    return result
-
-
-def summarize(result: dict) -> dict:
-    content = result.get("content") if isinstance(result.get("content"), list) else []
-    return {
-        "isError": bool(result.get("isError")),
-        "content_types": [block.get("type") for block in content if isinstance(block, dict)],
-        "structured": "structuredContent" in result,
-        "bytes": len(canonical_json(result)),
-    }
