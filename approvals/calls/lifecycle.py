@@ -14,6 +14,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from approvals import transitions
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM, Actor
 from approvals.inputs import requests
@@ -213,21 +214,13 @@ def decide(
         "reason": reason,
         "edited_arguments": edited_arguments if approve else None,
     }
-    with transaction.atomic():
-        won = Call.objects.filter(pk=call_id, status=Call.Status.PENDING).update(**changes)
-        if not won:
-            call.refresh_from_db()
-        else:
-            for name, value in changes.items():
-                setattr(call, name, value)
-            actor = Actor.user(user)
-            with chain.batch():
-                if approve and edited_arguments is not None:
-                    chain.record(
-                        "call.edited", actor, call=call, data={"before": call.arguments, "after": edited_arguments}
-                    )
-                chain.record("call.approved" if approve else "call.denied", actor, call=call, data={"reason": reason})
-            events.call_changed(call, "call.decided")
+    audit = {}
+    if approve and edited_arguments is not None:
+        audit["call.edited"] = {"before": call.arguments, "after": edited_arguments}
+    audit["call.approved" if approve else "call.denied"] = {"reason": reason}
+    won, call = transitions.move(
+        Call, call_id, [Call.Status.PENDING], changes, actor=Actor.user(user), audit=audit, event="call.decided"
+    )
     if won:
         return Decision(True, call, f"{'Approved' if approve else 'Denied'}.")
     return Decision(False, call, already_text(call))
@@ -245,32 +238,23 @@ def already_text(call: Call) -> str:
 
 def end_pending(call_id, status, reason: str, actor: Actor = SYSTEM) -> bool:
     """Expire or cancel a call that is still pending; False when a decision got there first."""
-    with transaction.atomic():
-        now = timezone.now()
-        won = Call.objects.filter(pk=call_id, status=Call.Status.PENDING).update(
-            status=status, reason=reason, answered_at=now, is_error=True
-        )
-        if won:
-            call = Call.objects.get(pk=call_id)
-            chain.record(f"call.{status}", actor, call=call, data={"reason": reason})
-            events.call_changed(call, f"call.{status}")
-    return bool(won)
+    return end_call(call_id, [Call.Status.PENDING], status, reason, actor)
 
 
 def cancel_running(call_id, reason: str, actor: Actor) -> bool:
-    """Cancel a call wherever it is short of its answer."""
-    if end_pending(call_id, Call.Status.CANCELLED, reason, actor):
-        return True
+    """Cancel a call wherever it is short of its answer, and what it still waits for with it."""
     with transaction.atomic():
-        won = Call.objects.filter(pk=call_id, status__in=Call.IN_FLIGHT).update(
-            status=Call.Status.CANCELLED, reason=reason, answered_at=timezone.now(), is_error=True
-        )
+        won = end_call(call_id, Call.OPEN, Call.Status.CANCELLED, reason, actor)
         if won:
-            call = Call.objects.get(pk=call_id)
-            chain.record("call.cancelled", actor, call=call, data={"reason": reason})
-            events.call_changed(call, "call.cancelled")
             requests.end_open_requests(call_id, reason, actor)
-    return bool(won)
+    return won
+
+
+def end_call(call_id, sources, status, reason: str, actor: Actor) -> bool:
+    changes = {"status": status, "reason": reason, "answered_at": timezone.now(), "is_error": True}
+    audit = {f"call.{status}": {"reason": reason}}
+    won, _ = transitions.move(Call, call_id, sources, changes, actor=actor, audit=audit, event=f"call.{status}")
+    return won
 
 
 def cancel_by_request(token: ClientToken, session_id: str, jsonrpc_id, reason: str) -> bool:
@@ -297,49 +281,33 @@ def expire_stale_calls() -> int:
     return expired + abandoned
 
 
-@transaction.atomic
 def fail_abandoned(call_id) -> bool:
     reason = "the console process that held the call stopped before it was answered"
-    won = Call.objects.filter(pk=call_id, status__in=Call.IN_FLIGHT).update(
-        status=Call.Status.FAILED, error=reason, is_error=True, answered_at=timezone.now()
-    )
-    if won:
-        call = Call.objects.get(pk=call_id)
-        chain.record("call.failed", SYSTEM, call=call, data={"error": reason})
-        events.call_changed(call, "call.finished")
-    return bool(won)
+    changes = {"status": Call.Status.FAILED, "error": reason, "is_error": True, "answered_at": timezone.now()}
+    audit = {"call.failed": {"error": reason}}
+    won, _ = transitions.move(Call, call_id, Call.IN_FLIGHT, changes, actor=SYSTEM, audit=audit, event="call.finished")
+    return won
 
 
-@transaction.atomic
 def mark_forwarded(call: Call) -> bool:
-    now = timezone.now()
-    moved = Call.objects.filter(pk=call.pk, status=Call.Status.APPROVED).update(
-        status=Call.Status.FORWARDED, forwarded_at=now
+    """An approved call goes upstream; False when it was cancelled first."""
+    changes = {"status": Call.Status.FORWARDED, "forwarded_at": timezone.now()}
+    audit = {"call.forwarded": {"arguments": call.final_arguments}}
+    won, _ = transitions.move(
+        Call, call.pk, [Call.Status.APPROVED], changes, actor=SYSTEM, audit=audit, event="call.forwarded"
     )
-    if moved:
-        call.status, call.forwarded_at = Call.Status.FORWARDED, now
-        chain.record("call.forwarded", SYSTEM, call=call, data={"arguments": call.final_arguments})
-        events.call_changed(call, "call.forwarded")
-    return bool(moved)
+    return won
 
 
-@transaction.atomic
 def record_answer(call: Call, status, result: dict, error: str, started=None) -> dict:
     """Store the answer unless the call ended otherwise meanwhile (a cancellation)."""
-    now = timezone.now()
     is_error = bool(error) or bool(result.get("isError"))
-    ended = Call.objects.filter(pk=call.pk, status__in=Call.IN_FLIGHT).update(
-        status=status, result=result, error=error, is_error=is_error, answered_at=now
-    )
-    if ended:
-        call.status, call.result, call.error, call.is_error, call.answered_at = status, result, error, is_error, now
-        data = {"result": summarize(result), "error": error}
-        if started is not None:
-            data["latency_ms"] = round((time.monotonic() - started) * 1000, 1)
-        chain.record(
-            "call.completed" if status == Call.Status.COMPLETED else "call.failed", SYSTEM, call=call, data=data
-        )
-        events.call_changed(call, "call.finished")
+    changes = {"status": status, "result": result, "error": error, "is_error": is_error, "answered_at": timezone.now()}
+    data = {"result": summarize(result), "error": error}
+    if started is not None:
+        data["latency_ms"] = round((time.monotonic() - started) * 1000, 1)
+    action = "call.completed" if status == Call.Status.COMPLETED else "call.failed"
+    transitions.move(Call, call.pk, Call.IN_FLIGHT, changes, actor=SYSTEM, audit={action: data}, event="call.finished")
     return result
 
 

@@ -17,6 +17,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from approvals import transitions
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM, Actor
 from approvals.live import events
@@ -127,18 +128,17 @@ def answer(input_id, user, action: str, content=None) -> Answer:
         if errors:
             return Answer(False, request, "The answer does not fit the form the server asked for.", errors)
         result["content"] = content
-    with transaction.atomic():
-        won = InputRequest.objects.filter(pk=input_id, status=Status.PENDING).update(
-            status=STATUS_OF_ACTION[action],
-            answer=result,
-            answered_by=user,
-            answered_by_name=user.get_username(),
-            answered_at=timezone.now(),
-        )
-        request.refresh_from_db()
-        if won:
-            chain.record("input.answered", Actor.user(user), call=request.call, data={"input_id": request.pk, **result})
-            events.input_changed(request, "input.answered")
+    changes = {
+        "status": STATUS_OF_ACTION[action],
+        "answer": result,
+        "answered_by": user,
+        "answered_by_name": user.get_username(),
+        "answered_at": timezone.now(),
+    }
+    actor, audit = Actor.user(user), {"input.answered": result}
+    won, request = transitions.move(
+        InputRequest, input_id, [Status.PENDING], changes, actor=actor, audit=audit, event="input.answered"
+    )
     if won:
         return Answer(True, request, {"accept": "Answered.", "decline": "Declined.", "cancel": "Cancelled."}[action])
     return Answer(False, request, already_text(request))
@@ -170,21 +170,12 @@ def take_client_answer(requests, answer_dict: dict) -> bool:
             answer_dict = {
                 "error": {"code": INVALID_PARAMS, "message": "the client's answer is malformed: " + "; ".join(problems)}
             }
-        won = InputRequest.objects.filter(pk=request.pk, status=Status.PENDING).update(
-            status=Status.PASSED_THROUGH,
-            answer=answer_dict,
-            answered_at=timezone.now(),
+        changes = {"status": Status.PASSED_THROUGH, "answer": answer_dict, "answered_at": timezone.now()}
+        actor, audit = Actor.client(request.call.token), {"input.answered": answer_dict}
+        won, _ = transitions.move(
+            InputRequest, request.pk, [Status.PENDING], changes, actor=actor, audit=audit, event="input.answered"
         )
-        if won:
-            request.refresh_from_db()
-            chain.record(
-                "input.answered",
-                Actor.client(request.call.token),
-                call=request.call,
-                data={"input_id": request.pk, **answer_dict},
-            )
-            events.input_changed(request, "input.answered")
-    return bool(won)
+    return won
 
 
 def take_legacy_response(token, session_id: str, response) -> bool:
@@ -201,17 +192,12 @@ def take_legacy_response(token, session_id: str, response) -> bool:
 
 def end_request(input_id, status: str, reason: str, actor: Actor = SYSTEM) -> bool:
     """Expire or cancel a request still pending; False when an answer got there first."""
-    with transaction.atomic():
-        won = InputRequest.objects.filter(pk=input_id, status=Status.PENDING).update(
-            status=status,
-            reason=reason,
-            answered_at=timezone.now(),
-        )
-        if won:
-            request = InputRequest.objects.select_related("call").get(pk=input_id)
-            chain.record(f"input.{status}", actor, call=request.call, data={"input_id": request.pk, "reason": reason})
-            events.input_changed(request, f"input.{status}")
-    return bool(won)
+    changes = {"status": status, "reason": reason, "answered_at": timezone.now()}
+    audit = {f"input.{status}": {"reason": reason}}
+    won, _ = transitions.move(
+        InputRequest, input_id, [Status.PENDING], changes, actor=actor, audit=audit, event=f"input.{status}"
+    )
+    return won
 
 
 def end_open_requests(call_id, reason: str, actor: Actor = SYSTEM) -> int:

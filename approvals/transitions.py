@@ -1,0 +1,39 @@
+"""Moving a call or an input request on from its status, so that of racing moves exactly one wins.
+
+Two operators deciding one call, a decision and the expiry, a result and a
+cancellation, an operator's answer and the client's: each move is a conditional
+update (`WHERE status IN sources`). Only the winner writes the move's audit events,
+in the same transaction, and announces it to the live groups after commit; the
+others change nothing and find in the re-read row what won.
+"""
+
+from django.db import transaction
+
+from approvals.audit import chain
+from approvals.audit.chain import Actor
+from approvals.live import events
+from approvals.models import Call, InputRequest
+
+
+@transaction.atomic
+def move(
+    model: type[Call] | type[InputRequest], pk, sources, changes: dict, *, actor: Actor, audit: dict, event: str
+) -> tuple[bool, Call | InputRequest]:
+    """Update row `pk` by `changes` if its status is one of `sources`: whether this move won, and the row as it is now.
+
+    The winner records each `audit` action with its data, in order, and sends the live `event`.
+    An input request's events belong to its call and carry its id.
+    """
+    won = bool(model.objects.filter(pk=pk, status__in=sources).update(**changes))
+    if model is InputRequest:
+        row = InputRequest.objects.select_related("call").get(pk=pk)
+        call, about, announce = row.call, {"input_id": row.pk}, events.input_changed
+    else:
+        row = call = Call.objects.get(pk=pk)
+        about, announce = {}, events.call_changed
+    if won:
+        with chain.batch():
+            for action, data in audit.items():
+                chain.record(action, actor, call=call, data={**about, **data})
+        announce(row, event)
+    return won, row
