@@ -10,7 +10,6 @@ import time
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.utils import timezone
 
 from approvals.audit.chain import Actor
 from approvals.calls import lifecycle
@@ -96,22 +95,20 @@ async def status_of(call_id) -> str:
 
 async def wait_for_decision(call: Call, emit) -> Call:
     started = time.monotonic()
-    announced = None  # the status the last wake-up said the call has
-    async with events.listening(events.call_group(call.pk)) as wake_ups:
-        while True:
-            # While it is pending, the status alone; the whole row once a wake-up or the status says it changed.
-            if announced not in (None, "", Call.Status.PENDING) or await status_of(call.pk) != Call.Status.PENDING:
-                call = await reread(call.pk)
-                if call.status != Call.Status.PENDING:
-                    return call
-            remaining = (call.expires_at - timezone.now()).total_seconds()
-            if remaining <= 0:
-                await sync_to_async(lifecycle.end_pending)(call.pk, Call.Status.EXPIRED, lifecycle.expired_reason())
-                continue
-            if call.progress_token is not None:
-                await emit(progress(call.progress_token, time.monotonic() - started, "waiting for operator approval"))
-            message = await wake_ups.next(timeout=min(settings.CALL_REREAD_SECONDS, remaining))
-            announced = message.get("status") if message else None
+
+    async def decided() -> Call | None:
+        # While it is pending, the status alone; the whole row once it changed.
+        if await status_of(call.pk) != Call.Status.PENDING:
+            return await reread(call.pk)
+        if call.progress_token is not None:
+            await emit(progress(call.progress_token, time.monotonic() - started, "waiting for operator approval"))
+        return None
+
+    decided_call = await events.wait_until(events.call_group(call.pk), decided, call.expires_at)
+    if decided_call is None:
+        await sync_to_async(lifecycle.end_pending)(call.pk, Call.Status.EXPIRED, lifecycle.expired_reason())
+        decided_call = await reread(call.pk)
+    return decided_call
 
 
 def progress(token, value, message):

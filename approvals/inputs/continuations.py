@@ -26,9 +26,11 @@ holding its task lives; after a restart the retry is told the call is gone.
 import asyncio
 import logging
 import time
+from datetime import timedelta
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.utils import timezone
 
 from approvals.audit.chain import SYSTEM, Actor
 from approvals.calls import lifecycle
@@ -100,25 +102,27 @@ async def continue_call(ctx: ClientContext, jsonrpc_id, params: dict, emit, tool
 
 async def outcome(call: Call, ctx: ClientContext) -> dict:
     """The call's final result, or input_required for what it now waits for the client to answer."""
-    deadline = time.monotonic() + settings.UPSTREAM_CALL_TIMEOUT_SECONDS
+
+    async def next_outcome() -> dict | None:
+        current = await Call.objects.aget(pk=call.pk)
+        if current.status in Call.FINAL:
+            return current.result or tool_error_result(lifecycle.answer_text(current))
+        waiting = await sync_to_async(requests.open_for_client)(call.pk)
+        return input_required(current, ctx, waiting) if waiting else None
+
+    deadline = timezone.now() + timedelta(seconds=settings.UPSTREAM_CALL_TIMEOUT_SECONDS)
     try:
-        async with events.listening(events.call_group(call.pk)) as wake_ups:
-            while time.monotonic() < deadline:
-                call = await Call.objects.aget(pk=call.pk)
-                if call.status in Call.FINAL:
-                    return call.result or tool_error_result(lifecycle.answer_text(call))
-                waiting = await sync_to_async(requests.open_for_client)(call.pk)
-                if waiting:
-                    return input_required(call, ctx, waiting)
-                await wake_ups.next(timeout=settings.CALL_REREAD_SECONDS)
-        return tool_error_result(
-            f"The call to {call.tool_name} is no longer running in the console; call the tool again."
-        )
+        found = await events.wait_until(events.call_group(call.pk), next_outcome, deadline)
     except asyncio.CancelledError:
         task = _DETACHED.get(call.pk)
         if task is not None:
             task.cancel()
         raise
+    if found is None:
+        return tool_error_result(
+            f"The call to {call.tool_name} is no longer running in the console; call the tool again."
+        )
+    return found
 
 
 def input_required(call: Call, ctx: ClientContext, waiting) -> dict:

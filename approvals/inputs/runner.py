@@ -23,8 +23,6 @@ INPUT_TIMEOUT_SECONDS bounds it.
 import asyncio
 
 from asgiref.sync import sync_to_async
-from django.conf import settings
-from django.utils import timezone
 
 from approvals.calls.lifecycle import ClientContext
 from approvals.inputs import requests
@@ -133,18 +131,18 @@ async def reread(input_id) -> InputRequest:
 
 async def wait_for_answer(request: InputRequest) -> InputRequest:
     """The request once it is no longer pending: answered, cancelled with its call, or expired."""
-    async with events.listening(events.input_group(request.pk)) as wake_ups:
-        while True:
-            request = await reread(request.pk)
-            if request.status != InputRequest.Status.PENDING:
-                return request
-            if request.call.status in Call.FINAL:
-                await sync_to_async(requests.end_request)(request.pk, InputRequest.Status.CANCELLED, "the call ended")
-                continue
-            remaining = (request.expires_at - timezone.now()).total_seconds()
-            if remaining <= 0:
-                await sync_to_async(requests.end_request)(
-                    request.pk, InputRequest.Status.EXPIRED, requests.expired_reason()
-                )
-                continue
-            await wake_ups.next(timeout=min(settings.CALL_REREAD_SECONDS, remaining))
+
+    async def settled() -> InputRequest | None:
+        current = await reread(request.pk)
+        if current.status != InputRequest.Status.PENDING:
+            return current
+        if current.call.status in Call.FINAL:
+            await sync_to_async(requests.end_request)(request.pk, InputRequest.Status.CANCELLED, "the call ended")
+            return await reread(request.pk)
+        return None
+
+    settled_request = await events.wait_until(events.input_group(request.pk), settled, request.expires_at)
+    if settled_request is None:
+        await sync_to_async(requests.end_request)(request.pk, InputRequest.Status.EXPIRED, requests.expired_reason())
+        settled_request = await reread(request.pk)
+    return settled_request

@@ -9,13 +9,17 @@ import contextlib
 import hashlib
 import logging
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import Future
 from contextvars import ContextVar
+from datetime import datetime
+from typing import TypeVar
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
+from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 
 OPERATORS = "operators"
 CATALOG = "catalog"
@@ -25,6 +29,7 @@ _KEPT: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, object]" = weakref.
 SERVING_LOOP: ContextVar[asyncio.AbstractEventLoop | None] = ContextVar("serving_loop", default=None)
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 def call_group(call_id) -> str:
@@ -129,6 +134,23 @@ async def listening(group: str) -> AsyncIterator[Listener]:
         # Never let a failing clean-up hide why the block ended (a cancellation, above all).
         with contextlib.suppress(Exception):
             await listener.close()
+
+
+async def wait_until(group: str, look: Callable[[], Awaitable[T | None]], deadline: datetime) -> T | None:
+    """What `look` finds, or None when `deadline` passes first.
+
+    `look` re-reads what is waited on and returns it once the wait is over, None
+    before. It runs at once, after every message to `group`, and at least every
+    CALL_REREAD_SECONDS, since a message may be lost; the group is joined before the
+    first look, so no change after it goes unnoticed.
+    """
+    async with listening(group) as wake_ups:
+        while (found := await look()) is None:
+            remaining = (deadline - timezone.now()).total_seconds()
+            if remaining <= 0:
+                return None
+            await wake_ups.next(timeout=min(settings.CALL_REREAD_SECONDS, remaining))
+        return found
 
 
 async def keep_listening(layer):
