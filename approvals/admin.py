@@ -8,13 +8,12 @@ from approvals.audit import chain
 from approvals.audit.chain import Actor
 from approvals.models import Call, ClientToken, InputRequest, Server, Tool, ToolChange
 
-# Credentials and password hashes: the log says that they changed, never what to.
-SECRET_FIELDS = {"headers", "env"}
 JSON_SCALARS = (str, int, float, bool, type(None))
 
 
 def shown_value(obj, name):
-    if name in SECRET_FIELDS or name.startswith("password") or name == "usable_password":
+    # Credentials and password hashes: the log says that they changed, never what to.
+    if name in Server.SECRET_FIELDS or name.startswith("password") or name == "usable_password":
         return "(secret)"
     try:
         field = obj._meta.get_field(name)

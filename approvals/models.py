@@ -21,6 +21,9 @@ class Server(models.Model):
         OPERATOR = "operator", "An operator answers in the console"
         CLIENT_IF_CAPABLE = "client_if_capable", "The client answers when it declared the capability, else an operator"
 
+    # Credentials: the audit log records that they changed (and which names), never their values.
+    SECRET_FIELDS = ("headers", "env")
+
     name = models.CharField(max_length=100, unique=True)
     slug = models.SlugField(max_length=100, unique=True)
     transport = models.CharField(max_length=10, choices=Transport.choices)

@@ -23,7 +23,6 @@ AUDITED_FIELDS = [
     "input_routing",
     "changes",
 ]
-SECRET_FIELDS = ["headers", "env"]
 
 
 def enqueue_sync(server):
@@ -67,7 +66,7 @@ def add_server(
     server.tool_prefix = Server.default_prefix(server.slug) if tool_prefix is None else tool_prefix
     server.save(update_fields=["tool_prefix"])
     data = {field: getattr(server, field) for field in AUDITED_FIELDS}
-    data.update({field: sorted(getattr(server, field)) for field in SECRET_FIELDS})
+    data.update({field: sorted(getattr(server, field)) for field in Server.SECRET_FIELDS})
     data["accept_tools"] = accept_tools
     chain.record("server.added", actor, server=server, data=data)
     if server.enabled and schedule_sync:
@@ -88,7 +87,9 @@ def update_server(server, actor=SYSTEM, **changes):
     )
     before = {field: getattr(server, field) for field in AUDITED_FIELDS if field in changed}
     secrets_changed = {
-        field: changed_names(getattr(server, field), changes[field]) for field in SECRET_FIELDS if field in changed
+        field: changed_names(getattr(server, field), changes[field])
+        for field in Server.SECRET_FIELDS
+        if field in changed
     }
     for key, value in changes.items():
         setattr(server, key, value)

@@ -11,9 +11,10 @@ from django.urls import reverse
 from approvals.gateway.http import Refused, rejection
 from approvals.gateway.loopback import is_loopback_address
 from approvals.models import ClientToken
+from approvals.protocol import identity
 from approvals.tokens.credentials import anonymous_token, authenticate, hash_secret
 
-REALM = "mcp-approval-console"
+REALM = identity.NAME
 
 
 async def identify(request) -> ClientToken:

@@ -1,9 +1,7 @@
 """What the console says about itself to clients of either era."""
 
-from functools import cache
-from importlib.metadata import PackageNotFoundError, version
+from approvals.protocol import identity
 
-NAME = "mcp-approval-console"
 TITLE = "MCP Approval Console"
 # Upstream log messages are relayed at the level a client asks for (logging/setLevel, or _meta in 2026-07-28).
 CAPABILITIES = {"tools": {"listChanged": True}, "logging": {}}
@@ -15,13 +13,5 @@ INSTRUCTIONS = (
 )
 
 
-@cache
-def console_version() -> str:
-    try:
-        return version("mcp-approval-console")
-    except PackageNotFoundError:
-        return "0"
-
-
 def server_info() -> dict:
-    return {"name": NAME, "title": TITLE, "version": console_version()}
+    return {"name": identity.NAME, "title": TITLE, "version": identity.version()}

@@ -16,11 +16,12 @@ import hashlib
 import hmac
 import json
 
+from approvals.protocol import identity
 from approvals.protocol.canonical import canonical_json
 
 VERSION = "mcs1"
 # The derivation keeps this MAC apart from every other use of the same secret.
-PURPOSE = b"mcp-approval-console/request-state\x00"
+PURPOSE = f"{identity.NAME}/request-state\0".encode()
 MAX_STATE_CHARS = 16 * 1024
 
 

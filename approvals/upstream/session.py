@@ -4,11 +4,10 @@ import asyncio
 import itertools
 import logging
 from contextlib import asynccontextmanager
-from importlib import metadata
 from typing import Any
 
 from approvals.protocol import headers as mcp_headers
-from approvals.protocol import jsonrpc
+from approvals.protocol import identity, jsonrpc
 from approvals.protocol.revisions import (
     LATEST_LEGACY,
     LEGACY,
@@ -33,14 +32,7 @@ from .transport_stdio import StdioTransport
 log = logging.getLogger(__name__)
 
 
-def _client_version() -> str:
-    try:
-        return metadata.version("mcp-approval-console")
-    except metadata.PackageNotFoundError:
-        return "0"
-
-
-CLIENT_INFO = {"name": "mcp-approval-console", "version": _client_version()}
+CLIENT_INFO = {"name": identity.NAME, "version": identity.version()}
 # Declared only when someone will answer: a server must not ask a client that cannot.
 ANSWERING_CAPABILITIES = {"elicitation": {"form": {}, "url": {}}, "sampling": {}}
 MAX_INPUT_ROUNDS = 10
