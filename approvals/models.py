@@ -209,10 +209,6 @@ class ClientToken(models.Model):
     def revoked(self):
         return self.revoked_at is not None
 
-    @property
-    def is_anonymous(self):
-        return self.token_hash is None
-
 
 class McpSession(models.Model):
     """A legacy-era client session; kept in the database so any web process can serve it."""

@@ -44,24 +44,8 @@ META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
 LOG_LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 
 
-def is_supported(version: object) -> bool:
-    return isinstance(version, str) and version in REVISIONS
-
-
-def era_of(version: str) -> str:
-    return REVISIONS[version].era
-
-
 def negotiate_legacy(requested: object) -> str:
     """The version a legacy server answers `initialize` with: the client's if known, else our newest legacy one."""
     if isinstance(requested, str) and requested in LEGACY_VERSIONS:
         return requested
     return LATEST_LEGACY
-
-
-def newest_common(offered: list) -> str | None:
-    """The newest version both sides speak, from a peer's list of supported versions."""
-    for version in SUPPORTED:
-        if version in offered:
-            return version
-    return None
