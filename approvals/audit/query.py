@@ -201,7 +201,7 @@ def bounded_count(events, cleaned) -> Matching:
 
 
 def within_budget(query):
-    """The query's answer, or None when PostgreSQL needs longer than COUNT_BUDGET_MS for it.
+    """The query's result, or None when PostgreSQL needs longer than COUNT_BUDGET_MS for it.
 
     A count reads every match, and a common word in the arguments matches a third of the
     log: the page must not wait for that.
@@ -215,11 +215,11 @@ def within_budget(query):
         with transaction.atomic():
             with connection.cursor() as cursor:
                 cursor.execute("SELECT set_config('statement_timeout', %s, true)", [str(COUNT_BUDGET_MS)])
-            answer = query()
+            result = query()
             # Set back by hand: inside an outer transaction, SET LOCAL would outlive this block.
             with connection.cursor() as cursor:
                 cursor.execute("SELECT set_config('statement_timeout', %s, true)", [previous])
-            return answer
+            return result
     except OperationalError:
         return None
 

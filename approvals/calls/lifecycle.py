@@ -103,7 +103,7 @@ def policy_rules():
 def receive_call(
     ctx: ClientContext, tool: Tool, arguments: dict, jsonrpc_id, progress_token
 ) -> tuple[Call, dict | None]:
-    """Record the call, check its arguments and apply the policy; the answer when no wait follows.
+    """Record the call, check its arguments and apply the policy; the result when no wait follows.
 
     Everything is worked out first, so the call is one insert and its events one append.
     """
@@ -167,7 +167,7 @@ def receive_call(
         chain.record("call.policy", SYSTEM, call=call, data={"action": verdict.action, "rule": verdict.rule_name})
         if call.status == Call.Status.DENIED:
             chain.record("call.denied", SYSTEM, call=call, data={"reason": verdict.message, "rule": verdict.rule_name})
-            return call, tool_error_result(answer_text(call))
+            return call, tool_error_result(error_text(call))
         if call.status == Call.Status.FORWARDED:
             chain.record("call.forwarded", SYSTEM, call=call, data={"arguments": arguments})
             events.call_changed(call, "call.forwarded")
@@ -299,8 +299,8 @@ def mark_forwarded(call: Call) -> bool:
     return won
 
 
-def record_answer(call: Call, status, result: dict, error: str, started=None) -> dict:
-    """Store the answer unless the call ended otherwise meanwhile (a cancellation)."""
+def record_result(call: Call, status, result: dict, error: str, started=None) -> dict:
+    """Store the call's result unless it ended otherwise meanwhile (a cancellation)."""
     is_error = bool(error) or bool(result.get("isError"))
     changes = {"status": status, "result": result, "error": error, "is_error": is_error, "answered_at": timezone.now()}
     data = {"result": summarize(result), "error": error}
@@ -326,7 +326,7 @@ def expired_reason():
     return f"no operator decided within {minutes:g} minutes"
 
 
-def answer_text(call: Call) -> str:
+def error_text(call: Call) -> str:
     tool = call.tool_name
     if call.status == Call.Status.DENIED:
         who = f"policy ({call.rule_name})" if call.decided_by_name == "policy" else f"operator {call.decided_by_name}"

@@ -57,18 +57,18 @@ async def run_call(ctx: lifecycle.ClientContext, jsonrpc_id, params: dict, emit,
     )
     try:
         # Shielded: once the row is written the call must be seen through, even if the client left meanwhile.
-        call, answer = await asyncio.shield(receiving)
+        call, result = await asyncio.shield(receiving)
     except asyncio.CancelledError:
         call, _ = await receiving
         await cancelled(call, ctx)
         raise
-    if answer is not None:
-        return answer
+    if result is not None:
+        return result
     try:
         if call.status == Call.Status.PENDING:
             call = await wait_for_decision(call, emit)
         if call.status not in Call.IN_FLIGHT:
-            return tool_error_result(lifecycle.answer_text(call))
+            return tool_error_result(lifecycle.error_text(call))
         on_request = input_runner.input_handler(call, ctx, emit)
         if ctx.era == MODERN and input_runner.relays_to_client(call.tool and call.tool.server, ctx):
             return await continuations.run_detached(call, ctx, forward(call, emit, log_level, on_request))
@@ -117,33 +117,33 @@ def progress(token, value, message):
 
 
 async def forward(call: Call, emit, log_level: str | None = None, on_request=None) -> dict:
-    """Run an approved call upstream and record its answer; a call the policy allowed is already marked forwarded."""
+    """Run an approved call upstream and record its result; a call the policy allowed is already marked forwarded."""
     tool = call.tool
     if call.status != Call.Status.APPROVED:
-        return await sync_to_async(lifecycle.record_answer)(
+        return await sync_to_async(lifecycle.record_result)(
             call, *await call_upstream(call, emit, log_level, on_request)
         )
     if tool is None or tool.digest != call.tool_digest or tool.status != tool.Status.ACTIVE:
         reason = "the tool's definition changed after the call was made; the approval does not cover the new definition"
         text = f"The call to {call.tool_name} was not run: {reason}."
-        return await sync_to_async(lifecycle.record_answer)(call, Call.Status.FAILED, tool_error_result(text), reason)
+        return await sync_to_async(lifecycle.record_result)(call, Call.Status.FAILED, tool_error_result(text), reason)
     # The mark's transaction runs while the request travels upstream rather than before it, and the
-    # answer is recorded after the mark. A call cancelled in between has its upstream request cancelled.
+    # result is recorded after the mark. A call cancelled in between has its upstream request cancelled.
     marking = asyncio.ensure_future(sync_to_async(lifecycle.mark_forwarded)(call))
     calling = asyncio.ensure_future(call_upstream(call, emit, log_level, on_request))
     try:
         if await asyncio.shield(marking):
-            return await sync_to_async(lifecycle.record_answer)(call, *await calling)
+            return await sync_to_async(lifecycle.record_result)(call, *await calling)
     finally:
         if not calling.done():
             calling.cancel()
             await asyncio.wait({calling})
     call = await reread(call.pk)
-    return tool_error_result(lifecycle.answer_text(call))
+    return tool_error_result(lifecycle.error_text(call))
 
 
 async def call_upstream(call: Call, emit, log_level, on_request) -> tuple:
-    """The upstream's outcome as lifecycle.record_answer takes it: the status, the result, the error, the start."""
+    """The upstream's outcome as lifecycle.record_result takes it: the status, the result, the error, the start."""
     tool = call.tool
     upstream_token = f"call-{call.pk}" if call.progress_token is not None else None
 

@@ -106,7 +106,7 @@ async def outcome(call: Call, ctx: ClientContext) -> dict:
     async def next_outcome() -> dict | None:
         current = await Call.objects.aget(pk=call.pk)
         if current.status in Call.FINAL:
-            return current.result or tool_error_result(lifecycle.answer_text(current))
+            return current.result or tool_error_result(lifecycle.error_text(current))
         waiting = await sync_to_async(requests.open_for_client)(call.pk)
         return input_required(current, ctx, waiting) if waiting else None
 

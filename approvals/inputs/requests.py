@@ -150,7 +150,7 @@ def already_text(request: InputRequest) -> str:
     return f"Already {label}{who}."
 
 
-def take_client_answer(requests, answer_dict: dict) -> bool:
+def take_client_answer(requests, client_answer: dict) -> bool:
     """The client's answer to one of `requests` (a queryset naming it) that it was asked; False when none waits.
 
     A malformed answer to an elicitation is kept as the error the server will be given instead.
@@ -164,14 +164,14 @@ def take_client_answer(requests, answer_dict: dict) -> bool:
         if request is None:
             return False
         problems = (
-            answer_problems(answer_dict, request.mode == InputRequest.Mode.FORM) if request.method == ELICIT else []
+            answer_problems(client_answer, request.mode == InputRequest.Mode.FORM) if request.method == ELICIT else []
         )
-        if problems and "error" not in answer_dict:
-            answer_dict = {
+        if problems and "error" not in client_answer:
+            client_answer = {
                 "error": {"code": INVALID_PARAMS, "message": "the client's answer is malformed: " + "; ".join(problems)}
             }
-        changes = {"status": Status.PASSED_THROUGH, "answer": answer_dict, "answered_at": timezone.now()}
-        actor, audit = Actor.client(request.call.token), {"input.answered": answer_dict}
+        changes = {"status": Status.PASSED_THROUGH, "answer": client_answer, "answered_at": timezone.now()}
+        actor, audit = Actor.client(request.call.token), {"input.answered": client_answer}
         won, _ = transitions.move(
             InputRequest, request.pk, [Status.PENDING], changes, actor=actor, audit=audit, event="input.answered"
         )
@@ -183,11 +183,11 @@ def take_legacy_response(token, session_id: str, response) -> bool:
     if not isinstance(response.id, str):
         return False
     if response.error is not None:
-        answer_dict = {"error": response.error.to_dict()}
+        client_answer = {"error": response.error.to_dict()}
     else:
-        answer_dict = response.result
+        client_answer = response.result
     mine = InputRequest.objects.filter(client_key=response.id, call__token=token, call__session_id=session_id)
-    return take_client_answer(mine, answer_dict)
+    return take_client_answer(mine, client_answer)
 
 
 def end_request(input_id, status: str, reason: str, actor: Actor = SYSTEM) -> bool:
@@ -225,7 +225,7 @@ def open_for_client(call_id) -> list[InputRequest]:
     )
 
 
-def upstream_answer(request: InputRequest) -> dict:
+def upstream_reply(request: InputRequest) -> dict:
     """What the upstream server gets for a request that is no longer pending."""
     if request.status == Status.PASSED_THROUGH:
         error = request.answer.get("error") if isinstance(request.answer, dict) else None

@@ -114,7 +114,7 @@ async def ask(
             sync_to_async(requests.end_request)(request.pk, InputRequest.Status.CANCELLED, "the call ended")
         )
         raise
-    return await sync_to_async(requests.upstream_answer)(request)
+    return await sync_to_async(requests.upstream_reply)(request)
 
 
 def for_revision(ctx: ClientContext, params: dict) -> dict:

@@ -30,7 +30,7 @@ def queue(request):
 def decide(request, pk):
     form = DecisionForm(request.POST)
     if not form.is_valid():
-        return answer(request, get_object_or_404(Call, pk=pk), form.problem(), messages.ERROR, status=400)
+        return respond(request, get_object_or_404(Call, pk=pk), form.problem(), messages.ERROR, status=400)
     data = form.cleaned_data
     try:
         outcome = lifecycle.decide(
@@ -38,10 +38,10 @@ def decide(request, pk):
         )
     except Call.DoesNotExist:
         raise Http404("No such call.") from None
-    return answer(request, outcome.call, outcome.message, messages.SUCCESS if outcome.won else messages.WARNING)
+    return respond(request, outcome.call, outcome.message, messages.SUCCESS if outcome.won else messages.WARNING)
 
 
-def answer(request, call, message, level, status=200):
+def respond(request, call, message, level, status=200):
     if request.accepts("application/json") and not request.accepts("text/html"):
         tag = messages.DEFAULT_TAGS[level]
         return JsonResponse(
