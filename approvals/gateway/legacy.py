@@ -18,7 +18,7 @@ from approvals.gateway.http import (
     require_event_stream,
 )
 from approvals.gateway.server_info import CAPABILITIES, INSTRUCTIONS, server_info
-from approvals.gateway.tool_calls import answer_call, called_tool
+from approvals.gateway.tool_calls import called_tool, respond_to_call
 from approvals.inputs import requests
 from approvals.models import ClientToken, McpSession
 from approvals.protocol import jsonrpc
@@ -52,7 +52,7 @@ async def handle_post(request, token: ClientToken, message):
         log_level=session.log_level or None,
     )
     try:
-        return await answer_request(request, ctx, session, message, headers)
+        return await respond_to_request(request, ctx, session, message, headers)
     except JsonRpcError as exc:
         return error_response(exc, method_error_status(exc.code), message.id, headers)
 
@@ -99,7 +99,7 @@ async def take_notification(token: ClientToken, session: McpSession, message: No
             await sync_to_async(lifecycle.cancel_by_request)(token, session.pk, request_id, reason)
 
 
-async def answer_request(request, ctx: ClientContext, session: McpSession, message: Request, headers: dict):
+async def respond_to_request(request, ctx: ClientContext, session: McpSession, message: Request, headers: dict):
     if message.method == "ping":
         return jsonrpc_response(jsonrpc.result(message.id, {}), headers=headers)
     if message.method == "logging/setLevel":
@@ -113,7 +113,7 @@ async def answer_request(request, ctx: ClientContext, session: McpSession, messa
         return jsonrpc_response(jsonrpc.result(message.id, page), headers=headers)
     if message.method == "tools/call":
         tool = await called_tool(ctx, message.params)
-        return await answer_call(
+        return await respond_to_call(
             tool,
             ctx,
             message,

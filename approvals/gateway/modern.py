@@ -16,7 +16,7 @@ from approvals.gateway.http import (
     require_event_stream,
 )
 from approvals.gateway.server_info import CAPABILITIES, INSTRUCTIONS, server_info
-from approvals.gateway.tool_calls import answer_call, called_tool
+from approvals.gateway.tool_calls import called_tool, respond_to_call
 from approvals.inputs import continuations
 from approvals.models import ClientToken, Tool
 from approvals.protocol import jsonrpc
@@ -91,12 +91,12 @@ def complete(result: dict) -> dict:
     }
 
 
-def answer(request_id, result: dict):
+def respond_with(request_id, result: dict):
     return jsonrpc_response(jsonrpc.result(request_id, complete(result)))
 
 
 async def discover(request, ctx: ClientContext, message: Request):
-    return answer(
+    return respond_with(
         message.id,
         {
             "supportedVersions": SUPPORTED,
@@ -111,7 +111,7 @@ async def discover(request, ctx: ClientContext, message: Request):
 async def list_tools(request, ctx: ClientContext, message: Request):
     page = await sync_to_async(listing.tools_page)(ctx.token, message.params, MODERN)
     # Private: the list depends on the token, so no cache may serve it to another.
-    return answer(message.id, {**page, "ttlMs": TOOLS_LIST_TTL_MS, "cacheScope": "private"})
+    return respond_with(message.id, {**page, "ttlMs": TOOLS_LIST_TTL_MS, "cacheScope": "private"})
 
 
 async def call_tool(request, ctx: ClientContext, message: Request):
@@ -122,7 +122,7 @@ async def call_tool(request, ctx: ClientContext, message: Request):
     # A retry carrying answers to the input the call asked for continues that call rather than starting one.
     retry = "requestState" in message.params or "inputResponses" in message.params
     run = continuations.continue_call if retry else runner.run_call
-    return await answer_call(
+    return await respond_to_call(
         tool, ctx, message, stream=accepts(request)[1], finish=complete, error_status=error_status, run=run
     )
 

@@ -34,10 +34,10 @@ def event(message: dict) -> bytes:
     return b"event: message\ndata: " + jsonrpc.encode(message) + b"\n\n"
 
 
-async def answer_events(answer: Callable[[Emit], Awaitable[dict]]) -> AsyncIterator[bytes]:
-    """What `answer(emit)` emits, keep-alives while it is quiet, then the message it returns, last.
+async def response_events(respond: Callable[[Emit], Awaitable[dict]]) -> AsyncIterator[bytes]:
+    """What `respond(emit)` emits, keep-alives while it is quiet, then the message it returns, last.
 
-    `answer` must return its final message rather than raise. It runs as a task of
+    `respond` must return its final message rather than raise. It runs as a task of
     its own so that keep-alives flow while it waits, and it is cancelled, and
     waited for, when the stream ends early.
     """
@@ -46,7 +46,7 @@ async def answer_events(answer: Callable[[Emit], Awaitable[dict]]) -> AsyncItera
     async def emit(message: dict):
         queue.put_nowait(message)
 
-    task = asyncio.create_task(answer(emit))
+    task = asyncio.create_task(respond(emit))
     try:
         yield OPENING
         while True:

@@ -30,7 +30,7 @@ async def called_tool(ctx: lifecycle.ClientContext, params: dict) -> Tool:
     return tool
 
 
-async def answer_call(
+async def respond_to_call(
     tool: Tool,
     ctx: lifecycle.ClientContext,
     request: Request,
@@ -47,7 +47,7 @@ async def answer_call(
     """
     ctx = dataclasses.replace(ctx, streaming=stream)
 
-    async def answer(emit) -> dict:
+    async def respond(emit) -> dict:
         try:
             result = await run(ctx, request.id, request.params, emit, tool=tool)
         except JsonRpcError as exc:
@@ -58,12 +58,12 @@ async def answer_call(
         return jsonrpc.result(request.id, finish(result))
 
     if stream:
-        return streams.sse_response(streams.answer_events(answer), headers)
+        return streams.sse_response(streams.response_events(respond), headers)
 
     async def nowhere(message):
-        # A JSON answer has no room for notifications before it.
+        # A JSON response has no room for notifications before it.
         pass
 
-    message = await answer(nowhere)
+    message = await respond(nowhere)
     status = error_status(message["error"]["code"]) if "error" in message else 200
     return jsonrpc_response(message, status, headers)

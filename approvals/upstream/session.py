@@ -149,7 +149,7 @@ class UpstreamSession:
             meta[META_LOG_LEVEL] = log_level
         if meta:
             params["_meta"] = meta
-        answer = on_request or self._on_request or decline
+        handler = on_request or self._on_request or decline
         for _ in range(MAX_INPUT_ROUNDS + 1):
             result = await self._request(
                 "tools/call",
@@ -162,7 +162,7 @@ class UpstreamSession:
             )
             if result.get("resultType") != "input_required":
                 return self._complete(result, f"tools/call {name}")
-            params = {**params, "inputResponses": await self._gather_input(name, result, answer)}
+            params = {**params, "inputResponses": await self._gather_input(name, result, handler)}
             params.pop("requestState", None)
             if "requestState" in result:
                 params["requestState"] = result["requestState"]
@@ -324,7 +324,7 @@ class UpstreamSession:
         except ValueError as exc:
             raise UpstreamError(f"{self.spec.name}: tool {tool.get('name')!r} cannot be called: {exc}") from None
 
-    async def _gather_input(self, name: str, result: dict, answer: OnRequest) -> dict:
+    async def _gather_input(self, name: str, result: dict, handler: OnRequest) -> dict:
         requests = result.get("inputRequests", {})
         if not isinstance(requests, dict):
             raise UpstreamError(f"{self.spec.name}: tools/call {name}: inputRequests is not an object")
@@ -338,7 +338,7 @@ class UpstreamSession:
 
         async def one(key: str, item: dict) -> dict:
             try:
-                return await answer(item["method"], item.get("params", {}))
+                return await handler(item["method"], item.get("params", {}))
             except jsonrpc.JsonRpcError as exc:
                 raise UpstreamError(
                     f"{self.spec.name}: tools/call {name}: input request {key!r} ({item['method']}) was refused: {exc.message}",
@@ -366,9 +366,9 @@ class UpstreamSession:
             return jsonrpc.result(message.id, {})
         # On stdio nothing on the wire ties a server's request to a call; while one call runs it can only be that one's.
         exchange = exchange or self._sole_call()
-        answer = (exchange and exchange.on_request) or self._on_request or decline
+        handler = (exchange and exchange.on_request) or self._on_request or decline
         try:
-            result = await answer(message.method, message.params)
+            result = await handler(message.method, message.params)
         except jsonrpc.JsonRpcError as exc:
             return jsonrpc.error(message.id, exc)
         except Exception:

@@ -62,8 +62,8 @@ class HttpTransport:
                 if kind != EVENT_STREAM:
                     raise UpstreamError(f"{self.spec.name}: answered {method} with content type {kind or 'none'!r}")
                 parser = SseParser(MAX_MESSAGE_BYTES)
-                answer = await self._read_events(response, parser, exchange)
-            return answer or await self._resume(parser, exchange)
+                response = await self._read_events(response, parser, exchange)
+            return response or await self._resume(parser, exchange)
         except httpx.HTTPError as exc:
             raise self._transport_error(method, exc) from None
 
@@ -197,9 +197,9 @@ class HttpTransport:
                 if _content_type(response) != EVENT_STREAM:
                     break
                 parser = SseParser(MAX_MESSAGE_BYTES, last_event_id=seen)
-                answer = await self._read_events(response, parser, exchange)
-            if answer is not None:
-                return answer
+                response = await self._read_events(response, parser, exchange)
+            if response is not None:
+                return response
             if parser.last_event_id != seen:
                 attempts = 0
         raise UpstreamError(
