@@ -26,7 +26,8 @@ def parse_globs(text: str) -> list[str]:
     return [line.strip() for line in text.splitlines() if line.strip()] or ["*"]
 
 
-def check(name: str, globs: list[str]) -> list[str]:
+def token_problems(name: str, globs: list[str]) -> list[str]:
+    """Why a token with this name and these patterns may not be issued; empty when it may."""
     errors = []
     if not name:
         errors.append("a token needs a name")
@@ -48,7 +49,7 @@ def check(name: str, globs: list[str]) -> list[str]:
 def issue(name: str, globs: list[str], user=None) -> tuple[ClientToken, str]:
     """The new token and its secret, which exists nowhere else: show it once and drop it."""
     name = name.strip()
-    errors = check(name, globs)
+    errors = token_problems(name, globs)
     if errors:
         raise TokenError(errors)
     try:

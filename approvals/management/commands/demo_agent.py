@@ -97,7 +97,9 @@ def agent_secret(server: Server) -> str:
     path = settings.VAR_DIR / "demo-agent-token"
     if path.exists() and credentials.authenticate(path.read_text().strip()) is not None:
         return path.read_text().strip()
-    name = next(n for n in (TOKEN_NAME, *(f"{TOKEN_NAME}-{i}" for i in range(2, 1000))) if not issuing.check(n, ["*"]))
+    name = next(
+        n for n in (TOKEN_NAME, *(f"{TOKEN_NAME}-{i}" for i in range(2, 1000))) if not issuing.token_problems(n, ["*"])
+    )
     _, secret = issuing.issue(name, [f"{server.tool_prefix}*"])
     settings.VAR_DIR.mkdir(parents=True, exist_ok=True)
     path.write_text(secret)
