@@ -9,7 +9,7 @@ from contextlib import contextmanager
 @contextmanager
 def collector_off():
     """No garbage collection in this process while it measures, as timeit does: a full collection
-    here took 20-35 ms, which the figures would have charged to the console."""
+    pauses the bench long enough to show in its figures, which would charge the pause to the console."""
     gc.collect()
     gc.disable()
     try:

@@ -68,10 +68,10 @@ application = served_by_its_loop(
 def freeze_what_start_up_made():
     """Compile the console's templates and URL map now, then keep every object made so far out of the collector's walks.
 
-    A full garbage collection walks every object Python tracks: in a daphne process that
-    stalled every call and socket it held for 75-95 ms, a few times a minute under load
-    (bench/push_latency.py's tail). Modules, models, templates and URLs live as long as the
-    process, so gc.freeze() takes them out of those walks, which then take a fifth as long.
+    A full garbage collection walks every object Python tracks, and in a daphne process
+    every call and socket it holds waits meanwhile (it shows in bench/push_latency.py's
+    tail). Modules, models, templates and URLs live as long as the process, so gc.freeze()
+    takes them out of those walks, which then cover little more than what requests made.
     """
     engine = engines["django"]
     for directory in engine.dirs:

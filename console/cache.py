@@ -3,8 +3,8 @@
 Django keeps a cache object per async context, and each object's Redis client
 makes its own connection pool. Under daphne every request runs in a context of its
 own, so every request opened a new connection to Redis for the one or two commands
-it sends (the rate limit's count, a session read): about 1 ms here with redis-py's
-handshake, against 0.15 ms for a command on an open connection. Django also builds
+it sends (the rate limit's count, a session read), and redis-py's handshake costs
+several times a command on an open connection. Django also builds
 a new redis.Redis for every command, which costs more CPU than the command itself
 (it copies some two hundred response callbacks); one per pool does. redis-py's
 clients and pools are safe to share between threads and start afresh in a forked child.

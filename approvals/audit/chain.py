@@ -171,9 +171,9 @@ def batch():
 def append(events: list[AuditEvent]):
     """Chain `events` onto the head and store them: lock the head, insert, move the head.
 
-    The three statements are written out rather than built by the ORM, which took half
-    again their time, and an audited step lies on the path of every call several times
-    (1.2 ms against 0.8 ms a step on PostgreSQL here, most of it building the SQL).
+    The three statements are written out rather than built by the ORM, whose building of
+    the SQL costs more than the database's running it, and an audited step lies on the
+    path of every call several times.
     """
     # No savepoint: inside a caller's transaction the events must stand or fall with its change anyway.
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:

@@ -203,7 +203,7 @@ def bounded_count(events, cleaned) -> Matching:
 def within_budget(query):
     """The query's result, or None when PostgreSQL needs longer than COUNT_BUDGET_MS for it.
 
-    A count reads every match, and a common word in the arguments matches a third of the
+    A count reads every match, and a common word in the arguments may match much of the
     log: the page must not wait for that.
     """
     if connection.vendor != "postgresql":

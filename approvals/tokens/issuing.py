@@ -59,6 +59,6 @@ def issue(name: str, globs: list[str], user=None) -> tuple[ClientToken, str]:
 
 
 def reachable_tools(globs: list[str]) -> list[str]:
-    """The active tools' exposed names these patterns let a client call today."""
+    """The active tools' exposed names these patterns let a client call now."""
     names = Tool.objects.filter(status=Tool.Status.ACTIVE, server__enabled=True).values_list("exposed_name", flat=True)
     return [n for n in names if any(fnmatchcase(n, g) for g in globs)]

@@ -28,6 +28,6 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         reachable = issuing.reachable_tools(globs)
         self.stdout.write(f"created token {token.name!r} (prefix {token.prefix}) for tools {', '.join(globs)}")
-        self.stdout.write(f"it reaches {len(reachable)} active tools today")
+        self.stdout.write(f"it reaches {len(reachable)} active tools now")
         self.stdout.write("the secret follows; it is shown only this once:")
         self.stdout.write(secret)
