@@ -329,7 +329,7 @@ def measure_pages(tools, tokens, operators):
         response = client.get("/audit/", query)
         assert response.status_code == 200, (name, response.status_code)
         shown = response.content.decode().count('<a href="/audit/events/')
-        results.append((name, shown, *timed(lambda: client.get("/audit/", query))))
+        results.append((name, shown, *timed(lambda query=query: client.get("/audit/", query))))
     return results
 
 
@@ -380,14 +380,16 @@ def main():
             start = time.perf_counter()
             loaded = load(url, args.events, tools, tokens, operators)
             print(
-                f"loaded {loaded:,} events with their calls in {time.perf_counter() - start:.0f} s (COPY, chain computed, indexes built)\n"
+                f"loaded {loaded:,} events with their calls in {time.perf_counter() - start:.0f} s "
+                "(COPY, chain computed, indexes built)\n"
             )
 
         print("| audit page, filter | rows shown | median ms | p95 ms |\n|---|---:|---:|---:|")
         for name, shown, median, p95 in measure_pages(tools, tokens, operators):
             print(f"| {name} | {shown} | {median:.1f} | {p95:.1f} |")
         print(
-            "\n| export of the whole log | rows | seconds | rows/s | MB | peak RSS growth MB |\n|---|---:|---:|---:|---:|---:|"
+            "\n| export of the whole log | rows | seconds | rows/s | MB | peak RSS growth MB |\n"
+            "|---|---:|---:|---:|---:|---:|"
         )
         for fmt in ("csv", "jsonl"):
             rows, seconds, size, grown = measure_export(fmt)
@@ -395,10 +397,12 @@ def main():
         checked, timings = measure_verify()
         median = statistics.median(timings)
         print(
-            "\n| verification of the whole chain | events | median s | events/s (median) | slowest–fastest run |\n|---|---:|---:|---:|---:|"
+            "\n| verification of the whole chain | events | median s | events/s (median) | slowest–fastest run |\n"
+            "|---|---:|---:|---:|---:|"
         )
         print(
-            f"| 3 runs | {checked:,} | {median:.1f} | {checked / median:,.0f} | {checked / timings[-1]:,.0f}–{checked / timings[0]:,.0f} |"
+            f"| 3 runs | {checked:,} | {median:.1f} | {checked / median:,.0f} "
+            f"| {checked / timings[-1]:,.0f}–{checked / timings[0]:,.0f} |"
         )
         print(f"\nload average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     finally:

@@ -267,11 +267,13 @@ def table(pairs: list[tuple[Sample, Sample]], revision: str) -> str:
     for direct, console in pairs:
         for s in (direct, console):
             lines.append(
-                f"| {s.concurrency} | {s.path} | {s.calls} | {s.errors} | {s.throughput:.0f} | {s.percentile(50):.1f} | {s.percentile(99):.1f} |"
+                f"| {s.concurrency} | {s.path} | {s.calls} | {s.errors} | {s.throughput:.0f} "
+                f"| {s.percentile(50):.1f} | {s.percentile(99):.1f} |"
             )
         lines.append(
             f"| {direct.concurrency} | ratio | | | {ratio(console.throughput, direct.throughput)} "
-            f"| {ratio(console.percentile(50), direct.percentile(50))} | {ratio(console.percentile(99), direct.percentile(99))} |"
+            f"| {ratio(console.percentile(50), direct.percentile(50))} "
+            f"| {ratio(console.percentile(99), direct.percentile(99))} |"
         )
     return "\n".join(lines)
 

@@ -19,7 +19,10 @@ def collector_off():
 
 
 def cpu_times() -> list[int]:
-    """The machine's CPU time counters (user, nice, system, idle, iowait, irq, softirq, steal, …), if it has /proc/stat."""
+    """The machine's CPU time counters, if it has /proc/stat.
+
+    In /proc/stat's order: user, nice, system, idle, iowait, irq, softirq, steal, …
+    """
     try:
         with open("/proc/stat") as stat:
             return [int(value) for value in stat.readline().split()[1:]]
@@ -43,7 +46,7 @@ def stolen_share(before: list[int], after: list[int]) -> float | None:
     figures swing with it, so a run where it is high says more about the neighbours than the console."""
     if len(before) < 8 or len(after) < 8:
         return None
-    spent = [end - start for start, end in zip(before[:8], after[:8])]
+    spent = [end - start for start, end in zip(before[:8], after[:8], strict=True)]
     return 100 * spent[7] / max(1, sum(spent))
 
 

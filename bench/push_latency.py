@@ -368,10 +368,12 @@ def main():
     if args.calls < 1 or args.clients < 1 or args.pause < 0:
         parser.error("--calls and --clients must be at least 1, --pause at least 0")
     lines = [
-        f"{args.clients} clients (revision {args.revision}) each calling `echo` under an ask rule, {args.pause:g} s after "
+        f"{args.clients} clients (revision {args.revision}) each calling `echo` under an ask rule, "
+        f"{args.pause:g} s after "
         "its previous answer; each call approved over HTTP as soon as its push arrives",
         "",
-        "| setup | measure | from when | calls | p50 ms | p95 ms | p99 ms | CPU stolen % | CPU check ms | console CPU ms per call |",
+        "| setup | measure | from when | calls | p50 ms | p95 ms | p99 ms "
+        "| CPU stolen % | CPU check ms | console CPU ms per call |",
         "|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     stages = ["", "| setup | from | to | p50 ms | p95 ms |", "|---|---|---|---:|---:|"]

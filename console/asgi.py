@@ -77,7 +77,7 @@ def freeze_what_start_up_made():
     for directory in engine.dirs:
         for path in sorted(Path(directory).rglob("*.html")):
             engine.get_template(path.relative_to(directory).as_posix())
-    get_resolver().url_patterns
+    get_resolver().url_patterns  # noqa: B018 reading it imports the URL configuration now
     gc.collect()
     gc.freeze()
 

@@ -185,7 +185,7 @@ def append(events: list[AuditEvent]):
             seq, prev_hash = event.seq, event.hash
             values += [field.get_db_prep_save(getattr(event, field.attname), connection) for field in _STORED]
         cursor.execute(_insert_sql(len(events)), values)
-        for event, (pk,) in zip(events, cursor.fetchall()):
+        for event, (pk,) in zip(events, cursor.fetchall(), strict=True):
             event.pk, event._state.adding, event._state.db = pk, False, connection.alias
         cursor.execute(f"UPDATE {_table(AuditHead)} SET seq = %s, hash = %s WHERE id = 1", [seq, prev_hash])
 

@@ -75,7 +75,7 @@ def csv_lines(stream, head):
 
 
 def _id(value):
-    return "null" if value is None else "%d" % value
+    return "null" if value is None else f"{value:d}"
 
 
 def jsonl_lines(stream, head):
@@ -112,7 +112,7 @@ def jsonl_lines(stream, head):
             quote(prev_hash),
             quote(hash_),
         )
-    yield '{"chain_head":{"seq":%d,"hash":%s}}\n' % (head[0], quote(head[1]))
+    yield f'{{"chain_head":{{"seq":{head[0]:d},"hash":{quote(head[1])}}}}}\n'
 
 
 FORMATS = {"csv": (csv_lines, "text/csv"), "jsonl": (jsonl_lines, "application/jsonl")}

@@ -57,7 +57,10 @@ class JsonArgumentsForm(forms.Form):
 
 
 class ArgumentsEditor:
-    """Edit then approve: a form of fields for a flat schema, a JSON editor otherwise; the schema is checked on the server."""
+    """Edit then approve: a form of fields for a flat schema, a JSON editor otherwise.
+
+    Either way the schema is checked on the server.
+    """
 
     def __init__(self, call: Call, data=None):
         self.call = call

@@ -7,6 +7,7 @@ Servers that announce nothing are still synced periodically by celery beat.
 """
 
 import asyncio
+import contextlib
 import logging
 
 from asgiref.sync import sync_to_async
@@ -45,9 +46,7 @@ async def watch(stop: asyncio.Event, interval: float = 30.0):
                     await (await pool.get(spec)).ping()
                 except UpstreamError as exc:
                     log.warning("%s: not watched: %s", spec.name, exc.message)
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), timeout=interval)
-            except TimeoutError:
-                pass
     finally:
         await pool.close_all()

@@ -63,7 +63,7 @@ async def render_chart(ctx: CallContext, args: dict) -> dict:
     metric, year = args["metric"], args["year"]
     values = ctx.store.monthly(metric, year)
     unit = "orders" if metric == "orders" else CURRENCY
-    shown = ", ".join(f"{month} {value:g}" for month, value in zip(MONTHS, values))
+    shown = ", ".join(f"{month} {value:g}" for month, value in zip(MONTHS, values, strict=True))
     png = bar_chart(values, BAR_COLORS[metric])
     return {
         "content": [

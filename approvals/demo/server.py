@@ -11,7 +11,7 @@ import itertools
 import logging
 import sys
 from collections.abc import AsyncIterator, Callable
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from functools import partial
 
 from approvals.demo import tools
@@ -270,10 +270,8 @@ def main() -> None:
     logging.basicConfig(
         stream=sys.stderr, level=logging.INFO, format="%(asctime)s demo-server %(levelname)s %(message)s"
     )
-    try:
+    with suppress(KeyboardInterrupt):
         asyncio.run(Server(seeded_store(), write_stdout).serve(stdin_lines()))
-    except KeyboardInterrupt:
-        pass
 
 
 if __name__ == "__main__":

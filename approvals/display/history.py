@@ -26,7 +26,8 @@ def history(tool):
     """The newest changes first, each with the paths that differ from the version before it."""
     changes = list(tool.changes.all()[: SHOWN_CHANGES + 1])
     versions = []
-    for change, older in zip(changes[:SHOWN_CHANGES], changes[1:] + [None]):
+    # One more change than is shown is read, to compare the last shown one with: the pairs stop at the shorter list.
+    for change, older in zip(changes[:SHOWN_CHANGES], changes[1:] + [None], strict=False):
         versions.append(Version(change, None if older is None else changed_paths(older.definition, change.definition)))
     return versions
 

@@ -28,7 +28,7 @@ def choice_options(schema) -> list[tuple[object, str]] | None:
         values = schema["enum"]
         names = schema.get("enumNames")
         labels = names if isinstance(names, list) and len(names) == len(values) else values
-        options = list(zip(values, labels))
+        options = list(zip(values, labels, strict=True))
     else:
         variants = schema.get("oneOf") or schema.get("anyOf")
         if not isinstance(variants, list) or not variants:
@@ -93,14 +93,15 @@ class SchemaForm(forms.Form):
         if kind in ("choice", "choices"):
             options = choice_options(schema if kind == "choice" else schema["items"])
             self.keys[name] = choice_keys(options)
-            choices = [(key, label) for key, (_, label) in zip(self.keys[name], options)]
+            choices = [(key, label) for key, (_, label) in zip(self.keys[name], options, strict=True)]
             if kind == "choices":
                 field = forms.MultipleChoiceField(
                     choices=choices, required=required, widget=forms.CheckboxSelectMultiple, **common
                 )
                 field.min_items, field.max_items = schema.get("minItems"), schema.get("maxItems")
                 return field
-            # A required choice starts unchosen unless the schema names a default: nobody accepts a value they never picked.
+            # A required choice starts unchosen unless the schema names a default:
+            # nobody accepts a value they never picked.
             empty = [] if required and "default" in schema else [("", "—")]
             return forms.ChoiceField(choices=empty + choices, required=required, **common)
         if kind == "boolean":

@@ -134,8 +134,5 @@ def value_tree(value, schema) -> Tree:
     """An object's properties (or an array's items, or one scalar) as nodes, depth first."""
     walk = Walk()
     schema = schema if isinstance(schema, dict) else {}
-    if isinstance(value, (dict, list)):
-        nodes = walk.children(value, schema, 1)
-    else:
-        nodes = [walk.node("", value, schema, 1)]
+    nodes = walk.children(value, schema, 1) if isinstance(value, (dict, list)) else [walk.node("", value, schema, 1)]
     return Tree(nodes=nodes, truncated=walk.truncated)

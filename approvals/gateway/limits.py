@@ -41,7 +41,7 @@ def foreign_origin_problem(scope) -> str:
     """Why the request's Host or Origin is not this console's (DNS rebinding), or '' when both are."""
     host = header(scope, b"host")
     if host is None and scope.get("server"):
-        host = "%s:%s" % tuple(scope["server"])
+        host = "{}:{}".format(*scope["server"])
     if not host or not is_allowed_host(host):
         return "Forbidden: the Host header names no host this console serves"
     origin = header(scope, b"origin")

@@ -92,7 +92,10 @@ def open_request(call: Call, method: str, params: dict, route: str, client_key: 
 
 @transaction.atomic
 def record_unanswered(call: Call, method: str, params: dict, status: str, reason: str) -> InputRequest:
-    """A request the console answers at once without asking anyone (refused, or declined for want of a client that can)."""
+    """A request the console answers at once without asking anyone.
+
+    It is refused, or declined for want of a client that can answer it.
+    """
     request = InputRequest.objects.create(
         call=call,
         server_id=call.server_id,
@@ -182,10 +185,7 @@ def take_legacy_response(token, session_id: str, response) -> bool:
     """A legacy client's POSTed response to a request the console sent on a call's stream."""
     if not isinstance(response.id, str):
         return False
-    if response.error is not None:
-        client_answer = {"error": response.error.to_dict()}
-    else:
-        client_answer = response.result
+    client_answer = {"error": response.error.to_dict()} if response.error is not None else response.result
     mine = InputRequest.objects.filter(client_key=response.id, call__token=token, call__session_id=session_id)
     return take_client_answer(mine, client_answer)
 

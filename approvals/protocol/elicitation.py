@@ -65,7 +65,7 @@ def options(prop) -> list[tuple[str, str]]:
     if isinstance(values, list):
         names = source.get("enumNames")
         labels = names if isinstance(names, list) and len(names) == len(values) else values
-        return [(v, str(label)) for v, label in zip(values, labels)]
+        return [(v, str(label)) for v, label in zip(values, labels, strict=True)]
     variants = source.get("oneOf" if kind == "one_of" else "anyOf")
     if isinstance(variants, list):
         return [(v.get("const"), str(v.get("title", v.get("const")))) for v in variants if isinstance(v, dict)]

@@ -33,7 +33,10 @@ def outcome(call):
 
 @register.filter
 def tool_changed(call):
-    """Whether the call's tool is gone or its definition changed since the call was made: approving then runs nothing."""
+    """Whether the call's tool is gone or its definition changed since the call was made.
+
+    Approving such a call runs nothing.
+    """
     return call.tool is None or call.tool.digest != call.tool_digest or call.tool.status != call.tool.Status.ACTIVE
 
 

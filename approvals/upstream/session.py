@@ -233,7 +233,8 @@ class UpstreamSession:
         if version not in LEGACY_VERSIONS:
             await self._transport.end_session()
             raise UpstreamError(
-                f"{self.spec.name}: initialize answered with protocol version {version!r}, which this client does not speak"
+                f"{self.spec.name}: initialize answered with protocol version {version!r}, "
+                "which this client does not speak"
             )
         self._version = self._transport.legacy_version = version
         await self._transport.notify(jsonrpc.notification("notifications/initialized"), {})
@@ -287,7 +288,10 @@ class UpstreamSession:
         return response.result
 
     def _cancel_upstream(self, msg_id: int, method: str) -> None:
-        """Tell the server we stopped waiting, where the era has words for it (a modern HTTP stream's closing says it)."""
+        """Tell the server we stopped waiting, where the era has words for it.
+
+        A modern HTTP stream's closing says it by itself.
+        """
         if method in ("initialize", "server/discover") or not self._transport.alive:
             return
         if self._era == MODERN and self.spec.transport == HTTP:
@@ -341,7 +345,8 @@ class UpstreamSession:
                 return await handler(item["method"], item.get("params", {}))
             except jsonrpc.JsonRpcError as exc:
                 raise UpstreamError(
-                    f"{self.spec.name}: tools/call {name}: input request {key!r} ({item['method']}) was refused: {exc.message}",
+                    f"{self.spec.name}: tools/call {name}: input request {key!r} ({item['method']}) "
+                    f"was refused: {exc.message}",
                     code=exc.code,
                 ) from None
 

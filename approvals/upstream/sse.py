@@ -79,9 +79,8 @@ class SseParser:
         elif name == "id":
             if "\0" not in value:
                 self.last_event_id = value
-        elif name == "retry":
-            if _DIGITS.fullmatch(value):
-                self.retry_ms = int(value)
+        elif name == "retry" and _DIGITS.fullmatch(value):
+            self.retry_ms = int(value)
         return None
 
     def _dispatch(self) -> Event | None:

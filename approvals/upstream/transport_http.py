@@ -1,6 +1,7 @@
 """Streamable HTTP toward an upstream server, over httpx: one POST per message, JSON or SSE answers."""
 
 import asyncio
+import contextlib
 import logging
 
 import httpx
@@ -80,10 +81,9 @@ class HttpTransport:
         """
         settled = asyncio.Event()
         self._listener = asyncio.create_task(self._listen(settled))
-        try:
+        # Past the timeout the listener keeps trying on its own.
+        with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(settled.wait(), self.spec.timeout)
-        except TimeoutError:
-            pass  # the listener keeps trying on its own
 
     async def end_session(self) -> None:
         """DELETE the legacy session; a server that does not allow it (405) or is gone is no concern here."""

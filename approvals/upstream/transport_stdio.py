@@ -1,6 +1,7 @@
 """stdio toward an upstream server: a child process speaking newline-delimited JSON-RPC."""
 
 import asyncio
+import contextlib
 import logging
 import os
 import signal
@@ -93,10 +94,8 @@ class StdioTransport:
             if process.returncode is None:
                 process.stdin.close()
                 self._signal(signal.SIGTERM)
-                try:
+                with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(process.wait(), STOP_GRACE_SECONDS)
-                except TimeoutError:
-                    pass
             # Also reaches what the child started and left behind when it exited.
             self._signal(signal.SIGKILL)
             try:
@@ -108,10 +107,8 @@ class StdioTransport:
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
     def _signal(self, sig: int) -> None:
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self._process.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
 
     def _spawn(self, coro) -> asyncio.Task:
         task = asyncio.create_task(coro)
@@ -132,10 +129,8 @@ class StdioTransport:
                 ) from None
             except (BrokenPipeError, ConnectionResetError):
                 # The child is gone; wait until the watchers have found out how, for the message.
-                try:
+                with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._failed.wait(), STOP_GRACE_SECONDS)
-                except TimeoutError:
-                    pass
                 raise self._dead() from None
 
     async def _wait(self, future: asyncio.Future, exchange: Exchange) -> jsonrpc.Response:

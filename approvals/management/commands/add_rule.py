@@ -23,7 +23,10 @@ class Command(BaseCommand):
             action="append",
             default=[],
             metavar="KEY=true|false",
-            help="a tool annotation the rule requires, e.g. readOnlyHint=true; counted for trusted servers only; repeatable",
+            help=(
+                "a tool annotation the rule requires, e.g. readOnlyHint=true; "
+                "counted for trusted servers only; repeatable"
+            ),
         )
         parser.add_argument(
             "--conditions",

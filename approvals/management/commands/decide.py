@@ -23,7 +23,9 @@ class Command(BaseCommand):
         parser.add_argument(
             "--binding",
             metavar="DIGEST",
-            help="the call's binding from `list_calls --json`: refuse if the call or its tool changed since it was read",
+            help=(
+                "the call's binding from `list_calls --json`: refuse if the call or its tool changed since it was read"
+            ),
         )
         parser.add_argument(
             "--arguments",
@@ -50,7 +52,8 @@ class Command(BaseCommand):
             )
         edited_note = " with edited arguments" if edited is not None else ""
         self.stdout.write(
-            f"{outcome.message.rstrip('.').lower()} call {call_id} ({outcome.call.tool_name}){edited_note} as {user.get_username()}"
+            f"{outcome.message.rstrip('.').lower()} call {call_id} ({outcome.call.tool_name}){edited_note}"
+            f" as {user.get_username()}"
         )
 
 

@@ -4,7 +4,10 @@ from approvals.audit import retention
 
 
 class Command(BaseCommand):
-    help = "Delete audit events older than the retention (AUDIT_RETENTION_DAYS or the admin's setting), anchoring the chain."
+    help = (
+        "Delete audit events older than the retention (AUDIT_RETENTION_DAYS or the admin's setting), "
+        "anchoring the chain."
+    )
 
     def handle(self, *args, **options):
         pruned = retention.prune()

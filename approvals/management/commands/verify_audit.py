@@ -32,7 +32,9 @@ class Command(BaseCommand):
         result = verify.run("verify_audit command", expect)
         if not result.ok:
             raise CommandError(
-                f"broken at seq {result.broken_seq}: {result.problem}\n  expected {result.expected}\n  found    {result.found}",
+                f"broken at seq {result.broken_seq}: {result.problem}\n"
+                f"  expected {result.expected}\n"
+                f"  found    {result.found}",
                 returncode=1,
             )
         checked = (
