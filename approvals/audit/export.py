@@ -20,25 +20,12 @@ from asgiref.sync import sync_to_async
 from django.db.models import TextField
 from django.db.models.functions import Cast
 
+from approvals.audit.chain import HASHED
 from approvals.audit.query import stream_rows
 from approvals.models import AuditHead
 
-COLUMNS = [
-    "seq",
-    "at",
-    "actor_type",
-    "actor_id",
-    "actor_name",
-    "action",
-    "request_id",
-    "call_id",
-    "server_id",
-    "tool_id",
-    "token_id",
-    "data",
-    "prev_hash",
-    "hash",
-]
+# The hashed fields in the order the chain hashes them, then the hash itself.
+COLUMNS = [*HASHED, "hash"]
 HEAD_MARK = "# chain head"
 BATCH = 2000
 CHUNK = 5000

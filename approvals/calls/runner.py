@@ -104,11 +104,10 @@ async def wait_for_decision(call: Call, emit) -> Call:
             await emit(progress(call.progress_token, time.monotonic() - started, "waiting for operator approval"))
         return None
 
-    decided_call = await events.wait_until(events.call_group(call.pk), decided, call.expires_at)
-    if decided_call is None:
-        await sync_to_async(lifecycle.end_pending)(call.pk, Call.Status.EXPIRED, lifecycle.expired_reason())
-        decided_call = await reread(call.pk)
-    return decided_call
+    def expire():
+        return sync_to_async(lifecycle.end_pending)(call.pk, Call.Status.EXPIRED, lifecycle.expired_reason())
+
+    return await events.wait_until(events.call_group(call.pk), decided, call.expires_at, expire)
 
 
 def progress(token, value, message):

@@ -68,15 +68,24 @@ def summary_of(method: str, params: dict) -> str:
     return str(params.get("message", ""))[:MAX_SUMMARY]
 
 
-@transaction.atomic
-def open_request(call: Call, method: str, params: dict, route: str, client_key: str = "") -> InputRequest:
-    request = InputRequest.objects.create(
+def create_request(call: Call, method: str, params: dict, **fields) -> InputRequest:
+    return InputRequest.objects.create(
         call=call,
         server_id=call.server_id,
         method=method,
         mode=mode_of(method, params),
         params=params,
         message=summary_of(method, params),
+        **fields,
+    )
+
+
+@transaction.atomic
+def open_request(call: Call, method: str, params: dict, route: str, client_key: str = "") -> InputRequest:
+    request = create_request(
+        call,
+        method,
+        params,
         status=Status.PENDING,
         routed_to=route,
         client_key=client_key,
@@ -96,13 +105,10 @@ def record_unanswered(call: Call, method: str, params: dict, status: str, reason
 
     It is refused, or declined for want of a client that can answer it.
     """
-    request = InputRequest.objects.create(
-        call=call,
-        server_id=call.server_id,
-        method=method,
-        mode=mode_of(method, params),
-        params=params,
-        message=summary_of(method, params),
+    request = create_request(
+        call,
+        method,
+        params,
         status=status,
         routed_to=InputRequest.Route.OPERATOR,
         reason=reason,

@@ -141,8 +141,7 @@ async def wait_for_answer(request: InputRequest) -> InputRequest:
             return await reread(request.pk)
         return None
 
-    settled_request = await events.wait_until(events.input_group(request.pk), settled, request.expires_at)
-    if settled_request is None:
-        await sync_to_async(requests.end_request)(request.pk, InputRequest.Status.EXPIRED, requests.expired_reason())
-        settled_request = await reread(request.pk)
-    return settled_request
+    def expire():
+        return sync_to_async(requests.end_request)(request.pk, InputRequest.Status.EXPIRED, requests.expired_reason())
+
+    return await events.wait_until(events.input_group(request.pk), settled, request.expires_at, expire)

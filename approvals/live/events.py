@@ -136,19 +136,28 @@ async def listening(group: str) -> AsyncIterator[Listener]:
             await listener.close()
 
 
-async def wait_until(group: str, look: Callable[[], Awaitable[T | None]], deadline: datetime) -> T | None:
+async def wait_until(
+    group: str,
+    look: Callable[[], Awaitable[T | None]],
+    deadline: datetime,
+    on_deadline: Callable[[], Awaitable] | None = None,
+) -> T | None:
     """What `look` finds, or None when `deadline` passes first.
 
     `look` re-reads what is waited on and returns it once the wait is over, None
     before. It runs at once, after every message to `group`, and at least every
     CALL_REREAD_SECONDS, since a message may be lost; the group is joined before the
-    first look, so no change after it goes unnoticed.
+    first look, so no change after it goes unnoticed. At the deadline `on_deadline`
+    (expiring what is waited on) runs first, if given, and `look` has the last word.
     """
     async with listening(group) as wake_ups:
         while (found := await look()) is None:
             remaining = (deadline - timezone.now()).total_seconds()
             if remaining <= 0:
-                return None
+                if on_deadline is None:
+                    return None
+                await on_deadline()
+                return await look()
             await wake_ups.next(timeout=min(settings.CALL_REREAD_SECONDS, remaining))
         return found
 
