@@ -8,10 +8,12 @@ class ApprovalsConfig(AppConfig):
 
     def ready(self):
         from approvals.audit import signals
+        from approvals.audit.chain import start_empty_log
         from approvals.live import access
         from approvals.roles import ensure_roles
 
         # After auth has created this app's permissions, which it also does on post_migrate.
         post_migrate.connect(ensure_roles, sender=self)
+        post_migrate.connect(start_empty_log, sender=self)
         signals.connect()
         access.connect()

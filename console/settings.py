@@ -39,10 +39,10 @@ def redis_database(url: str) -> str:
     return chosen[0] if chosen and chosen[0].isdigit() else "0"
 
 
-def embedded_secret_key():
-    # An embedded console keeps a random key on disk so that sessions and signed
-    # state survive a restart; production sets SECRET_KEY explicitly.
-    path = VAR_DIR / "secret_key"
+def embedded_secret(name):
+    # An embedded console keeps random keys on disk so that sessions, signed state and
+    # the audit chain survive a restart; production sets each key explicitly.
+    path = VAR_DIR / name
     if not path.exists():
         VAR_DIR.mkdir(parents=True, exist_ok=True)
         path.write_text(secrets.token_urlsafe(50))
@@ -50,7 +50,9 @@ def embedded_secret_key():
     return path.read_text().strip()
 
 
-SECRET_KEY = os.environ.get("SECRET_KEY") or embedded_secret_key()
+SECRET_KEY = os.environ.get("SECRET_KEY") or embedded_secret("secret_key")
+# Keys the audit chain's links (HMAC-SHA256): kept out of the database, so that its owner cannot forge them.
+AUDIT_KEY = os.environ.get("AUDIT_KEY") or embedded_secret("audit_key")
 DEBUG = env_bool("DEBUG")
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
@@ -145,11 +147,20 @@ if REDIS_URL:
         }
     }
     CACHES = {"default": {"BACKEND": "console.cache.SharedRedisCache", "LOCATION": REDIS_URL}}
+    # The audit chain's witness (approvals.audit.witness) lives outside the database, never expiring.
+    CACHES["audit_witness"] = {**CACHES["default"], "TIMEOUT": None}
     CELERY_BROKER_URL = REDIS_URL
     CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER")
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+        "audit_witness": {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": str(VAR_DIR / "audit-witness"),
+            "TIMEOUT": None,
+        },
+    }
     CELERY_BROKER_URL = "memory://"
     CELERY_TASK_ALWAYS_EAGER = True
 CELERY_TASK_EAGER_PROPAGATES = True

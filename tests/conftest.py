@@ -69,6 +69,43 @@ def django_db_setup(django_db_setup, django_db_blocker):
                 )
 
 
+@pytest.fixture(autouse=True, scope="session")
+def flush_past_the_audit_triggers():
+    """Empty tables between transactional tests as their owner may: with the audit triggers off.
+
+    On PostgreSQL the audit tables refuse TRUNCATE, which is how Django empties every table
+    after a transactional test. The suite connects as a superuser, who may switch triggers
+    off for a transaction (session_replication_role), as the tables' owner could.
+    """
+    if not using_postgres():
+        yield
+        return
+    from django.db.backends.postgresql.operations import DatabaseOperations
+
+    sql_flush = DatabaseOperations.sql_flush
+
+    def flush_without_triggers(self, style, tables, **options):
+        statements = sql_flush(self, style, tables, **options)
+        return ["SET LOCAL session_replication_role = replica", *statements] if statements else statements
+
+    DatabaseOperations.sql_flush = flush_without_triggers
+    yield
+    DatabaseOperations.sql_flush = sql_flush
+
+
+@pytest.fixture(autouse=True)
+def no_audit_witness():
+    # The witness lives outside the database, which every test rolls back: a head one test
+    # verified would be missing from the next test's chain.
+    from django.core.cache import caches
+
+    from approvals.audit import witness
+
+    caches["audit_witness"].delete(witness.key())
+    yield
+    caches["audit_witness"].delete(witness.key())
+
+
 @pytest.fixture(autouse=True)
 def fresh_channel_layer():
     # A Redis channel layer ties its receiving state to the event loop that first

@@ -5,7 +5,7 @@ forks however many processes write at once, and an event is written in the same
 transaction as the change it records: both land or neither does.
 
 The event hash, defined here once for record() and for verification alike:
-SHA-256 over the canonical JSON of the object holding the event's thirteen
+HMAC-SHA256 keyed with AUDIT_KEY over the canonical JSON of the object holding the event's thirteen
 HASHED fields (seq, at, actor_type, actor_id, actor_name, action, request_id,
 call_id, server_id, tool_id, token_id, data, prev_hash), with `at` written as
 ``datetime.isoformat()`` in UTC. Canonical JSON is the encoding of
@@ -16,16 +16,23 @@ events a second and more; a test holds the two byte for byte equal.
 
 What is hashed is what the database gives back: record() first brings `data` to
 the form it will be read in (see `stored_form`).
+
+The key lives outside the database (settings.AUDIT_KEY), so whoever holds the
+database, even as its owner, can delete or reorder events but cannot write one
+whose hash verifies, nor mend the links around a change.
 """
 
-import hashlib
+import hmac
 import json
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import lru_cache
 from json.encoder import c_make_encoder, encode_basestring
 
+from django.apps import apps as global_apps
+from django.conf import settings
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import connection, transaction
 from django.utils import timezone
@@ -118,7 +125,15 @@ def encode_event(row) -> bytes:
 
 
 def event_hash(row) -> str:
-    return hashlib.sha256(encode_event(row)).hexdigest()
+    keyed = _keyed(settings.AUDIT_KEY).copy()
+    keyed.update(encode_event(row))
+    return keyed.hexdigest()
+
+
+@lru_cache(maxsize=1)
+def _keyed(key: str):
+    # HMAC with its key already absorbed: a copy per event costs half what keying one afresh does.
+    return hmac.new(key.encode(), digestmod="sha256")
 
 
 def hashed_row(event: AuditEvent) -> tuple:
@@ -213,21 +228,36 @@ def locked_tip(cursor) -> tuple[int, str]:
     cursor.execute(f"SELECT seq, hash FROM {_table(AuditHead)} WHERE id = 1{lock}")
     tip = cursor.fetchone()
     if tip is None:
-        head = locked_head()
-        return head.seq, head.hash
+        raise MissingHead()
     return tip
+
+
+class MissingHead(RuntimeError):
+    """No head row: appending now would start a second chain, and hide that the first one lost its end."""
+
+    def __init__(self):
+        super().__init__(
+            "The audit chain has no head row (approvals_audithead, id 1): nothing can be appended until it is "
+            "restored, from a backup or from the last event. `manage.py verify_audit` shows what is left."
+        )
 
 
 def locked_head() -> AuditHead:
     try:
         return AuditHead.objects.select_for_update().get(pk=1)
     except AuditHead.DoesNotExist:
-        # The migration creates the head; a flushed test database or a restore
-        # without it continues from the last event there is.
-        last = AuditEvent.objects.order_by("-seq").first()
-        defaults = {"seq": last.seq, "hash": last.hash} if last else {}
-        AuditHead.objects.get_or_create(pk=1, defaults=defaults)
-        return AuditHead.objects.select_for_update().get(pk=1)
+        raise MissingHead() from None
+
+
+def start_empty_log(apps=global_apps, using="default", **kwargs):
+    """Give an empty log its head: after migrate, and after a flush, which empties every table."""
+    try:
+        head, events = (apps.get_model("approvals", name) for name in ("AuditHead", "AuditEvent"))
+    except LookupError:
+        # Migrated back to before the audit tables.
+        return
+    if not head.objects.using(using).exists() and not events.objects.using(using).exists():
+        head.objects.using(using).create(pk=1)
 
 
 def pk_of(obj):

@@ -2,7 +2,10 @@
 
 The walk reads the head first and then only the events up to it: the head moves
 in the same transaction as each append, so every event up to the head it read is
-there to be read, and appends made meanwhile are left for the next run.
+there to be read, and appends made meanwhile are left for the next run. A walk that
+passes leaves its head with the witness (approvals.audit.witness), and every walk
+requires the witnessed head to be still in the chain: a head set back to an earlier
+event verifies link by link, and only that comparison shows the events cut off.
 """
 
 from contextlib import closing, nullcontext
@@ -15,6 +18,7 @@ from django.db.models import TextField
 from django.db.models.functions import Cast
 from django.utils import timezone
 
+from approvals.audit import witness
 from approvals.audit.chain import HASHED, event_hash
 from approvals.audit.query import stream_rows
 from approvals.models import AuditEvent, AuditHead, AuditVerification
@@ -74,6 +78,16 @@ def walk_once(expect, chunk_size) -> tuple[Verdict, int]:
                 ), 0
             return Verdict(True), 0
         walk = Walk(head, expect)
+        try:
+            witnessed = witness.read()
+        except witness.Forged:
+            return Verdict(
+                False,
+                broken_seq=head.seq,
+                expected="a witness signed with AUDIT_KEY",
+                found="another signature",
+                problem="the witness of the last verified head was not written with this AUDIT_KEY",
+            ), head.anchor_seq
         # Closed before the transaction ends, even when the walk stops half-way: a stream
         # left open would hold the connection.
         with closing(stream_rows(events_through(head.seq), chunk_size)) as rows:
@@ -81,6 +95,7 @@ def walk_once(expect, chunk_size) -> tuple[Verdict, int]:
                 walk.check_expected()
                 walk.follow(rows)
                 walk.finish()
+                walk.check_witness(witnessed)
             except Broken as broken:
                 verdict = Verdict(
                     False,
@@ -93,6 +108,7 @@ def walk_once(expect, chunk_size) -> tuple[Verdict, int]:
                     broken.problem,
                 )
                 return verdict, head.anchor_seq
+        witness.raise_to(head.seq, head.hash)
     return Verdict(True, walk.checked, walk.first_seq, walk.last_seq), head.anchor_seq
 
 
@@ -144,7 +160,11 @@ class Walk:
                 data = scan(row[11], 0)[0]
                 computed = event_hash((*row[:11], data, prev_hash))
                 if computed != stored:
-                    raise Broken(seq, "the event was changed after it was written", computed, stored)
+                    # Every event fails alike under another key, so the first one checked names that cause too.
+                    problem = "the event was changed after it was written"
+                    if not checked:
+                        problem += ", or AUDIT_KEY is not the key it was written with"
+                    raise Broken(seq, problem, computed, stored)
                 if row[5] == PRUNED:
                     self.pruned = data
                 if seq == expect_seq and stored != self.expect[1]:
@@ -167,6 +187,28 @@ class Walk:
         anchor = f"{head.anchor_seq}:{head.anchor_hash}"
         if head.anchor_seq and self.attested() != anchor:
             raise Broken(head.anchor_seq, "no audit.pruned event records the anchor", anchor, self.attested())
+
+    def check_witness(self, witnessed):
+        """The head a verification found intact before must still be in the chain, unless pruned since."""
+        if witnessed is None:
+            return
+        seq, hash_ = witnessed
+        head = self.head
+        if seq > head.seq:
+            raise Broken(
+                head.seq + 1,
+                "events an earlier verification saw are gone from the end, and the head was set back",
+                f"seq {seq} (verified before)",
+                f"head at seq {head.seq}",
+            )
+        if seq < head.anchor_seq:
+            return
+        if seq == head.anchor_seq:
+            found = head.anchor_hash
+        else:
+            found = AuditEvent.objects.filter(seq=seq).values_list("hash", flat=True).first()
+        if found != hash_:
+            raise Broken(seq, "the event an earlier verification saw was replaced", hash_, found)
 
     def attested(self):
         if not isinstance(self.pruned, dict):

@@ -2,10 +2,9 @@
 
 On PostgreSQL a trigger refuses UPDATE and DELETE on the events table. It lets a
 DELETE through only when the transaction has set approvals.audit_prune to 'on',
-which approvals.audit.retention.prune alone does. TRUNCATE is not refused: the
-test suite empties tables with it between tests, and verification still notices,
-as the head then points past the last event. A trigram index serves free-text
-search; it covers exactly approvals.audit.query.search_expression().
+which approvals.audit.retention.prune alone does (0003 guards the head and refuses
+TRUNCATE). A trigram index serves free-text search; it covers exactly
+approvals.audit.query.search_expression().
 SQLite gets neither: an embedded console relies on verification alone.
 """
 
@@ -13,6 +12,8 @@ import django.db.models.deletion
 import django.utils.timezone
 from django.conf import settings
 from django.db import migrations, models
+
+from approvals.migrations import on_postgresql
 
 APPEND_ONLY_AND_SEARCH = [
     """
@@ -40,15 +41,6 @@ DROP_APPEND_ONLY_AND_SEARCH = [
     "DROP TRIGGER IF EXISTS approvals_audit_append_only ON approvals_auditevent",
     "DROP FUNCTION IF EXISTS approvals_audit_append_only()",
 ]
-
-
-def on_postgresql(statements):
-    def execute(apps, schema_editor):
-        if schema_editor.connection.vendor == "postgresql":
-            for statement in statements:
-                schema_editor.execute(statement, params=None)
-
-    return execute
 
 
 def create_audit_head(apps, schema_editor):

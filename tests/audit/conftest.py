@@ -6,6 +6,7 @@ from django.db import connection
 
 from approvals import roles
 from approvals.audit import chain as audit_chain
+from approvals.models import AuditEvent, AuditHead
 from tests.calls.conftest import client_token, operators, refund_tool, shop  # noqa: F401  (fixtures shared with the call tests)
 
 PASSWORD = "a long enough audit test password"
@@ -13,17 +14,24 @@ PASSWORD = "a long enough audit test password"
 
 @contextmanager
 def trigger_disabled():
-    """Tampering as someone with the table's owner rights would: on PostgreSQL the trigger is switched off first."""
+    """Tampering as someone with the tables' owner rights would: on PostgreSQL the audit triggers are off first."""
     postgres = connection.vendor == "postgresql"
     if postgres:
         with connection.cursor() as cursor:
-            cursor.execute("ALTER TABLE approvals_auditevent DISABLE TRIGGER approvals_audit_append_only")
+            cursor.execute("SET session_replication_role = replica")
     try:
         yield
     finally:
         if postgres:
             with connection.cursor() as cursor:
-                cursor.execute("ALTER TABLE approvals_auditevent ENABLE TRIGGER approvals_audit_append_only")
+                cursor.execute("SET session_replication_role = DEFAULT")
+
+
+def cut_the_end(chain, keep):
+    """What the tables' owner can do unseen by any link: delete the newest events and set the head back."""
+    with trigger_disabled():
+        AuditEvent.objects.filter(seq__gt=keep).delete()
+        AuditHead.objects.update(seq=keep, hash=chain[keep - 1].hash)
 
 
 def append(count, action="server.changed", **fields):

@@ -1,16 +1,19 @@
 """The hash chain: how an event is hashed, and verification finding what was changed or removed."""
 
 import datetime
+import hashlib
+import hmac
 import random
 
 import pytest
+from django.core.cache import caches
 from django.db import DatabaseError, connection, transaction
 
 from approvals.audit import chain as audit_chain
-from approvals.audit import verify
+from approvals.audit import verify, witness
 from approvals.models import AuditEvent, AuditHead
 from approvals.protocol.canonical import canonical_json
-from tests.audit.conftest import append, trigger_disabled
+from tests.audit.conftest import append, cut_the_end, trigger_disabled
 
 
 def fields_of(event):
@@ -130,11 +133,74 @@ def test_it_checks_a_head_written_by_an_earlier_export(chain):
     assert "shorter" in verify.verify_chain(expect=(11, chain[6].hash)).problem
 
 
-def test_it_continues_the_chain_when_the_head_row_is_gone(chain):
-    AuditHead.objects.all().delete()
-    event = audit_chain.record("server.changed", audit_chain.SYSTEM)
-    assert (event.seq, event.prev_hash) == (11, chain[-1].hash)
+def test_it_refuses_to_append_when_the_head_row_is_gone(chain):
+    with trigger_disabled():
+        AuditHead.objects.all().delete()
+    with pytest.raises(audit_chain.MissingHead, match="no head row"), transaction.atomic():
+        audit_chain.record("server.changed", audit_chain.SYSTEM)
+    assert AuditEvent.objects.count() == 10 and not AuditHead.objects.exists()
+
+
+def test_it_links_events_with_an_hmac_under_the_audit_key(chain, settings):
+    assert (
+        chain[0].hash
+        == hmac.digest(
+            settings.AUDIT_KEY.encode(), audit_chain.encode_event(audit_chain.hashed_row(chain[0])), "sha256"
+        ).hex()
+    )
+
+
+def test_it_finds_an_edit_rehashed_without_the_key_at_the_edited_event(chain):
+    forged = AuditEvent.objects.get(seq=4)
+    forged.actor_name = "someone else"
+    # What a database login can compute: the plain SHA-256 of the event's canonical bytes.
+    forged.hash = hashlib.sha256(audit_chain.encode_event(audit_chain.hashed_row(forged))).hexdigest()
+    with trigger_disabled():
+        AuditEvent.objects.filter(seq=4).update(actor_name=forged.actor_name, hash=forged.hash)
+    verdict = verify.verify_chain()
+    assert (verdict.ok, verdict.broken_seq) == (False, 4)
+    assert verdict.found == forged.hash
+
+
+def test_it_says_the_key_may_be_wrong_when_the_first_event_fails(chain, settings):
+    settings.AUDIT_KEY = "not the key the chain was written with"
+    verdict = verify.verify_chain()
+    assert (verdict.ok, verdict.broken_seq) == (False, 1)
+    assert "AUDIT_KEY is not the key it was written with" in verdict.problem
+
+
+def test_it_finds_the_newest_events_cut_off_with_the_head_set_back(chain):
     assert verify.verify_chain().ok
+    cut_the_end(chain, keep=7)
+    verdict = verify.verify_chain()
+    assert (verdict.ok, verdict.broken_seq) == (False, 8)
+    assert "earlier verification" in verdict.problem
+    assert (verdict.expected, verdict.found) == ("seq 10 (verified before)", "head at seq 7")
+
+
+def test_it_finds_a_witnessed_event_replaced_by_a_new_tail(chain):
+    assert verify.verify_chain().ok
+    cut_the_end(chain, keep=7)
+    # Appended anew by the console, so every link holds up to a head as high as the witnessed one.
+    append(3)
+    verdict = verify.verify_chain()
+    assert (verdict.ok, verdict.broken_seq) == (False, 10)
+    assert "replaced" in verdict.problem and verdict.expected == chain[9].hash
+
+
+def test_it_keeps_the_latest_verified_head_as_the_witness(chain):
+    assert witness.read() is None
+    assert verify.verify_chain().ok
+    assert witness.read() == (10, chain[-1].hash)
+    witness.raise_to(3, chain[2].hash)
+    assert witness.read() == (10, chain[-1].hash)
+
+
+def test_it_refuses_a_witness_not_signed_with_the_key(chain, settings):
+    assert verify.verify_chain().ok
+    caches["audit_witness"].set(witness.key(), (12, "f" * 64, "0" * 64))
+    verdict = verify.verify_chain()
+    assert not verdict.ok and "witness" in verdict.problem
 
 
 @pytest.mark.postgres

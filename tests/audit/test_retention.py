@@ -31,7 +31,7 @@ def rehash():
             event.hash = audit_chain.event_hash(audit_chain.hashed_row(event))
             AuditEvent.objects.filter(pk=event.pk).update(prev_hash=event.prev_hash, hash=event.hash)
             previous = event.hash
-    AuditHead.objects.update(hash=previous)
+        AuditHead.objects.update(hash=previous)
 
 
 def test_it_keeps_events_forever_by_default(aged):
