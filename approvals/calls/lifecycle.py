@@ -125,7 +125,7 @@ def receive_call(
         received_at=now,
     )
     errors = validate(tool.definition.get("inputSchema") or {}, arguments)
-    verdict = None if errors else engine.evaluate(policy_rules(), call_facts(ctx, tool, arguments))
+    verdict = None if errors else engine.evaluate(policy_rules(), call_facts(ctx.token, tool, arguments))
     if errors:
         call.status, call.error, call.is_error, call.answered_at = Call.Status.REJECTED, "; ".join(errors), True, now
     else:
@@ -177,9 +177,9 @@ def receive_call(
     return call, None
 
 
-def call_facts(ctx: ClientContext, tool: Tool, arguments: dict) -> engine.CallFacts:
+def call_facts(token: ClientToken, tool: Tool, arguments: dict) -> engine.CallFacts:
     return engine.CallFacts(
-        client_id=ctx.token.pk,
+        client_id=token.pk,
         server_id=tool.server_id,
         tool_name=tool.exposed_name,
         arguments=arguments,

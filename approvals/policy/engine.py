@@ -2,9 +2,11 @@
 
 Rules are tried in order; the first enabled rule that matches decides. A call no
 rule matches is asked about. Tool annotations count only for trusted servers:
-for any other server a rule that names annotations never matches.
+for any other server a rule that names annotations never matches. Every rule tried
+says why it did not match, so the console can show an admin what the policy did.
 """
 
+import json
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any
@@ -37,9 +39,20 @@ class CallFacts:
 
 
 @dataclass(frozen=True)
+class Trial:
+    """One rule tried against a call: whether it matched, and why not (or how fail-closed made it match)."""
+
+    rule: Rule
+    matched: bool
+    misses: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Verdict:
     action: str
     rule: Rule | None
+    trials: tuple[Trial, ...] = ()
 
     @property
     def rule_name(self):
@@ -52,42 +65,75 @@ class Verdict:
         return self.rule.message if self.rule else ""
 
 
+class Unevaluable(Exception):
+    """A condition whose answer is unknown: a missing value or a value of the wrong type for its operator."""
+
+
 def evaluate(rules: list[Rule], facts: CallFacts) -> Verdict:
+    trials = []
     for rule in rules:
-        if matches(rule, facts):
-            return Verdict(rule.action, rule)
-    return Verdict(ASK, None)
+        trial = attempt(rule, facts)
+        trials.append(trial)
+        if trial.matched:
+            return Verdict(rule.action, rule, tuple(trials))
+    return Verdict(ASK, None, tuple(trials))
 
 
-def matches(rule: Rule, facts: CallFacts) -> bool:
+def attempt(rule: Rule, facts: CallFacts) -> Trial:
+    """Try one rule; every reason it does not match is given, not only the first.
+
+    Fail closed: a condition that cannot be evaluated counts as holding for a rule that
+    denies or asks, and as not holding for a rule that allows, so that an argument of an
+    unexpected shape never slips past a restriction nor earns an allowance.
+    """
+    misses, notes = [], []
     if rule.server_id is not None and rule.server_id != facts.server_id:
-        return False
+        misses.append("the call goes to another server")
     if rule.client_id is not None and rule.client_id != facts.client_id:
-        return False
+        misses.append("the call comes from another client")
     if not fnmatchcase(facts.tool_name, rule.tool_glob or "*"):
-        return False
-    if rule.annotations:
-        if facts.annotations is None:
-            return False
-        if any(facts.annotations.get(k) != v for k, v in rule.annotations.items()):
-            return False
-    return all(condition_holds(c, facts.arguments) for c in rule.conditions)
+        misses.append(f"the tool {facts.tool_name} does not match {rule.tool_glob!r}")
+    if rule.annotations and facts.annotations is None:
+        misses.append("the rule names annotations and the server is not trusted, so they do not count")
+    elif rule.annotations:
+        for key, wanted in rule.annotations.items():
+            if facts.annotations.get(key) != wanted:
+                misses.append(
+                    f"the tool's {key} is {shown(facts.annotations.get(key))}, the rule needs {shown(wanted)}"
+                )
+    closed = rule.action in (DENY, ASK)
+    for number, condition in enumerate(rule.conditions, 1):
+        label = f"condition {number} ({condition_text(condition)})"
+        try:
+            holds, reason = condition_result(condition, facts.arguments)
+        except Unevaluable as exc:
+            if closed:
+                notes.append(
+                    f"{label} cannot be evaluated ({exc}): counted as matched, since a {rule.action} rule fails closed"
+                )
+            else:
+                misses.append(
+                    f"{label} cannot be evaluated ({exc}): counted as not matched, since an allow rule fails closed"
+                )
+            continue
+        if not holds:
+            misses.append(f"{label} does not hold: {reason}")
+    return Trial(rule, not misses, tuple(misses), tuple(notes))
 
 
-def condition_holds(condition: dict, arguments: dict) -> bool:
-    value = lookup(arguments, condition.get("path", ""))
+def condition_result(condition: dict, arguments: dict) -> tuple[bool, str]:
+    """Whether the condition holds and what the argument was; Unevaluable when that cannot be known."""
+    path = condition.get("path", "")
+    value = lookup(arguments, path)
     op, expected = condition.get("op", "eq"), condition.get("value")
-    if op == "exists":
-        return value is not _MISSING
-    if op == "absent":
-        return value is _MISSING
     if value is _MISSING:
-        return op in ("ne", "not_in")
-    try:
-        return compare(op, value, expected)
-    except TypeError:
-        # A comparison across types (a string against a number) simply does not match.
-        return False
+        if op in ("lt", "lte", "gt", "gte", "contains", "glob"):
+            raise Unevaluable(f"{path or 'the arguments'} is missing")
+        return op in ("absent", "ne", "not_in"), f"{path} is missing"
+    seen = f"{path or 'the arguments'} is {shown(value)}"
+    if op in ("exists", "absent"):
+        return op == "exists", seen
+    return compare(op, value, expected), seen
 
 
 def compare(op: str, value: Any, expected: Any) -> bool:
@@ -95,17 +141,38 @@ def compare(op: str, value: Any, expected: Any) -> bool:
         return value == expected
     if op == "ne":
         return value != expected
-    if op == "in":
-        return value in expected
-    if op == "not_in":
-        return value not in expected
+    if op in ("in", "not_in"):
+        if not isinstance(expected, list):
+            raise Unevaluable(f"'{op}' needs a list, not {shown(expected)}")
+        return (value in expected) == (op == "in")
     if op == "contains":
-        return expected in value
+        if isinstance(value, str) and isinstance(expected, str) or isinstance(value, list):
+            return expected in value
+        raise Unevaluable(f"{shown(value)} is not a list, nor a string to find {shown(expected)} in")
     if op == "glob":
-        return isinstance(value, str) and fnmatchcase(value, str(expected))
-    if isinstance(value, bool) or isinstance(expected, bool):
-        return False
+        if not isinstance(value, str):
+            raise Unevaluable(f"{shown(value)} is not a string")
+        return fnmatchcase(value, str(expected))
+    if not comparable(value, expected):
+        raise Unevaluable(f"{shown(value)} cannot be ordered against {shown(expected)}")
     return {"lt": value < expected, "lte": value <= expected, "gt": value > expected, "gte": value >= expected}[op]
+
+
+def comparable(value: Any, expected: Any) -> bool:
+    """Two numbers (true and false are not numbers here), or two strings."""
+    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (value, expected))
+    return numbers or (isinstance(value, str) and isinstance(expected, str))
+
+
+def condition_text(condition: dict) -> str:
+    op = condition.get("op", "eq")
+    words = f"{condition.get('path', '')} {op}"
+    return words if op in ("exists", "absent") else f"{words} {shown(condition.get('value'))}"
+
+
+def shown(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 60 else text[:59] + "…"
 
 
 def lookup(arguments: Any, path: str) -> Any:
@@ -121,13 +188,22 @@ def lookup(arguments: Any, path: str) -> Any:
 
 
 def check_conditions(conditions: Any) -> list[str]:
-    """Reasons a rule's argument conditions are malformed, for the admin's form."""
+    """Reasons a rule's argument conditions are malformed, for the shell, the pages and imported files alike."""
     if not isinstance(conditions, list):
         return ["conditions must be a list"]
     errors = []
     for i, c in enumerate(conditions, 1):
         if not isinstance(c, dict) or not isinstance(c.get("path"), str) or c.get("op", "eq") not in OPERATORS:
             errors.append(f"condition {i} needs a string 'path' and an 'op' among {', '.join(OPERATORS)}")
-        elif c.get("op", "eq") in ("in", "not_in") and not isinstance(c.get("value"), list):
-            errors.append(f"condition {i}: '{c['op']}' needs a list value")
+            continue
+        op, value = c.get("op", "eq"), c.get("value")
+        unknown = sorted(set(c) - {"path", "op", "value"})
+        if unknown:
+            errors.append(f"condition {i} has unknown keys {', '.join(unknown)}: use path, op and value")
+        elif op in ("in", "not_in") and not isinstance(value, list):
+            errors.append(f"condition {i}: '{op}' needs a list value")
+        elif op in ("lt", "lte", "gt", "gte") and not comparable(value, value):
+            errors.append(f"condition {i}: '{op}' needs a number or a string value")
+        elif op == "glob" and not isinstance(value, str):
+            errors.append(f"condition {i}: 'glob' needs a string value such as '/tmp/*'")
     return errors
