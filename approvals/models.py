@@ -1,4 +1,5 @@
 import shlex
+import uuid
 
 from django.db import models
 from django.utils import timezone
@@ -235,6 +236,8 @@ class PolicyRule(models.Model):
         ASK = "ask", "Ask an operator"
         DENY = "deny", "Deny"
 
+    # A rule's identity in exported files: names are optional and may change, ids differ between databases.
+    uid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     position = models.PositiveIntegerField(default=0, db_index=True)
     name = models.CharField(max_length=100, blank=True)
     action = models.CharField(max_length=5, choices=Action.choices)

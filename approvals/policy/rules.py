@@ -1,11 +1,15 @@
-"""Adding policy rules, for the add_rule command and the console's pages alike.
+"""Changing the policy's rules: the one write path for the console's pages, the commands and rule files.
 
 A rule names its server and client by name, as an admin types them; every
-problem is reported at once, so a form or a shell shows the whole list.
+problem is reported at once, so a form or a shell shows the whole list. Each
+change locks the rules, validates, changes the rows and writes one audit event
+with the rule before and after (as `serialize` gives it) in one transaction.
+Positions stay 1..n without gaps after every change.
 """
 
 import json
-from dataclasses import dataclass
+import uuid
+from dataclasses import dataclass, field
 
 from django.db import transaction
 
@@ -14,6 +18,33 @@ from approvals.audit.chain import SYSTEM, Actor
 from approvals.models import ClientToken, PolicyRule, Server
 from approvals.policy import engine
 from approvals.protocol.tools import DEFAULT_ANNOTATIONS
+
+FILE_VERSION = 1
+# What a rule file holds for each rule, in this order; the rules' order in the file is their order.
+FILE_FIELDS = (
+    "uid",
+    "name",
+    "action",
+    "server",
+    "tool_glob",
+    "client",
+    "annotations",
+    "conditions",
+    "message",
+    "enabled",
+)
+FILE_TYPES = {
+    "uid": (str,),
+    "name": (str,),
+    "action": (str,),
+    "server": (str, type(None)),
+    "tool_glob": (str,),
+    "client": (str, type(None)),
+    "annotations": (dict,),
+    "conditions": (list,),
+    "message": (str,),
+    "enabled": (bool,),
+}
 
 
 class RuleError(ValueError):
@@ -33,6 +64,20 @@ class RuleRequest:
     message: str = ""
     name: str = ""
     position: int | None = None  # 1 is first; None appends
+    enabled: bool = True
+
+
+@dataclass
+class ImportResult:
+    created: int = 0
+    changed: int = 0
+    moved: int = 0
+    deleted: int = 0
+    unchanged: int = 0
+    changes: list = field(default_factory=list)
+
+    def counts(self) -> dict:
+        return {k: getattr(self, k) for k in ("created", "changed", "moved", "deleted", "unchanged")}
 
 
 def parse_annotation(text: str) -> tuple[str, bool]:
@@ -43,67 +88,47 @@ def parse_annotation(text: str) -> tuple[str, bool]:
     return key.strip(), value.strip().lower() == "true"
 
 
-def check(request: RuleRequest) -> tuple[list[str], Server | None, ClientToken | None]:
-    errors = []
+def problems(request: RuleRequest) -> tuple[list[tuple[str, str]], Server | None, ClientToken | None]:
+    """(field, message) for everything wrong with the request, and the server and client it names."""
+    found = []
     if request.action not in PolicyRule.Action.values:
-        errors.append(f"action must be one of {', '.join(PolicyRule.Action.values)}, not {request.action!r}")
+        found.append(("action", f"action must be one of {', '.join(PolicyRule.Action.values)}, not {request.action!r}"))
     server = client = None
     if request.server:
         server = Server.objects.filter(name=request.server).first()
         if server is None:
-            errors.append(f"no server named {request.server!r}")
+            found.append(("server", f"no server named {request.server!r}"))
     if request.client:
         client = ClientToken.objects.filter(name=request.client).first()
         if client is None:
-            errors.append(f"no client token named {request.client!r}")
+            found.append(("client", f"no client token named {request.client!r}"))
     glob = request.tool_glob
     if not glob or len(glob) > PolicyRule._meta.get_field("tool_glob").max_length or any(c.isspace() for c in glob):
-        errors.append("the tool pattern must be 1-200 characters without spaces, e.g. records_* or *")
-    unknown = sorted(set(request.annotations or {}) - set(DEFAULT_ANNOTATIONS))
+        found.append(("tool_glob", "the tool pattern must be 1-200 characters without spaces, e.g. records_* or *"))
+    annotations = request.annotations or {}
+    unknown = sorted(set(annotations) - set(DEFAULT_ANNOTATIONS))
     if unknown:
-        errors.append(f"unknown annotation {', '.join(unknown)}: use {', '.join(DEFAULT_ANNOTATIONS)}")
-    errors += engine.check_conditions(request.conditions or [])
+        found.append(("annotations", f"unknown annotation {', '.join(unknown)}: use {', '.join(DEFAULT_ANNOTATIONS)}"))
+    if any(not isinstance(v, bool) for v in annotations.values()):
+        found.append(("annotations", "each annotation must be true or false"))
+    found += [("conditions", error) for error in engine.check_conditions(request.conditions or [])]
     if len(request.name) > PolicyRule._meta.get_field("name").max_length:
-        errors.append("the name must be at most 100 characters")
-    count = PolicyRule.objects.count()
-    if request.position is not None and not 1 <= request.position <= count + 1:
-        errors.append(f"the position must be between 1 and {count + 1}")
-    return errors, server, client
+        found.append(("name", "the name must be at most 100 characters"))
+    return found, server, client
 
 
-def create_rule(request: RuleRequest, actor: Actor = SYSTEM) -> PolicyRule:
-    """Insert the rule at its position (the end by default), renumbering the rules after it."""
-    with transaction.atomic():
-        errors, server, client = check(request)
-        if errors:
-            raise RuleError(errors)
-        # Two rules added at once may share a position; order by (position, id) still decides between them.
-        ordered = list(PolicyRule.objects.select_for_update())
-        index = len(ordered) if request.position is None else request.position - 1
-        rule = PolicyRule(
-            action=request.action,
-            server=server,
-            tool_glob=request.tool_glob,
-            client=client,
-            annotations=request.annotations or {},
-            conditions=request.conditions or [],
-            message=request.message,
-            name=request.name,
-        )
-        ordered.insert(index, rule)
-        for position, each in enumerate(ordered, 1):
-            if each.pk is None or each.position != position:
-                each.position = position
-                each.save()
-        chain.record(
-            "rule.changed", actor, server=server, token=client, data={"change": "created", "rule": describe(rule)}
-        )
-    return rule
+def checked(request: RuleRequest) -> tuple[Server | None, ClientToken | None]:
+    found, server, client = problems(request)
+    if found:
+        raise RuleError([message for _, message in found])
+    return server, client
 
 
-def describe(rule: PolicyRule) -> dict:
+def serialize(rule: PolicyRule) -> dict:
+    """A rule as the audit log and rule files show it: its server and client by name."""
     return {
         "id": rule.pk,
+        "uid": str(rule.uid),
         "position": rule.position,
         "name": rule.name,
         "action": rule.action,
@@ -115,6 +140,217 @@ def describe(rule: PolicyRule) -> dict:
         "message": rule.message,
         "enabled": rule.enabled,
     }
+
+
+def locked_rules() -> list[PolicyRule]:
+    """Every rule in order, locked until the transaction ends (on SQLite the write lock serialises instead)."""
+    return list(PolicyRule.objects.select_for_update().select_related("server", "client"))
+
+
+def locked(ordered: list[PolicyRule], rule_id: int) -> PolicyRule:
+    for rule in ordered:
+        if rule.pk == rule_id:
+            return rule
+    raise PolicyRule.DoesNotExist(f"no rule {rule_id}")
+
+
+def place(ordered: list[PolicyRule]) -> None:
+    """Number the rules 1..n in this order, inserting the new ones."""
+    for position, rule in enumerate(ordered, 1):
+        if rule.pk is None:
+            rule.position = position
+            rule.save(force_insert=True)
+        elif rule.position != position:
+            PolicyRule.objects.filter(pk=rule.pk).update(position=position)
+            rule.position = position
+
+
+def assign(rule: PolicyRule, request: RuleRequest, server, client) -> None:
+    rule.action = request.action
+    rule.server = server
+    rule.tool_glob = request.tool_glob
+    rule.client = client
+    rule.annotations = request.annotations or {}
+    rule.conditions = request.conditions or []
+    rule.message = request.message
+    rule.name = request.name
+    rule.enabled = request.enabled
+
+
+def record(action: str, actor: Actor, rule: PolicyRule, before: dict | None, after: dict | None) -> None:
+    chain.record(action, actor, server=rule.server, token=rule.client, data={"before": before, "after": after})
+
+
+@transaction.atomic
+def create_rule(request: RuleRequest, actor: Actor = SYSTEM) -> PolicyRule:
+    """Insert the rule at its position (the end by default), renumbering the rules after it."""
+    server, client = checked(request)
+    ordered = locked_rules()
+    if request.position is not None and not 1 <= request.position <= len(ordered) + 1:
+        raise RuleError([f"the position must be between 1 and {len(ordered) + 1}"])
+    rule = PolicyRule()
+    assign(rule, request, server, client)
+    ordered.insert(len(ordered) if request.position is None else request.position - 1, rule)
+    place(ordered)
+    record("rule.created", actor, rule, None, serialize(rule))
+    return rule
+
+
+@transaction.atomic
+def update_rule(rule_id: int, request: RuleRequest, actor: Actor = SYSTEM) -> PolicyRule:
+    """Change what the rule matches and does; its position stays (move_rule changes that)."""
+    server, client = checked(request)
+    rule = locked(locked_rules(), rule_id)
+    before = serialize(rule)
+    assign(rule, request, server, client)
+    if serialize(rule) != before:
+        rule.save()
+        record("rule.changed", actor, rule, before, serialize(rule))
+    return rule
+
+
+@transaction.atomic
+def set_rule_enabled(rule_id: int, enabled: bool, actor: Actor = SYSTEM) -> PolicyRule:
+    rule = locked(locked_rules(), rule_id)
+    if rule.enabled != enabled:
+        before = serialize(rule)
+        rule.enabled = enabled
+        rule.save(update_fields=["enabled", "updated_at"])
+        record("rule.changed", actor, rule, before, serialize(rule))
+    return rule
+
+
+@transaction.atomic
+def move_rule(rule_id: int, position: int, actor: Actor = SYSTEM) -> PolicyRule:
+    """Put the rule at `position` (1 is first), shifting the rules between."""
+    ordered = locked_rules()
+    rule = locked(ordered, rule_id)
+    if not 1 <= position <= len(ordered):
+        raise RuleError([f"the position must be between 1 and {len(ordered)}"])
+    before = serialize(rule)
+    ordered.remove(rule)
+    ordered.insert(position - 1, rule)
+    place(ordered)
+    if rule.position != before["position"]:
+        record("rule.moved", actor, rule, before, serialize(rule))
+    return rule
+
+
+@transaction.atomic
+def delete_rule(rule_id: int, actor: Actor = SYSTEM) -> None:
+    ordered = locked_rules()
+    rule = locked(ordered, rule_id)
+    before = serialize(rule)
+    ordered.remove(rule)
+    rule.delete()
+    place(ordered)
+    record("rule.deleted", actor, rule, before, None)
+
+
+def export_rules() -> dict:
+    """Every rule in order, as a rule file holds them."""
+    listed = PolicyRule.objects.select_related("server", "client")
+    return {"version": FILE_VERSION, "rules": [file_entry(serialize(rule)) for rule in listed]}
+
+
+def file_entry(described: dict) -> dict:
+    return {name: described[name] for name in FILE_FIELDS}
+
+
+def read_rules_file(text: str) -> list[tuple[uuid.UUID, RuleRequest]]:
+    """The file's rules in order, each with its uid; RuleError naming every rule and field at fault."""
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise RuleError([f"line {exc.lineno}, column {exc.colno}: {exc.msg}"]) from None
+    if not isinstance(document, dict) or document.get("version") != FILE_VERSION:
+        raise RuleError([f'the file must be a JSON object with "version": {FILE_VERSION} and a "rules" list'])
+    entries = document.get("rules")
+    if not isinstance(entries, list):
+        raise RuleError(['"rules" must be a list'])
+    errors, read, first_seen = [], [], {}
+    for index, entry in enumerate(entries, 1):
+        where = f"rule {index}"
+        if isinstance(entry, dict) and isinstance(entry.get("uid"), str):
+            where += f" ({entry['uid']})"
+        found, uid, request = read_entry(entry)
+        if uid is not None and uid in first_seen:
+            found.append(("uid", f"the same uid as rule {first_seen[uid]}"))
+        elif uid is not None:
+            first_seen[uid] = index
+        errors += [f"{where} {name}: {message}" for name, message in found]
+        read.append((uid, request))
+    if errors:
+        raise RuleError(errors)
+    return read
+
+
+def read_entry(entry) -> tuple[list[tuple[str, str]], uuid.UUID | None, RuleRequest | None]:
+    if not isinstance(entry, dict):
+        return [("", "must be an object")], None, None
+    found = [(name, "is not a field of a rule") for name in entry if name not in FILE_FIELDS]
+    found += [(name, "is required") for name in ("uid", "action") if name not in entry]
+    found += [
+        (name, f"must be {' or '.join('null' if t is type(None) else t.__name__ for t in FILE_TYPES[name])}")
+        for name in FILE_FIELDS
+        if name in entry and not isinstance(entry[name], FILE_TYPES[name])
+    ]
+    if found:
+        return found, None, None
+    try:
+        uid = uuid.UUID(entry["uid"])
+    except ValueError:
+        return [("uid", f"{entry['uid']!r} is not a UUID")], None, None
+    request = RuleRequest(**{name: value for name, value in entry.items() if name != "uid"})
+    return problems(request)[0], uid, request
+
+
+@transaction.atomic
+def import_rules(read: list[tuple[uuid.UUID, RuleRequest]], replace_all: bool, actor: Actor = SYSTEM) -> ImportResult:
+    """Apply a read rule file: its rules are created or updated by uid; with replace_all, the others go.
+
+    With replace_all the rules end in the file's order. Without it, the rules already here keep their
+    places and the file's new rules follow them in the file's order.
+    """
+    ordered = locked_rules()
+    by_uid = {rule.uid: rule for rule in ordered}
+    result, befores, incoming = ImportResult(), {}, []
+    for uid, request in read:
+        server, client = checked(request)
+        rule = by_uid.get(uid) or PolicyRule(uid=uid)
+        befores[uid] = serialize(rule) if rule.pk else None
+        assign(rule, request, server, client)
+        incoming.append(rule)
+    if replace_all:
+        wanted = {rule.uid for rule in incoming}
+        for rule in ordered:
+            if rule.uid not in wanted:
+                result.deleted += 1
+                result.changes.append({"before": serialize(rule), "after": None})
+                rule.delete()
+        ordered = incoming
+    else:
+        ordered = ordered + [rule for rule in incoming if rule.pk is None]
+    place(ordered)
+    for rule in incoming:
+        before, after = befores[rule.uid], serialize(rule)
+        if before is None:
+            result.created += 1
+        elif unplaced(before) != unplaced(after):
+            rule.save()
+            result.changed += 1
+        elif before["position"] != after["position"]:
+            result.moved += 1
+        else:
+            result.unchanged += 1
+            continue
+        result.changes.append({"before": before, "after": after})
+    chain.record("rule.imported", actor, data={**result.counts(), "replace": replace_all, "changes": result.changes})
+    return result
+
+
+def unplaced(described: dict) -> dict:
+    return {name: value for name, value in described.items() if name != "position"}
 
 
 def warnings(rule: PolicyRule) -> list[str]:

@@ -59,10 +59,10 @@ def test_it_stores_every_field_it_was_given(shop, agent):
 
 def test_it_records_the_new_rule_in_the_audit_log_as_the_system(shop):
     add("--action", "allow", "--server", "Shop", "--tool", "shop_*")
-    event = AuditEvent.objects.get(action="rule.changed")
+    event = AuditEvent.objects.get(action="rule.created")
     assert event.actor_type == "system" and event.server_id == shop.pk
-    assert event.data["change"] == "created"
-    assert event.data["rule"]["tool_glob"] == "shop_*" and event.data["rule"]["server"] == "Shop"
+    assert event.data["before"] is None
+    assert event.data["after"]["tool_glob"] == "shop_*" and event.data["after"]["server"] == "Shop"
 
 
 def test_the_new_rule_decides_the_calls_it_matches(shop, agent, refund_tool):
@@ -83,7 +83,7 @@ def test_it_leaves_no_rule_and_no_audit_event_behind_when_refused(db):
     with pytest.raises(CommandError):
         add("--action", "allow", "--server", "Nowhere")
     assert not PolicyRule.objects.exists()
-    assert not AuditEvent.objects.filter(action="rule.changed").exists()
+    assert not AuditEvent.objects.filter(action__startswith="rule.").exists()
 
 
 def test_it_refuses_an_action_that_does_not_exist(db):
