@@ -1,12 +1,15 @@
 """Django forms for the console's pages."""
 
+import json
 import shlex
 
 from django import forms
 from django.core.validators import RegexValidator, URLValidator
 
 from approvals.catalog import servers
-from approvals.models import Server
+from approvals.models import ClientToken, PolicyRule, Server, Tool
+from approvals.policy import engine, rules
+from approvals.protocol.tools import DEFAULT_ANNOTATIONS
 
 
 class SecretTextarea(forms.Textarea):
@@ -198,3 +201,147 @@ class ServerForm(forms.Form):
             return data["tool_prefix"]
         # add_server picks "<slug>_" for None; an existing server already has its slug.
         return None if self.server is None else Server.default_prefix(self.server.slug)
+
+
+ANY_ANNOTATION = [("", "any"), ("true", "true"), ("false", "false")]
+
+
+class RuleForm(forms.Form):
+    """Adds a rule, or edits one when built with `rule=`; `request()` gives the RuleRequest for policy.rules.
+
+    The checks are policy.rules.problems, the shell's own, each shown at the field it is about.
+    """
+
+    name = forms.CharField(max_length=100, required=False, help_text="Shown in the queue as the rule that decided.")
+    action = forms.ChoiceField(choices=PolicyRule.Action.choices, widget=forms.RadioSelect)
+    server = forms.ChoiceField(required=False, help_text="Only calls to this upstream server.")
+    tool_glob = forms.CharField(
+        label="Tools",
+        initial="*",
+        max_length=200,
+        help_text="Exposed tool name pattern: * any characters, ? one, e.g. records_get_*.",
+        widget=forms.TextInput(attrs={"spellcheck": "false", "autocomplete": "off"}),
+    )
+    client = forms.ChoiceField(required=False, help_text="Only calls from this client token.")
+    conditions = forms.CharField(
+        label="Argument conditions",
+        required=False,
+        initial="[]",
+        widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false", "data-condition-builder": ""}),
+        help_text=(
+            'A JSON list, every condition must hold: [{"path": "refund.amount", "op": "gt", "value": 100}]. '
+            "A path goes into the arguments with dots, and digits for list items (items.0.sku). "
+            f"Operators: {', '.join(engine.OPERATORS)}. A deny or ask condition that cannot be evaluated "
+            "(a missing value, a value of the wrong type) counts as met; an allow condition as not met."
+        ),
+    )
+    message = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 2}), help_text="Told to the client when the rule denies."
+    )
+    enabled = forms.BooleanField(required=False, initial=True)
+    position = forms.IntegerField(
+        required=False, min_value=1, help_text="1 puts the rule first; left blank, it goes last."
+    )
+
+    def __init__(self, *args, rule=None, **kwargs):
+        self.rule = rule
+        if rule is not None:
+            kwargs.setdefault(
+                "initial",
+                {
+                    "name": rule.name,
+                    "action": rule.action,
+                    "server": rule.server.name if rule.server else "",
+                    "tool_glob": rule.tool_glob,
+                    "client": rule.client.name if rule.client else "",
+                    "conditions": json.dumps(rule.conditions, indent=1, ensure_ascii=False),
+                    "message": rule.message,
+                    "enabled": rule.enabled,
+                    **{f"annotation_{k}": str(v).lower() for k, v in rule.annotations.items()},
+                },
+            )
+        super().__init__(*args, **kwargs)
+        self.fields["server"].choices = [("", "any server")] + [
+            (n, n) for n in Server.objects.values_list("name", flat=True)
+        ]
+        tokens = [(n, n) for n in ClientToken.objects.filter(revoked_at__isnull=True).values_list("name", flat=True)]
+        if rule is not None:
+            del self.fields["position"]
+            if rule.client and rule.client.revoked:
+                tokens.append((rule.client.name, f"{rule.client.name} (revoked)"))
+        self.fields["client"].choices = [("", "any client"), *tokens]
+        for key in DEFAULT_ANNOTATIONS:
+            self.fields[f"annotation_{key}"] = forms.ChoiceField(
+                label=key, choices=ANY_ANNOTATION, required=False, widget=forms.Select
+            )
+
+    def annotation_fields(self):
+        return [self[f"annotation_{key}"] for key in DEFAULT_ANNOTATIONS]
+
+    def clean_conditions(self):
+        text = self.cleaned_data["conditions"].strip()
+        try:
+            return json.loads(text) if text else []
+        except json.JSONDecodeError as exc:
+            raise forms.ValidationError(f"Not valid JSON: {exc}.") from None
+
+    def clean(self):
+        data = super().clean()
+        if self.errors:
+            return data
+        found, _, _ = rules.problems(self.request())
+        for field, message in found:
+            self.add_error("annotation_readOnlyHint" if field == "annotations" else field, message)
+        return data
+
+    def request(self) -> rules.RuleRequest:
+        data = self.cleaned_data
+        return rules.RuleRequest(
+            action=data["action"],
+            server=data["server"] or None,
+            tool_glob=data["tool_glob"].strip(),
+            client=data["client"] or None,
+            annotations={
+                key: data[f"annotation_{key}"] == "true" for key in DEFAULT_ANNOTATIONS if data[f"annotation_{key}"]
+            },
+            conditions=data["conditions"],
+            message=data["message"],
+            name=data["name"].strip(),
+            position=data.get("position"),
+            enabled=data["enabled"],
+        )
+
+
+class TryForm(forms.Form):
+    """A call to try against the policy: which client, which tool, which arguments (JSON)."""
+
+    token = forms.ModelChoiceField(queryset=ClientToken.objects.all(), label="Client token", empty_label=None)
+    tool = forms.ModelChoiceField(
+        queryset=Tool.objects.select_related("server").order_by("exposed_name"),
+        to_field_name="exposed_name",
+        empty_label=None,
+    )
+    arguments = forms.CharField(
+        initial="{}",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 6, "spellcheck": "false"}),
+        help_text="The call's arguments as a JSON object.",
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["tool"].queryset = self.fields["tool"].queryset.filter(status__in=Tool.HELD)
+        self.fields["tool"].label_from_instance = lambda tool: tool.exposed_name
+
+    def clean_arguments(self):
+        text = self.cleaned_data["arguments"].strip() or "{}"
+        try:
+            arguments = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise forms.ValidationError(f"Not valid JSON: {exc}.") from None
+        if not isinstance(arguments, dict):
+            raise forms.ValidationError("The arguments must be a JSON object.")
+        return arguments
+
+    def call(self):
+        return self.cleaned_data["token"], self.cleaned_data["tool"], self.cleaned_data["arguments"]

@@ -4,7 +4,7 @@ from django.contrib.auth.models import Group, Permission
 
 ADMIN, OPERATOR, AUDITOR = "admin", "operator", "auditor"
 
-READ = ["view_server", "view_tool", "view_toolchange", "view_call"]
+READ = ["view_server", "view_tool", "view_toolchange", "view_call", "view_policyrule"]
 # The audit log: auditors read, verify and export it; admins read it and alone change how long
 # it is kept. Operators see the history of the calls they decided without any of these.
 PERMISSIONS = {
@@ -13,6 +13,9 @@ PERMISSIONS = {
         "add_server",
         "change_server",
         "delete_server",
+        "add_policyrule",
+        "change_policyrule",
+        "delete_policyrule",
         "decide_call",
         "manage_tokens",
         "view_auditevent",

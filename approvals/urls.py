@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from approvals.views import audit, calls, catalog, connect, inputs, queue, review, servers, tokens
+from approvals.views import audit, calls, catalog, connect, inputs, policy, queue, review, servers, tokens
 
 urlpatterns = [
     path("login/", auth_views.LoginView.as_view(), name="login"),
@@ -29,6 +29,13 @@ urlpatterns = [
     path("review/tools/<int:pk>/accept/", review.tool_decide, {"accept": True}, name="tool_accept"),
     path("review/tools/<int:pk>/reject/", review.tool_decide, {"accept": False}, name="tool_reject"),
     path("review/servers/<slug:slug>/accept/", review.server_accept_tools, name="server_accept_tools"),
+    path("policy/", policy.rule_list, name="rules"),
+    path("policy/rules/new/", policy.rule_add, name="rule_add"),
+    path("policy/rules/<int:pk>/", policy.rule_edit, name="rule_edit"),
+    path("policy/rules/<int:pk>/move/", policy.rule_move, name="rule_move"),
+    path("policy/rules/<int:pk>/enabled/", policy.rule_enable, name="rule_enable"),
+    path("policy/rules/<int:pk>/delete/", policy.rule_delete, name="rule_delete"),
+    path("policy/try/", policy.policy_try, name="policy_try"),
     path("tokens/", tokens.token_list, name="tokens"),
     path("tokens/new/", tokens.token_add, name="token_add"),
     path("tokens/<int:pk>/revoke/", tokens.token_revoke, name="token_revoke"),

@@ -1,0 +1,74 @@
+"""What the policy pages show: the rules with what they decided lately, and the argument paths a tool takes."""
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.db.models import Count, Max, Q
+from django.utils import timezone
+
+from approvals.models import Call, PolicyRule, Tool
+from approvals.policy.engine import condition_text
+
+RECENT = timedelta(hours=24)
+# Enough for any schema a person picks paths from; a hostile one cannot make the page huge.
+MAX_PATHS, MAX_DEPTH = 200, 6
+
+
+@dataclass
+class RuleRow:
+    rule: PolicyRule
+    recent: int
+    last_matched: object
+
+    @property
+    def conditions(self):
+        return [condition_text(c) for c in self.rule.conditions if isinstance(c, dict)]
+
+
+def rule_rows() -> list[RuleRow]:
+    """Every rule in order, with the calls it decided in the last 24 hours and when it last decided one."""
+    since = timezone.now() - RECENT
+    stats = {
+        row["rule_id"]: row
+        for row in Call.objects.filter(rule__isnull=False)
+        .values("rule_id")
+        .annotate(recent=Count("id", filter=Q(policy_at__gte=since)), last=Max("policy_at"))
+    }
+    return [
+        RuleRow(rule, stats.get(rule.pk, {}).get("recent", 0), stats.get(rule.pk, {}).get("last"))
+        for rule in PolicyRule.objects.select_related("server", "client")
+    ]
+
+
+def argument_paths(schema, prefix="", depth=0, found=None) -> list[str]:
+    """The paths into a tool's arguments, as conditions name them: dots between keys, digits for list items."""
+    found = [] if found is None else found
+    if not isinstance(schema, dict) or depth >= MAX_DEPTH:
+        return found
+    properties = schema.get("properties")
+    if isinstance(properties, dict):
+        for name, child in properties.items():
+            if len(found) >= MAX_PATHS:
+                break
+            path = f"{prefix}{name}"
+            found.append(path)
+            argument_paths(child, f"{path}.", depth + 1, found)
+    items = schema.get("items")
+    if isinstance(items, dict) and prefix and len(found) < MAX_PATHS:
+        first = f"{prefix}0"
+        found.append(first)
+        argument_paths(items, f"{first}.", depth + 1, found)
+    return found
+
+
+def tool_paths() -> list[dict]:
+    """Each tool a rule may name, with its server and argument paths, for the condition builder's suggestions."""
+    tools = Tool.objects.filter(status__in=Tool.HELD).select_related("server").order_by("exposed_name")
+    return [
+        {
+            "tool": tool.exposed_name,
+            "server": tool.server.name,
+            "paths": argument_paths(tool.definition.get("inputSchema")),
+        }
+        for tool in tools
+    ]

@@ -1,0 +1,112 @@
+"""The policy's pages: the ordered rules, a rule's form, and trying a call. Admins change, others read."""
+
+from django.contrib import messages
+from django.http import Http404
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from approvals.audit.chain import Actor
+from approvals.display.policy import rule_rows, tool_paths
+from approvals.forms import RuleForm, TryForm
+from approvals.models import PolicyRule
+from approvals.policy import engine, rules, trial
+from approvals.views.access import permission_or_403
+
+READ_RULES = "approvals.view_policyrule"
+CHANGE_RULES = "approvals.change_policyrule"
+
+
+@permission_or_403(READ_RULES)
+def rule_list(request):
+    return render(request, "approvals/rule_list.html", {"rows": rule_rows()})
+
+
+def rule_form(request, rule=None):
+    form = RuleForm(request.POST or None, rule=rule)
+    if request.method == "POST" and form.is_valid():
+        actor = Actor.user(request.user)
+        try:
+            if rule is None:
+                saved = rules.create_rule(form.request(), actor)
+            else:
+                saved = rules.update_rule(rule.pk, form.request(), actor)
+        except rules.RuleError as exc:
+            form.add_error(None, str(exc))
+        except PolicyRule.DoesNotExist:
+            raise Http404("No such rule.") from None
+        else:
+            messages.success(request, f"Saved {saved}, at position {saved.position}.")
+            for note in rules.warnings(saved):
+                messages.warning(request, note)
+            return redirect("rules")
+    return render(
+        request,
+        "approvals/rule_form.html",
+        {"form": form, "rule": rule, "tools": tool_paths(), "operators": " ".join(engine.OPERATORS)},
+    )
+
+
+@permission_or_403("approvals.add_policyrule")
+def rule_add(request):
+    return rule_form(request)
+
+
+@permission_or_403(CHANGE_RULES)
+def rule_edit(request, pk):
+    return rule_form(request, get_object_or_404(PolicyRule.objects.select_related("server", "client"), pk=pk))
+
+
+def changing(change):
+    """A POSTed change of one rule by an admin, answered with the list; a rule gone meanwhile is a 404."""
+
+    @require_POST
+    @permission_or_403(CHANGE_RULES)
+    def view(request, pk):
+        try:
+            text = change(request, pk, Actor.user(request.user))
+        except PolicyRule.DoesNotExist:
+            raise Http404("No such rule.") from None
+        except rules.RuleError as exc:
+            messages.error(request, str(exc))
+        else:
+            messages.success(request, text)
+        return redirect("rules")
+
+    view.__name__ = change.__name__
+    return view
+
+
+@changing
+def rule_move(request, pk, actor):
+    current = get_object_or_404(PolicyRule, pk=pk).position
+    step = {"up": -1, "down": 1}.get(request.POST.get("direction"))
+    if step is None:
+        raise rules.RuleError(["Choose up or down."])
+    rule = rules.move_rule(pk, current + step, actor)
+    return f"Moved {rule} to position {rule.position}."
+
+
+@changing
+def rule_enable(request, pk, actor):
+    rule = rules.set_rule_enabled(pk, request.POST.get("enabled") == "on", actor)
+    return f"{'Enabled' if rule.enabled else 'Disabled'} {rule}."
+
+
+@permission_or_403("approvals.delete_policyrule")
+def rule_delete(request, pk):
+    rule = get_object_or_404(PolicyRule.objects.select_related("server", "client"), pk=pk)
+    if request.method == "POST":
+        try:
+            rules.delete_rule(rule.pk, Actor.user(request.user))
+        except PolicyRule.DoesNotExist:
+            raise Http404("No such rule.") from None
+        messages.success(request, f"Deleted {rule}.")
+        return redirect("rules")
+    return render(request, "approvals/rule_delete.html", {"rule": rule, "summary": rules.summary(rule)})
+
+
+@permission_or_403(READ_RULES)
+def policy_try(request):
+    form = TryForm(request.GET if "tool" in request.GET else None)
+    outcome = trial.try_call(*form.call()) if form.is_bound and form.is_valid() else None
+    return render(request, "approvals/policy_try.html", {"form": form, "outcome": outcome})
