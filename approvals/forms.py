@@ -203,6 +203,14 @@ class ServerForm(forms.Form):
         return None if self.server is None else Server.default_prefix(self.server.slug)
 
 
+def json_field(text: str, empty):
+    """The JSON value typed into a field, `empty` for nothing; a ValidationError saying where it breaks."""
+    try:
+        return json.loads(text) if text.strip() else empty
+    except json.JSONDecodeError as exc:
+        raise forms.ValidationError(f"Not valid JSON: {exc}.") from None
+
+
 ANY_ANNOTATION = [("", "any"), ("true", "true"), ("false", "false")]
 
 
@@ -279,11 +287,7 @@ class RuleForm(forms.Form):
         return [self[f"annotation_{key}"] for key in DEFAULT_ANNOTATIONS]
 
     def clean_conditions(self):
-        text = self.cleaned_data["conditions"].strip()
-        try:
-            return json.loads(text) if text else []
-        except json.JSONDecodeError as exc:
-            raise forms.ValidationError(f"Not valid JSON: {exc}.") from None
+        return json_field(self.cleaned_data["conditions"], [])
 
     def clean(self):
         data = super().clean()
@@ -334,11 +338,7 @@ class TryForm(forms.Form):
         self.fields["tool"].label_from_instance = lambda tool: tool.exposed_name
 
     def clean_arguments(self):
-        text = self.cleaned_data["arguments"].strip() or "{}"
-        try:
-            arguments = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise forms.ValidationError(f"Not valid JSON: {exc}.") from None
+        arguments = json_field(self.cleaned_data["arguments"], {})
         if not isinstance(arguments, dict):
             raise forms.ValidationError("The arguments must be a JSON object.")
         return arguments
