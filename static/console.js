@@ -392,3 +392,108 @@ document.addEventListener("DOMContentLoaded", () => {
     jsonEditors();
   });
 })();
+
+// The rule form's condition builder: rows of path, operator and value kept in step with the JSON
+// textarea, which stays the field the server reads (and the whole editor without this script).
+document.addEventListener("DOMContentLoaded", () => {
+  const builder = document.querySelector("[data-builder-for]");
+  if (!builder) return;
+  const area = document.getElementById(builder.dataset.builderFor);
+  let conditions;
+  try {
+    conditions = JSON.parse(area.value.trim() || "[]");
+  } catch (error) {
+    return;
+  }
+  if (!Array.isArray(conditions) || !conditions.every((c) => c && typeof c === "object" && !Array.isArray(c))) return;
+  const operators = builder.dataset.operators.split(" ");
+  const rows = builder.querySelector("tbody");
+  const valueless = (op) => op === "exists" || op === "absent";
+  const listed = (op) => op === "in" || op === "not_in";
+  const readOne = (text) => {
+    try {
+      return JSON.parse(text);
+    } catch (error) {
+      return text;
+    }
+  };
+  const readValue = (op, text) => (listed(op) ? text.split(",").map((part) => readOne(part.trim())) : readOne(text));
+  const showOne = (value) => {
+    if (typeof value !== "string") return JSON.stringify(value);
+    return readOne(value) === value ? value : JSON.stringify(value);
+  };
+  const showValue = (op, value) => (listed(op) && Array.isArray(value) ? value.map(showOne).join(", ") : showOne(value));
+
+  const write = () => {
+    const built = [...rows.querySelectorAll("tr")].map((row) => {
+      const op = row.querySelector("select").value;
+      const condition = { path: row.querySelector("input.path").value.trim(), op };
+      if (!valueless(op)) condition.value = readValue(op, row.querySelector("input.value").value.trim());
+      return condition;
+    });
+    area.value = JSON.stringify(built, null, 1);
+  };
+
+  const addRow = (condition) => {
+    const row = document.createElement("tr");
+    const cell = (child) => {
+      const td = document.createElement("td");
+      td.append(child);
+      row.append(td);
+      return child;
+    };
+    const path = cell(document.createElement("input"));
+    path.className = "path";
+    path.setAttribute("list", "argument-paths");
+    path.setAttribute("aria-label", "Path");
+    path.value = condition.path || "";
+    const op = cell(document.createElement("select"));
+    op.setAttribute("aria-label", "Operator");
+    operators.forEach((name) => op.append(new Option(name, name)));
+    op.value = operators.includes(condition.op) ? condition.op : "eq";
+    const value = cell(document.createElement("input"));
+    value.className = "value";
+    value.setAttribute("aria-label", "Value");
+    value.value = "value" in condition ? showValue(op.value, condition.value) : "";
+    const remove = cell(document.createElement("button"));
+    remove.type = "button";
+    remove.className = "button";
+    remove.textContent = "Remove";
+    const showValueInput = () => { value.hidden = valueless(op.value); };
+    [path, value].forEach((input) => input.addEventListener("input", write));
+    op.addEventListener("change", () => { showValueInput(); write(); });
+    remove.addEventListener("click", () => { row.remove(); write(); });
+    showValueInput();
+    rows.append(row);
+    return path;
+  };
+
+  // Suggestions: the paths of every tool the pattern (and the server, when one is chosen) selects.
+  const tools = JSON.parse(document.getElementById("tool-paths").textContent);
+  const glob = document.querySelector('input[name="tool_glob"]');
+  const server = document.querySelector('select[name="server"]');
+  const suggestions = builder.querySelector("datalist");
+  const globRegExp = (pattern) =>
+    new RegExp("^" + pattern.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".") + "$");
+  const suggest = () => {
+    const matcher = globRegExp(glob.value.trim() || "*");
+    const paths = new Set();
+    tools
+      .filter((tool) => matcher.test(tool.tool) && (!server.value || server.value === tool.server))
+      .forEach((tool) => tool.paths.forEach((path) => paths.add(path)));
+    suggestions.replaceChildren(...[...paths].sort().map((path) => new Option(path)));
+  };
+  glob.addEventListener("input", suggest);
+  server.addEventListener("change", suggest);
+  suggest();
+
+  conditions.forEach(addRow);
+  builder.querySelector("[data-add-condition]").addEventListener("click", () => {
+    addRow({ op: "eq" }).focus();
+    write();
+  });
+  // The field's errors and help stay in sight; only the raw JSON gives way to the rows.
+  area.hidden = true;
+  document.querySelector(`label[for="${area.id}"]`).hidden = true;
+  builder.hidden = false;
+});
