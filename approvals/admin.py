@@ -1,12 +1,13 @@
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.contrib.auth.admin import GroupAdmin, UserAdmin
 from django.contrib.auth.models import Group, User
 from django.core.exceptions import FieldDoesNotExist
 from django.db import models, transaction
+from django.urls import reverse
 
 from approvals.audit import chain
 from approvals.audit.chain import Actor
-from approvals.models import Call, ClientToken, InputRequest, Server, Tool, ToolChange
+from approvals.models import Call, ClientToken, InputRequest, PolicyRule, Server, Tool, ToolChange
 
 JSON_SCALARS = (str, int, float, bool, type(None))
 
@@ -157,6 +158,34 @@ class RecordAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+
+class ConsoleOwnedAdmin(RecordAdmin):
+    """Rows the console changes on its own pages, where each change is checked and audited one way only."""
+
+    console_page = ""
+
+    def changelist_view(self, request, extra_context=None):
+        where = reverse(self.console_page)
+        messages.info(request, f"Read-only here: change these on the console's page {where}.")
+        return super().changelist_view(request, extra_context)
+
+
+@admin.register(PolicyRule)
+class PolicyRuleAdmin(ConsoleOwnedAdmin):
+    console_page = "rules"
+    list_display = ["position", "name", "action", "server", "tool_glob", "client", "enabled", "uid"]
+    list_filter = ["action", "enabled"]
+    search_fields = ["name", "tool_glob"]
+
+
+@admin.register(ClientToken)
+class ClientTokenAdmin(ConsoleOwnedAdmin):
+    console_page = "tokens"
+    list_display = ["name", "prefix", "tool_globs", "created_at", "last_used_at", "revoked_at"]
+    search_fields = ["name", "prefix"]
+    # The hash of a secret is of no use to a reader and of some to an attacker.
+    exclude = ["token_hash"]
 
 
 @admin.register(ToolChange)
