@@ -1,0 +1,104 @@
+"""An admin governs the policy in Chromium: a rule built with the condition builder, tried, moved, disabled,
+deleted, and every change in the audit log with the rule before and after."""
+
+import json
+
+import pytest
+from playwright.sync_api import expect
+
+from approvals.policy import rules
+from approvals.tokens.credentials import create_token
+from tests.browser.conftest import PASSWORD
+from tests.calls.conftest import REFUND
+from tests.pages.factories import make_server, make_tool
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture
+def policy(live_console, admin):
+    """A refund tool, one rule allowing small refunds, a client token, and the admin's name."""
+    make_tool(make_server("Shop", tool_prefix="shop_"), "issue_refund", inputSchema=REFUND["inputSchema"])
+    rules.create_rule(
+        rules.RuleRequest(
+            "allow", tool_glob="shop_issue_*", conditions=[{"path": "amount", "op": "lt", "value": 500}], name="small"
+        )
+    )
+    create_token("agent")
+    return admin
+
+
+def try_call(page, live_console, arguments):
+    page.goto(live_console + "/policy/try/")
+    page.get_by_label("Client token").select_option(label="agent")
+    page.get_by_label("Tool").select_option(label="shop_issue_refund")
+    page.get_by_label("Arguments").fill(json.dumps(arguments))
+    page.get_by_role("button", name="Try").click()
+    return page.locator("[data-decision]")
+
+
+def test_it_builds_tries_moves_disables_and_deletes_a_rule_with_every_change_audited(live_console, policy, open_page):
+    page = open_page()
+    problems = []
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    page.goto(live_console + "/login/")
+    page.get_by_label("Username").fill(policy)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Policy").click()
+    page.get_by_role("link", name="New rule").click()
+    page.get_by_label("Name", exact=True).fill("no order 7")
+    page.get_by_label("Deny").check()
+    page.get_by_label("Tools").fill("shop_issue_*")
+    expect(page.get_by_label("Argument conditions")).to_be_hidden()
+    page.get_by_role("button", name="Add condition").click()
+    expect(page.locator("#argument-paths option")).to_have_count(2)
+    page.get_by_label("Path", exact=True).fill("order_id")
+    page.get_by_label("Operator", exact=True).select_option("eq")
+    page.get_by_label("Value", exact=True).fill("7")
+    page.screenshot(path="/tmp/console-rule-form.png", full_page=True)
+    page.get_by_role("button", name="Add rule").click()
+
+    rows = page.locator("table.rules tbody tr[data-rule]")
+    expect(rows).to_have_count(2)
+    expect(rows.nth(1)).to_contain_text("order_id eq 7")
+
+    decision = try_call(page, live_console, {"order_id": 7, "amount": 600})
+    expect(decision).to_have_text("deny, by no order 7")
+    expect(page.locator('[data-trial="small"]')).to_contain_text("condition 1 (amount lt 500) does not hold")
+    decision = try_call(page, live_console, {"order_id": 7, "amount": 20})
+    expect(decision).to_have_text("allow, by small")
+    page.screenshot(path="/tmp/console-try.png", full_page=True)
+
+    page.goto(live_console + "/policy/")
+    page.get_by_role("button", name="Move no order 7 up").click()
+    expect(rows.first).to_have_attribute("data-rule", "no order 7")
+    decision = try_call(page, live_console, {"order_id": 7, "amount": 20})
+    expect(decision).to_have_text("deny, by no order 7")
+
+    page.goto(live_console + "/policy/")
+    rows.first.get_by_role("button", name="Disable").click()
+    expect(rows.first).to_contain_text("disabled")
+    decision = try_call(page, live_console, {"order_id": 7, "amount": 20})
+    expect(decision).to_have_text("allow, by small")
+
+    page.goto(live_console + "/policy/")
+    rows.first.get_by_role("link", name="Delete…").click()
+    page.get_by_role("button", name="Delete no order 7").click()
+    expect(rows).to_have_count(1)
+
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Audit", exact=True).click()
+    changes = {
+        "rule.created": ('"before": null', '"name": "no order 7"'),
+        "rule.moved": ('"position": 2', '"position": 1'),
+        "rule.changed": ('"enabled": true', '"enabled": false'),
+        "rule.deleted": ('"name": "no order 7"', '"after": null'),
+    }
+    for action, shown in changes.items():
+        page.goto(live_console + f"/audit/?action={action}")
+        page.locator("table.audit tbody tr").filter(has_text=policy).first.get_by_role("link").first.click()
+        expect(page.get_by_role("heading", name=action)).to_be_visible()
+        for text in shown:
+            expect(page.locator("pre.code").first).to_contain_text(text)
+    assert not problems
