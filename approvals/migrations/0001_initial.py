@@ -1,19 +1,25 @@
-"""The console's tables, the audit chain's head row, and on PostgreSQL an append-only audit table.
+"""The console's tables, the audit chain's head row, and on PostgreSQL an append-only audit log.
 
 On PostgreSQL a trigger refuses UPDATE and DELETE on the events table. It lets a
 DELETE through only when the transaction has set approvals.audit_prune to 'on',
-which approvals.audit.retention.prune alone does (0003 guards the head and refuses
-TRUNCATE). A trigram index serves free-text search; it covers exactly
-approvals.audit.query.search_expression().
-SQLite gets neither: an embedded console relies on verification alone.
+which approvals.audit.retention.prune alone does. A trigram index serves free-text
+search; it covers exactly approvals.audit.query.search_expression().
+
+The head may not be deleted, nor updated except forward: its seq only grows (and its hash
+changes only with it), and so does its anchor, which pruning alone moves. Neither the
+events nor the head may be truncated. The console's own role in the production recipe
+cannot drop or disable a trigger; the tables' owner can, which is what the HMAC links and
+the witness outside the database are for (approvals.audit.witness).
+
+SQLite gets none of this: an embedded console relies on verification alone.
 """
+
+import uuid
 
 import django.db.models.deletion
 import django.utils.timezone
 from django.conf import settings
 from django.db import migrations, models
-
-from approvals.migrations import on_postgresql
 
 APPEND_ONLY_AND_SEARCH = [
     """
@@ -41,6 +47,65 @@ DROP_APPEND_ONLY_AND_SEARCH = [
     "DROP TRIGGER IF EXISTS approvals_audit_append_only ON approvals_auditevent",
     "DROP FUNCTION IF EXISTS approvals_audit_append_only()",
 ]
+
+HEAD_GUARD = [
+    """
+    CREATE OR REPLACE FUNCTION approvals_audit_head_forward_only() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        IF TG_OP = 'DELETE' THEN
+            RAISE EXCEPTION 'the audit chain head cannot be deleted'
+                USING ERRCODE = 'insufficient_privilege';
+        END IF;
+        IF NEW.id <> OLD.id
+           OR NEW.seq < OLD.seq OR (NEW.seq = OLD.seq AND NEW.hash <> OLD.hash)
+           OR NEW.anchor_seq < OLD.anchor_seq
+           OR (NEW.anchor_seq = OLD.anchor_seq AND NEW.anchor_hash <> OLD.anchor_hash) THEN
+            RAISE EXCEPTION 'the audit chain head only moves forward: seq % to %, anchor % to %',
+                OLD.seq, NEW.seq, OLD.anchor_seq, NEW.anchor_seq
+                USING ERRCODE = 'insufficient_privilege';
+        END IF;
+        RETURN NEW;
+    END $$
+    """,
+    """
+    CREATE TRIGGER approvals_audit_head_forward_only BEFORE UPDATE OR DELETE ON approvals_audithead
+        FOR EACH ROW EXECUTE FUNCTION approvals_audit_head_forward_only()
+    """,
+    """
+    CREATE OR REPLACE FUNCTION approvals_audit_no_truncate() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        RAISE EXCEPTION '% cannot be truncated: it is part of the audit log', TG_TABLE_NAME
+            USING ERRCODE = 'insufficient_privilege';
+    END $$
+    """,
+    """
+    CREATE TRIGGER approvals_audit_no_truncate BEFORE TRUNCATE ON approvals_auditevent
+        FOR EACH STATEMENT EXECUTE FUNCTION approvals_audit_no_truncate()
+    """,
+    """
+    CREATE TRIGGER approvals_audit_no_truncate BEFORE TRUNCATE ON approvals_audithead
+        FOR EACH STATEMENT EXECUTE FUNCTION approvals_audit_no_truncate()
+    """,
+]
+
+DROP_HEAD_GUARD = [
+    "DROP TRIGGER IF EXISTS approvals_audit_no_truncate ON approvals_audithead",
+    "DROP TRIGGER IF EXISTS approvals_audit_no_truncate ON approvals_auditevent",
+    "DROP FUNCTION IF EXISTS approvals_audit_no_truncate()",
+    "DROP TRIGGER IF EXISTS approvals_audit_head_forward_only ON approvals_audithead",
+    "DROP FUNCTION IF EXISTS approvals_audit_head_forward_only()",
+]
+
+
+def on_postgresql(statements):
+    """A RunPython function running `statements` on PostgreSQL only: triggers SQLite has no equivalent for."""
+
+    def execute(apps, schema_editor):
+        if schema_editor.connection.vendor == "postgresql":
+            for statement in statements:
+                schema_editor.execute(statement, params=None)
+
+    return execute
 
 
 def create_audit_head(apps, schema_editor):
@@ -136,6 +201,19 @@ class Migration(migrations.Migration):
                 ),
                 ("enabled", models.BooleanField(default=True)),
                 ("tool_prefix", models.CharField(blank=True, max_length=40)),
+                (
+                    "changes",
+                    models.CharField(
+                        choices=[
+                            ("review", "An admin reviews each new or changed tool before clients see it"),
+                            ("accept", "Accept new and changed tools at once (servers the organisation builds itself)"),
+                        ],
+                        default="review",
+                        help_text="What happens when a tool of this server is added or its definition changes.",
+                        max_length=10,
+                    ),
+                ),
+                ("accept_next_listing", models.BooleanField(default=False)),
                 (
                     "input_routing",
                     models.CharField(
@@ -277,6 +355,7 @@ class Migration(migrations.Migration):
             name="PolicyRule",
             fields=[
                 ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("uid", models.UUIDField(default=uuid.uuid4, editable=False, unique=True)),
                 ("position", models.PositiveIntegerField(db_index=True, default=0)),
                 ("name", models.CharField(blank=True, max_length=100)),
                 (
@@ -515,13 +594,21 @@ class Migration(migrations.Migration):
                 (
                     "status",
                     models.CharField(
-                        choices=[("active", "Active"), ("rejected", "Rejected"), ("removed", "Removed")],
+                        choices=[
+                            ("active", "Active"),
+                            ("needs_review", "Needs review"),
+                            ("declined", "Rejected in review"),
+                            ("rejected", "Rejected"),
+                            ("removed", "Removed"),
+                        ],
                         default="active",
-                        max_length=10,
+                        max_length=20,
                     ),
                 ),
                 ("reason", models.TextField(blank=True)),
                 ("warnings", models.JSONField(blank=True, default=list)),
+                ("reviewed_digest", models.CharField(blank=True, max_length=64)),
+                ("reviewed_definition", models.JSONField(blank=True, null=True)),
                 ("first_seen_at", models.DateTimeField(default=django.utils.timezone.now)),
                 ("last_changed_at", models.DateTimeField(default=django.utils.timezone.now)),
                 ("last_seen_at", models.DateTimeField(default=django.utils.timezone.now)),
@@ -556,6 +643,8 @@ class Migration(migrations.Migration):
                             ("rejected", "Rejected"),
                             ("restored", "Restored"),
                             ("removed", "Removed"),
+                            ("accepted", "Accepted in review"),
+                            ("declined", "Rejected in review"),
                         ],
                         max_length=10,
                     ),
@@ -566,10 +655,23 @@ class Migration(migrations.Migration):
                 (
                     "status",
                     models.CharField(
-                        choices=[("active", "Active"), ("rejected", "Rejected"), ("removed", "Removed")], max_length=10
+                        choices=[
+                            ("active", "Active"),
+                            ("needs_review", "Needs review"),
+                            ("declined", "Rejected in review"),
+                            ("rejected", "Rejected"),
+                            ("removed", "Removed"),
+                        ],
+                        max_length=20,
                     ),
                 ),
                 ("reason", models.TextField(blank=True)),
+                (
+                    "actor_name",
+                    models.CharField(
+                        blank=True, help_text="Who accepted or rejected it, for a review.", max_length=150
+                    ),
+                ),
                 ("at", models.DateTimeField(default=django.utils.timezone.now)),
                 (
                     "tool",
@@ -589,11 +691,12 @@ class Migration(migrations.Migration):
         migrations.AddConstraint(
             model_name="tool",
             constraint=models.UniqueConstraint(
-                condition=models.Q(("status", "active")),
+                condition=models.Q(("status__in", ["active", "needs_review", "declined"])),
                 fields=("exposed_name",),
-                name="tool_unique_active_exposed_name",
+                name="tool_unique_held_exposed_name",
             ),
         ),
         migrations.RunPython(create_audit_head, migrations.RunPython.noop),
         migrations.RunPython(on_postgresql(APPEND_ONLY_AND_SEARCH), on_postgresql(DROP_APPEND_ONLY_AND_SEARCH)),
+        migrations.RunPython(on_postgresql(HEAD_GUARD), on_postgresql(DROP_HEAD_GUARD)),
     ]
