@@ -6,7 +6,7 @@ NODE_DIR := tests/node
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test install node-deps migrate clean
+.PHONY: run test lint install node-deps migrate clean
 
 $(BIN)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,10 @@ test: install node-deps
 		echo "== again on $$DATABASE_URL and $${REDIS_URL:-no redis}"; \
 		$(BIN)/python -m pytest $(PYTEST_ARGS); \
 	fi
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 
 clean:
 	rm -rf $(VENV) var staticfiles $(NODE_DIR)/node_modules
