@@ -137,16 +137,22 @@ RESERVED_HEADERS = {
 }
 
 
-def parse_header_lines(lines):
-    """'Name: value' lines into a dict, with an error naming the first bad line."""
-    headers = {}
+def key_value_lines(lines, sep: str, name_pattern: re.Pattern, what: str, form: str):
+    """(name, value) of each 'name<sep>value' line, skipping blank ones; a bad line is a ValueError naming it."""
     for line in lines:
         if not line.strip():
             continue
-        name, sep, value = line.partition(":")
-        name, value = name.strip(), value.strip()
-        if not sep or not HTTP_TOKEN.match(name):
-            raise ValueError(f"header {line!r} is not 'Name: value' with a valid header name")
+        name, found, value = line.partition(sep)
+        if not found or not name_pattern.match(name.strip()):
+            raise ValueError(f"{what} {line!r} is not {form}")
+        yield name.strip(), value
+
+
+def parse_header_lines(lines):
+    """'Name: value' lines into a dict, with an error naming the first bad line."""
+    headers = {}
+    for name, value in key_value_lines(lines, ":", HTTP_TOKEN, "header", "'Name: value' with a valid header name"):
+        value = value.strip()
         if name.lower() in RESERVED_HEADERS or name.lower().startswith("mcp-param-"):
             raise ValueError(f"header {name!r} is set by the console itself")
         if any(ord(c) < 32 and c != "\t" for c in value):
@@ -158,13 +164,5 @@ def parse_header_lines(lines):
 
 
 def parse_env_lines(lines):
-    """'KEY=value' lines into a dict, with an error naming the first bad line."""
-    env = {}
-    for line in lines:
-        if not line.strip():
-            continue
-        key, sep, value = line.partition("=")
-        if not sep or not ENV_NAME.match(key.strip()):
-            raise ValueError(f"environment line {line!r} is not KEY=value")
-        env[key.strip()] = value
-    return env
+    """'KEY=value' lines into a dict (values kept as written), with an error naming the first bad line."""
+    return dict(key_value_lines(lines, "=", ENV_NAME, "environment line", "KEY=value"))
