@@ -7,12 +7,24 @@ in the same transaction, and announces it to the live groups after commit; the
 others change nothing and find in the re-read row what won.
 """
 
+from dataclasses import dataclass, field
+
 from django.db import transaction
 
 from approvals.audit import chain
 from approvals.audit.chain import Actor
 from approvals.live import events
 from approvals.models import Call, InputRequest
+
+
+@dataclass
+class Outcome:
+    """What a person's move (a decision on a call, an answer to an input request) came to, and what they are told."""
+
+    won: bool
+    row: Call | InputRequest  # as it is now: moved by this move, or by the one that won
+    message: str
+    errors: list = field(default_factory=list)  # why the move was refused before it was tried
 
 
 @transaction.atomic

@@ -41,14 +41,6 @@ class ClientContext:
     streaming: bool = False  # the answer is an SSE stream, which can carry requests to the client
 
 
-@dataclass
-class Decision:
-    won: bool
-    call: Call
-    message: str
-    errors: list = field(default_factory=list)
-
-
 def binding_digest(arguments_digest: str, tool_digest: str) -> str:
     """What an operator's approval is bound to: these arguments to this tool definition."""
     return sha256_digest({"arguments": arguments_digest, "tool": tool_digest})
@@ -195,15 +187,17 @@ def invalid_arguments_text(tool, errors):
 
 def decide(
     call_id, user, approve: bool, reason: str = "", edited_arguments=None, shown_binding: str | None = None
-) -> Decision:
+) -> transitions.Outcome:
     """An operator's decision. Exactly one decision wins: the update is conditional on the call still pending."""
     call = Call.objects.select_related("tool").get(pk=call_id)
     if shown_binding is not None and shown_binding != call_binding(call):
-        return Decision(False, call, "The call or its tool changed since it was shown; look again before deciding.")
+        return transitions.Outcome(
+            False, call, "The call or its tool changed since it was shown; look again before deciding."
+        )
     if edited_arguments is not None:
         errors = validate((call.tool.definition if call.tool else {}).get("inputSchema") or {}, edited_arguments)
         if errors:
-            return Decision(False, call, "The edited arguments are not valid.", errors)
+            return transitions.Outcome(False, call, "The edited arguments are not valid.", errors)
     if not approve and not reason.strip():
         reason = "denied by an operator"
     changes = {
@@ -222,8 +216,8 @@ def decide(
         Call, call_id, [Call.Status.PENDING], changes, actor=Actor.user(user), audit=audit, event="call.decided"
     )
     if won:
-        return Decision(True, call, f"{'Approved' if approve else 'Denied'}.")
-    return Decision(False, call, already_text(call))
+        return transitions.Outcome(True, call, f"{'Approved' if approve else 'Denied'}.")
+    return transitions.Outcome(False, call, already_text(call))
 
 
 def already_text(call: Call) -> str:

@@ -10,7 +10,6 @@ answer them through `answer`, and clients through `take_client_answer`.
 """
 
 import secrets
-from dataclasses import dataclass, field
 from datetime import timedelta
 
 from django.conf import settings
@@ -33,14 +32,6 @@ SAMPLE = "sampling/createMessage"
 SAMPLING_REJECTED = -1
 MAX_SUMMARY = 10_000
 STATUS_OF_ACTION = {"accept": Status.ANSWERED, "decline": Status.DECLINED, "cancel": Status.CANCELLED}
-
-
-@dataclass
-class Answer:
-    won: bool
-    request: InputRequest
-    message: str
-    errors: list = field(default_factory=list)
 
 
 def mode_of(method: str, params: dict) -> str:
@@ -124,18 +115,18 @@ def record_unanswered(call: Call, method: str, params: dict, status: str, reason
     return request
 
 
-def answer(input_id, user, action: str, content=None) -> Answer:
+def answer(input_id, user, action: str, content=None) -> transitions.Outcome:
     """An operator's answer; an accepted form's content is checked against the schema first."""
     request = InputRequest.objects.select_related("call").get(pk=input_id)
     if action not in ANSWER_ACTIONS:
-        return Answer(False, request, "Answer with accept, decline or cancel.")
+        return transitions.Outcome(False, request, "Answer with accept, decline or cancel.")
     if request.routed_to != InputRequest.Route.OPERATOR:
-        return Answer(False, request, "This request was passed to the client; it answers it.")
+        return transitions.Outcome(False, request, "This request was passed to the client; it answers it.")
     result = {"action": action}
     if action == "accept" and request.mode == InputRequest.Mode.FORM:
         errors = content_problems(requested_schema(request), content)
         if errors:
-            return Answer(False, request, "The answer does not fit the form the server asked for.", errors)
+            return transitions.Outcome(False, request, "The answer does not fit the form the server asked for.", errors)
         result["content"] = content
     changes = {
         "status": STATUS_OF_ACTION[action],
@@ -149,8 +140,10 @@ def answer(input_id, user, action: str, content=None) -> Answer:
         InputRequest, input_id, [Status.PENDING], changes, actor=actor, audit=audit, event="input.answered"
     )
     if won:
-        return Answer(True, request, {"accept": "Answered.", "decline": "Declined.", "cancel": "Cancelled."}[action])
-    return Answer(False, request, already_text(request))
+        return transitions.Outcome(
+            True, request, {"accept": "Answered.", "decline": "Declined.", "cancel": "Cancelled."}[action]
+        )
+    return transitions.Outcome(False, request, already_text(request))
 
 
 def already_text(request: InputRequest) -> str:

@@ -38,7 +38,7 @@ def decide(request, pk):
         )
     except Call.DoesNotExist:
         raise Http404("No such call.") from None
-    return respond(request, outcome.call, outcome.message, messages.SUCCESS if outcome.won else messages.WARNING)
+    return respond(request, outcome.row, outcome.message, messages.SUCCESS if outcome.won else messages.WARNING)
 
 
 def respond(request, call, message, level, status=200):
@@ -78,7 +78,7 @@ def edit(request, pk):
             editor.refuse(outcome.errors)
         else:
             level = messages.SUCCESS if outcome.won else messages.WARNING
-            edited = " with edited arguments" if outcome.won and outcome.call.edited_arguments is not None else ""
+            edited = " with edited arguments" if outcome.won and outcome.row.edited_arguments is not None else ""
             messages.add_message(
                 request, level, f"Call {call.pk} ({call.tool_name}): {outcome.message.rstrip('.')}{edited}."
             )

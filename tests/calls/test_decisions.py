@@ -126,7 +126,7 @@ def test_it_lets_exactly_one_decision_win_under_a_real_race(client_token, refund
         assert sorted(o.won for o in outcomes) == [False, True]
         winner = next(o for o in outcomes if o.won)
         call.refresh_from_db()
-        assert call.status == (Call.Status.APPROVED if winner.call.decided_by == ann else Call.Status.DENIED)
+        assert call.status == (Call.Status.APPROVED if winner.row.decided_by == ann else Call.Status.DENIED)
         assert AuditEvent.objects.filter(call_id=call.pk, action__in=["call.approved", "call.denied"]).count() == 1
 
 

@@ -120,9 +120,9 @@ async def test_it_does_not_answer_an_approved_call_cancelled_before_it_was_forwa
     approval = await sync_to_async(lifecycle.decide)(call.pk, operators[0], True)
     # The client's cancellation gets there between the approval and the forwarding.
     await sync_to_async(lifecycle.cancel_running)(call.pk, "the client cancelled", Actor.client(client_token))
-    approval.call.tool = tool
+    approval.row.tool = tool
     try:
-        result = await runner.forward(approval.call, lambda message: None)
+        result = await runner.forward(approval.row, lambda message: None)
     finally:
         await runner.session_pool().close_all()
     assert result["isError"] is True

@@ -224,7 +224,7 @@ async def test_it_pushes_how_a_decided_call_ended(person, make_call, refund_tool
     call = await sync_to_async(make_call)(refund_tool, {"order_id": 1012, "amount": 40})
     decision = await sync_to_async(lifecycle.decide)(call.pk, ann, True)
     socket, _ = await open_socket(cookie)
-    await sync_to_async(lifecycle.record_result)(decision.call, "completed", {"content": []}, "")
+    await sync_to_async(lifecycle.record_result)(decision.row, "completed", {"content": []}, "")
     message = await socket.receive_json_from(timeout=5)
     assert message["event"] == "call.finished" and message["status"] == "completed" and "pending_count" not in message
     assert "Approved by ann · completed" in message["actions"]

@@ -52,7 +52,7 @@ class Command(BaseCommand):
             )
         edited_note = " with edited arguments" if edited is not None else ""
         self.stdout.write(
-            f"{outcome.message.rstrip('.').lower()} call {call_id} ({outcome.call.tool_name}){edited_note}"
+            f"{outcome.message.rstrip('.').lower()} call {call_id} ({outcome.row.tool_name}){edited_note}"
             f" as {user.get_username()}"
         )
 
