@@ -19,6 +19,18 @@ class SecretTextarea(forms.Textarea):
         return None
 
 
+class SafeChoiceField(forms.TypedChoiceField):
+    """Radio buttons over a model's choices, starting at the safe one.
+
+    Optional so that a post without the field (an older page, a script) keeps the safe choice.
+    """
+
+    widget = forms.RadioSelect
+
+    def __init__(self, model_choices, safe, **kwargs):
+        super().__init__(choices=model_choices.choices, initial=safe, required=False, empty_value=safe, **kwargs)
+
+
 class ServerForm(forms.Form):
     """Adds a server, or edits one when built with `server=`; `changes()` gives the arguments for servers.*."""
 
@@ -55,13 +67,10 @@ class ServerForm(forms.Form):
     )
     enabled = forms.BooleanField(required=False, initial=True)
     # Not named `changes`, which is the method below.
-    changed_tools = forms.TypedChoiceField(
+    changed_tools = SafeChoiceField(
+        Server.Changes,
+        Server.Changes.REVIEW,
         label="Changed tools",
-        choices=Server.Changes.choices,
-        initial=Server.Changes.REVIEW,
-        required=False,
-        empty_value=Server.Changes.REVIEW,
-        widget=forms.RadioSelect,
         help_text="A tool that is new or whose definition changed reaches clients only once accepted.",
     )
     accept_tools = forms.BooleanField(
@@ -69,14 +78,10 @@ class ServerForm(forms.Form):
         required=False,
         help_text="Accept the tools of its first listing without review; otherwise an admin reviews each one.",
     )
-    # Optional so that a post without it (an older page, a script) keeps the safe default.
-    input_routing = forms.TypedChoiceField(
+    input_routing = SafeChoiceField(
+        Server.InputRouting,
+        Server.InputRouting.OPERATOR,
         label="Input requests",
-        choices=Server.InputRouting.choices,
-        initial=Server.InputRouting.OPERATOR,
-        required=False,
-        empty_value=Server.InputRouting.OPERATOR,
-        widget=forms.RadioSelect,
         help_text=(
             "Who answers what this server asks in the middle of a call (elicitation). Sampling requests always go "
             "to clients that declared sampling, and are declined otherwise."
