@@ -9,26 +9,14 @@ from approvals.display import results, rows, timeline, values
 from approvals.routing import LIVE_PATH
 
 register = template.Library()
-
-
-@register.filter
-def can_decide(user):
-    return roles.can_decide(user)
-
-
-@register.filter
-def can_view_calls(user):
-    return roles.can_view_calls(user)
-
-
-@register.filter
-def binding(call):
-    return lifecycle.call_binding(call)
-
-
-@register.filter
-def outcome(call):
-    return timeline.outcome_text(call)
+# What only passes its argument on is registered as the function it would call.
+register.filter("can_decide", roles.can_decide)
+register.filter("can_view_calls", roles.can_view_calls)
+register.filter("binding", lifecycle.call_binding)
+register.filter("outcome", timeline.outcome_text)
+register.simple_tag(values.value_tree, name="value_tree")
+register.simple_tag(timeline.call_timeline, name="call_timeline")
+register.simple_tag(rows.pending_count, name="pending_count")
 
 
 @register.filter
@@ -84,16 +72,6 @@ def clock(seconds):
 
 
 @register.simple_tag
-def value_tree(value, schema):
-    return values.value_tree(value, schema)
-
-
-@register.simple_tag
-def call_timeline(call):
-    return timeline.call_timeline(call)
-
-
-@register.simple_tag
 def result_blocks(call):
     return results.result_blocks(call.result)
 
@@ -101,11 +79,6 @@ def result_blocks(call):
 @register.simple_tag
 def structured_tree(call):
     return results.structured_tree(call.result, output_schema(call))
-
-
-@register.simple_tag
-def pending_count():
-    return rows.pending_count()
 
 
 @register.simple_tag
