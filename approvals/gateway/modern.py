@@ -4,17 +4,7 @@ from asgiref.sync import sync_to_async
 
 from approvals.calls import runner
 from approvals.calls.lifecycle import ClientContext
-from approvals.gateway import listing, mirrored, streams
-from approvals.gateway.http import (
-    VERSION_HEADER,
-    Refused,
-    accepted,
-    accepts,
-    error_response,
-    jsonrpc_response,
-    rejection,
-    require_event_stream,
-)
+from approvals.gateway import http, listing, mirrored, streams
 from approvals.gateway.server_info import CAPABILITIES, INSTRUCTIONS, server_info
 from approvals.gateway.tool_calls import called_tool, respond_to_call
 from approvals.inputs import continuations
@@ -59,7 +49,7 @@ async def handle_post(request, token: ClientToken, message):
     if isinstance(message, Notification):
         return acknowledge(request)
     if isinstance(message, Response):
-        raise Refused(rejection(400, "Invalid request: clients send no responses in this protocol revision"))
+        raise http.Refused(http.rejection(400, "Invalid request: clients send no responses in this protocol revision"))
     try:
         version, capabilities = mirrored.check_envelope(message, request.headers)
         handler = HANDLERS.get(message.method)
@@ -67,18 +57,18 @@ async def handle_post(request, token: ClientToken, message):
             raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {message.method}")
         return await handler(request, ClientContext(token, MODERN, version, capabilities=capabilities), message)
     except JsonRpcError as exc:
-        return error_response(exc, error_status(exc.code), message.id)
+        return http.error_response(exc, error_status(exc.code), message.id)
 
 
 def acknowledge(request):
     """Notifications change nothing in this era (a client cancels by closing the stream), but are accepted."""
-    version = request.headers.get(VERSION_HEADER)
+    version = request.headers.get(http.VERSION_HEADER)
     if version is not None and version not in SUPPORTED:
         error = JsonRpcError(
             UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version", {"supported": SUPPORTED, "requested": version}
         )
-        raise Refused(error_response(error, 400))
-    return accepted()
+        raise http.Refused(http.error_response(error, 400))
+    return http.accepted()
 
 
 def complete(result: dict) -> dict:
@@ -92,7 +82,7 @@ def complete(result: dict) -> dict:
 
 
 def respond_with(request_id, result: dict):
-    return jsonrpc_response(jsonrpc.result(request_id, complete(result)))
+    return http.jsonrpc_response(jsonrpc.result(request_id, complete(result)))
 
 
 async def discover(request, ctx: ClientContext, message: Request):
@@ -123,13 +113,13 @@ async def call_tool(request, ctx: ClientContext, message: Request):
     retry = "requestState" in message.params or "inputResponses" in message.params
     run = continuations.continue_call if retry else runner.run_call
     return await respond_to_call(
-        tool, ctx, message, stream=accepts(request)[1], finish=complete, error_status=error_status, run=run
+        tool, ctx, message, stream=http.accepts(request)[1], finish=complete, error_status=error_status, run=run
     )
 
 
 async def listen(request, ctx: ClientContext, message: Request):
     """subscriptions/listen: an SSE answer that stays open and carries the change notifications asked for."""
-    require_event_stream(request)
+    http.require_event_stream(request)
     wanted = message.params.get("notifications")
     if not isinstance(wanted, dict):
         raise JsonRpcError(INVALID_PARAMS, "subscriptions/listen needs a 'notifications' object")
