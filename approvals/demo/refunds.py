@@ -3,9 +3,8 @@
 from decimal import Decimal
 
 from approvals.demo.data import CURRENCY, Order
-from approvals.demo.png import disc_icon
-from approvals.demo.records import ORDER_ID
-from approvals.demo.toolkit import CallContext, Tool, choice, error, schema_problems, string, text
+from approvals.demo.records import ONE_ORDER
+from approvals.demo.toolkit import CallContext, choice, error, scalar, schema_problems, string, text, tool
 
 REASONS = {
     "damaged": "Item arrived damaged",
@@ -21,21 +20,18 @@ def refund_form(ctx: CallContext, limit: Decimal) -> dict:
     return {
         "type": "object",
         "properties": {
-            "amount": {
-                "type": "number",
-                "title": f"Amount ({CURRENCY})",
-                "description": f"At most {limit} {CURRENCY}, what is still refundable on this order.",
-                "minimum": 0.01,
-                "maximum": float(limit),
-                "default": float(limit),
-            },
+            "amount": scalar(
+                "number",
+                f"Amount ({CURRENCY})",
+                f"At most {limit} {CURRENCY}, what is still refundable on this order.",
+                minimum=0.01,
+                maximum=float(limit),
+                default=float(limit),
+            ),
             "reason": choice("Reason", "Why the customer gets money back.", REASONS, titled=ctx.titled_enums),
-            "notify_customer": {
-                "type": "boolean",
-                "title": "Email the customer",
-                "description": "Send the customer a refund confirmation.",
-                "default": True,
-            },
+            "notify_customer": scalar(
+                "boolean", "Email the customer", "Send the customer a refund confirmation.", default=True
+            ),
             "note": string("Internal note", "Kept with the refund; never shown to the customer.", maxLength=200),
         },
         "required": ["amount", "reason"],
@@ -51,7 +47,18 @@ def _describe(ctx: CallContext, order: Order, limit: Decimal) -> str:
     )
 
 
+@tool(
+    title="Issue a refund",
+    input_schema=ONE_ORDER,
+    # A refund adds a record and takes nothing away, so it is not destructive; each call pays out again.
+    annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False, "openWorldHint": False},
+    color=(217, 119, 6, 255),
+)
 async def issue_refund(ctx: CallContext, args: dict) -> dict:
+    """Refund money on an order.
+
+    A person is asked for the amount, the reason and whether to email the customer before anything is refunded;
+    they may decline."""
     order = ctx.store.orders.get(args["order_id"])
     if order is None:
         return error(f"No order has id {args['order_id']}. search_orders lists the existing orders.")
@@ -87,23 +94,3 @@ async def issue_refund(ctx: CallContext, args: dict) -> dict:
         lines.append(f"Note: {refund.note}")
     ctx.log("notice", lines[0])
     return text("\n".join(lines))
-
-
-TOOL = Tool(
-    name="issue_refund",
-    title="Issue a refund",
-    description=(
-        "Refund money on an order. A person is asked for the amount, the reason and whether to email "
-        "the customer before anything is refunded; they may decline."
-    ),
-    input_schema={
-        "type": "object",
-        "properties": {"order_id": ORDER_ID},
-        "required": ["order_id"],
-        "additionalProperties": False,
-    },
-    # A refund adds a record and takes nothing away, so it is not destructive; each call pays out again.
-    annotations={"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False, "openWorldHint": False},
-    handler=issue_refund,
-    icon=disc_icon((217, 119, 6, 255)),
-)

@@ -7,8 +7,8 @@ import io
 import math
 
 from approvals.demo.data import CURRENCY, Store
-from approvals.demo.png import bar_chart, disc_icon
-from approvals.demo.toolkit import READ_ONLY, CallContext, Tool, string
+from approvals.demo.png import bar_chart
+from approvals.demo.toolkit import READ_ONLY, CallContext, arguments, scalar, string, tool
 
 STEP_SECONDS = 0.5
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
@@ -41,7 +41,24 @@ def _revenue(store: Store) -> list[list]:
 REPORTS = {"orders": _orders, "customers": _customers, "revenue": _revenue}
 
 
+@tool(
+    title="Export a report",
+    input_schema=arguments(
+        {
+            "report": string("Report", "Which report to build.", enum=list(REPORTS)),
+            "seconds": scalar(
+                "integer", "Duration (seconds)", "How long the export takes.", minimum=1, maximum=30, default=6
+            ),
+        },
+        ["report"],
+    ),
+    annotations=READ_ONLY,
+    color=(124, 58, 237, 255),
+)
 async def export_report(ctx: CallContext, args: dict) -> dict:
+    """Build a CSV report of all orders, all customers or monthly revenue.
+
+    Slow on purpose: it takes `seconds` seconds and reports progress as it goes; cancelling the call stops it."""
     rows = REPORTS[args["report"]](ctx.store)
     steps = round(args["seconds"] / STEP_SECONDS)
     records = len(rows) - 1
@@ -59,7 +76,21 @@ async def export_report(ctx: CallContext, args: dict) -> dict:
     }
 
 
+@tool(
+    title="Chart orders or revenue per month",
+    input_schema=arguments(
+        {
+            "metric": string("Metric", "What each bar measures.", enum=list(BAR_COLORS), default="orders"),
+            "year": scalar(
+                "integer", "Year", "The year to chart.", minimum=YEARS[0], maximum=YEARS[-1], default=YEARS[0]
+            ),
+        }
+    ),
+    annotations=READ_ONLY,
+    color=(219, 39, 119, 255),
+)
 async def render_chart(ctx: CallContext, args: dict) -> dict:
+    """Draw a bar chart (PNG) of the orders placed, or revenue, in each month of one year."""
     metric, year = args["metric"], args["year"]
     values = ctx.store.monthly(metric, year)
     unit = "orders" if metric == "orders" else CURRENCY
@@ -81,55 +112,4 @@ async def render_chart(ctx: CallContext, args: dict) -> dict:
     }
 
 
-TOOLS = [
-    Tool(
-        name="export_report",
-        title="Export a report",
-        description=(
-            "Build a CSV report of all orders, all customers or monthly revenue. Slow on purpose: it takes "
-            "`seconds` seconds and reports progress as it goes; cancelling the call stops it."
-        ),
-        input_schema={
-            "type": "object",
-            "properties": {
-                "report": string("Report", "Which report to build.", enum=list(REPORTS)),
-                "seconds": {
-                    "type": "integer",
-                    "title": "Duration (seconds)",
-                    "description": "How long the export takes.",
-                    "minimum": 1,
-                    "maximum": 30,
-                    "default": 6,
-                },
-            },
-            "required": ["report"],
-            "additionalProperties": False,
-        },
-        annotations=READ_ONLY,
-        handler=export_report,
-        icon=disc_icon((124, 58, 237, 255)),
-    ),
-    Tool(
-        name="render_chart",
-        title="Chart orders or revenue per month",
-        description="Draw a bar chart (PNG) of the orders placed, or revenue, in each month of one year.",
-        input_schema={
-            "type": "object",
-            "properties": {
-                "metric": string("Metric", "What each bar measures.", enum=list(BAR_COLORS), default="orders"),
-                "year": {
-                    "type": "integer",
-                    "title": "Year",
-                    "description": "The year to chart.",
-                    "minimum": YEARS[0],
-                    "maximum": YEARS[-1],
-                    "default": YEARS[0],
-                },
-            },
-            "additionalProperties": False,
-        },
-        annotations=READ_ONLY,
-        handler=render_chart,
-        icon=disc_icon((219, 39, 119, 255)),
-    ),
-]
+TOOLS = [export_report, render_chart]

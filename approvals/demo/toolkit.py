@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from jsonschema import Draft202012Validator
 
 from approvals.demo.data import Store
+from approvals.demo.png import disc_icon
 
 # Titled single-select enums (`oneOf` of const/title) and the explicit `mode` field arrived in
 # 2025-11-25; revisions are ISO dates, so a plain string comparison orders them.
@@ -73,6 +74,32 @@ class Tool:
     icon: str | None = None
 
 
+def tool(
+    *,
+    title: str,
+    input_schema: dict,
+    annotations: dict,
+    color: tuple,
+    output_schema: dict | None = None,
+) -> Callable[[Handler], Tool]:
+    """Makes the handler below a Tool of its name, described by its docstring, with a disc of `color` as its icon."""
+
+    def declare(handler: Handler) -> Tool:
+        return Tool(
+            name=handler.__name__,
+            title=title,
+            # The docstring's lines make one paragraph for the model.
+            description=" ".join(handler.__doc__.split()),
+            input_schema=input_schema,
+            annotations=annotations,
+            handler=handler,
+            output_schema=output_schema,
+            icon=disc_icon(color),
+        )
+
+    return declare
+
+
 def text(value: str, is_error: bool = False) -> dict:
     result = {"content": [{"type": "text", "text": value}]}
     if is_error:
@@ -84,8 +111,19 @@ def error(value: str) -> dict:
     return text(value, is_error=True)
 
 
+def scalar(kind: str, title: str, description: str, **schema) -> dict:
+    """A property of JSON type `kind`, with the title and description a form or a model reads."""
+    return {"type": kind, "title": title, "description": description, **schema}
+
+
 def string(title: str, description: str, **schema) -> dict:
-    return {"type": "string", "title": title, "description": description, **schema}
+    return scalar("string", title, description, **schema)
+
+
+def arguments(properties: dict, required: list[str] | None = None) -> dict:
+    """A tool's input schema: an object that takes these properties and no others."""
+    needed = {"required": required} if required else {}
+    return {"type": "object", "properties": properties, **needed, "additionalProperties": False}
 
 
 def choice(title: str, description: str, options: dict[str, str], titled: bool, **schema) -> dict:

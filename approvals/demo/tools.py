@@ -9,7 +9,7 @@ from approvals.protocol.revisions import REVISIONS, Revision
 
 # Small on purpose, so that every client of the demo walks more than one page.
 PAGE_SIZE = 5
-TOOLS: list[Tool] = [*records.TOOLS, refunds.TOOL, *reports.TOOLS]
+TOOLS: list[Tool] = [*records.TOOLS, refunds.issue_refund, *reports.TOOLS]
 BY_NAME = {tool.name: tool for tool in TOOLS}
 
 
