@@ -5,6 +5,8 @@ from django.db import models
 from django.utils import timezone
 from django.utils.text import slugify
 
+# Django shows a choice given no label as its name in title case; only the labels that say more are written out.
+
 
 class Server(models.Model):
     """An upstream MCP server the console connects to on its clients' behalf."""
@@ -14,7 +16,7 @@ class Server(models.Model):
         STDIO = "stdio", "stdio subprocess"
 
     class Health(models.TextChoices):
-        UNKNOWN = "unknown", "Unknown"
+        UNKNOWN = "unknown"
         OK = "ok", "Healthy"
         ERROR = "error", "Failing"
 
@@ -109,11 +111,11 @@ class Tool(models.Model):
     """One tool of one upstream server, as last seen in its tools/list."""
 
     class Status(models.TextChoices):
-        ACTIVE = "active", "Active"
+        ACTIVE = "active"
         NEEDS_REVIEW = "needs_review", "Needs review"
         DECLINED = "declined", "Rejected in review"
-        REJECTED = "rejected", "Rejected"
-        REMOVED = "removed", "Removed"
+        REJECTED = "rejected"
+        REMOVED = "removed"
 
     # The statuses that keep a tool's exposed name: a tool awaiting review must find its name free when accepted.
     HELD = [Status.ACTIVE, Status.NEEDS_REVIEW, Status.DECLINED]
@@ -161,11 +163,11 @@ class ToolChange(models.Model):
     """A tool's definition history: one row each time its definition or status changes."""
 
     class Kind(models.TextChoices):
-        ADDED = "added", "Added"
+        ADDED = "added"
         CHANGED = "changed", "Definition changed"
-        REJECTED = "rejected", "Rejected"
-        RESTORED = "restored", "Restored"
-        REMOVED = "removed", "Removed"
+        REJECTED = "rejected"
+        RESTORED = "restored"
+        REMOVED = "removed"
         ACCEPTED = "accepted", "Accepted in review"
         DECLINED = "declined", "Rejected in review"
 
@@ -232,9 +234,9 @@ class PolicyRule(models.Model):
     """One ordered rule: the first enabled rule that matches a call decides it."""
 
     class Action(models.TextChoices):
-        ALLOW = "allow", "Allow"
+        ALLOW = "allow"
         ASK = "ask", "Ask an operator"
-        DENY = "deny", "Deny"
+        DENY = "deny"
 
     # A rule's identity in exported files: names are optional and may change, ids differ between databases.
     uid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
@@ -268,13 +270,13 @@ class Call(models.Model):
     class Status(models.TextChoices):
         REJECTED = "rejected", "Rejected (invalid arguments)"
         PENDING = "pending", "Waiting for an operator"
-        APPROVED = "approved", "Approved"
-        DENIED = "denied", "Denied"
-        EXPIRED = "expired", "Expired"
+        APPROVED = "approved"
+        DENIED = "denied"
+        EXPIRED = "expired"
         CANCELLED = "cancelled", "Cancelled by the client"
         FORWARDED = "forwarded", "Running upstream"
-        COMPLETED = "completed", "Completed"
-        FAILED = "failed", "Failed"
+        COMPLETED = "completed"
+        FAILED = "failed"
 
     # Cleared to run (by an operator or the policy) and short of its answer.
     IN_FLIGHT = {Status.APPROVED, Status.FORWARDED}
@@ -335,21 +337,21 @@ class InputRequest(models.Model):
     """Something an upstream server asked for during a call: an elicitation (form or URL), or sampling."""
 
     class Mode(models.TextChoices):
-        FORM = "form", "Form"
+        FORM = "form"
         URL = "url", "URL"
 
     class Status(models.TextChoices):
         PENDING = "pending", "Waiting for an answer"
         ANSWERED = "answered", "Accepted"
-        DECLINED = "declined", "Declined"
-        CANCELLED = "cancelled", "Cancelled"
-        EXPIRED = "expired", "Expired"
+        DECLINED = "declined"
+        CANCELLED = "cancelled"
+        EXPIRED = "expired"
         PASSED_THROUGH = "passed_through", "Answered by the client"
-        REFUSED = "refused", "Refused"
+        REFUSED = "refused"
 
     class Route(models.TextChoices):
-        OPERATOR = "operator", "Operator"
-        CLIENT = "client", "Client"
+        OPERATOR = "operator"
+        CLIENT = "client"
 
     call = models.ForeignKey(Call, on_delete=models.CASCADE, related_name="input_requests")
     server = models.ForeignKey(Server, null=True, on_delete=models.SET_NULL, related_name="input_requests")
