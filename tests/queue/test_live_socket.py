@@ -11,7 +11,7 @@ from django.db.backends.signals import connection_created
 from django.test import Client
 
 from approvals import roles
-from approvals.calls import lifecycle, runner
+from approvals.calls import lifecycle
 from approvals.catalog import sync
 from approvals.live import events
 from approvals.models import Server, Tool
