@@ -10,28 +10,31 @@ checked, the registry refuses to retrieve anything, nothing is ever fetched.
 Bounds, since schemas and structured results come from untrusted upstream
 servers and arguments from a model:
 - schema: ``MAX_SCHEMA_BYTES`` of canonical JSON, ``MAX_DEPTH`` nested containers;
-- ``pattern`` and ``patternProperties`` keys: ``MAX_PATTERN_CHARS``, and none that
-  repeats a part which can itself match in several ways (``(a+)+``, ``(a|aa)*``):
-  Python's backtracking matcher can take exponential time on those and cannot
-  be interrupted. Some harmless patterns are refused too (``^([a-z]+\\.)+[a-z]+$``);
+- ``pattern`` and ``patternProperties`` keys: ``MAX_PATTERN_CHARS``, and only what
+  RE2 can express (approvals.protocol.patterns), which matches in time linear in
+  the string; nothing is ever matched with Python's backtracking ``re``;
 - instance: ``MAX_INSTANCE_BYTES``, ``MAX_DEPTH`` nested containers, object keys
-  and pattern-matched strings of ``MAX_MATCHED_CHARS``, which is all that bounds
-  polynomial backtracking (``^\\d*\\d*x``);
-- one validation: ``MAX_SECONDS``, checked before each keyword, so one keyword
-  can overrun by its own cost, which the bounds above keep small (``uniqueItems``
-  is checked by hashing, in linear time, not by jsonschema's pairwise comparison);
+  and pattern-matched strings of ``MAX_MATCHED_CHARS``: linear time is still time
+  times the pattern's size, and this keeps one match to a fraction of a second;
+- one validation: ``MAX_SECONDS``, checked before each keyword and each pattern
+  match, so one keyword can overrun by its own cost, which the bounds above keep
+  small (``uniqueItems`` is checked by hashing, in linear time, not by
+  jsonschema's pairwise comparison);
 - messages: ``MAX_MESSAGES``, each of at most ``MESSAGE_CHARS``.
 """
 
 import hashlib
 import json
+import math
 import re
 import time
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import lru_cache
-from re import _parser as sre  # private, but it is the very parse the matcher compiles
 
+import jsonschema._keywords
+import jsonschema._legacy_keywords
+import jsonschema._utils
 import referencing.jsonschema
 from jsonschema import validators
 from jsonschema.exceptions import ValidationError, best_match
@@ -39,6 +42,7 @@ from jsonschema_specifications import REGISTRY as METASCHEMAS
 from referencing import Registry
 from referencing.exceptions import NoSuchResource, Unresolvable
 
+from approvals.protocol import patterns
 from approvals.protocol.canonical import canonical_json
 
 MAX_SCHEMA_BYTES = 256 * 1024
@@ -85,8 +89,43 @@ def _pattern(validator, pattern, instance, schema):
         yield ValidationError(
             f"is {len(instance)} characters long; the console matches at most {MAX_MATCHED_CHARS} against a pattern"
         )
-    elif not re.search(pattern, instance):
+    elif not patterns.search(pattern, instance):
         yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+class _LinearTimeRe:
+    """What jsonschema's keyword modules call ``re``. They match ``patternProperties``
+    with ``re.search`` (in patternProperties itself, and where unevaluatedProperties
+    works out which properties other keywords covered), and offer no other way in."""
+
+    @staticmethod
+    def search(pattern, text):
+        if time.monotonic() > _deadline.get(math.inf):
+            raise _TooCostly
+        return patterns.compiled(pattern).search(text)
+
+
+for _module in (jsonschema._keywords, jsonschema._legacy_keywords, jsonschema._utils):
+    _module.re = _LinearTimeRe
+
+
+def _additional_properties(validator, additional, instance, schema):
+    # jsonschema's own joins every patternProperties key into one pattern, which RE2 may find
+    # too large though it compiles each: here each is matched on its own.
+    if not validator.is_type(instance, "object"):
+        return
+    named, keys = schema.get("properties", {}), schema.get("patternProperties", {})
+    extras = [
+        name for name in instance if name not in named and not any(_LinearTimeRe.search(key, name) for key in keys)
+    ]
+    if validator.is_type(additional, "object"):
+        for extra in extras:
+            yield from validator.descend(instance[extra], additional, path=extra)
+    elif not additional and extras:
+        listed = ", ".join(repr(extra) for extra in sorted(extras))
+        yield ValidationError(
+            f"Additional properties are not allowed ({listed} {'was' if len(extras) == 1 else 'were'} unexpected)"
+        )
 
 
 def _equality_key(value):
@@ -116,9 +155,16 @@ def _unique_items(validator, unique, instance, schema):
 
 def _dialect(cls):
     uri = cls.META_SCHEMA.get("$id") or cls.META_SCHEMA["id"]
-    keywords = {**cls.VALIDATORS, "pattern": _pattern, "uniqueItems": _unique_items}
+    keywords = {
+        **cls.VALIDATORS,
+        "pattern": _pattern,
+        "additionalProperties": _additional_properties,
+        "uniqueItems": _unique_items,
+    }
     return _dialect_key(uri), (
-        cls(cls.META_SCHEMA, format_checker=cls.FORMAT_CHECKER),
+        # No format checker: the metaschema's only format it could check is "regex", with Python's re;
+        # patterns are judged by the engine that matches them, with its reason (_check_pattern).
+        cls(cls.META_SCHEMA),
         validators.extend(cls, {name: _metered(fn) for name, fn in keywords.items()}),
         referencing.jsonschema.specification_with(uri),
     )
@@ -188,42 +234,13 @@ def _encoded(value, limit: int) -> bytes:
     return encoded
 
 
-_REPEATS = {sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT}
-
-
-def _parsed_parts(arg):
-    for part in arg if isinstance(arg, (tuple, list)) else (arg,):
-        if isinstance(part, sre.SubPattern):
-            yield part
-        elif isinstance(part, list):
-            yield from (item for item in part if isinstance(item, sre.SubPattern))
-
-
-def _backtracks_badly(pattern: str) -> bool:
-    stack = [(sre.parse(pattern), False)]  # (parsed items, whether inside a variable repetition)
-    while stack:
-        items, repeating = stack.pop()
-        for op, arg in items:
-            variable = op in _REPEATS and arg[0] != arg[1]
-            if repeating and (variable or op is sre.BRANCH):
-                return True
-            stack.extend((part, repeating or variable) for part in _parsed_parts(arg))
-    return False
-
-
 def _check_pattern(pattern: str) -> None:
     if len(pattern) > MAX_PATTERN_CHARS:
         raise SchemaError(f"a pattern is {len(pattern)} characters long, more than {MAX_PATTERN_CHARS}")
     try:
-        risky = _backtracks_badly(pattern)
-    except re.error as exc:
-        raise SchemaError(f"pattern {pattern!r} is not a valid regular expression: {exc}") from None
-    if risky:
-        raise SchemaError(
-            f"pattern {pattern!r} repeats a part that can itself match in several ways (a repetition or "
-            "alternation inside a repetition); the console refuses such patterns because matching them "
-            "can take exponential time"
-        )
+        patterns.compiled(pattern)
+    except patterns.PatternError as exc:
+        raise SchemaError(exc.reason) from None
 
 
 def _check_subschemas(registry: Registry, root: referencing.Resource) -> None:

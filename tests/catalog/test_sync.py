@@ -99,6 +99,17 @@ def test_it_rejects_a_tool_whose_input_schema_is_invalid(scripted):
     assert "minimum" in rejected.reason
 
 
+def test_it_rejects_a_tool_whose_pattern_needs_a_backtracking_matcher_and_says_why(scripted):
+    lookahead = {"type": "string", "pattern": "^(?=.*[0-9])[a-z0-9]+$"}
+    bad = tool("bad", inputSchema={"type": "object", "properties": {"code": lookahead}})
+    server = scripted("Patterns", [[bad]])
+    sync.sync_server(server)
+    rejected = server.tools.get(upstream_name="bad")
+    assert rejected.status == Tool.Status.REJECTED
+    assert rejected.reason.startswith("inputSchema is not a usable JSON Schema: pattern '^(?=.*[0-9])[a-z0-9]+$'")
+    assert "no backreferences, lookahead or lookbehind" in rejected.reason
+
+
 def test_it_rejects_the_later_of_two_tools_with_the_same_exposed_name(scripted):
     first = scripted("First", [[tool("search")]], prefix="")
     second = scripted("Second", [[tool("search"), tool("fetch")]], prefix="")
