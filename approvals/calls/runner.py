@@ -172,7 +172,11 @@ async def call_upstream(call: Call, emit, log_level, on_request) -> tuple:
         retry = " It may succeed if retried." if getattr(exc, "retryable", True) else ""
         text = f"The upstream server {tool.server.name} failed to run {call.tool_name}: {message}.{retry}"
         return Call.Status.FAILED, tool_error_result(text), message, started
-    check = check_call_result(result, tool.definition.get("outputSchema"), max_bytes=settings.MAX_RESULT_BYTES)
+    # In a thread of its own: validating structuredContent costs time in proportion to the result, and the
+    # loop holds every other client's stream meanwhile.
+    check = await sync_to_async(check_call_result, thread_sensitive=False)(
+        result, tool.definition.get("outputSchema"), max_bytes=settings.MAX_RESULT_BYTES
+    )
     if check.errors:
         problem = "; ".join(check.errors)
         text = f"The upstream server {tool.server.name} returned a malformed result for {call.tool_name}: {problem}"
