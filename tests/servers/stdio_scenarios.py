@@ -11,6 +11,10 @@ pages-many   legacy; tools/list never runs out of pages
 mrtr         modern; its tool `confirm` answers input_required, then reports how it was retried
 mrtr-forever modern; its tool `confirm` always answers input_required
 family       legacy; starts a grandchild, and its tool `pids` names both processes
+costly       legacy; tools whose schemas cost the most to check: `name` takes a slug that
+             a backtracking matcher needs minutes to refuse, `echo` answers its text as
+             structuredContent checked against that slug rule, `tangle` answers a value
+             whose outputSchema forks at every one of 40 references
 
 Only the standard library, so it starts in a few milliseconds.
 """
@@ -24,6 +28,25 @@ import time
 SCENARIO = sys.argv[1]
 REQUEST_STATE = "opaque ☃ state: keep me exactly"
 GRANDCHILD = None
+SLUG = {"type": "string", "pattern": "^[a-z0-9]+[a-z0-9-]*[a-z0-9]+$"}
+TANGLE = {f"a{i}": {"anyOf": [{"$ref": f"#/$defs/a{i + 1}"}, {"$ref": f"#/$defs/a{i + 1}"}]} for i in range(40)}
+COSTLY_TOOLS = [
+    {"name": "name", "inputSchema": {"type": "object", "properties": {"slug": SLUG}}},
+    {
+        "name": "echo",
+        "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}},
+        "outputSchema": {"type": "object", "properties": {"text": SLUG}},
+    },
+    {
+        "name": "tangle",
+        "inputSchema": {"type": "object"},
+        "outputSchema": {
+            "type": "object",
+            "properties": {"value": {"$ref": "#/$defs/a0"}},
+            "$defs": {**TANGLE, "a40": {"type": "string"}},
+        },
+    },
+]
 
 
 def send(message):
@@ -93,6 +116,11 @@ def legacy(message):
         pinged = ask_client("s3", "ping", {})
         report = {"elicitation": elicited, "sampling": sampled, "ping": pinged}
         answer(msg_id, text(json.dumps(report)))
+    elif method == "tools/list" and SCENARIO == "costly":
+        answer(msg_id, {"tools": COSTLY_TOOLS})
+    elif method == "tools/call" and SCENARIO == "costly":
+        structured = {"text": params["arguments"].get("text")} if params["name"] == "echo" else {"value": 1}
+        answer(msg_id, text("done") | {"structuredContent": structured})
     elif method == "tools/call" and SCENARIO == "family":
         answer(msg_id, text(json.dumps({"child": os.getpid(), "grandchild": GRANDCHILD.pid})))
     elif method == "tools/list":
