@@ -1,6 +1,7 @@
 """JSON-RPC 2.0 messages as MCP uses them: one message per body, no batches."""
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,14 +63,43 @@ def _refuse_constant(name: str):
     raise ValueError(f"{name} is not a JSON number")
 
 
+# A \uD800-\uDFFF escape: the only way a lone surrogate gets into text that decoded as UTF-8.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _holds_surrogate(value: Any) -> bool:
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            if _SURROGATE.search(node):
+                return True
+        elif isinstance(node, dict):
+            stack.extend(node)
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return False
+
+
 def decode(body: bytes | str) -> Any:
-    """One JSON value; NaN and Infinity, which Python's json would accept, are refused as JSON refuses them."""
+    """One JSON value from UTF-8 text, as MCP sends it; a parse error otherwise.
+
+    Refused as well: NaN and Infinity, which Python's json would accept, and strings
+    holding an unpaired surrogate (``"\\ud800"``), which I-JSON (RFC 7493) forbids:
+    no UTF-8 text can carry one, so nothing could be answered, stored or passed on.
+    """
     try:
-        return json.loads(body, parse_constant=_refuse_constant)
-    except (ValueError, UnicodeDecodeError) as exc:
+        text = body.decode("utf-8") if isinstance(body, (bytes, bytearray)) else body
+        value = json.loads(text, parse_constant=_refuse_constant)
+    except ValueError as exc:
         raise JsonRpcError(PARSE_ERROR, f"Parse error: {exc}") from None
     except RecursionError:
         raise JsonRpcError(PARSE_ERROR, "Parse error: nested too deeply") from None
+    if _SURROGATE_ESCAPE.search(text) and _holds_surrogate(value):
+        raise JsonRpcError(PARSE_ERROR, "Parse error: a string holds an unpaired surrogate, which is not Unicode text")
+    return value
 
 
 def has_nul(value: Any) -> bool:

@@ -40,6 +40,25 @@ def test_it_answers_numbers_json_does_not_have_with_a_parse_error(raw, body):
     assert error_of(response)["code"] == -32700
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"jsonrpc": "2.0", "id": "\\ud800", "method": "tools/list"}',
+        b'{"jsonrpc": "2.0", "id": 1, "method": "tools/\\udfff"}',
+        b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"\\udbff": 1}}',
+        b'{"jsonrpc": "2.0", "id": "\\ude00\\ud83d", "method": "tools/list"}',
+        '{"jsonrpc": "2.0", "id": "\ud800", "method": "tools/list"}'.encode("utf-8", "surrogatepass"),
+    ],
+    ids=["id", "method", "params key", "pair out of order", "raw bytes"],
+)
+def test_it_answers_a_lone_surrogate_with_a_parse_error(raw, body):
+    response = raw.post(body, {"MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/list"})
+
+    assert response.status_code == 400
+    assert error_of(response)["code"] == -32700
+    assert response.json()["id"] is None
+
+
 def test_it_refuses_a_nul_character_that_no_database_could_store(raw):
     response = raw.post(
         b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "x", "arguments": {"q": "a\\u0000b"}}}'

@@ -29,6 +29,17 @@ def test_it_answers_bad_json_with_a_parse_error():
     assert code_of(decode, b"\xff\xfe") == PARSE_ERROR
 
 
+def test_it_answers_an_unpaired_surrogate_anywhere_with_a_parse_error():
+    assert code_of(decode, b'{"id": "\\ud800"}') == PARSE_ERROR
+    assert code_of(decode, b'[{"a": ["x\\uDC00y"]}]') == PARSE_ERROR
+    assert code_of(decode, '"\ud800"'.encode("utf-8", "surrogatepass")) == PARSE_ERROR
+
+
+def test_it_reads_a_surrogate_pair_as_the_character_it_encodes():
+    assert decode(b'{"id": "\\ud83d\\ude00"}') == {"id": "\U0001f600"}
+    assert decode('{"id": "\U0001f600", "s": "\\\\ud800"}'.encode()) == {"id": "\U0001f600", "s": "\\ud800"}
+
+
 def test_it_classifies_requests_notifications_and_responses():
     assert parse_message({"jsonrpc": "2.0", "id": 1, "method": "ping"}) == Request(1, "ping", {})
     assert parse_message({"jsonrpc": "2.0", "method": "notifications/initialized"}) == Notification(
