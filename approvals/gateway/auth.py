@@ -39,10 +39,24 @@ async def identify(request) -> ClientToken:
     return token
 
 
+# Headers by which a proxy names the client it forwards (Forwarded is RFC 7239's).
+FORWARDING_HEADERS = ("HTTP_X_FORWARDED_FOR", "HTTP_X_REAL_IP", "HTTP_FORWARDED")
+
+
 def anonymous_allowed(request) -> bool:
-    # Settings refuse to start with anonymous clients unless the console answers only local names;
-    # this also keeps out a remote client that reaches it through some forwarded port.
-    return settings.ALLOW_ANONYMOUS_CLIENTS and is_loopback_address(request.META.get("REMOTE_ADDR") or "")
+    """Only a client on this machine that reached the console directly, never through a proxy.
+
+    Settings refuse to start with anonymous clients unless the console answers only local
+    names; the loopback peer also keeps out a remote client that reaches it through some
+    forwarded port. Behind a proxy, daphne's --proxy-headers puts into REMOTE_ADDR what
+    X-Forwarded-For says, which a client can write itself: any forwarding header at all
+    means the peer is not known, and the request is no anonymous client's.
+    """
+    return (
+        settings.ALLOW_ANONYMOUS_CLIENTS
+        and not any(name in request.META for name in FORWARDING_HEADERS)
+        and is_loopback_address(request.META.get("REMOTE_ADDR") or "")
+    )
 
 
 def bearer_secret(header: str) -> str:

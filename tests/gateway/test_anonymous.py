@@ -34,6 +34,22 @@ def test_it_still_refuses_a_wrong_token_when_anonymous_clients_are_allowed(token
     assert response.status_code == 401
 
 
+@pytest.mark.parametrize(
+    "header",
+    [{"X-Forwarded-For": "127.0.0.1"}, {"X-Real-IP": "127.0.0.1"}, {"Forwarded": "for=127.0.0.1"}],
+    ids=["X-Forwarded-For", "X-Real-IP", "Forwarded"],
+)
+def test_it_refuses_an_anonymous_client_that_came_through_a_proxy_whatever_address_it_names(
+    tokenless, settings, header
+):
+    settings.ALLOW_ANONYMOUS_CLIENTS = True
+
+    response = tokenless.modern("tools/list", headers={"Host": "localhost", **header})
+
+    assert response.status_code == 401
+    assert not AuditEvent.objects.filter(action="tools.listed").exists()
+
+
 async def test_it_refuses_an_anonymous_client_from_another_machine_even_when_allowed(settings):
     settings.ALLOW_ANONYMOUS_CLIENTS = True
     request = RequestFactory().post("/mcp", REMOTE_ADDR="203.0.113.9", HTTP_HOST="localhost")
