@@ -16,7 +16,6 @@ get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 from django.core.handlers.asgi import ASGIHandler  # noqa: E402
 from django.core.handlers.exception import convert_exception_to_response  # noqa: E402
@@ -24,6 +23,7 @@ from django.template import engines  # noqa: E402
 from django.urls import get_resolver  # noqa: E402
 
 from approvals.gateway.limits import McpEndpointGuard  # noqa: E402
+from approvals.gateway.origins import OwnPagesOnly  # noqa: E402
 from approvals.live.events import served_by_its_loop  # noqa: E402
 from approvals.routing import websocket_urlpatterns  # noqa: E402
 
@@ -59,7 +59,7 @@ application = served_by_its_loop(
         {
             "http": McpEndpointGuard(endpoint=EndpointHandler(), pages=ASGIStaticFilesHandler(PagesHandler())),
             # Operators' pages only: a foreign Origin or an anonymous user never gets a socket.
-            "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+            "websocket": OwnPagesOnly(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
         }
     )
 )

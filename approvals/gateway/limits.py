@@ -7,48 +7,14 @@ other path to the pages'.
 """
 
 from collections import deque
-from urllib.parse import urlsplit
 
 from django.conf import settings
-from django.http.request import split_domain_port, validate_host
 
+from approvals.gateway.origins import foreign_origin_problem, header
 from approvals.protocol import jsonrpc
 from approvals.protocol.jsonrpc import INVALID_REQUEST, JsonRpcError
 
 MCP_PATH = "/mcp"
-
-
-def allowed_hosts() -> list[str]:
-    # Django's own rule: with DEBUG and no ALLOWED_HOSTS, local names are allowed.
-    if settings.DEBUG and not settings.ALLOWED_HOSTS:
-        return [".localhost", "127.0.0.1", "[::1]"]
-    return settings.ALLOWED_HOSTS
-
-
-def is_allowed_host(host: str) -> bool:
-    domain, _port = split_domain_port(host)
-    return bool(domain) and validate_host(domain, allowed_hosts())
-
-
-def header(scope, name: bytes) -> str | None:
-    for key, value in scope["headers"]:
-        if key.lower() == name:
-            return value.decode("latin-1")
-    return None
-
-
-def foreign_origin_problem(scope) -> str:
-    """Why the request's Host or Origin is not this console's (DNS rebinding), or '' when both are."""
-    host = header(scope, b"host")
-    if host is None and scope.get("server"):
-        host = "{}:{}".format(*scope["server"])
-    if not host or not is_allowed_host(host):
-        return "Forbidden: the Host header names no host this console serves"
-    origin = header(scope, b"origin")
-    # A request without Origin comes from no browser page, so no page can have rebound a name to us.
-    if origin is not None and not is_allowed_host(urlsplit(origin).netloc):
-        return "Forbidden: requests from this Origin are not allowed"
-    return ""
 
 
 def declared_length(scope) -> int | None:

@@ -3,6 +3,7 @@
 import secrets
 import time
 from concurrent.futures import ThreadPoolExecutor
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -143,10 +144,49 @@ def test_it_refuses_a_page_from_a_foreign_origin(raw):
     assert error_of(response)["code"] == -32600
 
 
-def test_it_serves_a_page_from_its_own_origin(raw):
-    response = raw.modern("tools/list", headers={"Origin": "http://localhost:8000"})
+def test_it_serves_a_page_from_its_own_origin(raw, live_console):
+    response = raw.modern("tools/list", headers={"Origin": live_console})
 
     assert response.status_code == 200
+
+
+def other_port(url: str) -> str:
+    parts = urlsplit(url)
+    return parts._replace(netloc=f"{parts.hostname}:{parts.port + 1}").geturl()
+
+
+@pytest.mark.parametrize(
+    "origin",
+    [
+        lambda console: "http://localhost:9999",
+        other_port,
+        lambda console: console.replace("http://", "https://"),
+        lambda console: console.replace("127.0.0.1", "localhost"),
+        lambda console: "null",
+    ],
+    ids=["another name and port", "another port", "another scheme", "another name", "null"],
+)
+def test_it_refuses_a_page_of_the_same_machine_on_another_port_scheme_or_name(raw, live_console, origin):
+    response = raw.modern("tools/list", headers={"Origin": origin(live_console)})
+
+    assert response.status_code == 403
+    assert "Origin" in error_of(response)["message"]
+
+
+@pytest.mark.parametrize("origin", ["https://console.example.com", "https://eu.console.example.com"])
+def test_it_serves_a_page_from_a_csrf_trusted_origin(raw, settings, origin):
+    settings.CSRF_TRUSTED_ORIGINS = ["https://console.example.com:443", "https://*.console.example.com"]
+
+    assert raw.modern("tools/list", headers={"Origin": origin}).status_code == 200
+    assert raw.modern("tools/list", headers={"Origin": "http://eu.console.example.com"}).status_code == 403
+
+
+def test_it_takes_the_scheme_a_tls_proxy_reports_when_told_to_trust_it(raw, settings, live_console):
+    settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    secure = live_console.replace("http://", "https://")
+
+    assert raw.modern("tools/list", headers={"Origin": secure, "X-Forwarded-Proto": "https"}).status_code == 200
+    assert raw.modern("tools/list", headers={"Origin": live_console, "X-Forwarded-Proto": "https"}).status_code == 403
 
 
 def test_it_refuses_a_host_it_does_not_serve_with_403_rather_than_djangos_400(raw):

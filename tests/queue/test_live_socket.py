@@ -27,8 +27,8 @@ def cookies_of(client) -> bytes:
     return "; ".join(f"{name}={morsel.value}" for name, morsel in client.cookies.items()).encode()
 
 
-async def open_socket(cookie=b"", origin=ORIGIN, query="view=queue"):
-    headers = [(b"host", b"127.0.0.1:8000"), (b"origin", origin)]
+async def open_socket(cookie=b"", origin=ORIGIN, query="view=queue", host=b"127.0.0.1:8000"):
+    headers = [(b"host", host)] + ([(b"origin", origin)] if origin is not None else [])
     if cookie:
         headers.append((b"cookie", cookie))
     socket = WebsocketCommunicator(application, f"/ws/console/?{query}", headers)
@@ -50,6 +50,23 @@ async def test_it_refuses_anonymous_connections():
 async def test_it_refuses_other_origins(person):
     cookie = await signed_in(person, "ann", roles.OPERATOR)
     socket, connected = await open_socket(cookie, origin=b"http://evil.example")
+    assert not connected
+    await socket.disconnect()
+
+
+@pytest.mark.parametrize(
+    "origin", [b"http://127.0.0.1:9999", b"http://localhost:9999", b"https://127.0.0.1:8000", None]
+)
+async def test_it_refuses_a_page_on_another_port_or_scheme_of_the_same_host_or_one_naming_no_origin(person, origin):
+    cookie = await signed_in(person, "ann", roles.OPERATOR)
+    socket, connected = await open_socket(cookie, origin=origin)
+    assert not connected
+    await socket.disconnect()
+
+
+async def test_it_refuses_a_page_on_a_host_it_does_not_serve_even_with_a_matching_origin(person):
+    cookie = await signed_in(person, "ann", roles.OPERATOR)
+    socket, connected = await open_socket(cookie, origin=b"http://rebound.example:8000", host=b"rebound.example:8000")
     assert not connected
     await socket.disconnect()
 
