@@ -3,6 +3,7 @@
 from django.contrib.auth.models import Group, Permission
 
 ADMIN, OPERATOR, AUDITOR = "admin", "operator", "auditor"
+ROLES = (ADMIN, OPERATOR, AUDITOR)
 
 READ = ["view_server", "view_tool", "view_toolchange", "view_call", "view_policyrule"]
 # The audit log: auditors read, verify and export it; admins read it and alone change how long
@@ -33,6 +34,11 @@ def ensure_roles(**kwargs):
     for name, codenames in PERMISSIONS.items():
         group, _ = Group.objects.get_or_create(name=name)
         group.permissions.set(Permission.objects.filter(content_type__app_label="approvals", codename__in=codenames))
+
+
+def has_role(user):
+    """Whether a signed-in user holds one of the three roles; a superuser holds them all."""
+    return user.is_superuser or user.groups.filter(name__in=ROLES).exists()
 
 
 def is_admin(user):

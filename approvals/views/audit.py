@@ -1,7 +1,6 @@
 """The audit pages: the filtered log, one event with its call's timeline, exports, verification and retention."""
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponseBadRequest, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -11,7 +10,7 @@ from django.views.decorators.http import require_POST
 from approvals import tasks
 from approvals.audit import export, query, retention
 from approvals.models import AuditEvent, AuditHead, AuditVerification, Call
-from approvals.views.access import permission_or_403
+from approvals.views.access import permission_or_403, role_required
 
 
 def cursor(request, name):
@@ -48,7 +47,7 @@ def visible_call(request, call_id):
     return Call.objects.select_related("token", "server", "tool").filter(pk=call_id).first()
 
 
-@login_required
+@role_required
 def audit_event(request, seq):
     event = get_object_or_404(AuditEvent, seq=seq)
     if event.call_id is None and not request.user.has_perm("approvals.view_auditevent"):
@@ -67,7 +66,7 @@ def audit_event(request, seq):
     )
 
 
-@login_required
+@role_required
 def audit_call(request, pk):
     call = visible_call(request, pk)
     timeline = query.labelled(query.call_timeline(pk))
@@ -115,7 +114,7 @@ def retention_text(days):
     return "forever" if days == 0 else f"for {days} days"
 
 
-@login_required
+@role_required
 def my_decisions(request):
     calls, older = query.decided_calls(request.user, cursor(request, "before"))
     return render(request, "approvals/audit_decisions.html", {"calls": calls, "older": older})

@@ -1,6 +1,5 @@
 """The catalog of upstream tools across servers, and one tool's page."""
 
-from django.contrib.auth.decorators import login_required
 from django.db.models import Q
 from django.shortcuts import get_object_or_404, redirect, render
 
@@ -8,14 +7,15 @@ from approvals.catalog import review
 from approvals.display.history import compare, history
 from approvals.models import Server, Tool
 from approvals.protocol.tool_review import hidden_content
+from approvals.views.access import role_required
 
 
-@login_required
+@role_required
 def home(request):
     return redirect("servers")
 
 
-@login_required
+@role_required
 def catalog(request):
     tools = Tool.objects.select_related("server")
     server = None
@@ -58,7 +58,7 @@ def flag_hidden_content(tools):
         tool.hidden = hidden_content(tool.definition, [name for server, name in held if server != tool.server_id])
 
 
-@login_required
+@role_required
 def tool_detail(request, pk):
     tool = get_object_or_404(Tool.objects.select_related("server"), pk=pk)
     versions = history(tool)

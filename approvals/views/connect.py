@@ -1,17 +1,17 @@
 """Connecting a client: the endpoint, and configuration to paste into each client."""
 
-from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import render
 from django.views.decorators.cache import never_cache
 
 from approvals.display import snippets
+from approvals.views.access import role_required
 from approvals.views.tokens import MANAGE_TOKENS, endpoint_url, issue_from_post
 
 
 # never_cache: after "Create a token for this" the page holds the secret.
 @never_cache
-@login_required
+@role_required
 def connect(request):
     url = endpoint_url(request)
     context = {"endpoint": url, "entered": {"name": "", "tool_globs": "*"}, "errors": [], "secret": None}

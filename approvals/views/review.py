@@ -3,19 +3,18 @@
 from itertools import groupby
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from approvals.audit.chain import Actor
 from approvals.catalog import review
 from approvals.models import Server, Tool
-from approvals.views.access import admin_required
+from approvals.views.access import admin_required, role_required
 
 MAX_NOTE = 500
 
 
-@login_required
+@role_required
 def review_list(request):
     pending = list(review.needs_review().order_by("server__name", "exposed_name"))
     groups = []
@@ -26,7 +25,7 @@ def review_list(request):
     return render(request, "approvals/review_list.html", {"groups": groups, "declined": declined})
 
 
-@login_required
+@role_required
 def tool_review(request, pk):
     tool = get_object_or_404(Tool.objects.select_related("server"), pk=pk)
     return render(request, "approvals/tool_review.html", {"tool": tool, "review": review.review_of(tool)})

@@ -1,7 +1,6 @@
 """Upstream servers: the list, one server's page, and the admin's actions on it."""
 
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
 from django.db.models import Count, Q
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
@@ -10,13 +9,13 @@ from approvals.audit.chain import Actor
 from approvals.catalog import servers, sync
 from approvals.forms import ServerForm
 from approvals.models import Server, Tool
-from approvals.views.access import admin_required
+from approvals.views.access import admin_required, role_required
 
 # Longer instructions start folded, so that the tools stay in view.
 FOLD_INSTRUCTIONS_AT = 600
 
 
-@login_required
+@role_required
 def server_list(request):
     listed = Server.objects.annotate(
         active_count=Count("tools", filter=Q(tools__status=Tool.Status.ACTIVE)),
@@ -25,7 +24,7 @@ def server_list(request):
     return render(request, "approvals/server_list.html", {"servers": listed})
 
 
-@login_required
+@role_required
 def server_detail(request, slug):
     server = get_object_or_404(Server, slug=slug)
     tools = {status: [] for status in Tool.Status.values}

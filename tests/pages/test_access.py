@@ -1,7 +1,28 @@
 import pytest
+from django.contrib.auth.models import Group, User
 from django.urls import reverse
 
+from approvals import roles, urls
 from tests.pages.factories import make_server
+
+SIGNING_IN = {"login", "logout"}
+
+
+def page_url(pattern) -> str:
+    kwargs = {
+        name: 1 if converter.regex == "[0-9]+" else "records" for name, converter in pattern.pattern.converters.items()
+    }
+    return reverse(pattern.name, kwargs=kwargs)
+
+
+@pytest.mark.parametrize("pattern", [p for p in urls.urlpatterns if p.name not in SIGNING_IN], ids=lambda p: p.name)
+def test_it_refuses_every_page_to_a_signed_in_user_who_holds_no_role(login, pattern):
+    make_server()
+    client = login()
+    statuses = {method: getattr(client, method)(page_url(pattern)).status_code for method in ("get", "post")}
+    # A page that takes only the other method may say so (405); none may show or do anything.
+    assert set(statuses.values()) <= {403, 405} and 403 in statuses.values(), statuses
+
 
 PAGES = ["servers", "server_add", "catalog"]
 
@@ -62,12 +83,22 @@ def test_it_refuses_a_get_on_the_sync_action(admin_client):
     assert admin_client.get(reverse("server_sync", args=["records"])).status_code == 405
 
 
-def test_it_logs_a_user_in_through_the_login_form(client, django_user_model, db):
-    django_user_model.objects.create_user(username="olga", password="a long enough test password")
+def sign_in_through_the_form(client, role_names):
+    roles.ensure_roles()
+    olga = User.objects.create_user(username="olga", password="a long enough test password")
+    olga.groups.set(Group.objects.filter(name__in=role_names))
     page = client.get(reverse("login"))
     assert 'name="password"' in page.content.decode()
-    response = client.post(
-        reverse("login"), {"username": "olga", "password": "a long enough test password"}, follow=True
-    )
+    return client.post(reverse("login"), {"username": "olga", "password": "a long enough test password"}, follow=True)
+
+
+def test_it_logs_a_user_in_through_the_login_form(client, db):
+    response = sign_in_through_the_form(client, [roles.OPERATOR])
     assert response.redirect_chain[-1][0] == reverse("servers")
     assert "olga" in response.content.decode()
+
+
+def test_it_tells_a_user_who_holds_no_role_after_signing_in_and_shows_nothing_else(client, db):
+    response = sign_in_through_the_form(client, [])
+    assert response.status_code == 403
+    assert "holds no role" in response.content.decode()
