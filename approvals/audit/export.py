@@ -26,6 +26,11 @@ from approvals.models import AuditHead
 
 # The hashed fields in the order the chain hashes them, then the hash itself.
 COLUMNS = [*HASHED, "hash"]
+AT = COLUMNS.index("at")
+# What clients, servers and people named (a token's or user's name, a tool's arguments) is text; the
+# other columns, numbers, times and hashes, cannot start a formula.
+TEXT_COLUMNS = [COLUMNS.index(name) for name in ("actor_type", "actor_name", "action", "request_id", "data")]
+FORMULA_STARTS = frozenset("=+-@\t\r")
 HEAD_MARK = "# chain head"
 BATCH = 2000
 CHUNK = 5000
@@ -53,11 +58,22 @@ def rows(events, head_seq):
     return stream_rows(ordered.values_list(*values), CHUNK)
 
 
+def as_text(cell: str) -> str:
+    """The cell as a spreadsheet must read it: one starting with = + - @, a tab or a carriage return
+    would be read as a formula (CSV injection), so it gets a leading apostrophe, as OWASP advises."""
+    return "'" + cell if cell[:1] in FORMULA_STARTS else cell
+
+
 def csv_lines(stream, head):
-    writer = csv.writer(Line(), lineterminator="\n")
+    # RFC 4180 line ends: a field holding a carriage return is then quoted, never a row break of its own.
+    writer = csv.writer(Line(), lineterminator="\r\n")
     yield writer.writerow(COLUMNS)
     for row in stream:
-        yield writer.writerow((*row[:1], row[1].isoformat(), *row[2:]))
+        cells = list(row)
+        cells[AT] = cells[AT].isoformat()
+        for index in TEXT_COLUMNS:
+            cells[index] = as_text(cells[index])
+        yield writer.writerow(cells)
     yield writer.writerow([HEAD_MARK, *head])
 
 

@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from approvals.audit import export, query
+from approvals.audit import chain, export, query
 from approvals.calls import lifecycle
 from approvals.models import AuditEvent, AuditHead, Call, PolicyRule
 from approvals.protocol import revisions
@@ -111,6 +111,18 @@ def test_it_exports_exactly_the_events_the_page_counts(history):
         exported = list(csv.reader(io.StringIO("".join(export.export_chunks(events, "csv")))))
         assert len(exported) - 2 == shown.count and not shown.more, criteria
         assert [int(row[0]) for row in exported[1:-1]] == sorted(events.values_list("seq", flat=True))
+
+
+@pytest.mark.parametrize("name", ['=HYPERLINK("https://evil.example","x")', "+1+2", "-2+3", "@SUM(A1)", "\tx", "\rx"])
+def test_it_exports_a_cell_a_spreadsheet_would_read_as_a_formula_as_text(db, name):
+    event = chain.record("token.created", chain.Actor("client", 7, name), data={"name": name})
+    chain.record("token.created", chain.Actor("client", 8, "ci-agent"), data={"name": "ci-agent"})
+
+    rows = list(csv.reader(io.StringIO("".join(export.export_chunks(AuditEvent.objects.all(), "csv")))))
+
+    names = [row[export.COLUMNS.index("actor_name")] for row in rows[1:-1]]
+    assert names == ["'" + name, "ci-agent"]
+    assert rows[1][export.COLUMNS.index("hash")] == event.hash
 
 
 def test_it_ends_every_export_with_the_chain_head(history):
