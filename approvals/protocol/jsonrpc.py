@@ -1,6 +1,7 @@
 """JSON-RPC 2.0 messages as MCP uses them: one message per body, no batches."""
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -63,65 +64,74 @@ def _refuse_constant(name: str):
     raise ValueError(f"{name} is not a JSON number")
 
 
+def _finite(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise ValueError(f"{text[:40]} is beyond the largest number a double holds")
+    return number
+
+
 # A \uD800-\uDFFF escape: the only way a lone surrogate gets into text that decoded as UTF-8.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _holds_surrogate(value: Any) -> bool:
+def _strings(value: Any):
+    """Every string in a JSON value, object keys included; without recursion, as a value may nest as deep as
+    JSON parsing allows."""
     stack = [value]
     while stack:
         node = stack.pop()
         if isinstance(node, str):
-            if _SURROGATE.search(node):
-                return True
+            yield node
         elif isinstance(node, dict):
             stack.extend(node)
             stack.extend(node.values())
         elif isinstance(node, list):
             stack.extend(node)
-    return False
 
 
 def decode(body: bytes | str) -> Any:
     """One JSON value from UTF-8 text, as MCP sends it; a parse error otherwise.
 
-    Refused as well: NaN and Infinity, which Python's json would accept, and strings
-    holding an unpaired surrogate (``"\\ud800"``), which I-JSON (RFC 7493) forbids:
-    no UTF-8 text can carry one, so nothing could be answered, stored or passed on.
+    Refused as well: NaN, Infinity and numbers too large for a double (``1e999``), which
+    Python's json would read as infinities no JSON can hold, and strings holding an
+    unpaired surrogate (``"\\ud800"``), which I-JSON (RFC 7493) forbids: no UTF-8 text
+    can carry one, so nothing could be answered, stored or passed on.
     """
     try:
         text = body.decode("utf-8") if isinstance(body, (bytes, bytearray)) else body
-        value = json.loads(text, parse_constant=_refuse_constant)
+        value = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite)
     except ValueError as exc:
         raise JsonRpcError(PARSE_ERROR, f"Parse error: {exc}") from None
     except RecursionError:
         raise JsonRpcError(PARSE_ERROR, "Parse error: nested too deeply") from None
-    if _SURROGATE_ESCAPE.search(text) and _holds_surrogate(value):
+    if _SURROGATE_ESCAPE.search(text) and any(_SURROGATE.search(string) for string in _strings(value)):
         raise JsonRpcError(PARSE_ERROR, "Parse error: a string holds an unpaired surrogate, which is not Unicode text")
     return value
 
 
 def has_nul(value: Any) -> bool:
     """Whether any string or key holds U+0000, which PostgreSQL cannot store in text or JSON."""
-    if isinstance(value, str):
-        return "\x00" in value
-    if isinstance(value, dict):
-        return any(has_nul(k) or has_nul(v) for k, v in value.items())
-    if isinstance(value, list):
-        return any(has_nul(item) for item in value)
-    return False
+    return any("\x00" in string for string in _strings(value))
 
 
 def without_nul(value: Any) -> Any:
-    """The value with every U+0000 turned into U+FFFD, the replacement character."""
-    if isinstance(value, str):
-        return value.replace("\x00", "\ufffd")
-    if isinstance(value, dict):
-        return {without_nul(k): without_nul(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [without_nul(item) for item in value]
-    return value
+    """A copy of the value with every U+0000 turned into U+FFFD, the replacement character."""
+    holder = [value]
+    stack = [(holder, 0)]
+    while stack:
+        container, key = stack.pop()
+        node = container[key]
+        if isinstance(node, str):
+            container[key] = node.replace("\x00", "\ufffd")
+        elif isinstance(node, dict):
+            container[key] = copy = {name.replace("\x00", "\ufffd"): item for name, item in node.items()}
+            stack.extend((copy, name) for name in copy)
+        elif isinstance(node, list):
+            container[key] = copy = list(node)
+            stack.extend((copy, index) for index in range(len(copy)))
+    return holder[0]
 
 
 def parse_message(obj: Any) -> Message:

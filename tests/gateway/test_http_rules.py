@@ -60,6 +60,25 @@ def test_it_answers_a_lone_surrogate_with_a_parse_error(raw, body):
     assert response.json()["id"] is None
 
 
+def test_it_answers_a_number_too_large_for_a_double_with_a_parse_error(raw):
+    response = raw.post(
+        b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "x", "arguments": {"n": -1e999}}}'
+    )
+
+    assert response.status_code == 400
+    assert error_of(response)["code"] == -32700
+
+
+def test_it_refuses_a_nul_character_nested_as_deep_as_json_allows(raw):
+    deep = b"[" * 600 + b'"a\\u0000b"' + b"]" * 600
+    response = raw.post(
+        b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "x", "arguments": {"q": %s}}}' % deep
+    )
+
+    assert response.status_code == 400
+    assert error_of(response)["code"] == -32602
+
+
 def test_it_refuses_a_nul_character_that_no_database_could_store(raw):
     response = raw.post(
         b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "x", "arguments": {"q": "a\\u0000b"}}}'

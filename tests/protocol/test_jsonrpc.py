@@ -40,6 +40,28 @@ def test_it_reads_a_surrogate_pair_as_the_character_it_encodes():
     assert decode('{"id": "\U0001f600", "s": "\\\\ud800"}'.encode()) == {"id": "\U0001f600", "s": "\\ud800"}
 
 
+def test_it_answers_a_number_too_large_for_a_double_with_a_parse_error():
+    assert code_of(decode, b'{"amount": 1e999}') == PARSE_ERROR
+    assert code_of(decode, b"[-1e400]") == PARSE_ERROR
+    assert decode(b"[1e308, 5e-324, 1e-999, 123456789012345678901234567890]") == [
+        1e308,
+        5e-324,
+        0.0,
+        123456789012345678901234567890,
+    ]
+
+
+def test_it_finds_what_it_refuses_in_a_value_nested_as_deep_as_json_allows():
+    deep = "[" * 600 + '"a\\u0000"' + "]" * 600
+    value = decode(deep)
+    assert has_nul(value)
+    cleaned = without_nul(value)
+    for _ in range(600):
+        cleaned = cleaned[0]
+    assert cleaned == "a\ufffd"
+    assert code_of(decode, "[" * 600 + '"\\udfff"' + "]" * 600) == PARSE_ERROR
+
+
 def test_it_classifies_requests_notifications_and_responses():
     assert parse_message({"jsonrpc": "2.0", "id": 1, "method": "ping"}) == Request(1, "ping", {})
     assert parse_message({"jsonrpc": "2.0", "method": "notifications/initialized"}) == Notification(
