@@ -345,10 +345,14 @@ def main():
         sys.exit(1)
 
 
-if __name__ == "__main__":
-    # A plain kill still unwinds the ExitStack, so nothing started here outlives the bench.
+def run_as_script(main, name: str):
+    # A plain kill still unwinds main's ExitStack, so nothing started there outlives the run.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:
         main()
     except BenchError as exc:
-        sys.exit(f"bench: {exc}")
+        sys.exit(f"{name}: {exc}")
+
+
+if __name__ == "__main__":
+    run_as_script(main, "bench")
