@@ -9,7 +9,15 @@ import os
 
 import pytest
 
-pytest_plugins = ["tests.fixtures.live", "tests.fixtures.servers"]
+# Fixtures more than one folder of tests uses; a folder's own stay in its conftest.py.
+pytest_plugins = [
+    "tests.fixtures.catalog",
+    "tests.fixtures.gateway",
+    "tests.fixtures.live",
+    "tests.fixtures.people",
+    "tests.fixtures.servers",
+    "tests.fixtures.tokens",
+]
 
 ON_CI = os.environ.get("CI", "").lower() == "true"
 

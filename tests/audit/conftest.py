@@ -7,7 +7,6 @@ from django.db import connection
 from approvals import roles
 from approvals.audit import chain as audit_chain
 from approvals.models import AuditEvent, AuditHead
-from tests.calls.conftest import client_token, operators, refund_tool, shop  # noqa: F401  (fixtures shared with the call tests)
 
 PASSWORD = "a long enough audit test password"
 

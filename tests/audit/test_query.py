@@ -13,7 +13,7 @@ from approvals.calls import lifecycle
 from approvals.models import AuditEvent, AuditHead, Call, PolicyRule
 from approvals.protocol import revisions
 from tests.audit.conftest import trigger_disabled
-from tests.pages.factories import make_server, make_tool
+from tests.fixtures.catalog import make_server, make_tool
 
 
 def submit(token, tool, arguments):

@@ -13,8 +13,7 @@ from approvals.calls import lifecycle
 from approvals.models import AuditHead
 from approvals.protocol import revisions
 from tests.browser.conftest import PASSWORD
-from tests.calls.conftest import client_token, operators, refund_tool, shop  # noqa: F401  (fixtures)
-from tests.pages.factories import make_server, make_tool
+from tests.fixtures.catalog import make_server, make_tool
 
 pytestmark = pytest.mark.browser
 

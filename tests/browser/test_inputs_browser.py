@@ -18,8 +18,8 @@ from approvals import roles
 from approvals.models import PolicyRule
 from approvals.tokens import credentials
 from tests.browser.test_queue_browser import ClientCall
+from tests.fixtures.catalog import add_synced_server
 from tests.fixtures.servers import SERVERS
-from tests.gateway.conftest import add_synced_server
 
 pytestmark = pytest.mark.browser
 

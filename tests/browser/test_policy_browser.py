@@ -9,16 +9,21 @@ from playwright.sync_api import expect
 from approvals.policy import rules
 from approvals.tokens.credentials import create_token
 from tests.browser.conftest import PASSWORD
-from tests.calls.conftest import REFUND
-from tests.pages.factories import make_server, make_tool
+from tests.fixtures.catalog import make_server, make_tool
 
 pytestmark = pytest.mark.browser
+
+REFUND_SCHEMA = {
+    "type": "object",
+    "properties": {"order_id": {"type": "integer"}, "amount": {"type": "number", "maximum": 500}},
+    "required": ["order_id", "amount"],
+}
 
 
 @pytest.fixture
 def policy(live_console, admin):
     """A refund tool, one rule allowing small refunds, a client token, and the admin's name."""
-    make_tool(make_server("Shop", tool_prefix="shop_"), "issue_refund", inputSchema=REFUND["inputSchema"])
+    make_tool(make_server("Shop", tool_prefix="shop_"), "issue_refund", inputSchema=REFUND_SCHEMA)
     rules.create_rule(
         rules.RuleRequest(
             "allow", tool_glob="shop_issue_*", conditions=[{"path": "amount", "op": "lt", "value": 500}], name="small"

@@ -8,8 +8,6 @@ from approvals import roles
 from approvals.calls import lifecycle
 from approvals.models import Call
 from approvals.protocol import revisions
-from approvals.tokens.credentials import create_token
-from tests.calls.conftest import refund_tool, shop  # noqa: F401  (fixtures shared with the call tests)
 
 
 def run(*args, **options):
@@ -17,12 +15,6 @@ def run(*args, **options):
     out = io.StringIO()
     call_command(*args, stdout=out, stderr=io.StringIO(), **options)
     return out.getvalue()
-
-
-@pytest.fixture
-def agent(db):
-    token, _ = create_token("agent")
-    return token
 
 
 @pytest.fixture
@@ -37,8 +29,8 @@ def make_operator(django_user_model):
 
 
 @pytest.fixture
-def pending_call(agent, refund_tool):
-    ctx = lifecycle.ClientContext(agent, revisions.MODERN, "2026-07-28")
+def pending_call(client_token, refund_tool):
+    ctx = lifecycle.ClientContext(client_token, revisions.MODERN, "2026-07-28")
     call, answer = lifecycle.receive_call(ctx, refund_tool, {"order_id": 7, "amount": 20}, 1, None)
     assert answer is None and call.status == Call.Status.PENDING
     return call

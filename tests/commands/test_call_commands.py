@@ -22,9 +22,9 @@ def test_it_lists_only_the_calls_in_the_status_asked_for(pending_call, make_oper
     assert "denied" in run("list_calls", "--status", "denied")
 
 
-def test_it_lists_at_most_the_limit_newest_first(agent, refund_tool, pending_call):
+def test_it_lists_at_most_the_limit_newest_first(client_token, refund_tool, pending_call):
     newer = Call.objects.create(
-        token=agent,
+        token=client_token,
         tool=refund_tool,
         tool_name="shop_issue_refund",
         request_id="r2",

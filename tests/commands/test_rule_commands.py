@@ -31,7 +31,7 @@ def test_it_inserts_a_rule_at_the_given_position_and_renumbers_those_after(shop)
     assert ordered() == [("a", 1), ("new", 2), ("b", 3)]
 
 
-def test_it_stores_every_field_it_was_given(shop, agent):
+def test_it_stores_every_field_it_was_given(shop, client_token):
     add(
         "--action",
         "deny",
@@ -51,7 +51,7 @@ def test_it_stores_every_field_it_was_given(shop, agent):
         "big refunds",
     )
     rule = PolicyRule.objects.get()
-    assert (rule.action, rule.server, rule.client, rule.tool_glob) == ("deny", shop, agent, "shop_issue_*")
+    assert (rule.action, rule.server, rule.client, rule.tool_glob) == ("deny", shop, client_token, "shop_issue_*")
     assert rule.annotations == {"readOnlyHint": False}
     assert rule.conditions == [{"path": "amount", "op": "gt", "value": 100}]
     assert rule.message == "Refunds go through support"
@@ -65,9 +65,9 @@ def test_it_records_the_new_rule_in_the_audit_log_as_the_system(shop):
     assert event.data["after"]["tool_glob"] == "shop_*" and event.data["after"]["server"] == "Shop"
 
 
-def test_the_new_rule_decides_the_calls_it_matches(shop, agent, refund_tool):
+def test_the_new_rule_decides_the_calls_it_matches(shop, client_token, refund_tool):
     add("--action", "deny", "--tool", "shop_issue_*", "--message", "not today")
-    facts = engine.CallFacts(agent.pk, shop.pk, "shop_issue_refund", {}, None)
+    facts = engine.CallFacts(client_token.pk, shop.pk, "shop_issue_refund", {}, None)
     verdict = engine.evaluate(lifecycle.policy_rules(), facts)
     assert verdict.action == engine.DENY and verdict.message == "not today"
 
@@ -145,7 +145,7 @@ def test_it_warns_that_annotations_never_match_an_untrusted_server(shop):
     assert "Shop is not trusted" in err.getvalue()
 
 
-def test_it_lists_the_rules_in_the_order_they_are_tried(shop, agent):
+def test_it_lists_the_rules_in_the_order_they_are_tried(shop, client_token):
     add("--action", "allow", "--server", "Shop", "--tool", "shop_get_*", "--name", "reads")
     add("--action", "deny", "--client", "agent", "--message", "no", "--position", "1")
     lines = run("list_rules").splitlines()

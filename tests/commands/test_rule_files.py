@@ -8,7 +8,7 @@ from tests.commands.conftest import run
 
 
 @pytest.fixture
-def three_rules(shop, agent):
+def three_rules(shop, client_token):
     run("add_rule", "--action", "deny", "--tool", "shop_issue_*", "--name", "no refunds", "--message", "ask support")
     run(
         "add_rule",

@@ -53,8 +53,8 @@ def test_it_refuses_the_reserved_name_anonymous(db, name):
     assert not ClientToken.objects.exists()
 
 
-def test_it_refuses_a_name_already_taken_even_by_a_revoked_token(agent):
-    credentials.revoke_token(agent)
+def test_it_refuses_a_name_already_taken_even_by_a_revoked_token(client_token):
+    credentials.revoke_token(client_token)
     with pytest.raises(CommandError, match="exists already"):
         run("create_token", "agent")
     assert ClientToken.objects.count() == 1
@@ -77,7 +77,7 @@ def test_it_refuses_to_revoke_a_token_that_does_not_exist(db):
         run("revoke_token", "ghost")
 
 
-def test_it_says_so_when_the_token_was_revoked_already(agent):
+def test_it_says_so_when_the_token_was_revoked_already(client_token):
     run("revoke_token", "agent")
     with pytest.raises(CommandError, match="revoked already"):
         run("revoke_token", "agent")

@@ -1,65 +1,9 @@
-"""A live console with the demo server as its upstream, client tokens, and ways to reach /mcp."""
-
-import shlex
-import sys
+"""Plain HTTP to the live console's /mcp, for what an SDK client never sends."""
 
 import httpx
 import pytest
-from django.contrib.auth.models import User
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 
-from approvals.catalog import servers, sync
-from approvals.tokens import credentials
-
-MODERN = "2026-07-28"
-LEGACY = "2025-11-25"
-DEMO_COMMAND = shlex.join([sys.executable, "-m", "approvals.demo.server"])
-
-
-@pytest.fixture
-def mcp_url(live_console):
-    return live_console + "/mcp"
-
-
-def add_synced_server(name, **options):
-    server = servers.add_server(name=name, schedule_sync=False, accept_tools=True, **options)
-    report = sync.sync_server(server)
-    assert report.ok, report.error
-    return server
-
-
-@pytest.fixture
-def demo_server(transactional_db):
-    """The demo server over stdio, synced: its tools are exposed as demo_<name>."""
-    return add_synced_server("demo", transport="stdio", command=DEMO_COMMAND)
-
-
-@pytest.fixture
-def secret(transactional_db):
-    """The secret of a client token that may use every tool."""
-    return credentials.create_token("test client")[1]
-
-
-@pytest.fixture
-def operator(transactional_db):
-    return User.objects.create_user("olivia", password="unused-password-1")
-
-
-def sdk_client(mcp_url, secret, mode="auto", **options) -> Client:
-    """The official SDK client over Streamable HTTP, carrying the token on every request."""
-    http = create_mcp_http_client(headers={"Authorization": f"Bearer {secret}"})
-    return Client(streamable_http_client(mcp_url, http_client=http), mode=mode, **options)
-
-
-def modern_envelope(**params) -> dict:
-    meta = {
-        "io.modelcontextprotocol/protocolVersion": MODERN,
-        "io.modelcontextprotocol/clientCapabilities": {},
-        "io.modelcontextprotocol/clientInfo": {"name": "raw-test", "version": "0"},
-    }
-    return {**params, "_meta": meta}
+from tests.fixtures.gateway import LEGACY, MODERN, modern_envelope
 
 
 class Raw:

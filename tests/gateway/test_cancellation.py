@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from approvals.models import AuditEvent, Call
-from tests.gateway.conftest import LEGACY, MODERN, modern_envelope, sdk_client
+from tests.fixtures.gateway import LEGACY, MODERN, modern_envelope, sdk_client
 from tests.gateway.test_sdk_clients import wait_for_pending_call
 
 LOOKUP = {"name": "demo_lookup_customer", "arguments": {"customer_id": "C007"}}

@@ -11,7 +11,7 @@ import pytest
 from approvals.gateway import listing
 from approvals.gateway.auth import count_request
 from approvals.tokens.credentials import create_token, revoke_token
-from tests.gateway.conftest import LEGACY, MODERN
+from tests.fixtures.gateway import LEGACY, MODERN
 
 
 def error_of(response: httpx.Response) -> dict:

@@ -7,7 +7,8 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from approvals.models import PolicyRule
-from tests.gateway.conftest import DEMO_COMMAND, MODERN, add_synced_server, sdk_client
+from tests.fixtures.catalog import DEMO_COMMAND, add_synced_server
+from tests.fixtures.gateway import MODERN, sdk_client
 
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"

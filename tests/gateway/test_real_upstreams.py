@@ -4,7 +4,8 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from approvals.models import PolicyRule
-from tests.gateway.conftest import add_synced_server, sdk_client
+from tests.fixtures.catalog import add_synced_server
+from tests.fixtures.gateway import sdk_client
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from asgiref.sync import sync_to_async
 
 from approvals.calls import lifecycle
 from approvals.models import Call, PolicyRule
-from tests.gateway.conftest import sdk_client
+from tests.fixtures.gateway import sdk_client
 
 # The SDK's default mode finds the modern era through server/discover; "legacy" forces initialize.
 both_eras = pytest.mark.parametrize("mode", ["auto", "legacy"], ids=["modern", "legacy"])

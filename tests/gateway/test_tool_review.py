@@ -18,7 +18,7 @@ from django.core.management import CommandError, call_command
 from approvals.catalog import servers, sync
 from approvals.catalog.watch import watch
 from approvals.models import AuditEvent, PolicyRule, Tool
-from tests.gateway.conftest import sdk_client
+from tests.fixtures.gateway import sdk_client
 
 SCRIPTED = Path(__file__).parents[1] / "catalog" / "scripted_server.py"
 ERAS = ["auto", "legacy"]

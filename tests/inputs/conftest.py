@@ -1,11 +1,15 @@
 """A live console whose upstream servers ask for input mid-call, and ways to answer as operator or client."""
 
 import asyncio
+import uuid
 
 import pytest
 
-from approvals.models import InputRequest, PolicyRule, Server
-from tests.gateway.conftest import add_synced_server, mcp_url, operator, secret  # noqa: F401 (fixtures)
+from approvals.models import Call, InputRequest, PolicyRule, Server
+from approvals.protocol import revisions
+from approvals.protocol.canonical import sha256_digest
+from approvals.tokens.credentials import create_token
+from tests.fixtures.catalog import add_synced_server, make_server, make_tool
 
 
 @pytest.fixture
@@ -23,6 +27,26 @@ def sdk_upstream(sdk_server, allow_all):
 def everything_upstream(everything_http, allow_all):
     """server-everything (legacy era), synced: trigger-elicitation-request asks for every field type."""
     return add_synced_server("everything", transport="http", url=everything_http.url)
+
+
+@pytest.fixture
+def call(db):
+    server = make_server("Billing", transport=Server.Transport.STDIO, command="true", tool_prefix="billing_")
+    tool = make_tool(server, "refund")
+    token, _ = create_token("agent 7")
+    return Call.objects.create(
+        token=token,
+        tool=tool,
+        server=server,
+        tool_name=tool.exposed_name,
+        request_id=str(uuid.uuid4()),
+        era=revisions.MODERN,
+        protocol_version="2026-07-28",
+        arguments={},
+        arguments_digest=sha256_digest({}),
+        tool_digest=tool.digest,
+        status=Call.Status.FORWARDED,
+    )
 
 
 def route_to_client(server: Server):

@@ -7,7 +7,7 @@ from asgiref.sync import sync_to_async
 from approvals.calls import lifecycle
 from approvals.inputs import requests
 from approvals.models import Call
-from tests.gateway.conftest import demo_server, sdk_client  # noqa: F401 (fixture)
+from tests.fixtures.gateway import sdk_client
 from tests.inputs.conftest import wait_for_input
 
 

@@ -1,42 +1,18 @@
 """The operator's side in Django's test client: a card per request in the queue, every field type, the answer posted."""
 
 import re
-import uuid
 
 import pytest
 from django.contrib.auth.models import Group
 
 from approvals import roles
 from approvals.inputs import requests
-from approvals.models import Call, InputRequest, Server
-from approvals.protocol import revisions
-from approvals.protocol.canonical import sha256_digest
-from approvals.tokens.credentials import create_token
+from approvals.models import InputRequest, Server
+from tests.fixtures.catalog import make_server
 from tests.inputs.test_elicitation_protocol import EVERY_FIELD
-from tests.pages.factories import make_server, make_tool
 
 PASSWORD = "a long enough test password"
 HOSTILE = "<img src=x onerror=alert(1)>"
-
-
-@pytest.fixture
-def call(db):
-    server = make_server("Billing", transport=Server.Transport.STDIO, command="true", tool_prefix="billing_")
-    tool = make_tool(server, "refund")
-    token, _ = create_token("agent 7")
-    return Call.objects.create(
-        token=token,
-        tool=tool,
-        server=server,
-        tool_name=tool.exposed_name,
-        request_id=str(uuid.uuid4()),
-        era=revisions.MODERN,
-        protocol_version="2026-07-28",
-        arguments={},
-        arguments_digest=sha256_digest({}),
-        tool_digest=tool.digest,
-        status=Call.Status.FORWARDED,
-    )
 
 
 @pytest.fixture

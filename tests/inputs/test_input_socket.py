@@ -7,15 +7,13 @@ from django.contrib.auth.models import User
 from approvals import roles
 from approvals.inputs import requests
 from approvals.models import InputRequest
+from tests.fixtures.sockets import open_socket, signed_in
 from tests.inputs.test_elicitation_protocol import EVERY_FIELD
-from tests.inputs.test_input_pages import call  # noqa: F401 (fixture)
-from tests.queue.conftest import person  # noqa: F401 (fixture)
-from tests.queue.test_live_socket import open_socket, signed_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-async def test_it_pushes_a_new_request_with_its_form_then_who_answered_it(person, call):  # noqa: F811
+async def test_it_pushes_a_new_request_with_its_form_then_who_answered_it(person, call):
     cookie = await signed_in(person, "ann", roles.OPERATOR)
     socket, connected = await open_socket(cookie)
     assert connected
@@ -36,7 +34,7 @@ async def test_it_pushes_a_new_request_with_its_form_then_who_answered_it(person
     await socket.disconnect()
 
 
-async def test_it_pushes_no_card_to_pages_that_show_none(person, call):  # noqa: F811
+async def test_it_pushes_no_card_to_pages_that_show_none(person, call):
     cookie = await signed_in(person, "ann", roles.OPERATOR)
     socket, connected = await open_socket(cookie, query="view=recent")
     assert connected
@@ -47,7 +45,7 @@ async def test_it_pushes_no_card_to_pages_that_show_none(person, call):  # noqa:
     await socket.disconnect()
 
 
-async def test_it_pushes_the_calls_page_again_with_what_the_server_asked(person, call):  # noqa: F811
+async def test_it_pushes_the_calls_page_again_with_what_the_server_asked(person, call):
     cookie = await signed_in(person, "ann", roles.OPERATOR)
     socket, connected = await open_socket(cookie, query=f"view=call&id={call.pk}")
     assert connected

@@ -7,7 +7,7 @@ from asgiref.sync import sync_to_async
 
 from approvals.inputs import requests
 from approvals.models import AuditEvent, Call, InputRequest
-from tests.gateway.conftest import sdk_client
+from tests.fixtures.gateway import sdk_client
 from tests.inputs.conftest import wait_for_input
 
 both_client_eras = pytest.mark.parametrize("mode", ["auto", "legacy"], ids=["modern-client", "legacy-client"])

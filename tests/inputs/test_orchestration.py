@@ -16,7 +16,6 @@ from approvals.models import AuditEvent, Call, InputRequest, Server
 from approvals.protocol import revisions
 from approvals.protocol.canonical import sha256_digest
 from approvals.protocol.jsonrpc import METHOD_NOT_FOUND, JsonRpcError
-from tests.calls.conftest import client_token, operators, refund_tool, shop  # noqa: F401 (fixtures)
 from tests.inputs.conftest import wait_for_input
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -33,7 +32,7 @@ CONFIRM = {
 
 
 @pytest.fixture
-def forwarded(client_token, refund_tool):  # noqa: F811
+def forwarded(client_token, refund_tool):
     arguments = {"order_id": 7, "amount": 20}
     return Call.objects.create(
         token=client_token,
@@ -98,7 +97,7 @@ async def test_it_expires_a_request_nobody_answers_and_tells_the_server_cancel(f
     assert await actions_of(forwarded) == ["input.requested", "input.expired"]
 
 
-async def test_it_cancels_what_a_call_waits_for_when_the_client_leaves(forwarded, client_token):  # noqa: F811
+async def test_it_cancels_what_a_call_waits_for_when_the_client_leaves(forwarded, client_token):
     waiting = asyncio.create_task(handler(forwarded)("elicitation/create", CONFIRM))
     await wait_for_input()
     await sync_to_async(lifecycle.cancel_running)(

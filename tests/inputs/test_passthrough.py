@@ -20,8 +20,9 @@ from asgiref.sync import sync_to_async
 from approvals.inputs import continuations, requests
 from approvals.models import AuditEvent, InputRequest
 from approvals.protocol.request_state import sign_state
+from tests.fixtures.catalog import add_synced_server
+from tests.fixtures.gateway import LEGACY, MODERN, modern_envelope, sdk_client
 from tests.fixtures.servers import SERVERS
-from tests.gateway.conftest import LEGACY, MODERN, add_synced_server, modern_envelope, sdk_client
 from tests.inputs.conftest import route_to_client, wait_for_input
 
 ELICITATION = {"elicitation": {}}

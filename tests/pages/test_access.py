@@ -3,7 +3,7 @@ from django.contrib.auth.models import Group, User
 from django.urls import reverse
 
 from approvals import roles, urls
-from tests.pages.factories import make_server
+from tests.fixtures.catalog import make_server
 
 SIGNING_IN = {"login", "logout"}
 

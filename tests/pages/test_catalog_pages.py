@@ -1,7 +1,7 @@
 from django.urls import reverse
 
 from approvals.models import Tool
-from tests.pages.factories import make_server, make_tool
+from tests.fixtures.catalog import make_server, make_tool
 
 
 def catalog(client, **params):

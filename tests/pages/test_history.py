@@ -5,7 +5,7 @@ from django.utils import timezone
 from approvals.display.history import changed_paths, history
 from approvals.models import Tool, ToolChange
 from approvals.protocol.tool_review import MAX_DEPTH
-from tests.pages.factories import make_server, make_tool
+from tests.fixtures.catalog import make_server, make_tool
 
 V1 = {
     "name": "lookup",

@@ -5,7 +5,7 @@ import base64
 import pytest
 from django.urls import reverse
 
-from tests.pages.factories import make_server, make_tool
+from tests.fixtures.catalog import make_server, make_tool
 
 IMG = "<img src=x onerror=alert(1)>"
 SCRIPT = "<script>alert(1)</script>"

@@ -9,7 +9,7 @@ from approvals import roles
 from approvals.models import AuditEvent, Call, PolicyRule
 from approvals.policy import rules
 from approvals.tokens.credentials import create_token
-from tests.pages.factories import make_server, make_tool
+from tests.fixtures.catalog import make_server, make_tool
 
 REFUND_SCHEMA = {
     "type": "object",

@@ -5,7 +5,7 @@ from django.urls import reverse
 
 from approvals.models import AuditEvent, Tool
 from approvals.protocol.tools import tool_digest
-from tests.pages.factories import make_server, make_tool
+from tests.fixtures.catalog import make_server, make_tool
 
 SCRIPT = "<script>alert(1)</script>"
 OLD = {"name": "lookup", "description": "Finds a customer.", "inputSchema": {"type": "object"}}

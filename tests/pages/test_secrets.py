@@ -1,6 +1,6 @@
 from django.urls import reverse
 
-from tests.pages.factories import make_server
+from tests.fixtures.catalog import make_server
 
 HEADER_VALUE = "Bearer sk-live-4f9a-very-secret"
 ENV_VALUE = "pg-password-77c1"

@@ -5,7 +5,7 @@ import pytest
 from django.urls import reverse
 
 from approvals.models import AuditEvent, Server
-from tests.pages.factories import make_server
+from tests.fixtures.catalog import make_server
 
 DEMO_COMMAND = shlex.join([sys.executable, "-m", "approvals.demo.server"])
 

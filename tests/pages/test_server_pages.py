@@ -6,7 +6,7 @@ from django.utils import timezone
 
 from approvals.catalog.sync import SyncReport
 from approvals.models import Server, Tool
-from tests.pages.factories import make_server, make_tool
+from tests.fixtures.catalog import make_server, make_tool
 
 
 def messages_of(response):

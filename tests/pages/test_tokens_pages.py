@@ -6,7 +6,7 @@ from django.urls import reverse
 from approvals import roles
 from approvals.models import AuditEvent, ClientToken
 from approvals.tokens import credentials
-from tests.pages.factories import make_server, make_tool
+from tests.fixtures.catalog import make_server, make_tool
 
 
 def create(client, name="alice-laptop", globs="*"):

@@ -10,7 +10,7 @@ from django.utils import timezone
 from approvals import roles
 from approvals.calls import lifecycle
 from approvals.models import Call
-from tests.queue.conftest import make_tool
+from tests.fixtures.catalog import make_tool
 
 PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=")
 QUOTE = {
@@ -48,7 +48,7 @@ RESULT = {
 
 @pytest.fixture
 def finished_call(make_call, shop, person):
-    tool = make_tool(shop, QUOTE)
+    tool = make_tool(shop, **QUOTE)
     call = make_call(tool, {"order_id": "O1012"})
     ann, _ = person("ann", roles.OPERATOR)
     lifecycle.decide(call.pk, ann, True, edited_arguments={"order_id": "O1013"})

@@ -4,7 +4,6 @@ import asyncio
 
 import pytest
 from asgiref.sync import sync_to_async
-from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import Group
 from django.contrib.sessions.backends.cached_db import SessionStore
 from django.db.backends.signals import connection_created
@@ -15,30 +14,9 @@ from approvals.calls import lifecycle
 from approvals.catalog import sync
 from approvals.live import events
 from approvals.models import Server, Tool
-from console.asgi import application
+from tests.fixtures.sockets import cookies_of, open_socket, signed_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-ORIGIN = b"http://127.0.0.1:8000"
-
-
-def cookies_of(client) -> bytes:
-    client.get("/queue/")  # sets the CSRF cookie, as the page does
-    return "; ".join(f"{name}={morsel.value}" for name, morsel in client.cookies.items()).encode()
-
-
-async def open_socket(cookie=b"", origin=ORIGIN, query="view=queue", host=b"127.0.0.1:8000"):
-    headers = [(b"host", host)] + ([(b"origin", origin)] if origin is not None else [])
-    if cookie:
-        headers.append((b"cookie", cookie))
-    socket = WebsocketCommunicator(application, f"/ws/console/?{query}", headers)
-    connected, _ = await socket.connect()
-    return socket, connected
-
-
-async def signed_in(person, username, *role_names):
-    _, client = await sync_to_async(person)(username, *role_names)
-    return await sync_to_async(cookies_of)(client)
 
 
 async def test_it_refuses_anonymous_connections():

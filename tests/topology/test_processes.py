@@ -15,9 +15,9 @@ from approvals.catalog import servers, sync
 from approvals.models import Call, Tool
 from approvals.tokens.credentials import create_token
 from console.celery import app
+from tests.fixtures.gateway import sdk_client
 from tests.fixtures.processes import celery_worker, child_database_env, daphne
 from tests.fixtures.servers import free_port
-from tests.gateway.conftest import sdk_client
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
