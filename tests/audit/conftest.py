@@ -1,14 +1,10 @@
 from contextlib import contextmanager
 
 import pytest
-from django.contrib.auth.models import Group
 from django.db import connection
 
-from approvals import roles
 from approvals.audit import chain as audit_chain
 from approvals.models import AuditEvent, AuditHead
-
-PASSWORD = "a long enough audit test password"
 
 
 @contextmanager
@@ -41,25 +37,3 @@ def append(count, action="server.changed", **fields):
 def chain(db):
     """Ten events: each test starts with an empty log."""
     return append(10)
-
-
-@pytest.fixture
-def user_with(django_user_model, db):
-    def make(*role_names, username=None):
-        roles.ensure_roles()
-        user = django_user_model.objects.create_user(
-            username=username or "-".join(role_names) or "nobody", password=PASSWORD
-        )
-        user.groups.set(Group.objects.filter(name__in=role_names))
-        return user
-
-    return make
-
-
-@pytest.fixture
-def signed_in(client, user_with):
-    def sign_in(*role_names, username=None):
-        client.force_login(user_with(*role_names, username=username))
-        return client
-
-    return sign_in

@@ -9,17 +9,19 @@ from asgiref.sync import sync_to_async
 from django import forms
 from django.urls import reverse
 
+from approvals import roles
 from approvals.audit import export
 from approvals.calls import lifecycle
 from approvals.models import AuditEvent, AuditVerification, Server
 from approvals.protocol import revisions
-from tests.audit.conftest import PASSWORD, trigger_disabled
+from tests.audit.conftest import trigger_disabled
+from tests.fixtures.people import PASSWORD, make_user
 
 
 @pytest.fixture
-def decided(client_token, refund_tool, user_with):
+def decided(client_token, refund_tool):
     """One call approved by the operator ann, one denied by the operator bob."""
-    ann, bob = user_with("operator", username="ann"), user_with("operator", username="bob")
+    ann, bob = make_user("ann", roles.OPERATOR), make_user("bob", roles.OPERATOR)
     ctx = lifecycle.ClientContext(client_token, revisions.MODERN, "2026-07-28")
     mine, _ = lifecycle.receive_call(ctx, refund_tool, {"order_id": 1, "amount": 5}, 1, None)
     theirs, _ = lifecycle.receive_call(ctx, refund_tool, {"order_id": 2, "amount": 6}, 2, None)
@@ -28,17 +30,17 @@ def decided(client_token, refund_tool, user_with):
     return mine, theirs
 
 
-def test_it_shows_auditors_the_filtered_log(signed_in, decided, refund_tool):
-    page = signed_in("auditor").get(reverse("audit"), {"tool": refund_tool.pk, "action": "call.denied"})
+def test_it_shows_auditors_the_filtered_log(login, decided, refund_tool):
+    page = login("auditor").get(reverse("audit"), {"tool": refund_tool.pk, "action": "call.denied"})
     assert page.status_code == 200
     assert [e.action for e in page.context["events"]] == ["call.denied"]
     assert page.context["matching"].count == 1
     assert "Export CSV" in page.content.decode()
 
 
-def test_it_opens_an_event_with_its_calls_whole_timeline(signed_in, decided):
+def test_it_opens_an_event_with_its_calls_whole_timeline(login, decided):
     denied = AuditEvent.objects.get(action="call.denied")
-    page = signed_in("auditor").get(reverse("audit_event", args=[denied.seq]))
+    page = login("auditor").get(reverse("audit_event", args=[denied.seq]))
     assert [step.action for step in page.context["timeline"]] == [
         "call.received",
         "call.policy",
@@ -49,9 +51,9 @@ def test_it_opens_an_event_with_its_calls_whole_timeline(signed_in, decided):
 
 
 @pytest.mark.django_db(transaction=True)
-async def test_it_streams_a_csv_export_of_the_filter_chunk_by_chunk(async_client, decided, user_with, monkeypatch):
+async def test_it_streams_a_csv_export_of_the_filter_chunk_by_chunk(async_client, decided, monkeypatch):
     monkeypatch.setattr(export, "BATCH", 2)
-    auditor = await sync_to_async(user_with)("auditor")
+    auditor = await sync_to_async(make_user)("auditor", roles.AUDITOR)
     await async_client.aforce_login(auditor)
     response = await async_client.get(reverse("audit_export_csv"), {"outcome": "denied"})
     assert response.status_code == 200 and response.is_async
@@ -65,8 +67,8 @@ async def test_it_streams_a_csv_export_of_the_filter_chunk_by_chunk(async_client
     assert rows[-1][0] == "# chain head"
 
 
-def test_it_refuses_the_log_and_exports_to_operators(signed_in, decided):
-    operator = signed_in("operator")
+def test_it_refuses_the_log_and_exports_to_operators(login, decided):
+    operator = login("operator")
     assert operator.get(reverse("audit")).status_code == 403
     assert operator.get(reverse("audit_export_jsonl")).status_code == 403
     assert operator.post(reverse("audit_verify")).status_code == 403
@@ -84,8 +86,8 @@ def test_it_shows_operators_the_calls_they_decided_and_no_others(client, decided
     assert client.get(reverse("audit_event", args=[theirs_denied.seq])).status_code == 403
 
 
-def test_it_lets_auditors_verify_from_the_page_and_shows_the_result(signed_in, decided):
-    auditor = signed_in("auditor")
+def test_it_lets_auditors_verify_from_the_page_and_shows_the_result(login, decided):
+    auditor = login("auditor")
     response = auditor.post(reverse("audit_verify"), follow=True)
     check = AuditVerification.objects.get()
     assert check.ok and check.run_by == "auditor" and check.checked == AuditEvent.objects.count()
@@ -96,17 +98,17 @@ def test_it_lets_auditors_verify_from_the_page_and_shows_the_result(signed_in, d
     assert "broken" in page and "at seq 2" in page
 
 
-def test_it_lets_only_admins_change_retention(signed_in, db):
-    assert signed_in("auditor").post(reverse("audit_retention"), {"retention_days": "1"}).status_code == 403
-    admin = signed_in("admin", username="root")
+def test_it_lets_only_admins_change_retention(login, db):
+    assert login("auditor").post(reverse("audit_retention"), {"retention_days": "1"}).status_code == 403
+    admin = login("admin", username="root")
     admin.post(reverse("audit_retention"), {"retention_days": "90"})
     changed = AuditEvent.objects.get(action="retention.changed")
     assert (changed.actor_name, changed.data["after"]) == ("root", 90)
     assert "older than 90 days" in admin.get(reverse("audit")).content.decode()
 
 
-def test_it_records_sign_ins_and_failed_sign_ins_without_the_password(client, user_with):
-    user_with("auditor", username="ada")
+def test_it_records_sign_ins_and_failed_sign_ins_without_the_password(client, db):
+    make_user("ada", roles.AUDITOR)
     client.post(reverse("login"), {"username": "ada", "password": "wrong password, remembered badly"})
     client.post(reverse("login"), {"username": "ada", "password": PASSWORD})
     failed, login = AuditEvent.objects.filter(action__startswith="user.").order_by("seq")
@@ -132,8 +134,8 @@ def admin_form_data(page):
     return data
 
 
-def test_it_records_django_admin_changes_with_values_before_and_after(client, django_user_model, db):
-    client.force_login(django_user_model.objects.create_superuser("root", password=PASSWORD))
+def test_it_records_django_admin_changes_with_values_before_and_after(client, db):
+    client.force_login(make_user("root", superuser=True))
     server = Server.objects.create(name="Shop", slug="shop", transport="http", url="https://shop.example/mcp")
     url = reverse("admin:approvals_server_change", args=[server.pk])
     response = client.post(url, admin_form_data(client.get(url)) | {"trusted": "on"})
@@ -143,9 +145,9 @@ def test_it_records_django_admin_changes_with_values_before_and_after(client, dj
     assert changed.data["before"]["trusted"] is False and changed.data["after"]["trusted"] is True
 
 
-def test_it_records_password_changes_in_django_admin_without_the_hash(client, django_user_model, db):
-    root = django_user_model.objects.create_superuser("root", password=PASSWORD)
-    ada = django_user_model.objects.create_user("ada", password=PASSWORD)
+def test_it_records_password_changes_in_django_admin_without_the_hash(client, db):
+    root = make_user("root", superuser=True)
+    ada = make_user("ada")
     client.force_login(root)
     new = "another long enough password"
     response = client.post(
@@ -158,8 +160,8 @@ def test_it_records_password_changes_in_django_admin_without_the_hash(client, dj
     assert ada.password not in str(changed.data) and new not in str(changed.data)
 
 
-def test_it_records_deletions_in_django_admin(client, django_user_model, db):
-    client.force_login(django_user_model.objects.create_superuser("root", password=PASSWORD))
+def test_it_records_deletions_in_django_admin(client, db):
+    client.force_login(make_user("root", superuser=True))
     server = Server.objects.create(name="Old", slug="old", transport="http", url="https://old.example/mcp")
     client.post(reverse("admin:approvals_server_delete", args=[server.pk]), {"post": "yes"})
     deleted = AuditEvent.objects.get(action="admin.deleted")

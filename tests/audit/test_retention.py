@@ -7,10 +7,12 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.utils import timezone
 
+from approvals import roles
 from approvals.audit import chain as audit_chain
 from approvals.audit import retention, verify
 from approvals.models import AuditEvent, AuditHead
 from tests.audit.conftest import append, trigger_disabled
+from tests.fixtures.people import make_user
 
 
 @pytest.fixture
@@ -62,9 +64,9 @@ def test_it_prunes_nothing_twice(aged, settings):
     assert AuditEvent.objects.filter(action="audit.pruned").count() == 1
 
 
-def test_it_prefers_the_admins_retention_to_the_environment_and_records_the_change(aged, settings, user_with):
+def test_it_prefers_the_admins_retention_to_the_environment_and_records_the_change(aged, settings):
     settings.AUDIT_RETENTION_DAYS = 30
-    admin = user_with("admin")
+    admin = make_user("admin", roles.ADMIN)
     assert retention.set_retention(0, admin)
     assert retention.retention_days() == 0 and retention.prune() is None
     changed = AuditEvent.objects.get(action="retention.changed")

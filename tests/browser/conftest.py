@@ -4,9 +4,10 @@ from contextlib import ExitStack
 
 import pytest
 
+from tests.fixtures.people import make_user
+
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 VIEWPORT = {"width": 1366, "height": 860}
-PASSWORD = "a long enough browser password"
 LAUNCH_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -55,6 +56,6 @@ def open_browser(live_console):
 
 
 @pytest.fixture
-def admin(django_user_model, transactional_db):
-    """A superuser's name; the password is PASSWORD."""
-    return django_user_model.objects.create_superuser(username="ada", password=PASSWORD).username
+def admin(transactional_db):
+    """A superuser's name; the password is tests.fixtures.people.PASSWORD."""
+    return make_user("ada", superuser=True).username

@@ -5,15 +5,14 @@ import csv
 import io
 
 import pytest
-from django.contrib.auth.models import Group, User
 from playwright.sync_api import expect
 
 from approvals import roles
 from approvals.calls import lifecycle
 from approvals.models import AuditHead
 from approvals.protocol import revisions
-from tests.browser.conftest import PASSWORD
 from tests.fixtures.catalog import make_server, make_tool
+from tests.fixtures.people import PASSWORD, make_user
 
 pytestmark = pytest.mark.browser
 
@@ -35,9 +34,7 @@ def history(live_console, client_token, refund_tool, operators):
     lookup = make_tool(make_server("Records"), "lookup")
     lifecycle.decide(submit(client_token, lookup, {"customer": "C1"}, 3).pk, ann, False, "not today")
     pending = submit(client_token, refund_tool, {"order_id": 43, "amount": 30}, 4)
-    roles.ensure_roles()
-    auditor = User.objects.create_user("audrey", password=PASSWORD)
-    auditor.groups.add(Group.objects.get(name=roles.AUDITOR))
+    make_user("audrey", roles.AUDITOR)
     return {
         "refund": refund_tool,
         "denied": denied,

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import PASSWORD
+from tests.fixtures.people import PASSWORD
 
 pytestmark = pytest.mark.browser
 

@@ -6,7 +6,7 @@ import pytest
 from playwright.sync_api import expect
 
 from approvals.tokens import credentials
-from tests.browser.conftest import PASSWORD
+from tests.fixtures.people import PASSWORD
 
 pytestmark = pytest.mark.browser
 

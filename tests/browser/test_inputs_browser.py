@@ -10,8 +10,6 @@ import shlex
 import sys
 
 import pytest
-from django.contrib.auth.models import Group, User
-from django.test import Client as DjangoClient
 from playwright.sync_api import expect
 
 from approvals import roles
@@ -25,9 +23,8 @@ pytestmark = pytest.mark.browser
 
 
 @pytest.fixture
-def console(live_console, transactional_db, everything_http, sdk_server):
+def console(live_console, transactional_db, everything_http, sdk_server, person):
     """Three upstream servers that elicit, every call allowed, a client token and an operator's session cookie."""
-    roles.ensure_roles()
     PolicyRule.objects.create(name="browser inputs", action="allow", tool_glob="*")
     add_synced_server("everything", transport="http", url=everything_http.url)
     add_synced_server("sdk", transport="http", url=sdk_server.url)
@@ -35,10 +32,7 @@ def console(live_console, transactional_db, everything_http, sdk_server):
         "forms", transport="stdio", command=shlex.join([sys.executable, str(SERVERS / "forms_server.py")])
     )
     _, secret = credentials.create_token("browser agent")
-    user = User.objects.create_user("olga", password="a long enough test password")
-    user.groups.add(Group.objects.get(name=roles.OPERATOR))
-    browser_client = DjangoClient()
-    browser_client.force_login(user)
+    _, browser_client = person("olga", roles.OPERATOR)
     return {
         "url": live_console,
         "mcp": live_console + "/mcp",

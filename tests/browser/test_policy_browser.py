@@ -8,8 +8,8 @@ from playwright.sync_api import expect
 
 from approvals.policy import rules
 from approvals.tokens.credentials import create_token
-from tests.browser.conftest import PASSWORD
 from tests.fixtures.catalog import make_server, make_tool
+from tests.fixtures.people import PASSWORD
 
 pytestmark = pytest.mark.browser
 

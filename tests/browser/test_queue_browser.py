@@ -7,8 +7,6 @@ import sys
 import threading
 
 import pytest
-from django.contrib.auth.models import Group, User
-from django.test import Client as DjangoClient
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
@@ -58,19 +56,15 @@ class ClientCall:
 
 
 @pytest.fixture
-def console(live_console, transactional_db):
+def console(live_console, transactional_db, person):
     """The demo server synced, a client token, and the session cookies of operators ann and bob."""
-    roles.ensure_roles()
     command = shlex.join([sys.executable, "-m", "approvals.demo.server"])
     demo = servers.add_server(name="Demo", transport="stdio", command=command, accept_tools=True, schedule_sync=False)
     assert sync.sync_server(demo).ok
     _, secret = credentials.create_token("browser agent")
     sessions = {}
     for username in ("ann", "bob"):
-        user = User.objects.create_user(username, password="a long enough test password")
-        user.groups.add(Group.objects.get(name=roles.OPERATOR))
-        browser_client = DjangoClient()
-        browser_client.force_login(user)
+        _, browser_client = person(username, roles.OPERATOR)
         sessions[username] = browser_client.cookies["sessionid"].value
     return {"url": live_console, "mcp": live_console + "/mcp", "secret": secret, "sessions": sessions}
 

@@ -6,8 +6,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from django.contrib.auth.models import User
-from django.test import Client as DjangoClient
 from playwright.sync_api import expect
 
 from approvals.catalog import servers, sync
@@ -26,7 +24,7 @@ def lookup(description, properties):
 
 
 @pytest.fixture
-def changed_tool(live_console, tmp_path):
+def changed_tool(live_console, tmp_path, person):
     """A tool accepted with its server, then changed upstream and synced: it needs review. Two admins' cookies."""
     scenario = tmp_path / "scenario.json"
     scenario.write_text(json.dumps({"pages": [[lookup("Finds a customer.", {"id": {"type": "string"}})]]}))
@@ -43,9 +41,7 @@ def changed_tool(live_console, tmp_path):
     assert sync.sync_server(server).review == ["scripted_lookup"]
     cookies = {}
     for username in ("ada", "grace"):
-        user = User.objects.create_superuser(username, password="unused-password-1")
-        client = DjangoClient()
-        client.force_login(user)
+        _, client = person(username, superuser=True)
         cookies[username] = client.cookies["sessionid"].value
     return cookies
 

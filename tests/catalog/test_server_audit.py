@@ -1,8 +1,8 @@
-from django.contrib.auth.models import User
-
+from approvals import roles
 from approvals.audit.chain import Actor
 from approvals.catalog import servers
 from approvals.models import AuditEvent
+from tests.fixtures.people import make_user
 
 
 def test_it_audits_a_new_server_without_its_secrets(db):
@@ -20,7 +20,7 @@ def test_it_audits_a_new_server_without_its_secrets(db):
 
 
 def test_it_audits_who_changed_what_and_when_trust_was_granted(db):
-    admin = User.objects.create_user("root")
+    admin = make_user("root", roles.ADMIN)
     server = servers.add_server(name="Search", transport="http", url="https://a.example/mcp", schedule_sync=False)
     servers.update_server(
         server, Actor.user(admin), url="https://b.example/mcp", trusted=True, headers={"X-Key": "hidden-value"}

@@ -1,10 +1,8 @@
 import io
 
 import pytest
-from django.contrib.auth.models import Group
 from django.core.management import call_command
 
-from approvals import roles
 from approvals.calls import lifecycle
 from approvals.models import Call
 from approvals.protocol import revisions
@@ -15,17 +13,6 @@ def run(*args, **options):
     out = io.StringIO()
     call_command(*args, stdout=out, stderr=io.StringIO(), **options)
     return out.getvalue()
-
-
-@pytest.fixture
-def make_operator(django_user_model):
-    def make(username, **fields):
-        roles.ensure_roles()
-        user = django_user_model.objects.create_user(username, **fields)
-        user.groups.add(Group.objects.get(name=roles.OPERATOR))
-        return user
-
-    return make
 
 
 @pytest.fixture

@@ -3,9 +3,11 @@ import json
 import pytest
 from django.core.management import CommandError, ManagementUtility
 
+from approvals import roles
 from approvals.calls import lifecycle
 from approvals.models import AuditEvent, Call
 from tests.commands.conftest import run
+from tests.fixtures.people import make_user
 
 
 def test_it_lists_calls_with_their_client_tool_status_and_rule(pending_call):
@@ -16,8 +18,8 @@ def test_it_lists_calls_with_their_client_tool_status_and_rule(pending_call):
     assert cells[2:] == ["agent", "shop_issue_refund", "pending", "no rule matched: ask by default", "-"]
 
 
-def test_it_lists_only_the_calls_in_the_status_asked_for(pending_call, make_operator):
-    run("decide", str(pending_call.pk), "deny", "--as", make_operator("ann").username)
+def test_it_lists_only_the_calls_in_the_status_asked_for(pending_call):
+    run("decide", str(pending_call.pk), "deny", "--as", make_user("ann", roles.OPERATOR).username)
     assert run("list_calls", "--status", "pending").strip() == "no pending calls"
     assert "denied" in run("list_calls", "--status", "denied")
 
@@ -48,8 +50,8 @@ def test_it_refuses_a_limit_below_one(db):
         run("list_calls", "--limit", "0")
 
 
-def test_it_approves_a_pending_call_as_the_named_operator(pending_call, make_operator):
-    ann = make_operator("ann")
+def test_it_approves_a_pending_call_as_the_named_operator(pending_call):
+    ann = make_user("ann", roles.OPERATOR)
     output = run("decide", str(pending_call.pk), "approve", "--as", "ann")
     assert output.strip() == f"approved call {pending_call.pk} (shop_issue_refund) as ann"
     pending_call.refresh_from_db()
@@ -57,16 +59,16 @@ def test_it_approves_a_pending_call_as_the_named_operator(pending_call, make_ope
     assert AuditEvent.objects.filter(call_id=pending_call.pk, action="call.approved", actor_name="ann").exists()
 
 
-def test_it_denies_with_the_reason_given(pending_call, make_operator):
-    make_operator("ann")
+def test_it_denies_with_the_reason_given(pending_call):
+    make_user("ann", roles.OPERATOR)
     run("decide", str(pending_call.pk), "deny", "--as", "ann", "--reason", "refunds are frozen")
     pending_call.refresh_from_db()
     assert pending_call.status == Call.Status.DENIED and pending_call.reason == "refunds are frozen"
 
 
-def test_a_second_decision_loses_and_says_who_decided_first(pending_call, make_operator):
-    make_operator("ann")
-    make_operator("bob")
+def test_a_second_decision_loses_and_says_who_decided_first(pending_call):
+    make_user("ann", roles.OPERATOR)
+    make_user("bob", roles.OPERATOR)
     run("decide", str(pending_call.pk), "approve", "--as", "ann")
     with pytest.raises(CommandError, match="Already approved by ann"):
         run("decide", str(pending_call.pk), "deny", "--as", "bob")
@@ -74,9 +76,9 @@ def test_a_second_decision_loses_and_says_who_decided_first(pending_call, make_o
     assert pending_call.status == Call.Status.APPROVED
 
 
-def test_a_late_decision_exits_with_status_1_from_the_shell(pending_call, make_operator, capsys):
-    make_operator("ann")
-    make_operator("bob")
+def test_a_late_decision_exits_with_status_1_from_the_shell(pending_call, capsys):
+    make_user("ann", roles.OPERATOR)
+    make_user("bob", roles.OPERATOR)
     run("decide", str(pending_call.pk), "approve", "--as", "ann")
     with pytest.raises(SystemExit) as exited:
         ManagementUtility(["manage.py", "decide", str(pending_call.pk), "approve", "--as", "bob"]).execute()
@@ -84,8 +86,8 @@ def test_a_late_decision_exits_with_status_1_from_the_shell(pending_call, make_o
     assert "already approved by ann" in capsys.readouterr().err.lower()
 
 
-def test_it_approves_with_edited_arguments(pending_call, make_operator):
-    make_operator("ann")
+def test_it_approves_with_edited_arguments(pending_call):
+    make_user("ann", roles.OPERATOR)
     output = run(
         "decide", str(pending_call.pk), "approve", "--as", "ann", "--arguments", '{"order_id": 7, "amount": 5}'
     )
@@ -94,8 +96,8 @@ def test_it_approves_with_edited_arguments(pending_call, make_operator):
     assert pending_call.final_arguments == {"order_id": 7, "amount": 5}
 
 
-def test_it_refuses_edited_arguments_the_schema_rejects_and_leaves_the_call_pending(pending_call, make_operator):
-    make_operator("ann")
+def test_it_refuses_edited_arguments_the_schema_rejects_and_leaves_the_call_pending(pending_call):
+    make_user("ann", roles.OPERATOR)
     with pytest.raises(CommandError, match="not valid") as refused:
         run("decide", str(pending_call.pk), "approve", "--as", "ann", "--arguments", '{"order_id": 7, "amount": 9000}')
     assert "9000" in str(refused.value)
@@ -104,55 +106,55 @@ def test_it_refuses_edited_arguments_the_schema_rejects_and_leaves_the_call_pend
 
 
 @pytest.mark.parametrize("arguments, problem", [("{oops", "not valid JSON"), ("[1, 2]", "must be a JSON object")])
-def test_it_refuses_arguments_that_are_not_a_json_object(pending_call, make_operator, arguments, problem):
-    make_operator("ann")
+def test_it_refuses_arguments_that_are_not_a_json_object(pending_call, arguments, problem):
+    make_user("ann", roles.OPERATOR)
     with pytest.raises(CommandError, match=problem):
         run("decide", str(pending_call.pk), "approve", "--as", "ann", "--arguments", arguments)
 
 
-def test_it_refuses_arguments_with_a_denial(pending_call, make_operator):
-    make_operator("ann")
+def test_it_refuses_arguments_with_a_denial(pending_call):
+    make_user("ann", roles.OPERATOR)
     with pytest.raises(CommandError, match="goes with approve"):
         run("decide", str(pending_call.pk), "deny", "--as", "ann", "--arguments", "{}")
 
 
-def test_it_decides_as_the_user_named_in_console_operator(pending_call, make_operator, monkeypatch):
-    make_operator("ann")
+def test_it_decides_as_the_user_named_in_console_operator(pending_call, monkeypatch):
+    make_user("ann", roles.OPERATOR)
     monkeypatch.setenv("CONSOLE_OPERATOR", "ann")
     assert run("decide", str(pending_call.pk), "approve").strip().endswith("as ann")
 
 
-def test_it_decides_as_the_only_superuser_when_nobody_is_named(pending_call, django_user_model, monkeypatch):
+def test_it_decides_as_the_only_superuser_when_nobody_is_named(pending_call, monkeypatch):
     monkeypatch.delenv("CONSOLE_OPERATOR", raising=False)
-    django_user_model.objects.create_superuser("root")
+    make_user("root", superuser=True)
     assert run("decide", str(pending_call.pk), "approve").strip().endswith("as root")
 
 
-def test_it_asks_who_decides_when_there_are_several_superusers(pending_call, django_user_model, monkeypatch):
+def test_it_asks_who_decides_when_there_are_several_superusers(pending_call, monkeypatch):
     monkeypatch.delenv("CONSOLE_OPERATOR", raising=False)
-    django_user_model.objects.create_superuser("root")
-    django_user_model.objects.create_superuser("toor")
+    make_user("root", superuser=True)
+    make_user("toor", superuser=True)
     with pytest.raises(CommandError, match="--as USERNAME or \\$CONSOLE_OPERATOR"):
         run("decide", str(pending_call.pk), "approve")
 
 
-def test_it_refuses_a_user_who_may_not_decide(pending_call, django_user_model):
-    django_user_model.objects.create_user("audrey")
+def test_it_refuses_a_user_who_may_not_decide(pending_call):
+    make_user("audrey")
     with pytest.raises(CommandError, match="audrey may not decide calls"):
         run("decide", str(pending_call.pk), "approve", "--as", "audrey")
     pending_call.refresh_from_db()
     assert pending_call.status == Call.Status.PENDING
 
 
-def test_it_refuses_an_inactive_or_unknown_user(pending_call, make_operator):
-    make_operator("gone", is_active=False)
+def test_it_refuses_an_inactive_or_unknown_user(pending_call):
+    make_user("gone", roles.OPERATOR, is_active=False)
     for username in ("gone", "ghost"):
         with pytest.raises(CommandError, match=f"no active user named '{username}'"):
             run("decide", str(pending_call.pk), "approve", "--as", username)
 
 
-def test_it_refuses_a_call_that_does_not_exist(make_operator):
-    make_operator("ann")
+def test_it_refuses_a_call_that_does_not_exist(db):
+    make_user("ann", roles.OPERATOR)
     with pytest.raises(CommandError, match="no call 999"):
         run("decide", "999", "approve", "--as", "ann")
 
@@ -170,16 +172,16 @@ def test_it_lists_the_arguments_and_the_binding_an_approval_is_held_to(pending_c
     assert row["binding"] == lifecycle.call_binding(pending_call)
 
 
-def test_it_approves_with_the_binding_that_was_read(pending_call, make_operator):
-    make_operator("ann")
+def test_it_approves_with_the_binding_that_was_read(pending_call):
+    make_user("ann", roles.OPERATOR)
     [row] = json.loads(run("list_calls", "--json"))
     run("decide", str(pending_call.pk), "approve", "--as", "ann", "--binding", row["binding"])
     pending_call.refresh_from_db()
     assert pending_call.status == Call.Status.APPROVED
 
 
-def test_it_refuses_a_binding_read_before_the_call_changed(pending_call, make_operator):
-    make_operator("ann")
+def test_it_refuses_a_binding_read_before_the_call_changed(pending_call):
+    make_user("ann", roles.OPERATOR)
     [row] = json.loads(run("list_calls", "--json"))
     Call.objects.filter(pk=pending_call.pk).update(tool_digest="a different definition")
     with pytest.raises(CommandError, match="changed since it was shown"):

@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 from asgiref.sync import sync_to_async
-from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 
 from approvals.catalog import servers, sync
 from approvals.catalog.watch import watch
 from approvals.models import AuditEvent, PolicyRule, Tool
 from tests.fixtures.gateway import sdk_client
+from tests.fixtures.people import make_user
 
 SCRIPTED = Path(__file__).parents[1] / "catalog" / "scripted_server.py"
 ERAS = ["auto", "legacy"]
@@ -60,7 +60,7 @@ def upstream(tmp_path, transactional_db):
     )
     assert sync.sync_server(server).ok
     PolicyRule.objects.create(name="echo is harmless", action="allow", tool_glob=ECHO)
-    User.objects.create_superuser("ada", password="unused-password-1")
+    make_user("ada", superuser=True)
     return scripted
 
 

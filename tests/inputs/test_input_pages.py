@@ -3,28 +3,15 @@
 import re
 
 import pytest
-from django.contrib.auth.models import Group
 
 from approvals import roles
 from approvals.inputs import requests
 from approvals.models import InputRequest, Server
 from tests.fixtures.catalog import make_server
+from tests.fixtures.people import make_user
 from tests.inputs.test_elicitation_protocol import EVERY_FIELD
 
-PASSWORD = "a long enough test password"
 HOSTILE = "<img src=x onerror=alert(1)>"
-
-
-@pytest.fixture
-def sign_in(client, django_user_model):
-    def signed_in(role):
-        roles.ensure_roles()
-        user = django_user_model.objects.create_user(username=role, password=PASSWORD)
-        user.groups.set(Group.objects.filter(name=role))
-        client.force_login(user)
-        return client
-
-    return signed_in
 
 
 def ask(call, params, route=InputRequest.Route.OPERATOR):
@@ -36,9 +23,9 @@ def form_post(request, action="accept", **fields):
     return {"action": action, "next": "/queue/", **{prefix + name: value for name, value in fields.items()}}
 
 
-def test_it_shows_a_pending_form_in_the_queue_with_every_field_type(call, sign_in):
+def test_it_shows_a_pending_form_in_the_queue_with_every_field_type(call, login):
     request = ask(call, {"message": f"Please fill this in {HOSTILE}", "requestedSchema": EVERY_FIELD})
-    page = sign_in(roles.OPERATOR).get("/queue/").content.decode()
+    page = login(roles.OPERATOR).get("/queue/").content.decode()
 
     card = page[page.index(f'data-input-card="{request.pk}"') :]
     assert "Billing asks for input" in card and "billing_refund" in card and "agent 7" in card
@@ -71,9 +58,9 @@ def test_it_shows_a_pending_form_in_the_queue_with_every_field_type(call, sign_i
         assert f'value="{label.lower()}"' in card and f">{label}</button>" in card
 
 
-def test_it_forwards_an_accepted_form_as_json_of_the_schemas_types(call, sign_in):
+def test_it_forwards_an_accepted_form_as_json_of_the_schemas_types(call, login):
     request = ask(call, {"message": "?", "requestedSchema": EVERY_FIELD})
-    response = sign_in(roles.OPERATOR).post(
+    response = login(roles.OPERATOR).post(
         f"/inputs/{request.pk}/answer/",
         form_post(
             request,
@@ -126,9 +113,9 @@ def test_it_forwards_an_accepted_form_as_json_of_the_schemas_types(call, sign_in
         ({"email": "ada@example.com"}, "This field is required."),
     ],
 )
-def test_it_shows_the_form_again_with_what_does_not_validate(call, sign_in, fields, error):
+def test_it_shows_the_form_again_with_what_does_not_validate(call, login, fields, error):
     request = ask(call, {"message": "?", "requestedSchema": EVERY_FIELD})
-    response = sign_in(roles.OPERATOR).post(f"/inputs/{request.pk}/answer/", form_post(request, **fields))
+    response = login(roles.OPERATOR).post(f"/inputs/{request.pk}/answer/", form_post(request, **fields))
     assert response.status_code == 400
     assert error in response.content.decode()
     request.refresh_from_db()
@@ -138,18 +125,18 @@ def test_it_shows_the_form_again_with_what_does_not_validate(call, sign_in, fiel
 @pytest.mark.parametrize(
     "action, status", [("decline", InputRequest.Status.DECLINED), ("cancel", InputRequest.Status.CANCELLED)]
 )
-def test_it_declines_or_cancels_without_filling_the_form(call, sign_in, action, status):
+def test_it_declines_or_cancels_without_filling_the_form(call, login, action, status):
     request = ask(call, {"message": "?", "requestedSchema": EVERY_FIELD})
-    response = sign_in(roles.OPERATOR).post(f"/inputs/{request.pk}/answer/", form_post(request, action))
+    response = login(roles.OPERATOR).post(f"/inputs/{request.pk}/answer/", form_post(request, action))
     request.refresh_from_db()
     assert response.status_code == 302
     assert (request.status, request.answer) == (status, {"action": action})
 
 
-def test_it_shows_a_url_in_full_with_its_domain_set_apart_and_takes_a_confirmation(call, sign_in):
+def test_it_shows_a_url_in_full_with_its_domain_set_apart_and_takes_a_confirmation(call, login):
     url = "https://auth.example.com/consent?state=xyz&scope=read"
     request = ask(call, {"mode": "url", "message": "Grant access", "url": url, "elicitationId": "e1"})
-    operator = sign_in(roles.OPERATOR)
+    operator = login(roles.OPERATOR)
     page = operator.get(f"/inputs/{request.pk}/").content.decode()
     assert "asks someone to open a link" in page
     assert '<code class="url" data-input-url>https://auth.example.com/consent?state=xyz&amp;scope=read</code>' in page
@@ -160,7 +147,7 @@ def test_it_shows_a_url_in_full_with_its_domain_set_apart_and_takes_a_confirmati
     assert request.answer == {"action": "accept"}
 
 
-def test_it_shows_a_refused_request_and_why_in_the_queue(call, sign_in):
+def test_it_shows_a_refused_request_and_why_in_the_queue(call, login):
     requests.record_unanswered(
         call,
         "elicitation/create",
@@ -168,38 +155,38 @@ def test_it_shows_a_refused_request_and_why_in_the_queue(call, sign_in):
         InputRequest.Status.REFUSED,
         "the server asked outside what elicitation allows: nested",
     )
-    page = sign_in(roles.OPERATOR).get("/queue/").content.decode()
+    page = login(roles.OPERATOR).get("/queue/").content.decode()
     assert (
         "Refused, and answered upstream as a decline: the server asked outside what elicitation allows: nested" in page
     )
 
 
-def test_it_shows_a_request_passed_to_the_client_without_a_form(call, sign_in):
+def test_it_shows_a_request_passed_to_the_client_without_a_form(call, login):
     request = ask(call, {"message": "?", "requestedSchema": EVERY_FIELD}, route=InputRequest.Route.CLIENT)
-    page = sign_in(roles.OPERATOR).get("/queue/").content.decode()
+    page = login(roles.OPERATOR).get("/queue/").content.decode()
     card = page[page.index(f'data-input-card="{request.pk}"') :]
     assert "passed to the client" in card and "<form" not in card.split("</article>")[0]
 
 
-def test_it_lets_an_auditor_watch_but_not_answer(call, sign_in):
+def test_it_lets_an_auditor_watch_but_not_answer(call, login):
     request = ask(call, {"message": "?", "requestedSchema": EVERY_FIELD})
-    auditor = sign_in(roles.AUDITOR)
+    auditor = login(roles.AUDITOR)
     page = auditor.get("/queue/").content.decode()
     assert "Waiting for an operator." in page and 'name="action"' not in page
     assert auditor.post(f"/inputs/{request.pk}/answer/", {"action": "decline"}).status_code == 403
 
 
-def test_it_tells_a_late_operator_who_answered_first(call, sign_in, django_user_model):
+def test_it_tells_a_late_operator_who_answered_first(call, login):
     request = ask(call, {"message": "?", "requestedSchema": EVERY_FIELD})
-    first = django_user_model.objects.create_user("ann")
+    first = make_user("ann", roles.OPERATOR)
     requests.answer(request.pk, first, "decline")
-    response = sign_in(roles.OPERATOR).post(f"/inputs/{request.pk}/answer/", form_post(request, "cancel"), follow=True)
+    response = login(roles.OPERATOR).post(f"/inputs/{request.pk}/answer/", form_post(request, "cancel"), follow=True)
     assert "Already declined by ann." in response.content.decode()
 
 
-def test_it_lets_an_admin_choose_who_answers_a_servers_input_requests(sign_in, db):
+def test_it_lets_an_admin_choose_who_answers_a_servers_input_requests(login, db):
     server = make_server("Billing")
-    admin = sign_in(roles.ADMIN)
+    admin = login(roles.ADMIN)
     form = admin.get(f"/servers/{server.slug}/edit/").content.decode()
     assert 'value="client_if_capable"' in form and re.search(r'value="operator"[^>]*checked', form)
     data = {
@@ -218,9 +205,9 @@ def test_it_lets_an_admin_choose_who_answers_a_servers_input_requests(sign_in, d
     )
 
 
-def test_it_lists_what_the_server_asked_on_the_calls_page_and_answers_from_there(call, sign_in):
+def test_it_lists_what_the_server_asked_on_the_calls_page_and_answers_from_there(call, login):
     request = ask(call, {"message": "Which size?", "requestedSchema": EVERY_FIELD})
-    operator = sign_in(roles.OPERATOR)
+    operator = login(roles.OPERATOR)
     page = operator.get(f"/calls/{call.pk}/").content.decode()
     assert "What the server asked during the call" in page and "Which size?" in page
     response = operator.post(
@@ -230,10 +217,10 @@ def test_it_lists_what_the_server_asked_on_the_calls_page_and_answers_from_there
     assert "Declined by operator." in operator.get(f"/calls/{call.pk}/").content.decode()
 
 
-def test_it_leaves_a_required_choice_without_a_default_unchosen(call, sign_in):
+def test_it_leaves_a_required_choice_without_a_default_unchosen(call, login):
     schema = {"type": "object", "properties": {"size": {"type": "string", "enum": ["s", "l"]}}, "required": ["size"]}
     request = ask(call, {"message": "Which size?", "requestedSchema": schema})
-    operator = sign_in(roles.OPERATOR)
+    operator = login(roles.OPERATOR)
     card = operator.get(f"/inputs/{request.pk}/").content.decode()
     assert re.search(r'<select name="input-\d+-size"[^>]*required[^>]*>\s*<option value="" selected>—</option>', card)
     response = operator.post(f"/inputs/{request.pk}/answer/", form_post(request))

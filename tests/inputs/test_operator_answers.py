@@ -5,9 +5,11 @@ import asyncio
 import pytest
 from asgiref.sync import sync_to_async
 
+from approvals import roles
 from approvals.inputs import requests
 from approvals.models import AuditEvent, Call, InputRequest
 from tests.fixtures.gateway import sdk_client
+from tests.fixtures.people import make_user
 from tests.inputs.conftest import wait_for_input
 
 both_client_eras = pytest.mark.parametrize("mode", ["auto", "legacy"], ids=["modern-client", "legacy-client"])
@@ -74,10 +76,8 @@ async def test_it_asks_an_operator_what_server_everything_elicits_in_the_legacy_
     assert "- Name: Ada Lovelace" in text and "- Favorite Integer: 7" in text
 
 
-async def test_it_tells_the_second_of_two_operators_who_answered_first(
-    mcp_url, secret, sdk_upstream, operator, django_user_model
-):
-    bob = await sync_to_async(django_user_model.objects.create_user)("bob")
+async def test_it_tells_the_second_of_two_operators_who_answered_first(mcp_url, secret, sdk_upstream, operator):
+    bob = await sync_to_async(make_user)("bob", roles.OPERATOR)
     async with sdk_client(mcp_url, secret) as client:
         answer = asyncio.create_task(client.call_tool("sdk_delete_record", {"target": "r3"}))
         asked = await wait_for_input()

@@ -1,9 +1,9 @@
 import pytest
-from django.contrib.auth.models import Group, User
 from django.urls import reverse
 
 from approvals import roles, urls
 from tests.fixtures.catalog import make_server
+from tests.fixtures.people import PASSWORD, make_user
 
 SIGNING_IN = {"login", "logout"}
 
@@ -84,12 +84,10 @@ def test_it_refuses_a_get_on_the_sync_action(admin_client):
 
 
 def sign_in_through_the_form(client, role_names):
-    roles.ensure_roles()
-    olga = User.objects.create_user(username="olga", password="a long enough test password")
-    olga.groups.set(Group.objects.filter(name__in=role_names))
+    make_user("olga", *role_names)
     page = client.get(reverse("login"))
     assert 'name="password"' in page.content.decode()
-    return client.post(reverse("login"), {"username": "olga", "password": "a long enough test password"}, follow=True)
+    return client.post(reverse("login"), {"username": "olga", "password": PASSWORD}, follow=True)
 
 
 def test_it_logs_a_user_in_through_the_login_form(client, db):

@@ -1,21 +1,20 @@
-from django.contrib.auth.models import User
-
 from approvals.models import AuditEvent, ClientToken, PolicyRule
 from approvals.policy import rules
 from approvals.tokens.credentials import create_token
+from tests.fixtures.people import PASSWORD, make_user
 
 
 def test_it_shows_calls_and_input_requests_to_admins_but_lets_nobody_change_them(client, db):
-    User.objects.create_superuser("root", password="pw-long-enough")
-    client.login(username="root", password="pw-long-enough")
+    make_user("root", superuser=True)
+    client.login(username="root", password=PASSWORD)
     for model in ("call", "inputrequest", "toolchange"):
         assert client.get(f"/admin/approvals/{model}/").status_code == 200
         assert client.get(f"/admin/approvals/{model}/add/").status_code == 403
 
 
 def test_it_offers_https_for_a_url_typed_without_a_scheme(client, db):
-    User.objects.create_superuser("root", password="pw-long-enough")
-    client.login(username="root", password="pw-long-enough")
+    make_user("root", superuser=True)
+    client.login(username="root", password=PASSWORD)
     page = client.get("/admin/approvals/server/add/")
     assert page.status_code == 200
     assert page.context["adminform"].form.fields["url"].assume_scheme == "https"
@@ -24,8 +23,8 @@ def test_it_offers_https_for_a_url_typed_without_a_scheme(client, db):
 def test_it_shows_rules_and_tokens_read_only_and_points_to_the_consoles_pages(client, db):
     token, _ = create_token("agent")
     rule = rules.create_rule(rules.RuleRequest("deny", name="no"))
-    User.objects.create_superuser("root", password="pw-long-enough")
-    client.login(username="root", password="pw-long-enough")
+    make_user("root", superuser=True)
+    client.login(username="root", password=PASSWORD)
     events = AuditEvent.objects.count()
     for model, obj, page in (("policyrule", rule, "/policy/"), ("clienttoken", token, "/tokens/")):
         listing = client.get(f"/admin/approvals/{model}/")

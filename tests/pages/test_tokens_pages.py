@@ -7,6 +7,7 @@ from approvals import roles
 from approvals.models import AuditEvent, ClientToken
 from approvals.tokens import credentials
 from tests.fixtures.catalog import make_server, make_tool
+from tests.fixtures.people import make_user
 
 
 def create(client, name="alice-laptop", globs="*"):
@@ -57,8 +58,8 @@ def test_it_shows_the_tokens_link_to_admins_only(admin_client, login):
     assert reverse("tokens") not in operator.get(reverse("servers")).content.decode()
 
 
-def test_it_lists_each_token_with_prefix_patterns_creator_and_status(admin_client, django_user_model):
-    creator = django_user_model.objects.create_user("carol")
+def test_it_lists_each_token_with_prefix_patterns_creator_and_status(admin_client):
+    creator = make_user("carol")
     active, _ = credentials.create_token("ci-agent", ["shop_*", "records_lookup"], creator)
     revoked, _ = credentials.create_token("old-laptop")
     credentials.revoke_token(revoked)
@@ -153,9 +154,9 @@ def test_it_revokes_on_confirmation_so_the_secret_stops_working(admin_client):
     assert event.actor_type == "user" and event.token_id == token.pk
 
 
-def test_it_refuses_a_revoke_without_the_csrf_token(django_user_model):
+def test_it_refuses_a_revoke_without_the_csrf_token(db):
     token, secret = credentials.create_token("agent")
     browser = Client(enforce_csrf_checks=True)
-    browser.force_login(django_user_model.objects.create_superuser("root"))
+    browser.force_login(make_user("root", superuser=True))
     assert browser.post(reverse("token_revoke", args=[token.pk])).status_code == 403
     assert credentials.authenticate(secret) == token

@@ -8,7 +8,6 @@ import time
 from datetime import timedelta
 
 import pytest
-from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
@@ -51,8 +50,7 @@ def run_agent(url, count):
     return out.getvalue()
 
 
-def test_it_sends_calls_that_are_allowed_held_and_denied(demo):
-    operator = User.objects.create_user("olivia")
+def test_it_sends_calls_that_are_allowed_held_and_denied(demo, operator):
     decider = threading.Thread(target=approve_when_pending, args=(operator,))
     decider.start()
     output = run_agent(demo, count=4)

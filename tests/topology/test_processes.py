@@ -9,13 +9,13 @@ import time
 
 import httpx
 import pytest
-from django.contrib.auth.models import User
 
 from approvals.catalog import servers, sync
 from approvals.models import Call, Tool
 from approvals.tokens.credentials import create_token
 from console.celery import app
 from tests.fixtures.gateway import sdk_client
+from tests.fixtures.people import PASSWORD, make_user
 from tests.fixtures.processes import celery_worker, child_database_env, daphne
 from tests.fixtures.servers import free_port
 
@@ -57,7 +57,7 @@ def wait_until(predicate, seconds=30, message="condition"):
 
 
 def test_it_syncs_a_new_server_in_the_worker_and_every_web_process_shows_its_tools(tasks_go_to_the_worker):
-    User.objects.create_user("root", password="a long password", is_superuser=True, is_staff=True)
+    make_user("root", superuser=True)
     web = [free_port(), free_port()]
     with celery_worker(), daphne(web[0]), daphne(web[1]):
         server = servers.add_server(
@@ -70,7 +70,7 @@ def test_it_syncs_a_new_server_in_the_worker_and_every_web_process_shows_its_too
             lambda: Tool.objects.filter(server=server, status="active").count() >= 5, message="the worker's sync"
         )
         for port in web:
-            page = logged_in(f"http://127.0.0.1:{port}", "root", "a long password").get("/catalog/")
+            page = logged_in(f"http://127.0.0.1:{port}", "root", PASSWORD).get("/catalog/")
             assert page.status_code == 200
             assert "demo_lookup_customer" in page.text and "demo_issue_refund" in page.text
 
@@ -78,7 +78,7 @@ def test_it_syncs_a_new_server_in_the_worker_and_every_web_process_shows_its_too
 @pytest.mark.parametrize("mode", ["auto", "legacy"], ids=["modern", "legacy"])
 def test_it_answers_a_held_call_once_another_process_approves_it(redis_required, mode):
     """The wake-up crosses processes through Redis: the waiting side would re-read its row only after a minute."""
-    User.objects.create_user("ann", is_superuser=True)
+    make_user("ann", superuser=True)
     _, secret = create_token("agent")
     server = servers.add_server(
         name="Demo",
