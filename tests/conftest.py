@@ -10,12 +10,14 @@ import os
 import pytest
 
 # Fixtures more than one folder of tests uses; a folder's own stay in its conftest.py.
+# A plugin other plugins import comes before them, so that pytest rewrites its asserts.
 pytest_plugins = [
+    "tests.fixtures.waiting",
+    "tests.fixtures.servers",
     "tests.fixtures.catalog",
     "tests.fixtures.gateway",
     "tests.fixtures.live",
     "tests.fixtures.people",
-    "tests.fixtures.servers",
     "tests.fixtures.tokens",
 ]
 

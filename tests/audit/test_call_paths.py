@@ -7,9 +7,10 @@ from asgiref.sync import sync_to_async
 
 from approvals.audit import verify
 from approvals.calls import lifecycle, runner
-from approvals.models import AuditEvent, Call, PolicyRule
+from approvals.models import AuditEvent, PolicyRule
 from approvals.protocol import revisions
 from approvals.upstream import UpstreamError
+from tests.fixtures.calls import wait_for_pending_call
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -60,15 +61,6 @@ async def start(token, arguments=ARGUMENTS):
     return asyncio.create_task(runner.run_call(ctx, 1, params, emit))
 
 
-async def pending_call():
-    for _ in range(500):
-        call = await Call.objects.filter(status=Call.Status.PENDING).afirst()
-        if call:
-            return call
-        await asyncio.sleep(0.01)
-    raise AssertionError("no call became pending")
-
-
 async def trail():
     """(action, actor type, actor name) of every call event, in order; the chain verified on the way."""
     verdict = await sync_to_async(verify.verify_chain)()
@@ -104,7 +96,7 @@ async def test_it_records_an_allowed_call_from_arrival_to_result(client_token, r
 async def test_it_records_an_approval_by_the_operator_who_gave_it(client_token, refund_tool, operators, upstream):
     upstream(RESULT)
     waiting = await start(client_token)
-    call = await pending_call()
+    call = await wait_for_pending_call()
     assert (await sync_to_async(lifecycle.decide)(call.pk, operators[0], True, "fine")).won
     assert await waiting == RESULT
     assert await trail() == [
@@ -121,7 +113,7 @@ async def test_it_records_an_approval_by_the_operator_who_gave_it(client_token, 
 async def test_it_records_a_denial_and_its_reason(client_token, refund_tool, operators, upstream):
     fake = upstream(RESULT)
     waiting = await start(client_token)
-    call = await pending_call()
+    call = await wait_for_pending_call()
     await sync_to_async(lifecycle.decide)(call.pk, operators[1], False, "too much")
     assert (await waiting)["isError"] is True
     assert await trail() == [
@@ -136,7 +128,7 @@ async def test_it_records_a_denial_and_its_reason(client_token, refund_tool, ope
 async def test_it_records_edited_arguments_and_forwards_the_edited_ones(client_token, refund_tool, operators, upstream):
     fake = upstream(RESULT)
     waiting = await start(client_token)
-    call = await pending_call()
+    call = await wait_for_pending_call()
     edited = {"order_id": 7, "amount": 5}
     assert (await sync_to_async(lifecycle.decide)(call.pk, operators[0], True, edited_arguments=edited)).won
     await waiting
@@ -170,7 +162,7 @@ async def test_it_records_a_call_that_expired_unanswered(client_token, refund_to
 async def test_it_records_a_call_the_client_cancelled(client_token, refund_tool, upstream):
     upstream(RESULT)
     waiting = await start(client_token)
-    await pending_call()
+    await wait_for_pending_call()
     waiting.cancel()
     with pytest.raises(asyncio.CancelledError):
         await waiting

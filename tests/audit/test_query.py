@@ -148,7 +148,7 @@ def test_it_gives_up_counting_past_its_time_budget_and_restores_the_timeout(db, 
 
     def slow():
         with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_sleep(0.5)")
+            cursor.execute("SELECT pg_sleep(0.5)")  # a count that outlasts the budget
         return 1
 
     monkeypatch.setattr(query, "COUNT_BUDGET_MS", 20)

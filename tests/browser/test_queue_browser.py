@@ -217,6 +217,7 @@ def test_it_shows_markup_from_upstream_and_clients_as_text_and_runs_none_of_it(c
 
     ann.goto(f"{console['url']}/calls/{waiting.pk}/")
     expect(ann.get_by_text(HOSTILE).first).to_be_visible()
+    # A real pause, not a wait: nothing may happen, and a payload that got through would need a moment to act.
     ann.wait_for_timeout(300)
     assert dialogs == [] and errors == []
     assert ann.evaluate("document.querySelectorAll('script:not([src])').length") == 0

@@ -12,6 +12,7 @@ from approvals.calls import lifecycle, runner
 from approvals.catalog import servers, sync
 from approvals.models import AuditEvent, Call, PolicyRule, Tool
 from approvals.protocol import revisions
+from tests.fixtures.calls import wait_for_pending_call
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -76,8 +77,7 @@ async def test_it_relays_upstream_progress_under_the_clients_token(demo_server, 
 async def test_it_refuses_to_run_a_call_whose_tool_changed_while_it_waited(demo_server, run, operators):
     await PolicyRule.objects.all().adelete()
     waiting = asyncio.create_task(run("demo_lookup_customer", {"customer_id": "C007"}))
-    while not await Call.objects.filter(status=Call.Status.PENDING).aexists():
-        await asyncio.sleep(0.01)
+    await wait_for_pending_call()
     await Tool.objects.filter(exposed_name="demo_lookup_customer").aupdate(digest="0" * 64)
     call = await Call.objects.aget()
     assert (await sync_to_async(lifecycle.decide)(call.pk, operators[0], True)).won
@@ -89,8 +89,7 @@ async def test_it_refuses_to_run_a_call_whose_tool_changed_while_it_waited(demo_
 async def test_it_records_an_approved_call_forwarded_before_its_answer(demo_server, run, operators):
     await PolicyRule.objects.all().adelete()
     waiting = asyncio.create_task(run("demo_lookup_customer", {"customer_id": "C007"}))
-    while not await Call.objects.filter(status=Call.Status.PENDING).aexists():
-        await asyncio.sleep(0.01)
+    await wait_for_pending_call()
     call = await Call.objects.aget()
     assert (await sync_to_async(lifecycle.decide)(call.pk, operators[0], True)).won
     result = await waiting

@@ -9,6 +9,7 @@ from django.conf import settings
 from django.db import transaction
 
 from approvals.live import events
+from tests.fixtures.waiting import eventually
 
 
 async def test_it_hands_over_a_message_sent_after_joining():
@@ -28,7 +29,7 @@ async def test_it_keeps_a_message_that_arrived_between_two_waits():
     async with events.listening("call.43") as listener:
         assert await listener.next(timeout=0.01) is None
         await layer.group_send("call.43", {"type": "call.update", "status": "denied"})
-        await asyncio.sleep(0.2)
+        await eventually(listener.receiving.done, message="the message reaching the listener between two waits")
         first = await listener.next(timeout=5)
         await layer.group_send("call.43", {"type": "call.update", "status": "cancelled"})
         second = await listener.next(timeout=5)
@@ -49,17 +50,16 @@ async def test_it_leaves_no_redis_subscription_behind():
             await get_channel_layer().group_send("call.45", {"type": "call.update", "status": "approved"})
             assert await listener.next(timeout=5) is not None
             while_listening = set(await redis.pubsub_channels(f"{prefix}*"))
-        # Unsubscribing goes out on the layer's own connection: give Redis a moment to apply it.
-        for _ in range(50):
-            after = set(await redis.pubsub_channels(f"{prefix}*"))
-            if after == before:
-                break
-            await asyncio.sleep(0.02)
+
+        # Unsubscribing goes out on the layer's own connection: Redis applies it a moment later.
+        async def unsubscribed():
+            return set(await redis.pubsub_channels(f"{prefix}*")) == before
+
+        await eventually(unsubscribed, message="the listener's channels unsubscribed")
     finally:
         await redis.aclose()
     # The group's channel and the listener's own one, both gone afterwards.
     assert len(while_listening - before) == 2
-    assert after == before
 
 
 @pytest.mark.django_db(transaction=True)
@@ -82,10 +82,7 @@ async def test_it_sends_from_the_serving_loop_while_the_committing_thread_goes_o
     await asyncio.wait_for(sync_to_async(commit_a_change)(), timeout=5)
     assert delivered == []
     release.set()
-    for _ in range(100):
-        if delivered:
-            break
-        await asyncio.sleep(0.01)
+    await eventually(lambda: delivered, message="the send")
     assert delivered == ["call.46"]
 
 
@@ -103,10 +100,7 @@ async def test_it_logs_a_send_that_failed_without_failing_the_change(monkeypatch
         return "committed"
 
     assert await sync_to_async(commit_a_change)() == "committed"
-    for _ in range(100):
-        if caplog.records:
-            break
-        await asyncio.sleep(0.01)
+    await eventually(lambda: caplog.records, message="the failed send logged")
     assert [r.getMessage() for r in caplog.records] == ["an event could not be sent to the channel layer"]
     assert "Redis went away" in caplog.text
 

@@ -9,6 +9,8 @@ from asgiref.sync import sync_to_async
 from approvals.calls import lifecycle, runner
 from approvals.models import Call
 from approvals.protocol import revisions
+from tests.fixtures.calls import wait_for_pending_call
+from tests.fixtures.waiting import eventually
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -21,15 +23,6 @@ def refund_params(**meta):
     return {"name": "shop_issue_refund", "arguments": {"order_id": 7, "amount": 20}, "_meta": meta}
 
 
-async def pending_call_id():
-    for _ in range(200):
-        call = await Call.objects.filter(status=Call.Status.PENDING).afirst()
-        if call:
-            return call.pk
-        await asyncio.sleep(0.01)
-    raise AssertionError("no call became pending")
-
-
 async def test_it_wakes_the_waiting_request_through_the_channel_layer(client_token, refund_tool, operators, settings):
     settings.CALL_REREAD_SECONDS = 30  # far longer than the test: only the channel message can wake it
     sent = []
@@ -38,9 +31,9 @@ async def test_it_wakes_the_waiting_request_through_the_channel_layer(client_tok
         sent.append(message)
 
     waiting = asyncio.create_task(runner.run_call(context(client_token), 1, refund_params(progressToken="p1"), emit))
-    call_id = await pending_call_id()
-    while not sent:  # the waiting side has subscribed and told the client it waits
-        await asyncio.sleep(0.01)
+    call_id = (await wait_for_pending_call()).pk
+    # The waiting side has subscribed once it has told the client it waits.
+    await eventually(lambda: sent, message="the waiting side telling the client it waits")
     started = time.monotonic()
     await sync_to_async(lifecycle.decide)(call_id, operators[0], False, "not today")
     result = await asyncio.wait_for(waiting, 5)
@@ -71,7 +64,7 @@ async def test_it_cancels_the_call_when_the_client_goes_away(client_token, refun
         pass
 
     waiting = asyncio.create_task(runner.run_call(context(client_token), 1, refund_params(), emit))
-    call_id = await pending_call_id()
+    call_id = (await wait_for_pending_call()).pk
     waiting.cancel()
     with pytest.raises(asyncio.CancelledError):
         await waiting

@@ -10,6 +10,7 @@ from asgiref.sync import sync_to_async
 from approvals.catalog import servers, sync
 from approvals.catalog.watch import watch
 from approvals.models import Tool
+from tests.fixtures.waiting import eventually
 
 SCRIPTED = Path(__file__).with_name("scripted_server.py")
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -34,13 +35,9 @@ async def test_it_syncs_a_server_that_announces_a_changed_tool_list(tmp_path):
     stop = asyncio.Event()
     watching = asyncio.create_task(watch(stop, interval=0.2))
     try:
-        for _ in range(100):
-            # A tool that appears after the first listing waits for an admin's review.
-            if await Tool.objects.filter(server=server, upstream_name="b", status="needs_review").aexists():
-                break
-            await asyncio.sleep(0.1)
-        else:
-            raise AssertionError("the announced change was never synced")
+        # A tool that appears after the first listing waits for an admin's review.
+        synced = Tool.objects.filter(server=server, upstream_name="b", status="needs_review")
+        await eventually(synced.aexists, timeout=10, message="the announced change synced")
     finally:
         stop.set()
         await asyncio.wait_for(watching, 10)

@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+# How often the stand-in operator looks for forms to answer, until the calls are done.
 ANSWER_POLL_SECONDS = 0.1
 
 

@@ -7,20 +7,19 @@ import json
 import httpx
 import pytest
 
+from approvals.live import events
 from approvals.models import AuditEvent, Call
+from tests.fixtures.calls import wait_for_pending_call
 from tests.fixtures.gateway import LEGACY, MODERN, modern_envelope, sdk_client
-from tests.gateway.test_sdk_clients import wait_for_pending_call
+from tests.fixtures.waiting import eventually
 
 LOOKUP = {"name": "demo_lookup_customer", "arguments": {"customer_id": "C007"}}
 
 
-async def status_soon(call_id, wanted, timeout=3.0) -> str:
-    deadline = asyncio.get_running_loop().time() + timeout
-    call = await Call.objects.aget(pk=call_id)
-    while call.status != wanted and asyncio.get_running_loop().time() < deadline:
-        await asyncio.sleep(0.05)
-        call = await Call.objects.aget(pk=call_id)
-    return call.status
+async def cancelled_soon(call_id):
+    await eventually(
+        Call.objects.filter(pk=call_id, status=Call.Status.CANCELLED).aexists, timeout=3, message="the call cancelled"
+    )
 
 
 async def legacy_session(http: httpx.AsyncClient, url: str, headers: dict) -> str:
@@ -47,7 +46,9 @@ async def first_progress(response: httpx.Response):
     ],
     ids=["modern-stream", "legacy-stream", "legacy-json"],
 )
-async def test_it_cancels_a_waiting_call_when_the_client_closes_its_request(mcp_url, secret, demo_server, era, accept):
+async def test_it_cancels_a_waiting_call_when_the_client_closes_its_request(
+    mcp_url, secret, demo_server, joined_groups, era, accept
+):
     headers = {"Authorization": f"Bearer {secret}", "Accept": accept, "Content-Type": "application/json"}
     lookup = {**LOOKUP, "_meta": {"progressToken": "p-1"}}
     async with httpx.AsyncClient(timeout=30) as http:
@@ -67,13 +68,13 @@ async def test_it_cancels_a_waiting_call_when_the_client_closes_its_request(mcp_
         else:
             request = asyncio.create_task(http.post(mcp_url, json=body, headers=headers))
             call = await wait_for_pending_call()
-            # A JSON answer shows nothing while it waits: give the call a moment to be waiting.
-            await asyncio.sleep(0.5)
+            # A JSON answer shows nothing while it waits: the call waits once it listens for its decision.
+            await eventually(lambda: events.call_group(call.pk) in joined_groups, message="the call waiting")
             request.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await request
 
-    assert await status_soon(call.pk, Call.Status.CANCELLED) == Call.Status.CANCELLED
+    await cancelled_soon(call.pk)
     event = await AuditEvent.objects.aget(action="call.cancelled", call_id=call.pk)
     assert event.actor_type == "client"
     assert event.data["reason"] == "the client closed the request"
@@ -93,6 +94,4 @@ async def test_it_cancels_the_call_of_an_sdk_client_that_stops_waiting(mcp_url, 
         answer.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await answer
-        status = await status_soon(call.pk, Call.Status.CANCELLED)
-
-    assert status == Call.Status.CANCELLED
+        await cancelled_soon(call.pk)

@@ -3,13 +3,13 @@
 import secrets
 import time
 from concurrent.futures import ThreadPoolExecutor
+from types import SimpleNamespace
 from urllib.parse import urlsplit
 
 import httpx
 import pytest
 
-from approvals.gateway import listing
-from approvals.gateway.auth import count_request
+from approvals.gateway import auth, listing
 from approvals.tokens.credentials import create_token, revoke_token
 from tests.fixtures.gateway import LEGACY, MODERN
 
@@ -289,14 +289,14 @@ def test_it_limits_each_token_to_its_requests_a_minute(raw, settings):
     assert 1 <= int(refused.headers["Retry-After"]) <= 60
 
 
-def test_it_counts_every_one_of_many_requests_made_at_once():
-    # Clear of a minute's end, so that every count falls in one window.
-    if time.time() % 60 > 55:
-        time.sleep(61 - time.time() % 60)
+def test_it_counts_every_one_of_many_requests_made_at_once(monkeypatch):
+    # The clock stands still in the middle of a minute, so that every count falls in one window.
+    middle_of_a_minute = time.time() // 60 * 60 + 30
+    monkeypatch.setattr(auth, "time", SimpleNamespace(time=lambda: middle_of_a_minute))
     credential = secrets.token_hex(8)
 
     with ThreadPoolExecutor(8) as pool:
-        counts = list(pool.map(lambda _: count_request(credential), range(200)))
+        counts = list(pool.map(lambda _: auth.count_request(credential), range(200)))
 
     assert sorted(counts) == list(range(1, 201))
 

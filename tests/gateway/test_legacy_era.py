@@ -10,10 +10,10 @@ from asgiref.sync import sync_to_async
 
 from approvals.models import Call, McpSession
 from approvals.tokens.credentials import create_token
+from tests.fixtures.calls import wait_for_pending_call
 from tests.fixtures.catalog import DEMO_COMMAND, add_synced_server
 from tests.fixtures.gateway import LEGACY
 from tests.gateway.conftest import Raw
-from tests.gateway.test_sdk_clients import wait_for_pending_call
 
 
 def error_of(response) -> dict:

@@ -7,7 +7,9 @@ from asgiref.sync import sync_to_async
 
 from approvals.calls import lifecycle
 from approvals.models import Call, PolicyRule
+from tests.fixtures.calls import wait_for_pending_call
 from tests.fixtures.gateway import sdk_client
+from tests.fixtures.waiting import eventually
 
 # The SDK's default mode finds the modern era through server/discover; "legacy" forces initialize.
 both_eras = pytest.mark.parametrize("mode", ["auto", "legacy"], ids=["modern", "legacy"])
@@ -15,16 +17,6 @@ both_eras = pytest.mark.parametrize("mode", ["auto", "legacy"], ids=["modern", "
 
 def text_of(result) -> str:
     return " ".join(block.text for block in result.content if block.type == "text")
-
-
-async def wait_for_pending_call(timeout=10.0) -> Call:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while asyncio.get_running_loop().time() < deadline:
-        call = await Call.objects.filter(status=Call.Status.PENDING).afirst()
-        if call is not None:
-            return call
-        await asyncio.sleep(0.05)
-    raise AssertionError("no call became pending")
 
 
 @both_eras
@@ -73,6 +65,7 @@ async def test_it_holds_an_unmatched_call_until_an_operator_approves_it(mcp_url,
     async with sdk_client(mcp_url, secret, mode) as client:
         answer = asyncio.create_task(client.call_tool("demo_lookup_customer", {"customer_id": "C007"}))
         call = await wait_for_pending_call()
+        # A real pause, not a wait: the call must stay unanswered while time passes with no decision.
         await asyncio.sleep(0.3)
         assert not answer.done()
 
@@ -112,10 +105,7 @@ async def test_it_sends_progress_while_a_call_waits_when_the_client_asked_for_it
             client.call_tool("demo_lookup_customer", {"customer_id": "C007"}, progress_callback=on_progress)
         )
         call = await wait_for_pending_call()
-        for _ in range(100):
-            if progress:
-                break
-            await asyncio.sleep(0.05)
+        await eventually(lambda: progress, message="progress while the call waits")
         await sync_to_async(lifecycle.decide)(call.pk, operator, True)
         result = await asyncio.wait_for(answer, timeout=15)
 

@@ -19,6 +19,7 @@ from approvals.catalog.watch import watch
 from approvals.models import AuditEvent, PolicyRule, Tool
 from tests.fixtures.gateway import sdk_client
 from tests.fixtures.people import make_user
+from tests.fixtures.waiting import eventually
 
 SCRIPTED = Path(__file__).parents[1] / "catalog" / "scripted_server.py"
 ERAS = ["auto", "legacy"]
@@ -82,16 +83,17 @@ async def echo_status() -> str:
     return await Tool.objects.filter(exposed_name=ECHO).values_list("status", flat=True).aget()
 
 
+async def echo_needs_review() -> bool:
+    return await echo_status() == Tool.Status.NEEDS_REVIEW
+
+
 async def sync_on_announcement(upstream):
     """The upstream announces notifications/tools/list_changed; the console's watcher syncs on it."""
     upstream.list(AFTER, announce=True)
     stop = asyncio.Event()
     watching = asyncio.create_task(watch(stop, interval=0.2))
     try:
-        deadline = asyncio.get_running_loop().time() + 20
-        while await echo_status() != Tool.Status.NEEDS_REVIEW:
-            assert asyncio.get_running_loop().time() < deadline, "the announced change was never synced"
-            await asyncio.sleep(0.1)
+        await eventually(echo_needs_review, timeout=20, message="the announced change synced")
     finally:
         stop.set()
         await asyncio.wait_for(watching, 10)

@@ -1,6 +1,5 @@
 """A live console whose upstream servers ask for input mid-call, and ways to answer as operator or client."""
 
-import asyncio
 import uuid
 
 import pytest
@@ -10,6 +9,7 @@ from approvals.protocol import revisions
 from approvals.protocol.canonical import sha256_digest
 from approvals.tokens.credentials import create_token
 from tests.fixtures.catalog import add_synced_server, make_server, make_tool
+from tests.fixtures.waiting import eventually
 
 
 @pytest.fixture
@@ -55,10 +55,5 @@ def route_to_client(server: Server):
 
 async def wait_for_input(timeout=15.0) -> InputRequest:
     """The first input request still waiting for its answer, once there is one."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    while asyncio.get_running_loop().time() < deadline:
-        found = await InputRequest.objects.filter(status=InputRequest.Status.PENDING).select_related("call").afirst()
-        if found is not None:
-            return found
-        await asyncio.sleep(0.05)
-    raise AssertionError("no input request became pending")
+    pending = InputRequest.objects.filter(status=InputRequest.Status.PENDING).select_related("call")
+    return await eventually(pending.afirst, timeout=timeout, message="an input request waiting for its answer")

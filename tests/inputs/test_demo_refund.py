@@ -6,7 +6,7 @@ from asgiref.sync import sync_to_async
 
 from approvals.calls import lifecycle
 from approvals.inputs import requests
-from approvals.models import Call
+from tests.fixtures.calls import wait_for_pending_call
 from tests.fixtures.gateway import sdk_client
 from tests.inputs.conftest import wait_for_input
 
@@ -16,8 +16,7 @@ async def test_it_issues_the_refund_an_operator_fills_in_after_approving_the_cal
 ):
     async with sdk_client(mcp_url, secret) as client:
         answer = asyncio.create_task(client.call_tool("demo_issue_refund", {"order_id": "O1003"}))
-        while (call := await Call.objects.filter(status=Call.Status.PENDING).afirst()) is None:
-            await asyncio.sleep(0.05)
+        call = await wait_for_pending_call()
         await sync_to_async(lifecycle.decide)(call.pk, operator, True)
         asked = await wait_for_input()
         schema = asked.params["requestedSchema"]

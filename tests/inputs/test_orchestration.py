@@ -12,10 +12,12 @@ from django.utils import timezone
 from approvals.audit.chain import Actor
 from approvals.calls import lifecycle
 from approvals.inputs import requests, runner
+from approvals.live import events
 from approvals.models import AuditEvent, Call, InputRequest, Server
 from approvals.protocol import revisions
 from approvals.protocol.canonical import sha256_digest
 from approvals.protocol.jsonrpc import METHOD_NOT_FOUND, JsonRpcError
+from tests.fixtures.waiting import eventually
 from tests.inputs.conftest import wait_for_input
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -65,11 +67,13 @@ async def actions_of(call) -> list[str]:
     ]
 
 
-async def test_it_wakes_on_the_operators_answer_through_the_channel_layer(forwarded, operators, settings):
+async def test_it_wakes_on_the_operators_answer_through_the_channel_layer(
+    forwarded, operators, settings, joined_groups
+):
     settings.CALL_REREAD_SECONDS = 30  # far longer than the test: only the channel message can wake it
     waiting = asyncio.create_task(handler(forwarded)("elicitation/create", CONFIRM))
     asked = await wait_for_input()
-    await asyncio.sleep(0.1)  # the handler has subscribed
+    await eventually(lambda: events.input_group(asked.pk) in joined_groups, message="the handler listening")
     started = time.monotonic()
     await sync_to_async(requests.answer)(asked.pk, operators[0], "accept", {"amount": 12.5})
     assert await asyncio.wait_for(waiting, 5) == {"action": "accept", "content": {"amount": 12.5}}
@@ -177,7 +181,7 @@ async def test_it_passes_elicitation_to_a_legacy_client_only_when_it_declared_th
     asked = await wait_for_input()
     assert asked.routed_to == expected
     if expected == "client":
-        await asyncio.sleep(0.05)
+        await eventually(lambda: sent, message="the request passed to the client")
         assert sent == [{"jsonrpc": "2.0", "id": asked.client_key, "method": "elicitation/create", "params": params}]
         assert asked.client_key.startswith("shop/")
     waiting.cancel()
@@ -193,7 +197,7 @@ async def test_it_words_a_form_for_a_2025_06_18_client_without_the_mode_it_does_
         )
     )
     await wait_for_input()
-    await asyncio.sleep(0.05)
+    await eventually(lambda: sent, message="the request passed to the client")
     assert sent[0]["params"] == CONFIRM
     waiting.cancel()
     await asyncio.gather(waiting, return_exceptions=True)
@@ -204,7 +208,7 @@ async def test_it_passes_sampling_to_a_client_that_declared_it_and_shows_the_pro
     prompt = {"messages": [{"role": "user", "content": {"type": "text", "text": "Summarise order 7"}}], "maxTokens": 50}
     waiting = asyncio.create_task(handler(forwarded, {"sampling": {}}, sent=sent)("sampling/createMessage", prompt))
     asked = await wait_for_input()
-    await asyncio.sleep(0.05)
+    await eventually(lambda: sent, message="the prompt passed to the client")
     assert (asked.routed_to, asked.message) == ("client", "Summarise order 7")
     assert sent[0]["method"] == "sampling/createMessage" and sent[0]["id"] == asked.client_key
     reply = {"role": "assistant", "content": {"type": "text", "text": "Done."}, "model": "m"}

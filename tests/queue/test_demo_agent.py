@@ -4,7 +4,6 @@ import io
 import shlex
 import sys
 import threading
-import time
 from datetime import timedelta
 
 import pytest
@@ -15,6 +14,7 @@ from approvals.calls import lifecycle
 from approvals.catalog import servers, sync
 from approvals.management.commands.seed_demo import DEMO_SERVER
 from approvals.models import Call, ClientToken, PolicyRule
+from tests.fixtures.waiting import wait_until
 
 
 @pytest.fixture
@@ -34,14 +34,14 @@ def demo(live_console, settings, tmp_path):
 def approve_when_pending(operator, timeout=20):
     """Approve the first held call once it has waited a moment, as an operator reading it would:
     a call decided at once is never told it waits for an operator."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        read_for = timezone.now() - timedelta(seconds=0.5)
-        call = Call.objects.filter(status=Call.Status.PENDING, received_at__lte=read_for).first()
-        if call is not None:
-            lifecycle.decide(call.pk, operator, True)
-            return
-        time.sleep(0.05)
+
+    def read_for_a_moment():
+        return Call.objects.filter(
+            status=Call.Status.PENDING, received_at__lte=timezone.now() - timedelta(seconds=0.5)
+        ).first()
+
+    call = wait_until(read_for_a_moment, timeout=timeout, interval=0.05, message="a call held for half a second")
+    lifecycle.decide(call.pk, operator, True)
 
 
 def run_agent(url, count):

@@ -135,6 +135,7 @@ async def test_it_keeps_a_socket_whose_session_still_holds_through_its_checks(pe
     socket, connected = await open_socket(await sync_to_async(cookies_of)(client))
     assert connected
 
+    # A real pause, not a wait: the socket must live through several of its access checks.
     await asyncio.sleep(0.5)
     await sync_to_async(make_call)(refund_tool, {"order_id": 1012, "amount": 40})
 

@@ -176,6 +176,7 @@ def modern(message, first_ids):
 def main():
     global GRANDCHILD
     if SCENARIO == "family":
+        # A grandchild that lives on until something kills it: the pool must leave none behind.
         GRANDCHILD = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
     first_ids = set()
     for line in sys.stdin:
@@ -185,6 +186,7 @@ def main():
         if SCENARIO == "garbage" and message.get("method") == "tools/list":
             sys.stdout.write("this is not JSON\n")
             sys.stdout.flush()
+            # Hangs after the garbage: the client must give up on its own.
             time.sleep(600)
         if SCENARIO.startswith("mrtr"):
             modern(message, first_ids)

@@ -5,7 +5,6 @@ import os
 import shlex
 import subprocess
 import sys
-import time
 
 import httpx
 import pytest
@@ -18,6 +17,7 @@ from tests.fixtures.gateway import sdk_client
 from tests.fixtures.people import PASSWORD, make_user
 from tests.fixtures.processes import celery_worker, child_database_env, daphne
 from tests.fixtures.servers import free_port
+from tests.fixtures.waiting import eventually, wait_until
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -47,15 +47,6 @@ def logged_in(base_url, username, password):
     return client
 
 
-def wait_until(predicate, seconds=30, message="condition"):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"{message} did not happen within {seconds}s")
-
-
 def test_it_syncs_a_new_server_in_the_worker_and_every_web_process_shows_its_tools(tasks_go_to_the_worker):
     make_user("root", superuser=True)
     web = [free_port(), free_port()]
@@ -67,7 +58,9 @@ def test_it_syncs_a_new_server_in_the_worker_and_every_web_process_shows_its_too
             accept_tools=True,
         )
         wait_until(
-            lambda: Tool.objects.filter(server=server, status="active").count() >= 5, message="the worker's sync"
+            lambda: Tool.objects.filter(server=server, status="active").count() >= 5,
+            timeout=30,
+            message="the worker's sync",
         )
         for port in web:
             page = logged_in(f"http://127.0.0.1:{port}", "root", PASSWORD).get("/catalog/")
@@ -93,8 +86,8 @@ def test_it_answers_a_held_call_once_another_process_approves_it(redis_required,
     async def call_and_wait_for_decision():
         async with sdk_client(f"http://127.0.0.1:{port}/mcp", secret, mode) as client:
             answer = asyncio.create_task(client.call_tool("demo_lookup_customer", {"customer_id": "C007"}))
-            while not await Call.objects.filter(status=Call.Status.PENDING).aexists():
-                await asyncio.sleep(0.05)
+            await eventually(Call.objects.filter(status=Call.Status.PENDING).aexists, message="a held call")
+            # A real pause, not a wait: the call must stay unanswered while time passes with no decision.
             await asyncio.sleep(0.3)
             assert not answer.done(), "a held call must not be answered before a decision"
             call = await Call.objects.aget()

@@ -62,7 +62,9 @@ class Handler(BaseHTTPRequestHandler):
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.end_headers()
-            for _ in range(6):  # 1.2 s of keep-alives, each well within the client's timeout
+            # A real pause, not a wait: the server paces keep-alives, each well within the client's timeout,
+            # until the whole answer has taken longer than that timeout.
+            for _ in range(6):
                 self.wfile.write(b": keep-alive\n\n")
                 self.wfile.flush()
                 time.sleep(0.2)
@@ -79,6 +81,7 @@ class Handler(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(b": one keep-alive, then nothing\n\n")
             self.wfile.flush()
+            # A real pause, not a wait: the stall the client must give up on.
             time.sleep(3)
             return
         return self.json({"jsonrpc": "2.0", "id": msg_id, "result": {"tools": []}})

@@ -13,6 +13,7 @@ import pytest
 from approvals.upstream import ServerSpec, SessionPool, UpstreamError
 from approvals.upstream.pool import running_loop_pool
 from tests.fixtures.servers import scenario_spec
+from tests.fixtures.waiting import eventually
 
 
 def gone(pid: int) -> bool:
@@ -47,10 +48,7 @@ async def test_it_restarts_a_stdio_child_that_was_killed(pool):
     session = await pool.get(spec)
     child = (await pids(session))["child"]
     os.kill(child, signal.SIGKILL)
-    deadline = time.monotonic() + 5
-    while session.alive and time.monotonic() < deadline:
-        await asyncio.sleep(0.05)
-    assert not session.alive
+    await eventually(lambda: not session.alive, timeout=5, message="the session noticing its child died")
     restarted = await pool.get(spec)
     assert restarted is not session
     assert (await pids(restarted))["child"] != child
@@ -83,10 +81,8 @@ async def test_it_leaves_no_process_behind_when_closed(pool):
     session = await pool.get(scenario_spec("family"))
     family = await pids(session)
     await pool.close_all()
-    deadline = time.monotonic() + 2  # a killed process takes a moment to go
-    while not (gone(family["child"]) and gone(family["grandchild"])) and time.monotonic() < deadline:
-        await asyncio.sleep(0.02)
-    assert gone(family["child"]) and gone(family["grandchild"])
+    # A killed process takes a moment to go.
+    await eventually(lambda: gone(family["child"]) and gone(family["grandchild"]), timeout=2, message="both gone")
 
 
 def test_it_makes_one_pool_for_each_event_loop_and_keeps_it_there():
