@@ -40,7 +40,8 @@ def pytest_collection_modifyitems(config, items):
         config.hook.pytest_deselected(items=left_out)
         items[:] = kept
         print(
-            f"\n{len(left_out)} PostgreSQL-only or Redis-only tests left for the run with DATABASE_URL and REDIS_URL set"
+            f"\n{len(left_out)} PostgreSQL-only or Redis-only tests left for the run "
+            "with DATABASE_URL and REDIS_URL set"
         )
 
 
@@ -72,11 +73,11 @@ def django_db_setup(django_db_setup, django_db_blocker):
     if using_postgres():
         from django.db import connection
 
-        with django_db_blocker.unblock():
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
-                )
+        with django_db_blocker.unblock(), connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
 
 
 @pytest.fixture(autouse=True, scope="session")

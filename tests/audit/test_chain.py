@@ -4,6 +4,7 @@ import datetime
 import hashlib
 import hmac
 import random
+from itertools import pairwise
 
 import pytest
 from django.core.cache import caches
@@ -48,7 +49,7 @@ def test_it_hashes_the_same_bytes_as_the_canonical_encoding():
             "ab" * 32,
         )
         assert audit_chain.encode_event(row) == canonical_json(
-            dict(zip(audit_chain.HASHED, row)) | {"at": row[1].isoformat()}
+            dict(zip(audit_chain.HASHED, row, strict=True)) | {"at": row[1].isoformat()}
         )
 
 
@@ -69,7 +70,7 @@ def test_it_refuses_data_that_has_no_json_form(db):
 def test_it_links_each_event_to_the_one_before(chain):
     assert [e.seq for e in chain] == list(range(1, 11))
     assert chain[0].prev_hash == AuditHead.GENESIS
-    assert all(later.prev_hash == earlier.hash for earlier, later in zip(chain, chain[1:]))
+    assert all(later.prev_hash == earlier.hash for earlier, later in pairwise(chain))
     assert AuditHead.objects.get().seq == 10 and AuditHead.objects.get().hash == chain[-1].hash
 
 

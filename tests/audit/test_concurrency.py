@@ -4,6 +4,7 @@ import os
 import subprocess
 import sys
 import time
+from itertools import pairwise
 
 import pytest
 from django.conf import settings
@@ -38,7 +39,7 @@ def test_it_keeps_one_gap_free_chain_under_concurrent_appends_from_several_proce
     assert seqs == list(range(1, PROCESSES * EACH + 1))
     names = list(AuditEvent.objects.order_by("seq").values_list("actor_name", flat=True))
     # Interleaved, or the test proved nothing about concurrency.
-    assert sum(a != b for a, b in zip(names, names[1:])) > PROCESSES
+    assert sum(a != b for a, b in pairwise(names)) > PROCESSES
     verdict = verify.verify_chain()
     assert verdict.ok, verdict.summary()
     assert verdict.checked == PROCESSES * EACH

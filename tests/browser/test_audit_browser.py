@@ -3,6 +3,7 @@ and an auditor cannot decide a call."""
 
 import csv
 import io
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
@@ -80,7 +81,7 @@ def test_it_lets_an_auditor_filter_open_an_event_and_export_csv(live_console, hi
     page.go_back()
     with page.expect_download() as download:
         page.get_by_role("link", name="Export CSV").click()
-    exported = list(csv.reader(io.StringIO(open(download.value.path(), encoding="utf-8").read())))
+    exported = list(csv.reader(io.StringIO(Path(download.value.path()).read_text(encoding="utf-8"))))
     assert exported[0][:6] == ["seq", "at", "actor_type", "actor_id", "actor_name", "action"]
     assert [row[5] for row in exported[1:-1]] == ["call.denied"]
     assert exported[-1][0] == "# chain head" and int(exported[-1][1]) >= history["head"].seq

@@ -40,10 +40,8 @@ def test_it_creates_a_token_for_the_snippets_and_copies_one(live_console, admin,
     copy.click()
     expect(copy).to_have_text("Copied")
     pasted = page.evaluate("navigator.clipboard.readText()")
-    assert (
-        pasted
-        == f'claude mcp add --transport http approval-console {live_console}/mcp --header "Authorization: Bearer {secret}"'
-    )
+    header = f'--header "Authorization: Bearer {secret}"'
+    assert pasted == f"claude mcp add --transport http approval-console {live_console}/mcp {header}"
 
     page.goto(live_console + "/connect/")
     expect(page.locator("#snippet-cursor")).to_contain_text("Bearer <token>")

@@ -103,21 +103,21 @@ def test_it_cancels_a_call_by_the_clients_request_id(client_token, refund_tool):
 @pytest.mark.django_db(transaction=True)
 def test_it_lets_exactly_one_decision_win_under_a_real_race(client_token, refund_tool, operators):
     ann, bob = operators
+
+    def decide(call, barrier, outcomes, user, approve):
+        try:
+            barrier.wait()
+            outcomes.append(lifecycle.decide(call.pk, user, approve, "race"))
+        finally:
+            connection.close()
+
     for _ in range(50):
         call = pending_call(client_token, refund_tool)
         barrier = threading.Barrier(2)
         outcomes = []
-
-        def decide(user, approve):
-            try:
-                barrier.wait()
-                outcomes.append(lifecycle.decide(call.pk, user, approve, "race"))
-            finally:
-                connection.close()
-
         threads = [
-            threading.Thread(target=decide, args=(ann, True)),
-            threading.Thread(target=decide, args=(bob, False)),
+            threading.Thread(target=decide, args=(call, barrier, outcomes, ann, True)),
+            threading.Thread(target=decide, args=(call, barrier, outcomes, bob, False)),
         ]
         for t in threads:
             t.start()

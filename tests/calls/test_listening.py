@@ -1,4 +1,5 @@
-"""Events over the channel layer: how they are sent after a commit, and how a waiting call, input request or change feed listens."""
+"""Events over the channel layer: how they are sent after a commit,
+and how a waiting call, input request or change feed listens."""
 
 import asyncio
 

@@ -66,7 +66,8 @@ def conformance_node() -> str:
     version = subprocess.run([node, "--version"], capture_output=True, text=True, check=True).stdout.strip()
     if int(version.lstrip("v").split(".")[0]) < NODE_MAJOR:
         pytest.skip(
-            f"the conformance CLI needs Node {NODE_MAJOR}, found {version}; `make node-deps` installs it into tests/node"
+            f"the conformance CLI needs Node {NODE_MAJOR}, found {version}; "
+            "`make node-deps` installs it into tests/node"
         )
     if not CONFORMANCE.exists():
         pytest.skip("the conformance package is absent; run `cd tests/node && npm install`")

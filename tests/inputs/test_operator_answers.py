@@ -1,4 +1,5 @@
-"""An operator answers what upstream servers of either era ask mid-call; the answer reaches them and the call completes."""
+"""An operator answers what upstream servers of either era ask mid-call;
+the answer reaches them and the call completes."""
 
 import asyncio
 

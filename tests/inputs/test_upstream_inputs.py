@@ -1,4 +1,5 @@
-"""The upstream client's side of input requests: which call a stdio server's request belongs to, and a round's requests together."""
+"""The upstream client's side of input requests: which call a stdio server's request belongs to,
+and a round's requests together."""
 
 import asyncio
 import dataclasses

@@ -119,7 +119,8 @@ def test_it_rejects_a_definition_that_is_not_an_object():
         ({"properties": {}}, 'inputSchema must have "type": "object"'),
         (
             {"type": "object", "properties": {"a": {"type": "nosuchtype"}}},
-            "inputSchema is not a usable JSON Schema: properties.a.type: 'nosuchtype' is not valid under any of the given schemas",
+            "inputSchema is not a usable JSON Schema: "
+            "properties.a.type: 'nosuchtype' is not valid under any of the given schemas",
         ),
         (
             {"type": "object", "properties": {"n": {"type": "integer", "minimum": "x"}}},
@@ -194,15 +195,18 @@ def test_it_reads_a_null_optional_field_as_absent():
         ),
         (
             {"a": {"type": "string", "x-mcp-header": "Region"}, "b": {"type": "string", "x-mcp-header": "REGION"}},
-            "x-mcp-header 'REGION' on property 'b' repeats 'Region' of property 'a'; header names must differ regardless of case",
+            "x-mcp-header 'REGION' on property 'b' repeats 'Region' of property 'a'; "
+            "header names must differ regardless of case",
         ),
         (
             {"filter": {"type": "object", "x-mcp-header": "Filter"}},
-            "x-mcp-header 'Filter' on property 'filter' needs a property of type string, integer or boolean, not 'object'",
+            "x-mcp-header 'Filter' on property 'filter' needs a property of type string, integer or boolean, "
+            "not 'object'",
         ),
         (
             {"id": {"type": ["string", "null"], "x-mcp-header": "Id"}},
-            "x-mcp-header 'Id' on property 'id' needs a property of type string, integer or boolean, not ['string', 'null']",
+            "x-mcp-header 'Id' on property 'id' needs a property of type string, integer or boolean, "
+            "not ['string', 'null']",
         ),
         (
             {"tags": {"type": "array", "items": {"type": "string", "x-mcp-header": "Tag"}}},
@@ -225,7 +229,8 @@ def test_it_rejects_a_tool_whose_x_mcp_header_breaks_a_rule_and_names_property_a
 def test_it_rejects_an_x_mcp_header_reached_only_through_a_definition_or_on_the_root():
     definition = with_schema({"a": {"$ref": "#/$defs/a"}}, **{"$defs": {"a": {"type": "string", "x-mcp-header": "A"}}})
     assert check_tool(definition).errors == [
-        "x-mcp-header 'A' at '$defs.a' is not on a property reached through plain 'properties' from the root (it sits under '$defs')"
+        "x-mcp-header 'A' at '$defs.a' is not on a property reached through plain 'properties' from the root "
+        "(it sits under '$defs')"
     ]
     on_root = {"name": "t", "inputSchema": {"type": "object", "x-mcp-header": "Root"}}
     assert check_tool(on_root).errors == [
