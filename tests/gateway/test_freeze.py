@@ -16,9 +16,10 @@ import pytest
 from approvals.models import PolicyRule
 from approvals.protocol.schemas import MAX_MATCHED_CHARS, MAX_SECONDS
 from approvals.tokens import credentials
+from tests.fixtures.catalog import add_synced_server
 from tests.fixtures.processes import daphne
 from tests.fixtures.servers import REPO, SERVERS, free_port
-from tests.gateway.conftest import Raw, add_synced_server
+from tests.gateway.conftest import Raw
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
