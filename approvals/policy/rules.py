@@ -144,7 +144,7 @@ def serialize(rule: PolicyRule) -> dict:
 
 def locked_rules() -> list[PolicyRule]:
     """Every rule in order, locked until the transaction ends (on SQLite the write lock serialises instead)."""
-    return list(PolicyRule.objects.select_for_update().select_related("server", "client"))
+    return list(PolicyRule.objects.select_for_update(of=("self",)).select_related("server", "client"))
 
 
 def locked(ordered: list[PolicyRule], rule_id: int) -> PolicyRule:
