@@ -14,9 +14,9 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from approvals import transitions
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM, Actor
+from approvals.calls import transitions
 from approvals.inputs import requests
 from approvals.live import events
 from approvals.models import Call, ClientToken, PolicyRule, Tool
