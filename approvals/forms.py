@@ -31,7 +31,19 @@ class SafeChoiceField(forms.TypedChoiceField):
         super().__init__(choices=model_choices.choices, initial=safe, required=False, empty_value=safe, **kwargs)
 
 
-class ServerForm(forms.Form):
+class EditingForm(forms.Form):
+    """A form that adds an object or, given one as `editing`, changes it: its fields then start from the object."""
+
+    def __init__(self, *args, editing=None, **kwargs):
+        if editing is not None:
+            kwargs.setdefault("initial", self.initial_from(editing))
+        super().__init__(*args, **kwargs)
+
+    def initial_from(self, editing) -> dict:
+        raise NotImplementedError
+
+
+class ServerForm(EditingForm):
     """Adds a server, or edits one when built with `server=`; `changes()` gives the arguments for servers.*."""
 
     name = forms.CharField(max_length=100)
@@ -104,23 +116,7 @@ class ServerForm(forms.Form):
 
     def __init__(self, *args, server=None, **kwargs):
         self.server = server
-        if server is not None:
-            kwargs.setdefault(
-                "initial",
-                {
-                    "name": server.name,
-                    "transport": server.transport,
-                    "url": server.url,
-                    "command": server.command,
-                    "trusted": server.trusted,
-                    "enabled": server.enabled,
-                    "tool_prefix": server.tool_prefix,
-                    "input_routing": server.input_routing,
-                    "changed_tools": server.changes,
-                    "no_prefix": server.tool_prefix == "",
-                },
-            )
-        super().__init__(*args, **kwargs)
+        super().__init__(*args, editing=server, **kwargs)
         if server is None:
             del self.fields["clear_headers"], self.fields["clear_env"]
         else:
@@ -129,6 +125,20 @@ class ServerForm(forms.Form):
             self.fields["env"].label = "Replace environment with"
             for field in ("headers", "env"):
                 self.fields[field].help_text += " Left blank, the stored values are kept."
+
+    def initial_from(self, server):
+        return {
+            "name": server.name,
+            "transport": server.transport,
+            "url": server.url,
+            "command": server.command,
+            "trusted": server.trusted,
+            "enabled": server.enabled,
+            "tool_prefix": server.tool_prefix,
+            "input_routing": server.input_routing,
+            "changed_tools": server.changes,
+            "no_prefix": server.tool_prefix == "",
+        }
 
     def clean_name(self):
         name = self.cleaned_data["name"].strip()
@@ -219,7 +229,7 @@ def json_field(text: str, empty):
 ANY_ANNOTATION = [("", "any"), ("true", "true"), ("false", "false")]
 
 
-class RuleForm(forms.Form):
+class RuleForm(EditingForm):
     """Adds a rule, or edits one when built with `rule=`; `request()` gives the RuleRequest for policy.rules.
 
     The checks are policy.rules.problems, the shell's own, each shown at the field it is about.
@@ -258,22 +268,7 @@ class RuleForm(forms.Form):
 
     def __init__(self, *args, rule=None, **kwargs):
         self.rule = rule
-        if rule is not None:
-            kwargs.setdefault(
-                "initial",
-                {
-                    "name": rule.name,
-                    "action": rule.action,
-                    "server": rule.server.name if rule.server else "",
-                    "tool_glob": rule.tool_glob,
-                    "client": rule.client.name if rule.client else "",
-                    "conditions": json.dumps(rule.conditions, indent=1, ensure_ascii=False),
-                    "message": rule.message,
-                    "enabled": rule.enabled,
-                    **{f"annotation_{k}": str(v).lower() for k, v in rule.annotations.items()},
-                },
-            )
-        super().__init__(*args, **kwargs)
+        super().__init__(*args, editing=rule, **kwargs)
         self.fields["server"].choices = [("", "any server")] + [
             (n, n) for n in Server.objects.values_list("name", flat=True)
         ]
@@ -287,6 +282,19 @@ class RuleForm(forms.Form):
             self.fields[f"annotation_{key}"] = forms.ChoiceField(
                 label=key, choices=ANY_ANNOTATION, required=False, widget=forms.Select
             )
+
+    def initial_from(self, rule):
+        return {
+            "name": rule.name,
+            "action": rule.action,
+            "server": rule.server.name if rule.server else "",
+            "tool_glob": rule.tool_glob,
+            "client": rule.client.name if rule.client else "",
+            "conditions": json.dumps(rule.conditions, indent=1, ensure_ascii=False),
+            "message": rule.message,
+            "enabled": rule.enabled,
+            **{f"annotation_{k}": str(v).lower() for k, v in rule.annotations.items()},
+        }
 
     def annotation_fields(self):
         return [self[f"annotation_{key}"] for key in DEFAULT_ANNOTATIONS]

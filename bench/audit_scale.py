@@ -238,36 +238,11 @@ def load(url, count, tools, tokens, operators):
                 **call,
             )
             calls_copy.write_row([f.get_db_prep_save(getattr(obj, f.attname), connection) for f in call_fields])
-            for (
-                actor_type,
-                actor_id,
-                actor_name,
-                action,
-                request_id,
-                call_id,
-                server_id,
-                tool_id,
-                token_id,
-                data,
-            ) in events:
+            for event in events:
                 seq += 1
-                row = (
-                    seq,
-                    started + step * seq,
-                    actor_type,
-                    actor_id,
-                    actor_name,
-                    action,
-                    request_id,
-                    call_id,
-                    server_id,
-                    tool_id,
-                    token_id,
-                    data,
-                    prev,
-                )
+                row = (seq, started + step * seq, *event, prev)
                 prev = chain.event_hash(row)
-                events_copy.write_row([*row[:11], json.dumps(data), row[12], prev])
+                events_copy.write_row([*row[:11], json.dumps(row[11]), row[12], prev])
                 if seq == count:
                     break
     with connection.cursor() as cursor:

@@ -81,40 +81,28 @@ def _id(value):
     return "null" if value is None else f"{value:d}"
 
 
+def _time(at):
+    return encode_basestring(at.isoformat())
+
+
+def _json_text(text):
+    return text
+
+
+def _jsonl_writer(column):
+    """How a column's value is written into _JSONL: row ids are integers or null, `data` is already JSON text."""
+    special = {"seq": int, "at": _time, "data": _json_text}
+    row_ids = {"actor_id", "call_id", "server_id", "tool_id", "token_id"}
+    return special.get(column, _id if column in row_ids else encode_basestring)
+
+
+_JSONL_CELLS = tuple(_jsonl_writer(column) for column in COLUMNS)
+
+
 def jsonl_lines(stream, head):
     quote = encode_basestring
-    for (
-        seq,
-        at,
-        actor_type,
-        actor_id,
-        actor_name,
-        action,
-        request_id,
-        call_id,
-        server_id,
-        tool_id,
-        token_id,
-        data,
-        prev_hash,
-        hash_,
-    ) in stream:
-        yield _JSONL % (
-            seq,
-            quote(at.isoformat()),
-            quote(actor_type),
-            _id(actor_id),
-            quote(actor_name),
-            quote(action),
-            quote(request_id),
-            _id(call_id),
-            _id(server_id),
-            _id(tool_id),
-            _id(token_id),
-            data,
-            quote(prev_hash),
-            quote(hash_),
-        )
+    for row in stream:
+        yield _JSONL % tuple(write(cell) for write, cell in zip(_JSONL_CELLS, row, strict=True))
     yield f'{{"chain_head":{{"seq":{head[0]:d},"hash":{quote(head[1])}}}}}\n'
 
 
