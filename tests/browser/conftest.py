@@ -20,8 +20,11 @@ LAUNCH_ARGS = [
 def launch(stack):
     if not os.path.exists(CHROMIUM):
         pytest.skip(f"Chromium is not installed at {CHROMIUM} (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
+    # What a page shows after a push or a redirect comes later on a loaded CI machine than on a quiet one;
+    # the assertions wait for it as long as actions do.
+    expect.set_options(timeout=15_000)
     playwright = stack.enter_context(sync_playwright())
     browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS)
     stack.callback(browser.close)
