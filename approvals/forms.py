@@ -7,7 +7,15 @@ from django import forms
 from django.core.validators import RegexValidator, URLValidator
 
 from approvals.catalog import servers
-from approvals.models import ClientToken, PolicyRule, Server, Tool
+from approvals.models import (
+    MAX_APPROVAL_TIMEOUT_SECONDS,
+    MAX_APPROVALS_NEEDED,
+    ClientToken,
+    PolicyRule,
+    SeparationOfDuties,
+    Server,
+    Tool,
+)
 from approvals.policy import engine, rules
 from approvals.protocol.tools import DEFAULT_ANNOTATIONS
 
@@ -265,6 +273,27 @@ class RuleForm(EditingForm):
     position = forms.IntegerField(
         required=False, min_value=1, help_text="1 puts the rule first; left blank, it goes last."
     )
+    approvals_needed = forms.IntegerField(
+        label="Approvals needed",
+        initial=1,
+        required=False,
+        min_value=1,
+        max_value=MAX_APPROVALS_NEEDED,
+        help_text="Distinct operators who must approve a call this rule asks about; a single denial ends it.",
+    )
+    approval_timeout_seconds = forms.IntegerField(
+        label="Approval timeout (seconds)",
+        required=False,
+        min_value=1,
+        max_value=MAX_APPROVAL_TIMEOUT_SECONDS,
+        help_text="How long such a call waits for its approvals; left blank, APPROVAL_TIMEOUT_SECONDS.",
+    )
+    separation_of_duties = SafeChoiceField(
+        SeparationOfDuties,
+        SeparationOfDuties.INHERIT,
+        label="Separation of duties",
+        help_text="Whether the person who owns the calling client token may approve its calls.",
+    )
 
     def __init__(self, *args, rule=None, **kwargs):
         self.rule = rule
@@ -293,6 +322,9 @@ class RuleForm(EditingForm):
             "conditions": json.dumps(rule.conditions, indent=1, ensure_ascii=False),
             "message": rule.message,
             "enabled": rule.enabled,
+            "approvals_needed": rule.approvals_needed,
+            "approval_timeout_seconds": rule.approval_timeout_seconds,
+            "separation_of_duties": rule.separation_of_duties,
             **{f"annotation_{k}": str(v).lower() for k, v in rule.annotations.items()},
         }
 
@@ -301,6 +333,9 @@ class RuleForm(EditingForm):
 
     def clean_conditions(self):
         return json_field(self.cleaned_data["conditions"], [])
+
+    def clean_approvals_needed(self):
+        return self.cleaned_data["approvals_needed"] or 1
 
     def clean(self):
         data = super().clean()
@@ -326,6 +361,9 @@ class RuleForm(EditingForm):
             name=data["name"].strip(),
             position=data.get("position"),
             enabled=data["enabled"],
+            approvals_needed=data["approvals_needed"],
+            approval_timeout_seconds=data["approval_timeout_seconds"],
+            separation_of_duties=data["separation_of_duties"],
         )
 
 

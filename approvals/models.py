@@ -1,6 +1,8 @@
 import shlex
 import uuid
 
+from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.utils import timezone
 from django.utils.text import slugify
@@ -197,6 +199,9 @@ class ClientToken(models.Model):
         default=list, blank=True, help_text='Exposed tool names this token may use; ["*"] for all.'
     )
     created_by = models.ForeignKey("auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="client_tokens"
+    )
     created_at = models.DateTimeField(default=timezone.now)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
@@ -230,6 +235,18 @@ class McpSession(models.Model):
     closed_at = models.DateTimeField(null=True, blank=True)
 
 
+MAX_APPROVALS_NEEDED = 10
+MAX_APPROVAL_TIMEOUT_SECONDS = 7 * 24 * 3600
+
+
+class SeparationOfDuties(models.TextChoices):
+    """Whether the owner of the calling token may approve a call a rule asks about."""
+
+    INHERIT = "inherit", "As the console's default (SEPARATION_OF_DUTIES)"
+    REQUIRE = "require", "Not by the token's owner"
+    OFF = "off", "The token's owner may approve"
+
+
 class PolicyRule(models.Model):
     """One ordered rule: the first enabled rule that matches a call decides it."""
 
@@ -253,6 +270,21 @@ class PolicyRule(models.Model):
         default=list, blank=True, help_text='e.g. [{"path": "amount", "op": "gt", "value": 100}]'
     )
     message = models.TextField(blank=True, help_text="Told to the client when this rule denies.")
+    # How a call this rule asks about is decided; they matter only for an ask rule.
+    approval_timeout_seconds = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1), MaxValueValidator(MAX_APPROVAL_TIMEOUT_SECONDS)],
+        help_text="How long a call it asks about waits for its approvals; blank: APPROVAL_TIMEOUT_SECONDS.",
+    )
+    approvals_needed = models.PositiveSmallIntegerField(
+        default=1,
+        validators=[MinValueValidator(1), MaxValueValidator(MAX_APPROVALS_NEEDED)],
+        help_text="Distinct operators who must approve a call it asks about; one denial ends the call.",
+    )
+    separation_of_duties = models.CharField(
+        max_length=7, choices=SeparationOfDuties.choices, default=SeparationOfDuties.INHERIT
+    )
     enabled = models.BooleanField(default=True)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(auto_now=True)
@@ -309,6 +341,11 @@ class Call(models.Model):
     decided_by = models.ForeignKey("auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     decided_by_name = models.CharField(max_length=150, blank=True)
     reason = models.TextField(blank=True)
+    # Fixed when the call is held, from the rule that asked: a later change of the rule leaves it alone.
+    approvals_needed = models.PositiveSmallIntegerField(default=1)
+    separation_of_duties = models.BooleanField(
+        default=False, help_text="The owner of the calling token may not approve it."
+    )
 
     result = models.JSONField(null=True, blank=True)
     is_error = models.BooleanField(default=False)
@@ -331,6 +368,28 @@ class Call(models.Model):
     @property
     def final_arguments(self):
         return self.edited_arguments if self.edited_arguments is not None else self.arguments
+
+
+class CallApproval(models.Model):
+    """One operator's approval of a pending call, of the arguments its binding names.
+
+    An edit changes the binding, so approvals of the arguments before it no longer count.
+    """
+
+    call = models.ForeignKey(Call, on_delete=models.CASCADE, related_name="approvals")
+    user = models.ForeignKey("auth.User", null=True, on_delete=models.SET_NULL, related_name="+")
+    username = models.CharField(max_length=150)
+    binding = models.CharField(max_length=64)
+    at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["call", "user", "binding"], name="call_approval_once_per_operator")
+        ]
+
+    def __str__(self):
+        return f"approval of call {self.call_id} by {self.username}"
 
 
 class InputRequest(models.Model):

@@ -235,6 +235,8 @@ SOCKET_ACCESS_RECHECK_SECONDS = float(os.environ.get("SOCKET_ACCESS_RECHECK_SECO
 
 # The life of a call.
 APPROVAL_TIMEOUT_SECONDS = float(os.environ.get("APPROVAL_TIMEOUT_SECONDS", 600))
+# Whether the owner of a client token may not approve its calls, for rules that leave it to this default.
+SEPARATION_OF_DUTIES = env_bool("SEPARATION_OF_DUTIES")
 # A waiting call re-reads its row this often, so a lost wake-up never strands it.
 CALL_REREAD_SECONDS = float(os.environ.get("CALL_REREAD_SECONDS", 5))
 UPSTREAM_CALL_TIMEOUT_SECONDS = float(os.environ.get("UPSTREAM_CALL_TIMEOUT_SECONDS", 600))

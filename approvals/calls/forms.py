@@ -65,12 +65,14 @@ class ArgumentsEditor:
     def __init__(self, call: Call, data=None):
         self.call = call
         schema = (call.tool.definition if call.tool else {}).get("inputSchema") or {}
-        self.flat = is_flat(schema, call.arguments)
+        # An earlier operator's edit, under a quorum, is where the next one starts.
+        shown = call.final_arguments
+        self.flat = is_flat(schema, shown)
         if self.flat:
-            self.form = build_form(schema, call.arguments, data=data)
+            self.form = build_form(schema, shown, data=data)
         else:
             self.form = JsonArgumentsForm(
-                data=data, initial={"arguments": json.dumps(call.arguments, indent=2, ensure_ascii=False)}
+                data=data, initial={"arguments": json.dumps(shown, indent=2, ensure_ascii=False)}
             )
         self.binding = data.get("binding", "") if data is not None else lifecycle.call_binding(call)
         self.reason = data.get("reason", "")[:MAX_REASON] if data is not None else ""
@@ -80,9 +82,9 @@ class ArgumentsEditor:
         return self.form.is_valid()
 
     def edited_arguments(self) -> dict | None:
-        """The new arguments, or None when they equal the call's own (then it is a plain approval)."""
+        """The new arguments, or None when they are those shown (then it is a plain approval)."""
         arguments = self.form.to_arguments()
-        return None if arguments == self.call.arguments else arguments
+        return None if arguments == self.call.final_arguments else arguments
 
     def refuse(self, errors: list[str]):
         self.errors = errors

@@ -19,7 +19,7 @@ from approvals.audit.chain import SYSTEM, Actor
 from approvals.calls import transitions
 from approvals.inputs import requests
 from approvals.live import events
-from approvals.models import Call, ClientToken, PolicyRule, Tool
+from approvals.models import Call, CallApproval, ClientToken, PolicyRule, SeparationOfDuties, Tool
 from approvals.policy import engine
 from approvals.protocol.canonical import canonical_json, sha256_digest
 from approvals.protocol.results import tool_error_result
@@ -47,7 +47,9 @@ def binding_digest(arguments_digest: str, tool_digest: str) -> str:
 
 
 def call_binding(call: Call) -> str:
-    return binding_digest(call.arguments_digest, call.tool_digest)
+    """The binding of the arguments the call would run with now: an operator's edit changes it."""
+    edited = call.edited_arguments
+    return binding_digest(call.arguments_digest if edited is None else sha256_digest(edited), call.tool_digest)
 
 
 def find_tool(token: ClientToken, name) -> Tool | None:
@@ -144,7 +146,8 @@ def receive_call(
             now,
         )
     elif verdict:
-        call.status, call.expires_at = Call.Status.PENDING, now + timedelta(seconds=settings.APPROVAL_TIMEOUT_SECONDS)
+        timeout, call.approvals_needed, call.separation_of_duties = hold_terms(verdict.rule)
+        call.status, call.expires_at = Call.Status.PENDING, now + timedelta(seconds=timeout)
     call.save(force_insert=True)
     with chain.batch():
         chain.record(
@@ -169,6 +172,18 @@ def receive_call(
     return call, None
 
 
+def hold_terms(rule: engine.Rule | None) -> tuple[float, int, bool]:
+    """How a held call is decided, from the rule that asked (None: no rule matched): its timeout in
+    seconds, the approvals it needs, and whether its token's owner is kept from approving it."""
+    row = PolicyRule.objects.filter(pk=rule.id).first() if rule is not None else None
+    if row is None:
+        return settings.APPROVAL_TIMEOUT_SECONDS, 1, settings.SEPARATION_OF_DUTIES
+    separated = {SeparationOfDuties.REQUIRE: True, SeparationOfDuties.OFF: False}.get(
+        row.separation_of_duties, settings.SEPARATION_OF_DUTIES
+    )
+    return row.approval_timeout_seconds or settings.APPROVAL_TIMEOUT_SECONDS, row.approvals_needed, separated
+
+
 def call_facts(token: ClientToken, tool: Tool, arguments: dict) -> engine.CallFacts:
     return engine.CallFacts(
         client_id=token.pk,
@@ -185,39 +200,115 @@ def invalid_arguments_text(tool, errors):
     )
 
 
+def approval_refusal(call: Call, user) -> str:
+    """Why this user may not approve the call as it stands, or "": the queue disables its button with the reason."""
+    if call.separation_of_duties and call.token.owner_id is not None and call.token.owner_id == user.pk:
+        return (
+            f"You own the token {call.token.name} that made this call, and separation of duties asks another "
+            "operator to approve it."
+        )
+    if call.approvals_needed > 1 and current_approvals(call).filter(user=user).exists():
+        return f"You approved already: {approvals_text(call)}."
+    return ""
+
+
+def current_approvals(call: Call):
+    """The approvals that count: those of the arguments as they stand now (an edit makes earlier ones void)."""
+    return CallApproval.objects.filter(call=call, binding=call_binding(call))
+
+
+def approvers(call: Call) -> list[str]:
+    return list(current_approvals(call).values_list("username", flat=True))
+
+
+def approvals_text(call: Call) -> str:
+    """ "1 of 2 approvals: ann" """
+    names = approvers(call)
+    return f"{len(names)} of {call.approvals_needed} approvals" + (f": {', '.join(names)}" if names else "")
+
+
+@transaction.atomic
 def decide(
     call_id, user, approve: bool, reason: str = "", edited_arguments=None, shown_binding: str | None = None
 ) -> transitions.Outcome:
-    """An operator's decision. Exactly one decision wins: the update is conditional on the call still pending."""
-    call = Call.objects.select_related("tool").get(pk=call_id)
+    """An operator's decision: a denial, or one approval of the call's quorum.
+
+    The call's row is locked for the decision, so that of racing operators (or an operator and the
+    expiry) exactly one ends it, and approvals arriving at once are counted one after the other.
+    A single denial ends the call; it runs once approvals of the same arguments by
+    `approvals_needed` distinct operators are in. Editing approves the new arguments and voids the
+    approvals of the old ones, which their operators never saw.
+    """
+    call = Call.objects.select_for_update(of=("self",)).select_related("tool", "token").get(pk=call_id)
+    if call.status != Call.Status.PENDING:
+        return transitions.Outcome(False, call, already_text(call))
     if shown_binding is not None and shown_binding != call_binding(call):
         return transitions.Outcome(
             False, call, "The call or its tool changed since it was shown; look again before deciding."
         )
+    if not approve:
+        return deny(call, user, reason.strip() or "denied by an operator")
+    refusal = approval_refusal(call, user)
+    if refusal:
+        return transitions.Outcome(False, call, refusal)
     if edited_arguments is not None:
         errors = validate((call.tool.definition if call.tool else {}).get("inputSchema") or {}, edited_arguments)
         if errors:
             return transitions.Outcome(False, call, "The edited arguments are not valid.", errors)
-    if not approve and not reason.strip():
-        reason = "denied by an operator"
+    return approve_call(call, user, reason, edited_arguments)
+
+
+def deny(call: Call, user, reason: str) -> transitions.Outcome:
     changes = {
-        "status": Call.Status.APPROVED if approve else Call.Status.DENIED,
+        "status": Call.Status.DENIED,
         "decided_by": user,
         "decided_by_name": user.get_username(),
         "decided_at": timezone.now(),
         "reason": reason,
-        "edited_arguments": edited_arguments if approve else None,
+        "edited_arguments": None,
     }
-    audit = {}
-    if approve and edited_arguments is not None:
-        audit["call.edited"] = {"before": call.arguments, "after": edited_arguments}
-    audit["call.approved" if approve else "call.denied"] = {"reason": reason}
     won, call = transitions.move(
-        Call, call_id, [Call.Status.PENDING], changes, actor=Actor.user(user), audit=audit, event="call.decided"
+        Call,
+        call.pk,
+        [Call.Status.PENDING],
+        changes,
+        actor=Actor.user(user),
+        audit={"call.denied": {"reason": reason}},
+        event="call.decided",
     )
-    if won:
-        return transitions.Outcome(True, call, f"{'Approved' if approve else 'Denied'}.")
-    return transitions.Outcome(False, call, already_text(call))
+    return transitions.Outcome(True, call, "Denied.") if won else transitions.Outcome(False, call, already_text(call))
+
+
+def approve_call(call: Call, user, reason: str, edited_arguments) -> transitions.Outcome:
+    """Record the approval (with the edit it makes), and approve the call when it completes the quorum."""
+    audit = {}
+    if edited_arguments is not None and edited_arguments != call.final_arguments:
+        audit["call.edited"] = {"before": call.final_arguments, "after": edited_arguments}
+        call.edited_arguments = None if edited_arguments == call.arguments else edited_arguments
+    binding = call_binding(call)
+    CallApproval.objects.create(call=call, user=user, username=user.get_username(), binding=binding)
+    names = approvers(call)
+    if len(names) < call.approvals_needed:
+        Call.objects.filter(pk=call.pk).update(edited_arguments=call.edited_arguments)
+        audit["call.approval"] = {"reason": reason, "approvals": names, "needed": call.approvals_needed}
+        with chain.batch():
+            for action, data in audit.items():
+                chain.record(action, Actor.user(user), call=call, data=data)
+        events.call_changed(call, "call.approval")
+        return transitions.Outcome(True, call, f"Approval recorded: {approvals_text(call)}; the call waits for more.")
+    changes = {
+        "status": Call.Status.APPROVED,
+        "decided_by": user,
+        "decided_by_name": user.get_username(),
+        "decided_at": timezone.now(),
+        "reason": reason,
+        "edited_arguments": call.edited_arguments,
+    }
+    audit["call.approved"] = {"reason": reason} | ({"approvals": names} if call.approvals_needed > 1 else {})
+    won, call = transitions.move(
+        Call, call.pk, [Call.Status.PENDING], changes, actor=Actor.user(user), audit=audit, event="call.decided"
+    )
+    return transitions.Outcome(True, call, "Approved.") if won else transitions.Outcome(False, call, already_text(call))
 
 
 def already_text(call: Call) -> str:
@@ -266,8 +357,8 @@ def expire_stale_calls() -> int:
     answer could still reach (past the upstream call timeout) fail.
     """
     now = timezone.now()
-    stale = Call.objects.filter(status=Call.Status.PENDING, expires_at__lte=now).values_list("pk", flat=True)
-    expired = sum(end_pending(pk, Call.Status.EXPIRED, expired_reason()) for pk in list(stale))
+    stale = Call.objects.filter(status=Call.Status.PENDING, expires_at__lte=now).only("received_at", "expires_at")
+    expired = sum(end_pending(call.pk, Call.Status.EXPIRED, expired_reason(call)) for call in list(stale))
     # A minute's grace beyond the longest an upstream call may take, for the answer to be written.
     cutoff = now - timedelta(seconds=settings.UPSTREAM_CALL_TIMEOUT_SECONDS + 60)
     running = Call.objects.filter(status__in=Call.IN_FLIGHT, decided_at__lte=cutoff)
@@ -315,9 +406,13 @@ def summarize(result: dict) -> dict:
     }
 
 
-def expired_reason():
-    minutes = settings.APPROVAL_TIMEOUT_SECONDS / 60
-    return f"no operator decided within {minutes:g} minutes"
+def expired_reason(call: Call) -> str:
+    """What an expired call's client is told: the wait its rule (or the global setting) gave it."""
+    minutes = (call.expires_at - call.received_at).total_seconds() / 60
+    who = (
+        f"fewer than {call.approvals_needed} operators approved" if call.approvals_needed > 1 else "no operator decided"
+    )
+    return f"{who} within {minutes:g} minutes"
 
 
 def error_text(call: Call) -> str:

@@ -105,7 +105,7 @@ async def wait_for_decision(call: Call, emit) -> Call:
         return None
 
     def expire():
-        return sync_to_async(lifecycle.end_pending)(call.pk, Call.Status.EXPIRED, lifecycle.expired_reason())
+        return sync_to_async(lifecycle.end_pending)(call.pk, Call.Status.EXPIRED, lifecycle.expired_reason(call))
 
     return await events.wait_until(events.call_group(call.pk), decided, call.expires_at, expire)
 

@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from approvals.models import Call, PolicyRule, Tool
 from approvals.policy.engine import condition_text
+from approvals.policy.rules import hold_words
 
 RECENT = timedelta(hours=24)
 # Enough for any schema a person picks paths from; a hostile one cannot make the page huge.
@@ -19,6 +20,10 @@ class RuleRow:
     rule: PolicyRule
     recent: int
     last_matched: object
+
+    @property
+    def hold(self):
+        return hold_words(self.rule)
 
     @property
     def conditions(self):

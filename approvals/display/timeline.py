@@ -3,6 +3,7 @@
 from dataclasses import dataclass
 from datetime import datetime
 
+from approvals.calls import lifecycle
 from approvals.models import Call
 
 POLICY_WORDS = {"allow": "allowed by policy", "ask": "held for an operator", "deny": "denied by policy"}
@@ -16,13 +17,20 @@ class Step:
     after_ms: float | None = None
 
 
+def decider(call: Call) -> str:
+    """Who decided: the operator, or for a call that needed several approvals each who approved it."""
+    if call.approvals_needed > 1 and call.status != Call.Status.DENIED:
+        return " and ".join(lifecycle.approvers(call)) or call.decided_by_name
+    return call.decided_by_name
+
+
 def decided_detail(call: Call) -> str:
     if call.decided_by_name == "policy":
         return "by policy"
     verb = "denied" if call.status == Call.Status.DENIED else "approved"
     edited = " with edited arguments" if call.edited_arguments is not None else ""
     reason = f": {call.reason}" if call.reason else ""
-    return f"{verb} by {call.decided_by_name}{edited}{reason}"
+    return f"{verb} by {decider(call)}{edited}{reason}"
 
 
 def answered_detail(call: Call) -> str:
@@ -61,7 +69,7 @@ def outcome_text(call: Call) -> str:
     if call.decided_by_name == "policy":
         who = f"{'Denied' if call.status == Call.Status.DENIED else 'Allowed'} by policy"
     else:
-        who = f"{'Denied' if call.status == Call.Status.DENIED else 'Approved'} by {call.decided_by_name}"
+        who = f"{'Denied' if call.status == Call.Status.DENIED else 'Approved'} by {decider(call)}"
     if call.status == Call.Status.DENIED:
         return who + (f": {call.reason}" if call.reason else "")
     edited = " with edited arguments" if call.edited_arguments is not None else ""

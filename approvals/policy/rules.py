@@ -15,7 +15,14 @@ from django.db import transaction
 
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM, Actor
-from approvals.models import ClientToken, PolicyRule, Server
+from approvals.models import (
+    MAX_APPROVAL_TIMEOUT_SECONDS,
+    MAX_APPROVALS_NEEDED,
+    ClientToken,
+    PolicyRule,
+    SeparationOfDuties,
+    Server,
+)
 from approvals.policy import engine
 from approvals.protocol.tools import DEFAULT_ANNOTATIONS
 
@@ -31,6 +38,9 @@ FILE_FIELDS = (
     "annotations",
     "conditions",
     "message",
+    "approvals_needed",
+    "approval_timeout_seconds",
+    "separation_of_duties",
     "enabled",
 )
 FILE_TYPES = {
@@ -43,6 +53,9 @@ FILE_TYPES = {
     "annotations": (dict,),
     "conditions": (list,),
     "message": (str,),
+    "approvals_needed": (int,),
+    "approval_timeout_seconds": (int, type(None)),
+    "separation_of_duties": (str,),
     "enabled": (bool,),
 }
 
@@ -65,6 +78,9 @@ class RuleRequest:
     name: str = ""
     position: int | None = None  # 1 is first; None appends
     enabled: bool = True
+    approvals_needed: int = 1
+    approval_timeout_seconds: int | None = None  # None: the global APPROVAL_TIMEOUT_SECONDS
+    separation_of_duties: str = SeparationOfDuties.INHERIT
 
 
 @dataclass
@@ -114,7 +130,34 @@ def problems(request: RuleRequest) -> tuple[list[tuple[str, str]], Server | None
     found += [("conditions", error) for error in engine.check_conditions(request.conditions or [])]
     if len(request.name) > PolicyRule._meta.get_field("name").max_length:
         found.append(("name", "the name must be at most 100 characters"))
-    return found, server, client
+    return found + hold_problems(request), server, client
+
+
+def hold_problems(request: RuleRequest) -> list[tuple[str, str]]:
+    """What is wrong with how the rule has a held call decided."""
+    found = []
+    if not whole_number(request.approvals_needed, 1, MAX_APPROVALS_NEEDED):
+        found.append(
+            ("approvals_needed", f"the approvals needed must be a whole number from 1 to {MAX_APPROVALS_NEEDED}")
+        )
+    timeout = request.approval_timeout_seconds
+    if timeout is not None and not whole_number(timeout, 1, MAX_APPROVAL_TIMEOUT_SECONDS):
+        found.append(
+            (
+                "approval_timeout_seconds",
+                f"the approval timeout must be a whole number of seconds from 1 to {MAX_APPROVAL_TIMEOUT_SECONDS}, "
+                "or empty for the global one",
+            )
+        )
+    if request.separation_of_duties not in SeparationOfDuties.values:
+        found.append(
+            ("separation_of_duties", f"separation of duties must be one of {', '.join(SeparationOfDuties.values)}")
+        )
+    return found
+
+
+def whole_number(value, low: int, high: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
 
 
 def checked(request: RuleRequest) -> tuple[Server | None, ClientToken | None]:
@@ -138,6 +181,9 @@ def serialize(rule: PolicyRule) -> dict:
         "annotations": rule.annotations,
         "conditions": rule.conditions,
         "message": rule.message,
+        "approvals_needed": rule.approvals_needed,
+        "approval_timeout_seconds": rule.approval_timeout_seconds,
+        "separation_of_duties": rule.separation_of_duties,
         "enabled": rule.enabled,
     }
 
@@ -175,6 +221,9 @@ def assign(rule: PolicyRule, request: RuleRequest, server, client) -> None:
     rule.message = request.message
     rule.name = request.name
     rule.enabled = request.enabled
+    rule.approvals_needed = request.approvals_needed
+    rule.approval_timeout_seconds = request.approval_timeout_seconds
+    rule.separation_of_duties = request.separation_of_duties
 
 
 def record(action: str, actor: Actor, rule: PolicyRule, before: dict | None, after: dict | None) -> None:
@@ -362,7 +411,23 @@ def warnings(rule: PolicyRule) -> list[str]:
         notes.append("no server is trusted, so a rule that names annotations matches no call")
     if rule.message and rule.action != PolicyRule.Action.DENY:
         notes.append("the message is told to clients only when the rule denies")
+    if rule.action != PolicyRule.Action.ASK and hold_words(rule):
+        notes.append("approvals needed, the approval timeout and separation of duties count only when the rule asks")
     return notes
+
+
+def hold_words(rule) -> list[str]:
+    """How a call the rule asks about is decided, where it differs from the defaults: ['2 approvals', ...]."""
+    words = []
+    if rule.approvals_needed != 1:
+        words.append(f"{rule.approvals_needed} approvals")
+    if rule.approval_timeout_seconds:
+        words.append(f"times out after {rule.approval_timeout_seconds} s")
+    if rule.separation_of_duties == SeparationOfDuties.REQUIRE:
+        words.append("not by the token's owner")
+    elif rule.separation_of_duties == SeparationOfDuties.OFF:
+        words.append("the token's owner may approve")
+    return words
 
 
 def summary(rule):
@@ -376,6 +441,8 @@ def summary(rule):
         words.append("where " + ", ".join(f"{k}={str(v).lower()}" for k, v in rule.annotations.items()))
     if rule.conditions:
         words.append(f"if {json.dumps(rule.conditions)}")
+    if rule.action == PolicyRule.Action.ASK and hold_words(rule):
+        words.append("[" + "; ".join(hold_words(rule)) + "]")
     if rule.name:
         words.append(f"({rule.name})")
     return " ".join(words)

@@ -1,5 +1,6 @@
 """The policy's pages: the ordered rules, a rule's form, and trying a call. Admins change, others read."""
 
+from django.conf import settings
 from django.contrib import messages
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
@@ -42,7 +43,13 @@ def rule_form(request, rule=None):
     return render(
         request,
         "approvals/rule_form.html",
-        {"form": form, "rule": rule, "tools": tool_paths(), "operators": " ".join(engine.OPERATORS)},
+        {
+            "form": form,
+            "rule": rule,
+            "tools": tool_paths(),
+            "operators": " ".join(engine.OPERATORS),
+            "sod_default": settings.SEPARATION_OF_DUTIES,
+        },
     )
 
 

@@ -61,8 +61,10 @@ def return_to(request):
 @permission_or_403(DECIDE_CALLS)
 def edit(request, pk):
     call = get_object_or_404(rows.shown_calls(), pk=pk)
-    if call.status != Call.Status.PENDING:
-        messages.warning(request, f"Call {call.pk} ({call.tool_name}): {lifecycle.already_text(call)}")
+    refusal = lifecycle.already_text(call) if call.status != Call.Status.PENDING else ""
+    refusal = refusal or lifecycle.approval_refusal(call, request.user)
+    if refusal:
+        messages.warning(request, f"Call {call.pk} ({call.tool_name}): {refusal}")
         return redirect("queue")
     editor = ArgumentsEditor(call, request.POST if request.method == "POST" else None)
     if request.method == "POST" and editor.is_valid():
@@ -78,7 +80,8 @@ def edit(request, pk):
             editor.refuse(outcome.errors)
         else:
             level = messages.SUCCESS if outcome.won else messages.WARNING
-            edited = " with edited arguments" if outcome.won and outcome.row.edited_arguments is not None else ""
+            decided = outcome.won and outcome.row.status != Call.Status.PENDING
+            edited = " with edited arguments" if decided and outcome.row.edited_arguments is not None else ""
             messages.add_message(
                 request, level, f"Call {call.pk} ({call.tool_name}): {outcome.message.rstrip('.')}{edited}."
             )

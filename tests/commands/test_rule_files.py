@@ -22,6 +22,12 @@ def three_rules(shop, client_token):
         '[{"path": "amount", "op": "gt", "value": 100}]',
         "--name",
         "big",
+        "--approvals-needed",
+        "2",
+        "--approval-timeout",
+        "120",
+        "--separation-of-duties",
+        "require",
     )
     run("add_rule", "--action", "allow", "--annotation", "readOnlyHint=true", "--name", "reads")
     return list(PolicyRule.objects.all())
@@ -36,6 +42,7 @@ def export(tmp_path, name="rules.json"):
 def rows():
     return [
         (str(r.uid), r.position, r.name, r.action, r.server_id, r.client_id, r.conditions, r.enabled, r.updated_at)
+        + (r.approvals_needed, r.approval_timeout_seconds, r.separation_of_duties)
         for r in PolicyRule.objects.all()
     ]
 
@@ -54,6 +61,9 @@ def test_it_exports_every_rule_in_order_with_its_uid_and_names(three_rules):
         "annotations": {},
         "conditions": [{"path": "amount", "op": "gt", "value": 100}],
         "message": "",
+        "approvals_needed": 2,
+        "approval_timeout_seconds": 120,
+        "separation_of_duties": "require",
         "enabled": True,
     }
 
@@ -121,6 +131,10 @@ def test_it_updates_by_uid_and_adds_new_rules_after_the_others_without_replace(t
         ({"enabled": "yes"}, "rule 2 ({uid}) enabled: must be bool"),
         ({"colour": "red"}, "rule 2 ({uid}) colour: is not a field of a rule"),
         ({"uid": "not-a-uuid"}, "rule 2 (not-a-uuid) uid: 'not-a-uuid' is not a UUID"),
+        ({"approvals_needed": 0}, "rule 2 ({uid}) approvals_needed: the approvals needed must be a whole number"),
+        ({"approvals_needed": True}, "rule 2 ({uid}) approvals_needed: the approvals needed must be a whole number"),
+        ({"approval_timeout_seconds": "1h"}, "rule 2 ({uid}) approval_timeout_seconds: must be int or null"),
+        ({"separation_of_duties": "maybe"}, "rule 2 ({uid}) separation_of_duties: separation of duties must be one"),
     ],
 )
 def test_it_names_the_rule_and_field_at_fault_and_changes_nothing(three_rules, tmp_path, change, fault):

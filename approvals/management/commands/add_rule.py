@@ -2,7 +2,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from approvals.models import PolicyRule
+from approvals.models import PolicyRule, SeparationOfDuties
 from approvals.policy import rules
 
 
@@ -35,8 +35,35 @@ class Command(BaseCommand):
         )
         parser.add_argument("--position", type=int, metavar="N", help="1 puts the rule first; default: last")
         parser.add_argument("--name", default="", metavar="TEXT", help="shown in the queue as the rule that decided")
+        parser.add_argument(
+            "--approvals-needed",
+            type=int,
+            default=1,
+            metavar="N",
+            help="distinct operators who must approve a call the rule asks about (default 1); one denial ends it",
+        )
+        parser.add_argument(
+            "--approval-timeout",
+            type=int,
+            metavar="SECONDS",
+            help="how long a call the rule asks about waits for its approvals (default: APPROVAL_TIMEOUT_SECONDS)",
+        )
+        parser.add_argument(
+            "--separation-of-duties",
+            choices=SeparationOfDuties.values,
+            default=SeparationOfDuties.INHERIT,
+            help=(
+                "require: the calling token's owner may not approve; off: they may; "
+                "inherit (default): as SEPARATION_OF_DUTIES says"
+            ),
+        )
 
     def handle(self, *args, action, server, tool, client, message, annotation, conditions, position, name, **options):
+        hold = {
+            "approvals_needed": options["approvals_needed"],
+            "approval_timeout_seconds": options["approval_timeout"],
+            "separation_of_duties": options["separation_of_duties"],
+        }
         try:
             request = rules.RuleRequest(
                 action=action,
@@ -48,6 +75,7 @@ class Command(BaseCommand):
                 annotations=dict(rules.parse_annotation(a) for a in annotation),
                 conditions=parse_conditions(conditions),
                 position=position,
+                **hold,
             )
             rule = rules.create_rule(request)
         except rules.RuleError as exc:
