@@ -156,3 +156,16 @@ def test_it_lists_the_rules_in_the_order_they_are_tried(shop, client_token):
 
 def test_it_says_every_call_is_asked_about_when_there_are_no_rules(db):
     assert run("list_rules").strip() == "no rules: every call is asked about"
+
+
+def test_it_adds_a_rule_that_needs_two_approvals_within_its_own_timeout(shop):
+    output = add("--action", "ask", "--approvals-needed", "2", "--approval-timeout", "90", "--name", "pair")
+    assert "[2 approvals; times out after 90 s] (pair)" in output
+    rule = PolicyRule.objects.get()
+    assert (rule.approvals_needed, rule.approval_timeout_seconds, rule.separation_of_duties) == (2, 90, "inherit")
+
+
+def test_it_refuses_a_quorum_beyond_reason(db):
+    with pytest.raises(CommandError, match="approvals needed must be a whole number from 1 to 10"):
+        add("--action", "ask", "--approvals-needed", "11")
+    assert not PolicyRule.objects.exists()

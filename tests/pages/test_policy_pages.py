@@ -123,6 +123,28 @@ def test_it_adds_a_rule_from_the_form_and_audits_it_as_the_admin(admin_client, t
     assert event.data["after"]["conditions"] == [{"path": "order_id", "op": "eq", "value": 7}]
 
 
+def test_it_sets_how_a_held_call_is_decided_from_the_form_and_lists_it(admin_client, shop):
+    hold = {"approvals_needed": "2", "approval_timeout_seconds": "120", "separation_of_duties": "require"}
+    response = admin_client.post(reverse("rule_add"), form_data(action="ask", **hold))
+    assert response.status_code == 302
+    rule = PolicyRule.objects.get()
+    assert (rule.approvals_needed, rule.approval_timeout_seconds, rule.separation_of_duties) == (2, 120, "require")
+    listed = admin_client.get(reverse("rules")).content.decode()
+    for words in ("2 approvals", "times out after 120 s", "not by the token&#x27;s owner"):
+        assert f"<div class=\"small\" data-hold>{words}</div>" in listed
+    form = admin_client.get(reverse("rule_edit", args=[rule.pk])).context["form"]
+    assert form["approvals_needed"].value() == 2 and form["separation_of_duties"].value() == "require"
+
+
+def test_it_refuses_a_quorum_of_none_and_a_timeout_of_nothing(admin_client, shop):
+    response = admin_client.post(
+        reverse("rule_add"), form_data(action="ask", approvals_needed="0", approval_timeout_seconds="-5")
+    )
+    errors = response.context["form"].errors
+    assert "approvals_needed" in errors and "approval_timeout_seconds" in errors
+    assert not PolicyRule.objects.exists()
+
+
 def test_it_shows_the_shells_problems_at_their_fields_and_adds_nothing(admin_client, shop):
     bad = '[{"path": "order_id", "op": "gt", "value": [1]}]'
     response = admin_client.post(reverse("rule_add"), form_data(tool_glob="shop *", conditions=bad))
