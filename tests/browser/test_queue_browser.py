@@ -16,6 +16,7 @@ from approvals import roles
 from approvals.calls import lifecycle
 from approvals.catalog import servers, sync
 from approvals.models import Server, Tool
+from approvals.policy import rules
 from approvals.protocol import revisions
 from approvals.protocol.tools import tool_digest
 from approvals.tokens import credentials
@@ -242,3 +243,26 @@ def test_it_tells_a_late_click_who_decided_first(console, open_browser):
     row_of(bob).get_by_role("button", name="Deny").click()
     expect(row_of(bob).locator(".notice")).to_have_text(re.compile(r"^Already approved by ann\b"))
     assert "Customer C009" in client.text()
+
+
+def test_it_forwards_a_quorum_call_only_when_a_second_operator_approves_it(console, open_browser):
+    rules.create_rule(rules.RuleRequest("ask", tool_glob=LOOKUP, name="two people", approvals_needed=2))
+    browser = open_browser()
+    ann, bob = queue_page(browser, console, "ann"), queue_page(browser, console, "bob")
+    client = ClientCall(console["mcp"], console["secret"], LOOKUP, {"customer_id": "C004"})
+    for page in (ann, bob):
+        expect(row_of(page).locator("[data-approvals]")).to_have_text("0 of 2 approvals")
+
+    row_of(ann).get_by_role("button", name="Approve").click()
+    for page in (ann, bob):
+        expect(row_of(page).locator("[data-approvals]")).to_have_text("1 of 2 approvals: ann")
+    expect(row_of(ann).get_by_role("button", name="Approve")).to_be_disabled()
+    expect(row_of(ann).locator("[data-refusal]")).to_have_text("You approved already: 1 of 2 approvals: ann.")
+    expect(row_of(bob).get_by_role("button", name="Approve")).to_be_enabled()
+    assert client.thread.is_alive(), "one approval of two must not answer the client"
+    bob.screenshot(path="/tmp/console-quorum.png", full_page=True)
+
+    row_of(bob).get_by_role("button", name="Approve").click()
+    for page in (ann, bob):
+        expect(row_of(page)).to_contain_text("Approved by ann and bob")
+    assert "Customer C004" in client.text()
