@@ -7,6 +7,7 @@ from django import forms
 from django.core.validators import RegexValidator, URLValidator
 
 from approvals.catalog import servers
+from approvals.display.schema_forms import build_form, is_flat
 from approvals.models import (
     MAX_APPROVAL_TIMEOUT_SECONDS,
     MAX_APPROVALS_NEEDED,
@@ -367,8 +368,16 @@ class RuleForm(EditingForm):
         )
 
 
+TRY_INPUTS = [("json", "JSON"), ("form", "The tool's fields"), ("pick", "Show the tool's fields")]
+
+
 class TryForm(forms.Form):
-    """A call to try against the policy: which client, which tool, which arguments (JSON)."""
+    """A call to try against the policy: which client, which tool, and its arguments.
+
+    The arguments come from a form of fields built from the tool's inputSchema (when it is flat
+    enough for one) or from the JSON textarea, which stays for any schema. `input` says which the
+    person submitted; "pick" only shows the fields of a newly chosen tool.
+    """
 
     token = forms.ModelChoiceField(queryset=ClientToken.objects.all(), label="Client token", empty_label=None)
     tool = forms.ModelChoiceField(
@@ -376,7 +385,12 @@ class TryForm(forms.Form):
         to_field_name="exposed_name",
         empty_label=None,
     )
+    # Set by the button pressed, so neither is rendered as a field.
+    input = forms.TypedChoiceField(choices=TRY_INPUTS, required=False, empty_value="json")
+    # The tool whose fields were submitted: fields of another tool say nothing about this one's arguments.
+    fields_of = forms.CharField(required=False)
     arguments = forms.CharField(
+        label="Arguments",
         initial="{}",
         required=False,
         widget=forms.Textarea(attrs={"rows": 6, "spellcheck": "false"}),
@@ -387,12 +401,42 @@ class TryForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.fields["tool"].queryset = self.fields["tool"].queryset.filter(status__in=Tool.HELD)
         self.fields["tool"].label_from_instance = lambda tool: tool.exposed_name
+        self.schema_form = None
 
     def clean_arguments(self):
+        if self.cleaned_data.get("input") != "json":
+            return None
         arguments = json_field(self.cleaned_data["arguments"], {})
         if not isinstance(arguments, dict):
             raise forms.ValidationError("The arguments must be a JSON object.")
         return arguments
 
+    def clean(self):
+        data = super().clean()
+        tool = data.get("tool")
+        schema = (tool.definition.get("inputSchema") if tool else None) or {}
+        if tool is None or not is_flat(schema):
+            return data
+        chosen = data.get("input")
+        if chosen == "form" and data.get("fields_of") != tool.exposed_name:
+            chosen = data["input"] = "pick"
+        submitted = self.data if chosen == "form" else None
+        self.schema_form = build_form(schema, data.get("arguments") or {}, data=submitted)
+        self.schema_form.tool_name = tool.exposed_name
+        if chosen == "form" and self.schema_form.is_valid():
+            data["arguments"] = self.schema_form.to_arguments()
+        return data
+
     def call(self):
-        return self.cleaned_data["token"], self.cleaned_data["tool"], self.cleaned_data["arguments"]
+        """(token, tool, arguments) to try, or None when there is nothing to try yet (or the fields are invalid)."""
+        arguments = self.cleaned_data.get("arguments")
+        if arguments is None:
+            return None
+        return self.cleaned_data["token"], self.cleaned_data["tool"], arguments
+
+    def shown_json(self) -> str:
+        """The JSON textarea's text: what was tried from the fields, so that switching to JSON starts from it."""
+        tried = self.is_bound and self.is_valid() and self.cleaned_data["input"] == "form"
+        if tried and self.cleaned_data["arguments"] is not None:
+            return json.dumps(self.cleaned_data["arguments"], ensure_ascii=False)
+        return self["arguments"].value() or "{}"

@@ -497,3 +497,17 @@ document.addEventListener("DOMContentLoaded", () => {
   document.querySelector(`label[for="${area.id}"]`).hidden = true;
   builder.hidden = false;
 });
+
+// Try a call: choosing another tool shows that tool's fields at once; without this, the next Try does.
+document.addEventListener("DOMContentLoaded", () => {
+  const form = document.querySelector("form[data-try-form]");
+  if (!form) return;
+  form.querySelector('select[name="tool"]').addEventListener("change", () => {
+    const pick = document.createElement("input");
+    pick.type = "hidden";
+    pick.name = "input";
+    pick.value = "pick";
+    form.append(pick);
+    form.submit();
+  });
+});

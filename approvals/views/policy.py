@@ -115,5 +115,6 @@ def rule_delete(request, pk):
 @permission_or_403(READ_RULES)
 def policy_try(request):
     form = TryForm(request.GET if "tool" in request.GET else None)
-    outcome = trial.try_call(*form.call()) if form.is_bound and form.is_valid() else None
+    tried = form.call() if form.is_bound and form.is_valid() else None
+    outcome = trial.try_call(*tried) if tried else None
     return render(request, "approvals/policy_try.html", {"form": form, "outcome": outcome})

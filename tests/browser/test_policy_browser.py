@@ -33,12 +33,19 @@ def policy(live_console, admin):
     return admin
 
 
-def try_call(page, live_console, arguments):
+def choose_tool(page, live_console):
+    """Open the Try page and pick the token and the tool, whose fields then show."""
     page.goto(live_console + "/policy/try/")
     page.get_by_label("Client token").select_option(label="agent")
     page.get_by_label("Tool").select_option(label="shop_issue_refund")
-    page.get_by_label("Arguments").fill(json.dumps(arguments))
-    page.get_by_role("button", name="Try").click()
+    expect(page.locator("[data-schema-fields] legend")).to_have_text("Arguments of shop_issue_refund")
+
+
+def try_call(page, live_console, arguments):
+    choose_tool(page, live_console)
+    page.get_by_text("Or the arguments as JSON").click()
+    page.get_by_label("Arguments", exact=True).fill(json.dumps(arguments))
+    page.get_by_role("button", name="Try the JSON").click()
     return page.locator("[data-decision]")
 
 
@@ -107,3 +114,25 @@ def test_it_builds_tries_moves_disables_and_deletes_a_rule_with_every_change_aud
         for text in shown:
             expect(page.locator("pre.code").first).to_contain_text(text)
     assert not problems
+
+
+def test_it_tries_a_call_from_the_fields_of_the_tools_schema(live_console, policy, open_page):
+    page = open_page()
+    page.goto(live_console + "/login/")
+    page.get_by_label("Username").fill(policy)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+
+    choose_tool(page, live_console)
+    page.get_by_label("order_id").fill("7")
+    page.get_by_label("amount").fill("20")
+    page.get_by_role("button", name="Try these arguments").click()
+    expect(page.locator("[data-decision]")).to_have_text("allow, by small")
+    expect(page.get_by_label("amount")).to_have_value("20")
+
+    page.get_by_label("amount").fill("600")
+    page.get_by_role("button", name="Try these arguments").click()
+    expect(page.locator("[data-schema-fields]")).to_contain_text("less than or equal to 500")
+    expect(page.locator("[data-decision]")).to_have_count(0)
+    page.get_by_text("Or the arguments as JSON").click()
+    expect(page.get_by_label("Arguments", exact=True)).to_have_value('{"order_id": 7, "amount": 20}')

@@ -131,7 +131,7 @@ def test_it_sets_how_a_held_call_is_decided_from_the_form_and_lists_it(admin_cli
     assert (rule.approvals_needed, rule.approval_timeout_seconds, rule.separation_of_duties) == (2, 120, "require")
     listed = admin_client.get(reverse("rules")).content.decode()
     for words in ("2 approvals", "times out after 120 s", "not by the token&#x27;s owner"):
-        assert f"<div class=\"small\" data-hold>{words}</div>" in listed
+        assert f'<div class="small" data-hold>{words}</div>' in listed
     form = admin_client.get(reverse("rule_edit", args=[rule.pk])).context["form"]
     assert form["approvals_needed"].value() == 2 and form["separation_of_duties"].value() == "require"
 
@@ -283,3 +283,63 @@ def test_it_suggests_argument_paths_from_each_tools_input_schema(admin_client, s
 def test_it_links_the_policy_in_the_navigation_for_every_role(login, db):
     for role in (roles.ADMIN, roles.OPERATOR, roles.AUDITOR):
         assert reverse("rules").encode() in login(role, username=role).get(reverse("connect")).content
+
+
+PAY_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "order_id": {"type": "integer", "title": "Order"},
+        "amount": {"type": "number", "maximum": 500},
+        "currency": {"type": "string", "enum": ["EUR", "USD"]},
+    },
+    "required": ["order_id", "amount"],
+}
+
+
+@pytest.fixture
+def pay(shop, agent):
+    make_tool(shop, "pay", inputSchema=PAY_SCHEMA)
+    rules.create_rule(
+        rules.RuleRequest("deny", tool_glob="shop_pay", conditions=[{"path": "amount", "op": "gt", "value": 100}])
+    )
+    return {"token": agent.pk, "tool": "shop_pay"}
+
+
+def test_it_shows_the_fields_of_a_chosen_tool_and_tries_nothing_yet(admin_client, pay):
+    response = admin_client.get(reverse("policy_try"), {**pay, "input": "pick"})
+    assert response.context["outcome"] is None
+    fields = response.context["form"].schema_form
+    assert list(fields.fields) == ["order_id", "amount", "currency"]
+    assert 'name="fields_of" value="shop_pay"' in response.content.decode()
+
+
+def test_it_tries_a_call_from_the_fields_of_the_tools_input_schema(admin_client, pay):
+    fields = {"fields_of": "shop_pay", "arg-order_id": "7", "arg-amount": "250", "arg-currency": "USD"}
+    response = admin_client.get(reverse("policy_try"), {**pay, "input": "form", **fields})
+    outcome = response.context["outcome"]
+    assert outcome.verdict.action == "deny" and not outcome.argument_errors
+    assert json.loads(response.context["form"].shown_json()) == {"order_id": 7, "amount": 250, "currency": "USD"}
+    cheap = admin_client.get(reverse("policy_try"), {**pay, "input": "form", **fields, "arg-amount": "20"})
+    assert cheap.context["outcome"].verdict.action == "ask"
+
+
+def test_it_shows_the_fields_errors_and_tries_nothing(admin_client, pay):
+    fields = {"fields_of": "shop_pay", "arg-order_id": "seven", "arg-amount": ""}
+    response = admin_client.get(reverse("policy_try"), {**pay, "input": "form", **fields})
+    assert response.status_code == 200 and response.context["outcome"] is None
+    errors = response.context["form"].schema_form.errors
+    assert "order_id" in errors and "amount" in errors
+
+
+def test_it_takes_fields_posted_for_another_tool_as_a_new_choice(admin_client, pay):
+    fields = {"fields_of": "shop_issue_refund", "arg-order_id": "7", "arg-amount": "250"}
+    response = admin_client.get(reverse("policy_try"), {**pay, "input": "form", **fields})
+    assert response.context["outcome"] is None
+    assert response.context["form"].schema_form.is_bound is False
+
+
+def test_it_keeps_json_as_the_alternative_and_fills_the_fields_from_it(admin_client, pay):
+    arguments = json.dumps({"order_id": 9, "amount": 300})
+    response = admin_client.get(reverse("policy_try"), {**pay, "input": "json", "arguments": arguments})
+    assert response.context["outcome"].verdict.action == "deny"
+    assert response.context["form"].schema_form["amount"].value() == 300
