@@ -511,3 +511,49 @@ document.addEventListener("DOMContentLoaded", () => {
     form.submit();
   });
 });
+
+// The policy list: drag a rule onto another row to take its place. The drop posts the same audited
+// move as the ↑ ↓ buttons, which stay for keyboards and for pages without this script.
+document.addEventListener("DOMContentLoaded", () => {
+  const table = document.querySelector("table.rules[data-reorder]");
+  if (!table) return;
+  let dragged = null;
+  const moveTo = (row, position) => {
+    const form = document.createElement("form");
+    form.method = "post";
+    form.action = row.dataset.move;
+    form.hidden = true;
+    const field = document.createElement("input");
+    field.type = "hidden";
+    field.name = "position";
+    field.value = position;
+    form.append(row.querySelector('input[name="csrfmiddlewaretoken"]').cloneNode(), field);
+    document.body.append(form);
+    form.submit();
+  };
+  table.querySelectorAll("tr[data-move]").forEach((row) => {
+    row.draggable = true;
+    row.addEventListener("dragstart", (event) => {
+      dragged = row;
+      row.classList.add("dragging");
+      event.dataTransfer.effectAllowed = "move";
+      event.dataTransfer.setData("text/plain", row.dataset.rule);
+    });
+    row.addEventListener("dragend", () => {
+      row.classList.remove("dragging");
+      table.querySelectorAll(".drop-target").forEach((el) => el.classList.remove("drop-target"));
+      dragged = null;
+    });
+    row.addEventListener("dragover", (event) => {
+      if (!dragged || dragged === row) return;
+      event.preventDefault();
+      row.classList.add("drop-target");
+    });
+    row.addEventListener("dragleave", () => row.classList.remove("drop-target"));
+    row.addEventListener("drop", (event) => {
+      event.preventDefault();
+      if (dragged && dragged !== row) moveTo(dragged, row.dataset.position);
+    });
+  });
+  document.querySelector("[data-drag-hint]")?.removeAttribute("hidden");
+});

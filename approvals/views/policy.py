@@ -85,11 +85,18 @@ def changing(change):
 
 @changing
 def rule_move(request, pk, actor):
+    """One step up or down (the buttons), or straight to a position (a drag on the list)."""
     current = get_object_or_404(PolicyRule, pk=pk).position
-    step = {"up": -1, "down": 1}.get(request.POST.get("direction"))
-    if step is None:
-        raise rules.RuleError(["Choose up or down."])
-    rule = rules.move_rule(pk, current + step, actor)
+    if "position" in request.POST:
+        position = request.POST["position"]
+        if not position.isdigit():
+            raise rules.RuleError(["The position must be a whole number."])
+        rule = rules.move_rule(pk, int(position), actor)
+    else:
+        step = {"up": -1, "down": 1}.get(request.POST.get("direction"))
+        if step is None:
+            raise rules.RuleError(["Choose up or down."])
+        rule = rules.move_rule(pk, current + step, actor)
     return f"Moved {rule} to position {rule.position}."
 
 

@@ -136,3 +136,48 @@ def test_it_tries_a_call_from_the_fields_of_the_tools_schema(live_console, polic
     expect(page.locator("[data-decision]")).to_have_count(0)
     page.get_by_text("Or the arguments as JSON").click()
     expect(page.get_by_label("Arguments", exact=True)).to_have_value('{"order_id": 7, "amount": 20}')
+
+
+def signed_in(page, live_console, username):
+    page.goto(live_console + "/login/")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+
+
+@pytest.fixture
+def three_rules(policy):
+    for name in ("middle", "last"):
+        rules.create_rule(rules.RuleRequest("ask", tool_glob=f"shop_{name}_*", name=name))
+    return policy
+
+
+def test_it_moves_a_rule_by_dragging_it_onto_another_row(live_console, three_rules, open_page):
+    page = open_page()
+    signed_in(page, live_console, three_rules)
+    page.goto(live_console + "/policy/")
+    rows = page.locator("table.rules tbody tr[data-rule]")
+    expect(page.locator("[data-drag-hint]")).to_be_visible()
+
+    rows.nth(2).drag_to(rows.nth(0))
+    expect(page.locator(".message.success")).to_contain_text("Moved last")
+    expect(rows).to_have_count(3)
+    assert [rows.nth(i).get_attribute("data-rule") for i in range(3)] == ["last", "small", "middle"]
+
+    page.goto(live_console + "/audit/?action=rule.moved")
+    page.locator("table.audit tbody tr").filter(has_text=three_rules).first.get_by_role("link").first.click()
+    expect(page.locator("pre.code").first).to_contain_text('"position": 3')
+
+
+def test_it_moves_a_rule_with_the_buttons_when_javascript_is_off(live_console, three_rules, open_browser):
+    page = open_browser().new_context(java_script_enabled=False).new_page()
+    page.set_default_timeout(15_000)
+    signed_in(page, live_console, three_rules)
+    page.goto(live_console + "/policy/")
+    rows = page.locator("table.rules tbody tr[data-rule]")
+    expect(page.locator("[data-drag-hint]")).to_be_hidden()
+    assert rows.first.get_attribute("draggable") is None
+
+    page.get_by_role("button", name="Move last up").click()
+    expect(page.locator(".message.success")).to_contain_text("Moved last to position 2")
+    assert [rows.nth(i).get_attribute("data-rule") for i in range(3)] == ["small", "last", "middle"]

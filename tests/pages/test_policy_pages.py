@@ -190,6 +190,23 @@ def test_it_moves_a_rule_up_and_down_keeping_positions_dense(admin_client, two_r
     assert [(e.data["before"]["position"], e.data["after"]["position"]) for e in moves] == [(2, 1), (1, 2), (2, 3)]
 
 
+def test_it_moves_a_rule_straight_to_the_position_a_drag_posts(admin_client, two_rules):
+    third = rules.create_rule(rules.RuleRequest("ask", name="third"))
+    assert admin_client.post(reverse("rule_move", args=[third.pk]), {"position": "1"}).status_code == 302
+    assert names() == [("third", 1, True), ("shop is fine", 2, True), ("big refunds", 3, True)]
+    (event,) = rule_events("rule.moved")
+    assert (event.data["before"]["position"], event.data["after"]["position"]) == (3, 1)
+
+
+@pytest.mark.parametrize("position", ["0", "4", "first", "-1", ""])
+def test_it_refuses_a_position_off_the_list_and_moves_nothing(admin_client, two_rules, position):
+    response = admin_client.post(reverse("rule_move", args=[two_rules[0].pk]), {"position": position}, follow=True)
+    assert response.status_code == 200
+    assert "position" in str(list(response.context["messages"])[0])
+    assert names() == [("shop is fine", 1, True), ("big refunds", 2, True)]
+    assert not rule_events("rule.moved")
+
+
 def test_it_leaves_the_last_rule_last_when_asked_to_move_it_down(admin_client, two_rules):
     response = admin_client.post(reverse("rule_move", args=[two_rules[1].pk]), {"direction": "down"}, follow=True)
     assert "between 1 and 2" in response.content.decode()
