@@ -408,11 +408,11 @@ def summarize(result: dict) -> dict:
 
 def expired_reason(call: Call) -> str:
     """What an expired call's client is told: the wait its rule (or the global setting) gave it."""
-    minutes = (call.expires_at - call.received_at).total_seconds() / 60
-    who = (
-        f"fewer than {call.approvals_needed} operators approved" if call.approvals_needed > 1 else "no operator decided"
-    )
-    return f"{who} within {minutes:g} minutes"
+    seconds = (call.expires_at - call.received_at).total_seconds()
+    wait = f"{seconds:g} seconds" if seconds < 120 else f"{seconds / 60:g} minutes"
+    if call.approvals_needed > 1:
+        return f"fewer than {call.approvals_needed} operators approved within {wait}"
+    return f"no operator decided within {wait}"
 
 
 def error_text(call: Call) -> str:

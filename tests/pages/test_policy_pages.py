@@ -326,7 +326,7 @@ def test_it_shows_the_fields_of_a_chosen_tool_and_tries_nothing_yet(admin_client
     response = admin_client.get(reverse("policy_try"), {**pay, "input": "pick"})
     assert response.context["outcome"] is None
     fields = response.context["form"].schema_form
-    assert list(fields.fields) == ["order_id", "amount", "currency"]
+    assert set(fields.fields) == {"order_id", "amount", "currency"}, "jsonb keeps its own order of keys"
     assert 'name="fields_of" value="shop_pay"' in response.content.decode()
 
 
