@@ -8,15 +8,7 @@ from django.core.validators import RegexValidator, URLValidator
 
 from approvals.catalog import servers
 from approvals.display.schema_forms import build_form, is_flat
-from approvals.models import (
-    MAX_APPROVAL_TIMEOUT_SECONDS,
-    MAX_APPROVALS_NEEDED,
-    ClientToken,
-    PolicyRule,
-    SeparationOfDuties,
-    Server,
-    Tool,
-)
+from approvals.models import ClientToken, PolicyRule, Server, Tool
 from approvals.policy import engine, rules
 from approvals.protocol.tools import DEFAULT_ANNOTATIONS
 
@@ -279,19 +271,19 @@ class RuleForm(EditingForm):
         initial=1,
         required=False,
         min_value=1,
-        max_value=MAX_APPROVALS_NEEDED,
+        max_value=PolicyRule.MAX_APPROVALS_NEEDED,
         help_text="Distinct operators who must approve a call this rule asks about; a single denial ends it.",
     )
     approval_timeout_seconds = forms.IntegerField(
         label="Approval timeout (seconds)",
         required=False,
         min_value=1,
-        max_value=MAX_APPROVAL_TIMEOUT_SECONDS,
+        max_value=PolicyRule.MAX_APPROVAL_TIMEOUT_SECONDS,
         help_text="How long such a call waits for its approvals; left blank, APPROVAL_TIMEOUT_SECONDS.",
     )
     separation_of_duties = SafeChoiceField(
-        SeparationOfDuties,
-        SeparationOfDuties.INHERIT,
+        PolicyRule.SeparationOfDuties,
+        PolicyRule.SeparationOfDuties.INHERIT,
         label="Separation of duties",
         help_text="Whether the person who owns the calling client token may approve its calls.",
     )

@@ -235,18 +235,6 @@ class McpSession(models.Model):
     closed_at = models.DateTimeField(null=True, blank=True)
 
 
-MAX_APPROVALS_NEEDED = 10
-MAX_APPROVAL_TIMEOUT_SECONDS = 7 * 24 * 3600
-
-
-class SeparationOfDuties(models.TextChoices):
-    """Whether the owner of the calling token may approve a call a rule asks about."""
-
-    INHERIT = "inherit", "As the console's default (SEPARATION_OF_DUTIES)"
-    REQUIRE = "require", "Not by the token's owner"
-    OFF = "off", "The token's owner may approve"
-
-
 class PolicyRule(models.Model):
     """One ordered rule: the first enabled rule that matches a call decides it."""
 
@@ -254,6 +242,16 @@ class PolicyRule(models.Model):
         ALLOW = "allow"
         ASK = "ask", "Ask an operator"
         DENY = "deny"
+
+    class SeparationOfDuties(models.TextChoices):
+        """Whether the owner of the calling token may approve a call the rule asks about."""
+
+        INHERIT = "inherit", "As the console's default (SEPARATION_OF_DUTIES)"
+        REQUIRE = "require", "Not by the token's owner"
+        OFF = "off", "The token's owner may approve"
+
+    MAX_APPROVALS_NEEDED = 10
+    MAX_APPROVAL_TIMEOUT_SECONDS = 7 * 24 * 3600
 
     # A rule's identity in exported files: names are optional and may change, ids differ between databases.
     uid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)

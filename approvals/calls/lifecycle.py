@@ -19,7 +19,7 @@ from approvals.audit.chain import SYSTEM, Actor
 from approvals.calls import transitions
 from approvals.inputs import requests
 from approvals.live import events
-from approvals.models import Call, CallApproval, ClientToken, PolicyRule, SeparationOfDuties, Tool
+from approvals.models import Call, CallApproval, ClientToken, PolicyRule, Tool
 from approvals.policy import engine
 from approvals.protocol.canonical import canonical_json, sha256_digest
 from approvals.protocol.results import tool_error_result
@@ -178,7 +178,7 @@ def hold_terms(rule: engine.Rule | None) -> tuple[float, int, bool]:
     row = PolicyRule.objects.filter(pk=rule.id).first() if rule is not None else None
     if row is None:
         return settings.APPROVAL_TIMEOUT_SECONDS, 1, settings.SEPARATION_OF_DUTIES
-    separated = {SeparationOfDuties.REQUIRE: True, SeparationOfDuties.OFF: False}.get(
+    separated = {PolicyRule.SeparationOfDuties.REQUIRE: True, PolicyRule.SeparationOfDuties.OFF: False}.get(
         row.separation_of_duties, settings.SEPARATION_OF_DUTIES
     )
     return row.approval_timeout_seconds or settings.APPROVAL_TIMEOUT_SECONDS, row.approvals_needed, separated

@@ -15,14 +15,7 @@ from django.db import transaction
 
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM, Actor
-from approvals.models import (
-    MAX_APPROVAL_TIMEOUT_SECONDS,
-    MAX_APPROVALS_NEEDED,
-    ClientToken,
-    PolicyRule,
-    SeparationOfDuties,
-    Server,
-)
+from approvals.models import ClientToken, PolicyRule, Server
 from approvals.policy import engine
 from approvals.protocol.tools import DEFAULT_ANNOTATIONS
 
@@ -80,7 +73,7 @@ class RuleRequest:
     enabled: bool = True
     approvals_needed: int = 1
     approval_timeout_seconds: int | None = None  # None: the global APPROVAL_TIMEOUT_SECONDS
-    separation_of_duties: str = SeparationOfDuties.INHERIT
+    separation_of_duties: str = PolicyRule.SeparationOfDuties.INHERIT
 
 
 @dataclass
@@ -136,23 +129,20 @@ def problems(request: RuleRequest) -> tuple[list[tuple[str, str]], Server | None
 def hold_problems(request: RuleRequest) -> list[tuple[str, str]]:
     """What is wrong with how the rule has a held call decided."""
     found = []
-    if not whole_number(request.approvals_needed, 1, MAX_APPROVALS_NEEDED):
-        found.append(
-            ("approvals_needed", f"the approvals needed must be a whole number from 1 to {MAX_APPROVALS_NEEDED}")
-        )
+    most, longest = PolicyRule.MAX_APPROVALS_NEEDED, PolicyRule.MAX_APPROVAL_TIMEOUT_SECONDS
+    if not whole_number(request.approvals_needed, 1, most):
+        found.append(("approvals_needed", f"the approvals needed must be a whole number from 1 to {most}"))
     timeout = request.approval_timeout_seconds
-    if timeout is not None and not whole_number(timeout, 1, MAX_APPROVAL_TIMEOUT_SECONDS):
+    if timeout is not None and not whole_number(timeout, 1, longest):
         found.append(
             (
                 "approval_timeout_seconds",
-                f"the approval timeout must be a whole number of seconds from 1 to {MAX_APPROVAL_TIMEOUT_SECONDS}, "
-                "or empty for the global one",
+                f"the approval timeout must be a whole number of seconds from 1 to {longest}, or empty for the global",
             )
         )
-    if request.separation_of_duties not in SeparationOfDuties.values:
-        found.append(
-            ("separation_of_duties", f"separation of duties must be one of {', '.join(SeparationOfDuties.values)}")
-        )
+    choices = PolicyRule.SeparationOfDuties.values
+    if request.separation_of_duties not in choices:
+        found.append(("separation_of_duties", f"separation of duties must be one of {', '.join(choices)}"))
     return found
 
 
@@ -423,9 +413,9 @@ def hold_words(rule) -> list[str]:
         words.append(f"{rule.approvals_needed} approvals")
     if rule.approval_timeout_seconds:
         words.append(f"times out after {rule.approval_timeout_seconds} s")
-    if rule.separation_of_duties == SeparationOfDuties.REQUIRE:
+    if rule.separation_of_duties == PolicyRule.SeparationOfDuties.REQUIRE:
         words.append("not by the token's owner")
-    elif rule.separation_of_duties == SeparationOfDuties.OFF:
+    elif rule.separation_of_duties == PolicyRule.SeparationOfDuties.OFF:
         words.append("the token's owner may approve")
     return words
 

@@ -2,7 +2,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from approvals.models import PolicyRule, SeparationOfDuties
+from approvals.models import PolicyRule
 from approvals.policy import rules
 
 
@@ -50,8 +50,8 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--separation-of-duties",
-            choices=SeparationOfDuties.values,
-            default=SeparationOfDuties.INHERIT,
+            choices=PolicyRule.SeparationOfDuties.values,
+            default=PolicyRule.SeparationOfDuties.INHERIT,
             help=(
                 "require: the calling token's owner may not approve; off: they may; "
                 "inherit (default): as SEPARATION_OF_DUTIES says"
