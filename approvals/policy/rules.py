@@ -137,7 +137,7 @@ def hold_problems(request: RuleRequest) -> list[tuple[str, str]]:
         found.append(
             (
                 "approval_timeout_seconds",
-                f"the approval timeout must be a whole number of seconds from 1 to {longest}, or empty for the global",
+                f"the approval timeout must be a whole number of seconds from 1 to {longest}, or empty: the global one",
             )
         )
     choices = PolicyRule.SeparationOfDuties.values

@@ -5,12 +5,15 @@ import threading
 
 import pytest
 from asgiref.sync import sync_to_async
+from django.core.management import CommandError
 from django.db import connection
+from django.urls import reverse
 
 from approvals.calls import lifecycle, runner
 from approvals.models import AuditEvent, Call, CallApproval, PolicyRule
 from approvals.policy import rules
 from approvals.protocol import revisions
+from tests.commands.conftest import run
 from tests.fixtures.calls import wait_for_pending_call
 from tests.fixtures.gateway import sdk_client
 from tests.fixtures.people import make_user
@@ -213,3 +216,36 @@ def test_it_counts_racing_approvals_one_by_one_on_postgresql(client_token, refun
             assert call.status == Call.Status.DENIED and call.decided_by_name == "dee"
             assert recorded <= 1
         assert sum(1 for _, o in outcomes if o.won) == recorded + (call.status == Call.Status.DENIED)
+
+
+def test_it_says_from_the_decide_command_that_the_call_waits_for_more(quorum_call, operators):
+    output = run("decide", str(quorum_call.pk), "approve", "--as", "ann")
+    assert output.strip() == (
+        f"Approval recorded: 1 of 2 approvals: ann; the call waits for more. (call {quorum_call.pk}, "
+        "shop_issue_refund, as ann)"
+    )
+    with pytest.raises(CommandError, match="You approved already: 1 of 2 approvals: ann"):
+        run("decide", str(quorum_call.pk), "approve", "--as", "ann")
+    assert run("decide", str(quorum_call.pk), "approve", "--as", "bob").startswith("approved call")
+
+
+def test_it_shows_an_edit_awaiting_approvals_on_the_queue_and_starts_the_next_edit_from_it(
+    client_token, refund_tool, person
+):
+    ask_rule(approvals_needed=2)
+    call = held_call(client_token, refund_tool)
+    _, bob = person("bob", "operator")
+    _, ann = person("ann", "operator")
+    ann.post(reverse("call_decide", args=[call.pk]), {"decision": "approve", "binding": lifecycle.call_binding(call)})
+
+    edit = bob.post(
+        reverse("call_edit", args=[call.pk]),
+        {"arg-order_id": "7", "arg-amount": "5", "binding": lifecycle.call_binding(call)},
+        follow=True,
+    )
+    assert "Approval recorded: 1 of 2 approvals: bob; the call waits for more." in edit.content.decode()
+    page = ann.get(reverse("queue")).content.decode()
+    assert "1 of 2 approvals: bob" in page and "Edited by an operator" in page
+    assert "You approved already" not in page, "ann approved the arguments before the edit"
+    form = ann.get(reverse("call_edit", args=[call.pk])).context["editor"].form
+    assert form["amount"].value() == 5

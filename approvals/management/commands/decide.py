@@ -51,6 +51,9 @@ class Command(BaseCommand):
                 )
             )
         edited_note = " with edited arguments" if edited is not None else ""
+        if outcome.row.status == Call.Status.PENDING:
+            self.stdout.write(f"{outcome.message} (call {call_id}, {outcome.row.tool_name}, as {user.get_username()})")
+            return
         self.stdout.write(
             f"{outcome.message.rstrip('.').lower()} call {call_id} ({outcome.row.tool_name}){edited_note}"
             f" as {user.get_username()}"
