@@ -89,7 +89,7 @@ def rule_move(request, pk, actor):
     current = get_object_or_404(PolicyRule, pk=pk).position
     if "position" in request.POST:
         position = request.POST["position"]
-        if not position.isdigit():
+        if not (position.isascii() and position.isdigit()):
             raise rules.RuleError(["The position must be a whole number."])
         rule = rules.move_rule(pk, int(position), actor)
     else:

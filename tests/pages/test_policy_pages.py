@@ -198,7 +198,7 @@ def test_it_moves_a_rule_straight_to_the_position_a_drag_posts(admin_client, two
     assert (event.data["before"]["position"], event.data["after"]["position"]) == (3, 1)
 
 
-@pytest.mark.parametrize("position", ["0", "4", "first", "-1", ""])
+@pytest.mark.parametrize("position", ["0", "4", "first", "-1", "", "²"])
 def test_it_refuses_a_position_off_the_list_and_moves_nothing(admin_client, two_rules, position):
     response = admin_client.post(reverse("rule_move", args=[two_rules[0].pk]), {"position": position}, follow=True)
     assert response.status_code == 200
