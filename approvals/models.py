@@ -273,7 +273,7 @@ class PolicyRule(models.Model):
         null=True,
         blank=True,
         validators=[MinValueValidator(1), MaxValueValidator(MAX_APPROVAL_TIMEOUT_SECONDS)],
-        help_text="How long a call it asks about waits for its approvals; blank: APPROVAL_TIMEOUT_SECONDS.",
+        help_text="How long a call it holds waits for approvals; blank: APPROVAL_TIMEOUT_SECONDS.",
     )
     approvals_needed = models.PositiveSmallIntegerField(
         default=1,

@@ -16,6 +16,7 @@ SQLite gets none of this: an embedded console relies on verification alone.
 
 import uuid
 
+import django.core.validators
 import django.db.models.deletion
 import django.utils.timezone
 from django.conf import settings
@@ -318,6 +319,16 @@ class Migration(migrations.Migration):
                         to=settings.AUTH_USER_MODEL,
                     ),
                 ),
+                (
+                    "owner",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="client_tokens",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
                 "ordering": ["name"],
@@ -383,6 +394,41 @@ class Migration(migrations.Migration):
                     ),
                 ),
                 ("message", models.TextField(blank=True, help_text="Told to the client when this rule denies.")),
+                (
+                    "approval_timeout_seconds",
+                    models.PositiveIntegerField(
+                        blank=True,
+                        help_text="How long a call it holds waits for approvals; blank: APPROVAL_TIMEOUT_SECONDS.",
+                        null=True,
+                        validators=[
+                            django.core.validators.MinValueValidator(1),
+                            django.core.validators.MaxValueValidator(604800),
+                        ],
+                    ),
+                ),
+                (
+                    "approvals_needed",
+                    models.PositiveSmallIntegerField(
+                        default=1,
+                        help_text="Distinct operators who must approve a call it asks about; one denial ends the call.",
+                        validators=[
+                            django.core.validators.MinValueValidator(1),
+                            django.core.validators.MaxValueValidator(10),
+                        ],
+                    ),
+                ),
+                (
+                    "separation_of_duties",
+                    models.CharField(
+                        choices=[
+                            ("inherit", "As the console's default (SEPARATION_OF_DUTIES)"),
+                            ("require", "Not by the token's owner"),
+                            ("off", "The token's owner may approve"),
+                        ],
+                        default="inherit",
+                        max_length=7,
+                    ),
+                ),
                 ("enabled", models.BooleanField(default=True)),
                 ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
                 ("updated_at", models.DateTimeField(auto_now=True)),
@@ -460,6 +506,11 @@ class Migration(migrations.Migration):
                 ("rule_name", models.CharField(blank=True, max_length=200)),
                 ("decided_by_name", models.CharField(blank=True, max_length=150)),
                 ("reason", models.TextField(blank=True)),
+                ("approvals_needed", models.PositiveSmallIntegerField(default=1)),
+                (
+                    "separation_of_duties",
+                    models.BooleanField(default=False, help_text="The owner of the calling token may not approve it."),
+                ),
                 ("result", models.JSONField(blank=True, null=True)),
                 ("is_error", models.BooleanField(default=False)),
                 ("error", models.TextField(blank=True)),
@@ -682,6 +733,36 @@ class Migration(migrations.Migration):
             ],
             options={
                 "ordering": ["-at", "-id"],
+            },
+        ),
+        migrations.CreateModel(
+            name="CallApproval",
+            fields=[
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("username", models.CharField(max_length=150)),
+                ("binding", models.CharField(max_length=64)),
+                ("at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "call",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="approvals", to="approvals.call"
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+            ],
+            options={
+                "ordering": ["at", "id"],
+                "constraints": [
+                    models.UniqueConstraint(fields=("call", "user", "binding"), name="call_approval_once_per_operator")
+                ],
             },
         ),
         migrations.AddConstraint(
