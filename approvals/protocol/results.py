@@ -1,4 +1,4 @@
-"""What an upstream server answers to tools/call: checked before any of it reaches a client.
+"""What an upstream server answers (tools/call, resources/read, prompts/get, completion/complete): checked first.
 
 Only a final result is checked here (``resultType`` absent or ``complete``);
 callers route ``input_required`` and task results elsewhere first.
@@ -20,6 +20,7 @@ _SHAPES = {
     "resource": ((), ()),
 }
 _BASE64_FIELDS = {"data", "blob"}
+MAX_COMPLETION_VALUES = 100
 
 
 @dataclass(frozen=True)
@@ -79,21 +80,28 @@ def _block_errors(block, where: str) -> list[str]:
     return errors
 
 
+def _envelope_errors(result, max_bytes: int) -> list[str]:
+    """Whether a result is a JSON object of plain JSON within `max_bytes` once canonical."""
+    if not isinstance(result, dict):
+        return ["the result must be a JSON object"]
+    try:
+        size = len(canonical_json(result))
+    except ValueError as exc:
+        return [f"the result is not plain JSON: {exc}"]
+    if size > max_bytes:
+        return [f"the result is {size} bytes of JSON, more than the {max_bytes} allowed"]
+    return []
+
+
 def check_call_result(result, output_schema: dict | None, *, max_bytes: int) -> ResultCheck:
     """Why a tools/call result must not be passed on as it is; no errors when it may.
 
     ``structuredContent`` is validated against ``output_schema`` and required by
     it, except on an error result (``isError: true``), which need not follow it.
     """
-    if not isinstance(result, dict):
-        return ResultCheck(["the result must be a JSON object"])
-    try:
-        size = len(canonical_json(result))
-    except ValueError as exc:
-        return ResultCheck([f"the result is not plain JSON: {exc}"])
-    if size > max_bytes:
-        return ResultCheck([f"the result is {size} bytes of JSON, more than the {max_bytes} allowed"])
-    errors = []
+    errors = _envelope_errors(result, max_bytes)
+    if errors:
+        return ResultCheck(errors)
     if result.get("resultType", "complete") != "complete":
         errors.append(f"resultType {result['resultType']!r} is not a final result")
     content = result.get("content")
@@ -121,6 +129,61 @@ def _structured_errors(output_schema: dict, structured: dict) -> list[str]:
         return validate(output_schema, structured, where="structuredContent")
     except SchemaError as exc:
         return [f"the tool's outputSchema is not usable: {exc.reason}"]
+
+
+def check_read_result(result, *, max_bytes: int) -> ResultCheck:
+    """Why a resources/read result must not be passed on: each of its contents is text or a base64 blob."""
+    errors = _envelope_errors(result, max_bytes)
+    if errors:
+        return ResultCheck(errors)
+    contents = result.get("contents")
+    if not isinstance(contents, list):
+        return ResultCheck(["contents must be a list"])
+    for index, item in enumerate(contents):
+        errors += _resource_errors(item, f"contents[{index}]")
+    return ResultCheck(errors)
+
+
+def check_prompt_result(result, *, max_bytes: int) -> ResultCheck:
+    """Why a prompts/get result must not be passed on: messages of a role and one content block each."""
+    errors = _envelope_errors(result, max_bytes)
+    if errors:
+        return ResultCheck(errors)
+    messages = result.get("messages")
+    if not isinstance(messages, list):
+        return ResultCheck(["messages must be a list"])
+    if result.get("description") is not None and not isinstance(result["description"], str):
+        errors.append("description must be a string")
+    for index, message in enumerate(messages):
+        where = f"messages[{index}]"
+        if not isinstance(message, dict):
+            errors.append(f"{where} must be an object")
+            continue
+        if message.get("role") not in ("user", "assistant"):
+            errors.append(f"{where}.role must be 'user' or 'assistant'")
+        errors += _block_errors(message.get("content"), f"{where}.content")
+    return ResultCheck(errors)
+
+
+def check_completion_result(result, *, max_bytes: int) -> ResultCheck:
+    """Why a completion/complete result must not be passed on: at most 100 string values, as the spec caps them."""
+    errors = _envelope_errors(result, max_bytes)
+    if errors:
+        return ResultCheck(errors)
+    completion = result.get("completion")
+    if not isinstance(completion, dict):
+        return ResultCheck(["completion must be an object"])
+    values = completion.get("values")
+    if not isinstance(values, list) or not all(isinstance(value, str) for value in values):
+        errors.append("completion.values must be a list of strings")
+    elif len(values) > MAX_COMPLETION_VALUES:
+        errors.append(f"completion.values holds {len(values)} values, more than {MAX_COMPLETION_VALUES}")
+    total = completion.get("total")
+    if total is not None and (not isinstance(total, int) or isinstance(total, bool)):
+        errors.append("completion.total must be an integer")
+    if completion.get("hasMore") is not None and not isinstance(completion["hasMore"], bool):
+        errors.append("completion.hasMore must be true or false")
+    return ResultCheck(errors)
 
 
 def tool_error_result(text: str) -> dict:

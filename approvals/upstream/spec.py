@@ -20,6 +20,7 @@ class ServerSpec:
     timeout: float = 30.0  # bounds every single wait
     list_max_pages: int = 100
     list_max_bytes: int = 8 * 1024 * 1024
+    result_max_bytes: int = 4 * 1024 * 1024  # a read resource, a prompt or a completion
 
 
 @dataclass(frozen=True)

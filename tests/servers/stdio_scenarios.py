@@ -8,6 +8,7 @@ pushy        legacy; its tool `ask` asks the client to elicit and to sample (wha
              the client declared), pings it, and reports what came back
 pages-loop   legacy; tools/list hands out the same cursor forever
 pages-many   legacy; tools/list never runs out of pages
+malformed-surface legacy; answers resources/read, prompts/get and completion/complete in wrong shapes
 mrtr         modern; its tool `confirm` answers input_required, then reports how it was retried
 mrtr-forever modern; its tool `confirm` always answers input_required
 family       legacy; starts a grandchild, and its tool `pids` names both processes
@@ -123,6 +124,12 @@ def legacy(message):
         answer(msg_id, text("done") | {"structuredContent": structured})
     elif method == "tools/call" and SCENARIO == "family":
         answer(msg_id, text(json.dumps({"child": os.getpid(), "grandchild": GRANDCHILD.pid})))
+    elif method == "resources/read" and SCENARIO == "malformed-surface":
+        answer(msg_id, {"contents": [{"uri": params.get("uri"), "text": "t", "blob": "AA=="}]})
+    elif method == "prompts/get" and SCENARIO == "malformed-surface":
+        answer(msg_id, {"messages": [{"role": "system", "content": {"type": "text", "text": "t"}}]})
+    elif method == "completion/complete" and SCENARIO == "malformed-surface":
+        answer(msg_id, {"completion": {"values": [1, 2]}})
     elif method == "tools/list":
         answer(msg_id, {"tools": []})
     elif msg_id is not None:
