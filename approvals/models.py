@@ -187,6 +187,95 @@ class ToolChange(models.Model):
         ordering = ["-at", "-id"]
 
 
+class SurfaceItem(models.Model):
+    """What a server offers besides tools, as last listed: a resource, a resource template or a prompt.
+
+    Clients reach a resource by its URI and a prompt by its exposed name, so each
+    kind keeps one field (`ROUTED_BY`) that no two active rows may share.
+    """
+
+    class Status(models.TextChoices):
+        ACTIVE = "active"
+        REJECTED = "rejected"
+        REMOVED = "removed"
+
+    server = models.ForeignKey(Server, on_delete=models.CASCADE, related_name="%(class)ss")
+    upstream_name = models.CharField(max_length=200)
+    exposed_name = models.CharField(max_length=300)
+    definition = models.JSONField()
+    digest = models.CharField(max_length=64)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACTIVE)
+    reason = models.TextField(blank=True)
+    first_seen_at = models.DateTimeField(default=timezone.now)
+    last_changed_at = models.DateTimeField(default=timezone.now)
+    last_seen_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        abstract = True
+
+    def __str__(self):
+        return self.exposed_name
+
+    @property
+    def title(self):
+        return self.definition.get("title") or ""
+
+    @property
+    def description(self):
+        return self.definition.get("description") or ""
+
+
+class Resource(SurfaceItem):
+    """One resource of one server; its URI, kept as the server gives it, routes resources/read."""
+
+    ROUTED_BY = "uri"
+    uri = models.CharField(max_length=2000)
+
+    class Meta:
+        ordering = ["uri"]
+        constraints = [
+            models.UniqueConstraint(fields=["server", "uri"], name="resource_unique_uri_per_server"),
+            models.UniqueConstraint(
+                fields=["uri"], condition=models.Q(status="active"), name="resource_unique_active_uri"
+            ),
+        ]
+
+
+class ResourceTemplate(SurfaceItem):
+    """One resource template of one server; a URI it matches, when no resource has it, reads from that server."""
+
+    ROUTED_BY = "uri_template"
+    uri_template = models.CharField(max_length=2000)
+
+    class Meta:
+        ordering = ["uri_template"]
+        constraints = [
+            models.UniqueConstraint(fields=["server", "uri_template"], name="template_unique_per_server"),
+            models.UniqueConstraint(
+                fields=["uri_template"], condition=models.Q(status="active"), name="template_unique_active"
+            ),
+        ]
+
+
+class Prompt(SurfaceItem):
+    """One prompt of one server, addressed by clients by its exposed name."""
+
+    ROUTED_BY = "exposed_name"
+
+    class Meta:
+        ordering = ["exposed_name"]
+        constraints = [
+            models.UniqueConstraint(fields=["server", "upstream_name"], name="prompt_unique_upstream_name"),
+            models.UniqueConstraint(
+                fields=["exposed_name"], condition=models.Q(status="active"), name="prompt_unique_active_exposed_name"
+            ),
+        ]
+
+    @property
+    def arguments(self) -> list[dict]:
+        return [a for a in self.definition.get("arguments") or [] if isinstance(a, dict)]
+
+
 class ClientToken(models.Model):
     """A downstream client's credential: shown once, stored as a SHA-256 hash."""
 

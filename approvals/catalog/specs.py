@@ -19,4 +19,5 @@ def upstream_spec(server: Server) -> ServerSpec:
         timeout=settings.UPSTREAM_TIMEOUT_SECONDS,
         list_max_pages=settings.UPSTREAM_LIST_MAX_PAGES,
         list_max_bytes=settings.UPSTREAM_LIST_MAX_BYTES,
+        result_max_bytes=settings.MAX_RESULT_BYTES,
     )

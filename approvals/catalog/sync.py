@@ -1,4 +1,4 @@
-"""Keeping the catalog of upstream tools in step with what each server lists."""
+"""Keeping the catalog of upstream tools, resources and prompts in step with what each server lists."""
 
 import logging
 import re
@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM
+from approvals.catalog import surface
 from approvals.catalog.specs import upstream_spec
 from approvals.live import events
 from approvals.models import Server, Tool, ToolChange
@@ -33,10 +34,11 @@ class SyncReport:
     removed: list = field(default_factory=list)
     rejected: list = field(default_factory=list)
     review: list = field(default_factory=list)  # added or changed, and awaiting an admin's review
+    surface: dict = field(default_factory=dict)  # resources, templates and prompts changed, by kind (see surface)
 
     @property
     def changed_anything(self):
-        return bool(self.added or self.changed or self.removed or self.rejected or self.review)
+        return bool(self.added or self.changed or self.removed or self.rejected or self.review or self.surface)
 
     def summary(self):
         if not self.ok:
@@ -52,13 +54,15 @@ class SyncReport:
             )
             if v
         ]
+        parts += [f"{kind.replace('_', ' ')} changed" for kind in self.surface]
         return f"{self.server}: " + (", ".join(parts) if parts else "no changes")
 
 
-async def fetch_catalog(spec: ServerSpec) -> tuple[ServerIdentity, list[dict]]:
+async def fetch_catalog(spec: ServerSpec) -> tuple[ServerIdentity, list[dict], dict[str, list[dict]]]:
+    """The server's identity, its tools, and its other listings by kind (see surface.fetch_surface)."""
     # Declaring what calls' sessions declare: some servers list the tools that elicit only to clients that can answer.
     async with open_session(spec, on_request=decline) as session:
-        return session.identity, await session.list_tools()
+        return session.identity, await session.list_tools(), await surface.fetch_surface(session)
 
 
 def exposed_name_for(prefix: str, upstream_name: str) -> tuple[str, str]:
@@ -72,11 +76,11 @@ def exposed_name_for(prefix: str, upstream_name: str) -> tuple[str, str]:
 def sync_server(server: Server) -> SyncReport:
     """Fetch a server's tools and apply them to the catalog; failures are recorded on the server."""
     try:
-        identity, definitions = async_to_sync(fetch_catalog)(upstream_spec(server))
+        identity, definitions, listings = async_to_sync(fetch_catalog)(upstream_spec(server))
     except UpstreamError as exc:
         record_failure(server, exc.message)
         return SyncReport(server.name, ok=False, error=exc.message)
-    return apply_catalog(server, identity, definitions)
+    return apply_catalog(server, identity, definitions, listings)
 
 
 def record_failure(server: Server, message: str):
@@ -89,7 +93,9 @@ def record_failure(server: Server, message: str):
 
 
 @transaction.atomic
-def apply_catalog(server: Server, identity: ServerIdentity, definitions: list[dict]) -> SyncReport:
+def apply_catalog(
+    server: Server, identity: ServerIdentity, definitions: list[dict], listings: dict[str, list[dict]] | None = None
+) -> SyncReport:
     report = SyncReport(server.name, ok=True)
     now = timezone.now()
     server = Server.objects.select_for_update().get(pk=server.pk)
@@ -115,6 +121,7 @@ def apply_catalog(server: Server, identity: ServerIdentity, definitions: list[di
             status = reviewed_status(server, existing.get(name), tool_digest(definition))
             taken_here[exposed] = name
         apply_tool(server, existing.get(name), definition, exposed, status, reason, warnings, now, report)
+    report.surface = surface.apply_surface(server, identity.capabilities, listings or {}, exposed_name_for, now)
     server.accept_next_listing = False
     server.revision = identity.revision
     server.server_info = identity.server_info
@@ -133,6 +140,7 @@ def apply_catalog(server: Server, identity: ServerIdentity, definitions: list[di
             "removed": report.removed,
             "rejected": report.rejected,
             "review": report.review,
+            **report.surface,
         }
         chain.record("catalog.changed", SYSTEM, server=server, data=changes)
         events.catalog_changed(server.pk)
@@ -261,7 +269,7 @@ def record_change(tool, kind, definition, digest, status, reason, now, previous_
 def test_connection(server: Server) -> tuple[ServerIdentity | None, int, str]:
     """Connect and list tools without changing the catalog: (identity, tool count, error)."""
     try:
-        identity, definitions = async_to_sync(fetch_catalog)(upstream_spec(server))
+        identity, definitions, _listings = async_to_sync(fetch_catalog)(upstream_spec(server))
     except UpstreamError as exc:
         return None, 0, exc.message
     return identity, len(definitions), ""

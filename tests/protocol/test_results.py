@@ -2,7 +2,13 @@ import base64
 
 import pytest
 
-from approvals.protocol.results import check_call_result, tool_error_result
+from approvals.protocol.results import (
+    check_call_result,
+    check_completion_result,
+    check_prompt_result,
+    check_read_result,
+    tool_error_result,
+)
 
 WEATHER_OUTPUT = {
     "type": "object",
@@ -131,3 +137,36 @@ def test_it_builds_a_tool_execution_error_a_model_can_read():
         "isError": True,
     }
     assert errors_of(result) == []
+
+
+def test_it_passes_read_contents_of_text_and_blob_and_refuses_both_or_neither():
+    good = {"contents": [{"uri": "a://t", "text": "hi"}, {"uri": "a://b", "blob": B64, "mimeType": "image/png"}]}
+    assert check_read_result(good, max_bytes=10_000).ok
+    bad = {"contents": [{"uri": "a://t"}, {"uri": "a://b", "blob": "not base64!"}, "x"]}
+    assert check_read_result(bad, max_bytes=10_000).errors == [
+        "contents[0] must hold exactly one of text and blob",
+        "contents[1].blob is not valid base64",
+        "contents[2] must be an object",
+    ]
+    assert "more than the 10 allowed" in check_read_result(good, max_bytes=10).errors[0]
+
+
+def test_it_passes_prompt_messages_of_a_role_and_a_content_block():
+    good = {"description": "d", "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}]}
+    assert check_prompt_result(good, max_bytes=10_000).ok
+    bad = {"messages": [{"role": "system", "content": {"type": "text", "text": "hi"}}, {"role": "user"}]}
+    assert check_prompt_result(bad, max_bytes=10_000).errors == [
+        "messages[0].role must be 'user' or 'assistant'",
+        "messages[1].content must be an object",
+    ]
+
+
+def test_it_passes_at_most_a_hundred_completion_values():
+    assert check_completion_result({"completion": {"values": ["a"], "hasMore": False}}, max_bytes=10_000).ok
+    too_many = {"completion": {"values": ["a"] * 101}}
+    assert check_completion_result(too_many, max_bytes=10_000).errors == [
+        "completion.values holds 101 values, more than 100"
+    ]
+    assert check_completion_result({"completion": {"values": ["a"], "total": "2"}}, max_bytes=10_000).errors == [
+        "completion.total must be an integer"
+    ]
