@@ -5,7 +5,8 @@ from django.http import HttpResponse
 
 from approvals.calls import lifecycle
 from approvals.calls.lifecycle import ClientContext
-from approvals.gateway import listing, sessions, streams
+from approvals.catalog import routes
+from approvals.gateway import listing, sessions, streams, surface
 from approvals.gateway.http import (
     SESSION_HEADER,
     VERSION_HEADER,
@@ -17,7 +18,7 @@ from approvals.gateway.http import (
     rejection,
     require_event_stream,
 )
-from approvals.gateway.server_info import CAPABILITIES, INSTRUCTIONS, server_info
+from approvals.gateway.server_info import INSTRUCTIONS, capabilities, server_info
 from approvals.gateway.tool_calls import called_tool, respond_to_call
 from approvals.inputs import requests
 from approvals.models import ClientToken, McpSession
@@ -68,7 +69,7 @@ async def initialize(token: ClientToken, message: Request):
     )
     result = {
         "protocolVersion": version,
-        "capabilities": CAPABILITIES,
+        "capabilities": capabilities(await sync_to_async(routes.offered_kinds)()),
         "serverInfo": server_info(),
         "instructions": INSTRUCTIONS,
     }
@@ -122,6 +123,9 @@ async def respond_to_request(request, ctx: ClientContext, session: McpSession, m
             error_status=method_error_status,
             headers=headers,
         )
+    if message.method in surface.METHODS:
+        result = await surface.answer(ctx, message.method, message.params)
+        return jsonrpc_response(jsonrpc.result(message.id, result), headers=headers)
     raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {message.method}")
 
 

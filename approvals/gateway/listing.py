@@ -1,63 +1,107 @@
-"""tools/list: the active tools a token may use, in exposed-name order, a page at a time."""
+"""The list methods: what a token may use of the enabled servers, in a stable order, a page at a time.
+
+tools/list, resources/list, resources/templates/list and prompts/list share one
+way of paging: rows in the order of their route (the exposed name, the URI or
+the URI template, each unique among active rows), and a signed cursor naming
+the last route of the page.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.core import signing
+from django.db.models import QuerySet
 
 from approvals.audit import chain
 from approvals.audit.chain import Actor
-from approvals.models import ClientToken, Tool
+from approvals.models import ClientToken, Prompt, Resource, ResourceTemplate, SurfaceItem, Tool
 from approvals.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError
 from approvals.tokens.credentials import token_allows
 
-CURSOR_SALT = "approvals.gateway.tools-list-cursor"
+CURSOR_SALT = "approvals.gateway.list-cursor"
 
 
-def exposed_definition(tool: Tool) -> dict:
-    """The upstream definition as clients see it: everything intact but the name."""
-    return {**tool.definition, "name": tool.exposed_name}
+def exposed_definition(row: Tool | SurfaceItem) -> dict:
+    """The upstream definition as clients see it: everything intact but the name (a URI stays as given)."""
+    return {**row.definition, "name": row.exposed_name}
 
 
-def cursor_after(name: str) -> str:
-    # Signed so that a client cannot page through names it could only guess at; the page starts after `name`.
-    return signing.dumps(name, salt=CURSOR_SALT)
+@dataclass(frozen=True)
+class Listing:
+    method: str
+    key: str  # the result's list
+    route: str  # the field rows are ordered and paged by
+    audit_action: str
+    rows: Callable[[], QuerySet]
 
 
-def read_cursor(cursor) -> str:
+def active(model) -> Callable[[], QuerySet]:
+    return lambda: model.objects.filter(status=model.Status.ACTIVE, server__enabled=True)
+
+
+TOOLS = Listing("tools/list", "tools", "exposed_name", "tools.listed", active(Tool))
+RESOURCES = Listing("resources/list", "resources", "uri", "resources.listed", active(Resource))
+TEMPLATES = Listing(
+    "resources/templates/list",
+    "resourceTemplates",
+    "uri_template",
+    "resources.templates_listed",
+    active(ResourceTemplate),
+)
+PROMPTS = Listing("prompts/list", "prompts", "exposed_name", "prompts.listed", active(Prompt))
+LISTINGS = {listing.method: listing for listing in (TOOLS, RESOURCES, TEMPLATES, PROMPTS)}
+
+
+def cursor_after(listing: Listing, route: str) -> str:
+    # Signed so that a client cannot page through routes it could only guess at; the page starts after `route`.
+    return signing.dumps(route, salt=f"{CURSOR_SALT}:{listing.method}")
+
+
+def read_cursor(listing: Listing, cursor) -> str:
     if not isinstance(cursor, str):
-        raise JsonRpcError(INVALID_PARAMS, "Invalid cursor: it must be a string from a previous tools/list")
+        raise JsonRpcError(INVALID_PARAMS, f"Invalid cursor: it must be a string from a previous {listing.method}")
     try:
-        after = signing.loads(cursor, salt=CURSOR_SALT)
+        after = signing.loads(cursor, salt=f"{CURSOR_SALT}:{listing.method}")
     except signing.BadSignature:
         after = None
     if not isinstance(after, str):
-        raise JsonRpcError(INVALID_PARAMS, "Invalid cursor: it did not come from this server's tools/list")
+        raise JsonRpcError(INVALID_PARAMS, f"Invalid cursor: it did not come from this server's {listing.method}")
     return after
 
 
-def tools_page(token: ClientToken, params: dict, era: str) -> dict:
-    """One page of the token's tools: {tools, nextCursor?}. Records a tools.listed event."""
+def page(listing: Listing, token: ClientToken, params: dict, era: str) -> dict:
+    """One page of what the token may use: {<key>: [...], nextCursor?}. Records the listing in the audit log."""
     cursor = params.get("cursor")
-    after = read_cursor(cursor) if cursor is not None else ""
+    after = read_cursor(listing, cursor) if cursor is not None else ""
     size = settings.MCP_TOOLS_PAGE_SIZE
     candidates = (
-        Tool.objects.filter(status=Tool.Status.ACTIVE, server__enabled=True, exposed_name__gt=after)
-        .order_by("exposed_name")
-        .only("exposed_name", "definition")
+        listing.rows()
+        .filter(**{f"{listing.route}__gt": after})
+        .order_by(listing.route)
+        .only(listing.route, "exposed_name", "definition")
     )
-    page, more = [], False
+    rows, more = [], False
     # Token scopes are shell-style globs, which SQL cannot match: filter while reading, stop one past the page.
-    for tool in candidates.iterator():
-        if not token_allows(token, tool.exposed_name):
+    for row in candidates.iterator():
+        if not token_allows(token, row.exposed_name):
             continue
-        if len(page) == size:
+        if len(rows) == size:
             more = True
             break
-        page.append(tool)
-    result = {"tools": [exposed_definition(tool) for tool in page]}
+        rows.append(row)
+    result = {listing.key: [exposed_definition(row) for row in rows]}
     if more:
-        result["nextCursor"] = cursor_after(page[-1].exposed_name)
-    names = [tool.exposed_name for tool in page]
+        result["nextCursor"] = cursor_after(listing, getattr(rows[-1], listing.route))
+    routes = [getattr(row, listing.route) for row in rows]
     chain.record(
-        "tools.listed", Actor.client(token), token=token, data={"era": era, "count": len(names), "tools": names}
+        listing.audit_action,
+        Actor.client(token),
+        token=token,
+        data={"era": era, "count": len(routes), listing.key: routes},
     )
     return result
+
+
+def tools_page(token: ClientToken, params: dict, era: str) -> dict:
+    return page(TOOLS, token, params, era)

@@ -4,8 +4,9 @@ from asgiref.sync import sync_to_async
 
 from approvals.calls import runner
 from approvals.calls.lifecycle import ClientContext
-from approvals.gateway import http, listing, mirrored, streams
-from approvals.gateway.server_info import CAPABILITIES, INSTRUCTIONS, server_info
+from approvals.catalog import routes
+from approvals.gateway import http, listing, mirrored, streams, surface
+from approvals.gateway.server_info import INSTRUCTIONS, capabilities, server_info
 from approvals.gateway.tool_calls import called_tool, respond_to_call
 from approvals.inputs import continuations
 from approvals.models import ClientToken, Tool
@@ -37,8 +38,8 @@ ERROR_STATUS = {
 }
 # What the console speaks changes only with a new release.
 DISCOVER_TTL_MS = 60 * 60 * 1000
-# The catalog changes rarely, and a listen stream announces each change.
-TOOLS_LIST_TTL_MS = 60 * 1000
+# The catalog changes rarely, and a listen stream announces each change of tools.
+LIST_TTL_MS = 60 * 1000
 
 
 def error_status(code: int) -> int:
@@ -90,7 +91,7 @@ async def discover(request, ctx: ClientContext, message: Request):
         message.id,
         {
             "supportedVersions": SUPPORTED,
-            "capabilities": CAPABILITIES,
+            "capabilities": capabilities(await sync_to_async(routes.offered_kinds)()),
             "instructions": INSTRUCTIONS,
             "ttlMs": DISCOVER_TTL_MS,
             "cacheScope": "public",
@@ -100,8 +101,17 @@ async def discover(request, ctx: ClientContext, message: Request):
 
 async def list_tools(request, ctx: ClientContext, message: Request):
     page = await sync_to_async(listing.tools_page)(ctx.token, message.params, MODERN)
-    # Private: the list depends on the token, so no cache may serve it to another.
-    return respond_with(message.id, {**page, "ttlMs": TOOLS_LIST_TTL_MS, "cacheScope": "private"})
+    return respond_with(message.id, listed(page))
+
+
+def listed(page: dict) -> dict:
+    # Private: a list depends on the token, so no cache may serve it to another.
+    return {**page, "ttlMs": LIST_TTL_MS, "cacheScope": "private"}
+
+
+async def serve_surface(request, ctx: ClientContext, message: Request):
+    result = await surface.answer(ctx, message.method, message.params)
+    return respond_with(message.id, listed(result) if message.method in listing.LISTINGS else result)
 
 
 async def call_tool(request, ctx: ClientContext, message: Request):
@@ -143,4 +153,5 @@ HANDLERS = {
     "tools/list": list_tools,
     "tools/call": call_tool,
     "subscriptions/listen": listen,
+    **dict.fromkeys(surface.METHODS, serve_surface),
 }

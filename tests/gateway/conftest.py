@@ -3,6 +3,7 @@
 import httpx
 import pytest
 
+from approvals.protocol.headers import request_headers
 from tests.fixtures.gateway import LEGACY, MODERN, modern_envelope
 
 
@@ -23,7 +24,7 @@ class Raw:
         return self.client.post(self.url, headers=merged, **send, **options)
 
     def modern(self, method, msg_id=1, headers=None, **params) -> httpx.Response:
-        routing = {"MCP-Protocol-Version": MODERN, "Mcp-Method": method}
+        routing = request_headers(MODERN, method, params)
         if method == "tools/call":
             routing["Mcp-Name"] = params.get("name", "")
         body = {"jsonrpc": "2.0", "id": msg_id, "method": method, "params": modern_envelope(**params)}

@@ -108,7 +108,7 @@ def test_it_answers_anything_but_one_message_as_an_invalid_request(raw, body):
 
 
 def test_it_answers_an_unknown_method_with_404_in_the_modern_era(raw):
-    response = raw.modern("prompts/list")
+    response = raw.modern("resources/subscribe", uri="a://x")
 
     assert response.status_code == 404
     assert error_of(response)["code"] == -32601
@@ -117,7 +117,7 @@ def test_it_answers_an_unknown_method_with_404_in_the_modern_era(raw):
 def test_it_answers_an_unknown_method_inside_a_200_in_the_legacy_era(raw):
     session_id = raw.initialize()
 
-    response = raw.legacy(session_id, "prompts/list")
+    response = raw.legacy(session_id, "resources/subscribe", uri="a://x")
 
     assert response.status_code == 200
     assert error_of(response)["code"] == -32601

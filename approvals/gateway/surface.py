@@ -1,0 +1,199 @@
+"""Resources, resource templates, prompts and completion for clients of either era.
+
+The lists come from the catalog (see listing). A read, a prompt or a completion
+is routed by the catalog's table to the one enabled server that serves it, runs
+on that server's pooled session, and is answered as the upstream gave it, less
+its envelope: text and base64 blobs alike pass through unchanged. Each is
+audited with the token, the server and what was asked, whatever came of it.
+No policy or queue stands in front of these yet: they run as soon as they route.
+"""
+
+from asgiref.sync import sync_to_async
+
+from approvals.calls.lifecycle import ClientContext
+from approvals.calls.runner import session_pool, without_envelope
+from approvals.catalog import routes
+from approvals.catalog.specs import upstream_spec
+from approvals.gateway import listing
+from approvals.models import Prompt, Server
+from approvals.protocol.canonical import canonical_json
+from approvals.protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND, JsonRpcError
+from approvals.protocol.revisions import MODERN
+from approvals.upstream import UpstreamError
+
+# An upstream's refusal of what it was asked, passed on as the client's own mistake rather than the console's.
+REFUSALS = {INVALID_PARAMS, RESOURCE_NOT_FOUND}
+
+
+def resource_not_found(ctx: ClientContext, uri: str) -> JsonRpcError:
+    # The 2025 revisions name -32002; 2026-07-28 answers an unknown resource as invalid params (SEP-2164).
+    code = INVALID_PARAMS if ctx.era == MODERN else RESOURCE_NOT_FOUND
+    return JsonRpcError(code, f"Resource not found: {uri}", {"uri": uri})
+
+
+def string_param(params: dict, name: str, method: str) -> str:
+    value = params.get(name)
+    if not isinstance(value, str) or not value:
+        raise JsonRpcError(INVALID_PARAMS, f"{method} needs a string '{name}'")
+    return value
+
+
+def string_map(value, where: str) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise JsonRpcError(INVALID_PARAMS, f"{where} must be an object whose values are strings")
+    return value
+
+
+async def list_page(ctx: ClientContext, method: str, params: dict) -> dict:
+    return await sync_to_async(listing.page)(listing.LISTINGS[method], ctx.token, params, ctx.era)
+
+
+async def ask_upstream(server: Server, what: str, ask, refusal) -> dict:
+    """The upstream's answer to `ask(session)`, or a JsonRpcError saying in protocol terms why there is none."""
+    try:
+        session = await session_pool().get(upstream_spec(server))
+        return without_envelope(await ask(session))
+    except UpstreamError as exc:
+        if exc.code in REFUSALS:
+            raise refusal(exc.message) from None
+        retry = " It may succeed if retried." if exc.retryable else ""
+        raise JsonRpcError(
+            INTERNAL_ERROR, f"The upstream server {server.name} failed to answer {what}: {exc.message}.{retry}"
+        ) from None
+
+
+async def audited(action: str, ctx: ClientContext, server: Server | None, data: dict, answer) -> dict:
+    """Run `answer()` and record one event of what came of it, the failure included."""
+    data = {"era": ctx.era, **data}
+    try:
+        result = await answer()
+    except JsonRpcError as exc:
+        await sync_to_async(routes.record_use)(
+            action, ctx.token, server, {**data, "outcome": "error", "code": exc.code, "error": exc.message}
+        )
+        raise
+    size = len(canonical_json(result))
+    await sync_to_async(routes.record_use)(action, ctx.token, server, {**data, "outcome": "answered", "bytes": size})
+    return result
+
+
+async def record_unknown(action: str, ctx: ClientContext, data: dict) -> None:
+    # Asking for what the token cannot reach is worth knowing about too.
+    await sync_to_async(routes.record_use)(action, ctx.token, None, {"era": ctx.era, **data, "outcome": "unknown"})
+
+
+async def read_resource(ctx: ClientContext, params: dict) -> dict:
+    uri = string_param(params, "uri", "resources/read")
+    route = await sync_to_async(routes.resource_route)(ctx.token, uri)
+    if route is None:
+        await record_unknown("resource.read", ctx, {"uri": uri})
+        raise resource_not_found(ctx, uri)
+
+    def refusal(message):
+        return JsonRpcError(resource_not_found(ctx, uri).code, message, {"uri": uri})
+
+    async def answer():
+        return await ask_upstream(route.server, "resources/read", lambda session: session.read_resource(uri), refusal)
+
+    return await audited("resource.read", ctx, route.server, {"uri": uri, "via": route.exposed_name}, answer)
+
+
+def prompt_arguments(prompt: Prompt, arguments) -> dict[str, str]:
+    """The arguments, once they are strings of declared names and hold every required one."""
+    arguments = string_map(arguments, "prompts/get 'arguments'")
+    declared = {argument["name"]: argument for argument in prompt.arguments}
+    missing = sorted(name for name, a in declared.items() if a.get("required") is True and name not in arguments)
+    unknown = sorted(name for name in arguments if name not in declared)
+    problems = [f"missing required {', '.join(missing)}"] if missing else []
+    problems += [f"unknown {', '.join(unknown)}"] if unknown else []
+    if problems:
+        raise JsonRpcError(
+            INVALID_PARAMS,
+            f"Invalid arguments for prompt {prompt.exposed_name}: {'; '.join(problems)}",
+            {"missing": missing, "unknown": unknown},
+        )
+    return arguments
+
+
+async def get_prompt(ctx: ClientContext, params: dict) -> dict:
+    name = string_param(params, "name", "prompts/get")
+    prompt = await sync_to_async(routes.prompt_route)(ctx.token, name)
+    if prompt is None:
+        await record_unknown("prompt.got", ctx, {"prompt": name})
+        raise JsonRpcError(INVALID_PARAMS, f"Unknown prompt: {name}")
+    arguments = prompt_arguments(prompt, params.get("arguments"))
+
+    def refusal(message):
+        return JsonRpcError(INVALID_PARAMS, message)
+
+    async def answer():
+        return await ask_upstream(
+            prompt.server, "prompts/get", lambda session: session.get_prompt(prompt.upstream_name, arguments), refusal
+        )
+
+    data = {"prompt": prompt.exposed_name, "arguments": sorted(arguments)}
+    return await audited("prompt.got", ctx, prompt.server, data, answer)
+
+
+async def complete(ctx: ClientContext, params: dict) -> dict:
+    ref, argument = params.get("ref"), params.get("argument")
+    if not isinstance(ref, dict) or not isinstance(argument, dict):
+        raise JsonRpcError(INVALID_PARAMS, "completion/complete needs a 'ref' object and an 'argument' object")
+    name = string_param(argument, "name", "completion/complete 'argument'")
+    if not isinstance(argument.get("value"), str):
+        raise JsonRpcError(INVALID_PARAMS, "completion/complete needs a string 'argument.value'")
+    context = params.get("context")
+    if context is not None and not isinstance(context, dict):
+        raise JsonRpcError(INVALID_PARAMS, "completion/complete 'context' must be an object")
+    if context is not None:
+        context = {"arguments": string_map(context.get("arguments"), "completion/complete 'context.arguments'")}
+    upstream_ref, owner, subject = await completion_subject(ctx, ref, name)
+
+    def refusal(message):
+        return JsonRpcError(INVALID_PARAMS, message)
+
+    async def answer():
+        if not isinstance(owner.server.capabilities.get("completions"), dict):
+            # The owner completes nothing; an empty completion says so without troubling it.
+            return {"completion": {"values": [], "hasMore": False}}
+        upstream_argument = {"name": name, "value": argument["value"]}
+        return await ask_upstream(
+            owner.server,
+            "completion/complete",
+            lambda session: session.complete(upstream_ref, upstream_argument, context),
+            refusal,
+        )
+
+    return await audited("completion.asked", ctx, owner.server, {"ref": subject, "argument": name}, answer)
+
+
+async def completion_subject(ctx: ClientContext, ref: dict, argument: str):
+    """The ref to send upstream, the catalog row that owns it, and what the audit event names."""
+    if ref.get("type") == "ref/prompt":
+        name = string_param(ref, "name", "completion/complete 'ref'")
+        prompt = await sync_to_async(routes.prompt_route)(ctx.token, name)
+        if prompt is None:
+            raise JsonRpcError(INVALID_PARAMS, f"Unknown prompt: {name}")
+        if argument not in {a["name"] for a in prompt.arguments}:
+            raise JsonRpcError(INVALID_PARAMS, f"Prompt {name} has no argument {argument!r}")
+        return {"type": "ref/prompt", "name": prompt.upstream_name}, prompt, name
+    if ref.get("type") == "ref/resource":
+        uri = string_param(ref, "uri", "completion/complete 'ref'")
+        owner = await sync_to_async(routes.completion_route)(ctx.token, uri)
+        if owner is None:
+            raise resource_not_found(ctx, uri)
+        return {"type": "ref/resource", "uri": uri}, owner, uri
+    raise JsonRpcError(INVALID_PARAMS, "completion/complete 'ref.type' must be 'ref/prompt' or 'ref/resource'")
+
+
+async def answer(ctx: ClientContext, method: str, params: dict) -> dict:
+    """The result of one of METHODS, before the era dresses it."""
+    if method in listing.LISTINGS:
+        return await list_page(ctx, method, params)
+    return await ANSWERS[method](ctx, params)
+
+
+ANSWERS = {"resources/read": read_resource, "prompts/get": get_prompt, "completion/complete": complete}
+METHODS = {*ANSWERS, *(method for method in listing.LISTINGS if method != "tools/list")}
