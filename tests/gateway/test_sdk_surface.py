@@ -1,0 +1,100 @@
+"""The official SDK client, in both modes, using server-everything's resources and prompts through the console."""
+
+import base64
+
+import pytest
+from asgiref.sync import sync_to_async
+from mcp import MCPError
+from mcp_types import PromptReference, ResourceTemplateReference
+
+from approvals.tokens.credentials import create_token
+from tests.fixtures.catalog import add_synced_server
+from tests.fixtures.gateway import sdk_client
+
+# The SDK's default mode finds the modern era through server/discover; "legacy" forces initialize.
+both_modes = pytest.mark.parametrize("mode", ["auto", "legacy"], ids=["modern", "legacy"])
+TEXT_TEMPLATE = "demo://resource/dynamic/text/{resourceId}"
+
+
+@pytest.fixture
+def everything(transactional_db, everything_http):
+    return add_synced_server("everything", transport="http", url=everything_http.url)
+
+
+async def every_resource(client) -> list:
+    resources, cursor = [], None
+    while True:
+        page = await client.list_resources(cursor=cursor)
+        resources += page.resources
+        cursor = page.next_cursor
+        if cursor is None:
+            return resources
+
+
+@both_modes
+async def test_it_lists_and_reads_text_and_blob_resources(mcp_url, secret, everything, settings, mode):
+    settings.MCP_TOOLS_PAGE_SIZE = 3
+    async with sdk_client(mcp_url, secret, mode) as client:
+        resources = await every_resource(client)
+        templates = (await client.list_resource_templates()).resource_templates
+        document = await client.read_resource(resources[0].uri)
+        text = await client.read_resource("demo://resource/dynamic/text/7")
+        blob = await client.read_resource("demo://resource/dynamic/blob/7")
+
+    assert len(resources) > 3  # more than one page
+    assert all(resource.name.startswith("everything_") for resource in resources)
+    assert {t.uri_template for t in templates} >= {TEXT_TEMPLATE, "demo://resource/dynamic/blob/{resourceId}"}
+    assert document.contents[0].uri == resources[0].uri
+    assert text.contents[0].text.startswith("Resource 7: This is a plaintext resource")
+    assert base64.b64decode(blob.contents[0].blob).startswith(b"Resource 7: This is a base64 blob")
+
+
+@both_modes
+async def test_it_lists_and_gets_prompts_and_completes_arguments(mcp_url, secret, everything, mode):
+    async with sdk_client(mcp_url, secret, mode) as client:
+        names = [prompt.name for prompt in (await client.list_prompts()).prompts]
+        simple = await client.get_prompt("everything_simple-prompt")
+        team = await client.get_prompt("everything_completable-prompt", {"department": "Sales", "name": "Eve"})
+        departments = await client.complete(
+            PromptReference(type="ref/prompt", name="everything_completable-prompt"),
+            {"name": "department", "value": "S"},
+        )
+        members = await client.complete(
+            PromptReference(type="ref/prompt", name="everything_completable-prompt"),
+            {"name": "name", "value": ""},
+            context_arguments={"department": "Engineering"},
+        )
+        ids = await client.complete(
+            ResourceTemplateReference(type="ref/resource", uri=TEXT_TEMPLATE), {"name": "resourceId", "value": "12"}
+        )
+
+    assert {"everything_simple-prompt", "everything_completable-prompt"} <= set(names)
+    assert simple.messages[0].content.text == "This is a simple prompt without arguments."
+    assert team.messages[0].content.text == "Please promote Eve to the head of the Sales team."
+    assert departments.completion.values == ["Sales", "Support"]
+    assert members.completion.values == ["Alice", "Bob", "Charlie"]
+    assert ids.completion.values == ["12"]
+
+
+@both_modes
+async def test_it_answers_bad_input_with_errors_the_client_raises(mcp_url, secret, everything, mode):
+    async with sdk_client(mcp_url, secret, mode) as client:
+        with pytest.raises(MCPError) as unknown:
+            await client.read_resource("demo://nowhere")
+        with pytest.raises(MCPError) as missing:
+            await client.get_prompt("everything_completable-prompt", {"department": "Sales"})
+
+    assert unknown.value.error.code == (-32602 if mode == "auto" else -32002)
+    assert missing.value.error.code == -32602 and "missing required name" in missing.value.error.message
+
+
+@both_modes
+async def test_a_token_scoped_away_from_the_server_sees_nothing_of_it(mcp_url, everything, mode):
+    _, narrow = await sync_to_async(create_token)("narrow", ["elsewhere_*"])
+    async with sdk_client(mcp_url, narrow, mode) as client:
+        prompts = (await client.list_prompts()).prompts
+        resources = (await client.list_resources()).resources
+        with pytest.raises(MCPError):
+            await client.read_resource("demo://resource/dynamic/text/1")
+
+    assert prompts == [] and resources == []
