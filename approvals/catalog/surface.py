@@ -29,11 +29,20 @@ class Kind:
     key: str  # the definition's field that tells one entry of the server's from another
     stored_in: str  # the model's field that keeps it
     max_bytes: int  # of that key; a longer one cannot be kept (nor indexed), and is left out
+    title: str  # as pages head the kind
 
 
-RESOURCES = Kind(Resource, "resources", "resources", "uri", "uri", MAX_URI_BYTES)
-TEMPLATES = Kind(ResourceTemplate, "resource_templates", "resources", "uriTemplate", "uri_template", MAX_URI_BYTES)
-PROMPTS = Kind(Prompt, "prompts", "prompts", "name", "upstream_name", 200)
+RESOURCES = Kind(Resource, "resources", "resources", "uri", "uri", MAX_URI_BYTES, "Resources")
+TEMPLATES = Kind(
+    ResourceTemplate,
+    "resource_templates",
+    "resources",
+    "uriTemplate",
+    "uri_template",
+    MAX_URI_BYTES,
+    "Resource templates",
+)
+PROMPTS = Kind(Prompt, "prompts", "prompts", "name", "upstream_name", 200, "Prompts")
 KINDS = (RESOURCES, TEMPLATES, PROMPTS)
 
 
@@ -195,3 +204,15 @@ def apply_surface(server: Server, capabilities: dict, listings: dict, exposed_na
         if changes:
             changed[kind.label] = changes
     return changed
+
+
+def listed_by_kind(server: Server) -> list[dict]:
+    """The server's resources, templates and prompts as last listed, by kind; what it no longer lists is counted."""
+    sections = []
+    for kind in KINDS:
+        rows = kind.model.objects.filter(server=server)
+        listed = list(rows.exclude(status=SurfaceItem.Status.REMOVED))
+        removed = rows.filter(status=SurfaceItem.Status.REMOVED).count()
+        if listed or removed:
+            sections.append({"title": kind.title, "kind": kind.label, "rows": listed, "removed": removed})
+    return sections

@@ -6,7 +6,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from approvals.audit.chain import Actor
-from approvals.catalog import servers, sync
+from approvals.catalog import servers, surface, sync
 from approvals.forms import ServerForm
 from approvals.models import Server, Tool
 from approvals.views.access import admin_required, role_required
@@ -36,6 +36,7 @@ def server_detail(request, slug):
         {
             "server": server,
             "tools": tools,
+            "surface": surface.listed_by_kind(server),
             "fold_instructions": len(server.instructions) > FOLD_INSTRUCTIONS_AT
             or server.instructions.count("\n") > 12,
         },
