@@ -225,6 +225,16 @@ class SurfaceItem(models.Model):
         return self.definition.get("description") or ""
 
 
+def surface_constraints(kind: str, own_key: str, route: str) -> list:
+    """Each entry is listed once per server under `own_key`; two active rows never share `route`, which clients use."""
+    return [
+        models.UniqueConstraint(fields=["server", own_key], name=f"{kind}_unique_{own_key}_per_server"),
+        models.UniqueConstraint(
+            fields=[route], condition=models.Q(status="active"), name=f"{kind}_unique_active_{route}"
+        ),
+    ]
+
+
 class Resource(SurfaceItem):
     """One resource of one server; its URI, kept as the server gives it, routes resources/read."""
 
@@ -233,12 +243,7 @@ class Resource(SurfaceItem):
 
     class Meta:
         ordering = ["uri"]
-        constraints = [
-            models.UniqueConstraint(fields=["server", "uri"], name="resource_unique_uri_per_server"),
-            models.UniqueConstraint(
-                fields=["uri"], condition=models.Q(status="active"), name="resource_unique_active_uri"
-            ),
-        ]
+        constraints = surface_constraints("resource", "uri", "uri")
 
 
 class ResourceTemplate(SurfaceItem):
@@ -249,12 +254,7 @@ class ResourceTemplate(SurfaceItem):
 
     class Meta:
         ordering = ["uri_template"]
-        constraints = [
-            models.UniqueConstraint(fields=["server", "uri_template"], name="template_unique_per_server"),
-            models.UniqueConstraint(
-                fields=["uri_template"], condition=models.Q(status="active"), name="template_unique_active"
-            ),
-        ]
+        constraints = surface_constraints("template", "uri_template", "uri_template")
 
 
 class Prompt(SurfaceItem):
@@ -264,12 +264,7 @@ class Prompt(SurfaceItem):
 
     class Meta:
         ordering = ["exposed_name"]
-        constraints = [
-            models.UniqueConstraint(fields=["server", "upstream_name"], name="prompt_unique_upstream_name"),
-            models.UniqueConstraint(
-                fields=["exposed_name"], condition=models.Q(status="active"), name="prompt_unique_active_exposed_name"
-            ),
-        ]
+        constraints = surface_constraints("prompt", "upstream_name", "exposed_name")
 
     @property
     def arguments(self) -> list[dict]:

@@ -7,7 +7,8 @@ their route: the row that holds it first keeps it, and a later one is rejected
 with the reason, as tool names are (also in the database's constraints).
 """
 
-from dataclasses import dataclass, field
+from collections import defaultdict
+from dataclasses import dataclass
 
 from approvals.models import Prompt, Resource, ResourceTemplate, Server, SurfaceItem
 from approvals.protocol.canonical import sha256_digest
@@ -44,19 +45,6 @@ TEMPLATES = Kind(
 )
 PROMPTS = Kind(Prompt, "prompts", "prompts", "name", "upstream_name", 200, "Prompts")
 KINDS = (RESOURCES, TEMPLATES, PROMPTS)
-
-
-@dataclass
-class SurfaceChanges:
-    """What one sync changed in one kind: the routes (URI, template or exposed name) added, changed and so on."""
-
-    added: list = field(default_factory=list)
-    changed: list = field(default_factory=list)
-    removed: list = field(default_factory=list)
-    rejected: list = field(default_factory=list)
-
-    def as_dict(self) -> dict:
-        return {k: v for k, v in vars(self).items() if v}
 
 
 async def fetch_surface(session: UpstreamSession) -> dict[str, list[dict]]:
@@ -124,9 +112,12 @@ def route_of(kind: Kind, definition: dict, exposed: str) -> str:
     return exposed if kind is PROMPTS else definition[kind.key]
 
 
-def apply_kind(server: Server, kind: Kind, definitions: list[dict], exposed_name_for, now) -> SurfaceChanges:
-    """Apply one listing of one kind to the catalog; `exposed_name_for(prefix, name)` is the tools' naming rule."""
-    changes = SurfaceChanges()
+def apply_kind(server: Server, kind: Kind, definitions: list[dict], exposed_name_for, now) -> dict[str, list]:
+    """Apply one listing of one kind to the catalog; `exposed_name_for(prefix, name)` is the tools' naming rule.
+
+    Returns the routes (URI, template or exposed name) it added, changed, removed and rejected, by those words.
+    """
+    changes = defaultdict(list)
     model, routed_by = kind.model, kind.model.ROUTED_BY
     existing = {getattr(row, kind.stored_in): row for row in kind.model.objects.filter(server=server)}
     taken = dict(
@@ -140,7 +131,7 @@ def apply_kind(server: Server, kind: Kind, definitions: list[dict], exposed_name
         name, identity = definition.get("name"), definition.get(kind.key)
         problem = identity_problem(kind, identity, seen)
         if problem:
-            changes.rejected.append(problem)
+            changes["rejected"].append(problem)
             continue
         seen.add(identity)
         reason = "; ".join(definition_errors(kind, definition))
@@ -160,8 +151,8 @@ def apply_kind(server: Server, kind: Kind, definitions: list[dict], exposed_name
         if row.status != SurfaceItem.Status.REMOVED:
             row.status, row.reason, row.last_changed_at = SurfaceItem.Status.REMOVED, "no longer listed", now
             row.save(update_fields=["status", "reason", "last_changed_at"])
-            changes.removed.append(label_of(kind, row))
-    return changes
+            changes["removed"].append(label_of(kind, row))
+    return dict(changes)
 
 
 def label_of(kind: Kind, row: SurfaceItem) -> str:
@@ -182,12 +173,12 @@ def store(server, kind, row, definition, identity, exposed, status, reason, now,
     fields[kind.stored_in] = identity
     if row is None:
         row = kind.model.objects.create(server=server, first_seen_at=now, last_changed_at=now, **fields)
-        (changes.rejected if reason else changes.added).append(label_of(kind, row))
+        changes["rejected" if reason else "added"].append(label_of(kind, row))
         return
     moved = row.digest != digest or row.status != status
     if moved:
         fields["last_changed_at"] = now
-        bucket = changes.rejected if reason else (changes.changed if row.digest != digest else changes.added)
+        bucket = changes["rejected" if reason else ("changed" if row.digest != digest else "added")]
     for name, value in fields.items():
         setattr(row, name, value)
     row.save()
@@ -200,7 +191,7 @@ def apply_surface(server: Server, capabilities: dict, listings: dict, exposed_na
     changed = {}
     for kind in KINDS:
         definitions = listings.get(kind.label, []) if offers(capabilities, kind) else []
-        changes = apply_kind(server, kind, definitions, exposed_name_for, now).as_dict()
+        changes = apply_kind(server, kind, definitions, exposed_name_for, now)
         if changes:
             changed[kind.label] = changes
     return changed

@@ -133,25 +133,30 @@ def _structured_errors(output_schema: dict, structured: dict) -> list[str]:
 
 def check_read_result(result, *, max_bytes: int) -> ResultCheck:
     """Why a resources/read result must not be passed on: each of its contents is text or a base64 blob."""
-    errors = _envelope_errors(result, max_bytes)
-    if errors:
-        return ResultCheck(errors)
-    contents = result.get("contents")
-    if not isinstance(contents, list):
-        return ResultCheck(["contents must be a list"])
-    for index, item in enumerate(contents):
-        errors += _resource_errors(item, f"contents[{index}]")
-    return ResultCheck(errors)
+    return ResultCheck(_envelope_errors(result, max_bytes) or _contents_errors(result.get("contents")))
 
 
 def check_prompt_result(result, *, max_bytes: int) -> ResultCheck:
     """Why a prompts/get result must not be passed on: messages of a role and one content block each."""
-    errors = _envelope_errors(result, max_bytes)
-    if errors:
-        return ResultCheck(errors)
+    return ResultCheck(_envelope_errors(result, max_bytes) or _prompt_errors(result))
+
+
+def check_completion_result(result, *, max_bytes: int) -> ResultCheck:
+    """Why a completion/complete result must not be passed on: at most 100 string values, as the spec caps them."""
+    return ResultCheck(_envelope_errors(result, max_bytes) or _completion_errors(result.get("completion")))
+
+
+def _contents_errors(contents) -> list[str]:
+    if not isinstance(contents, list):
+        return ["contents must be a list"]
+    return [error for index, item in enumerate(contents) for error in _resource_errors(item, f"contents[{index}]")]
+
+
+def _prompt_errors(result: dict) -> list[str]:
     messages = result.get("messages")
     if not isinstance(messages, list):
-        return ResultCheck(["messages must be a list"])
+        return ["messages must be a list"]
+    errors = []
     if result.get("description") is not None and not isinstance(result["description"], str):
         errors.append("description must be a string")
     for index, message in enumerate(messages):
@@ -162,17 +167,13 @@ def check_prompt_result(result, *, max_bytes: int) -> ResultCheck:
         if message.get("role") not in ("user", "assistant"):
             errors.append(f"{where}.role must be 'user' or 'assistant'")
         errors += _block_errors(message.get("content"), f"{where}.content")
-    return ResultCheck(errors)
+    return errors
 
 
-def check_completion_result(result, *, max_bytes: int) -> ResultCheck:
-    """Why a completion/complete result must not be passed on: at most 100 string values, as the spec caps them."""
-    errors = _envelope_errors(result, max_bytes)
-    if errors:
-        return ResultCheck(errors)
-    completion = result.get("completion")
+def _completion_errors(completion) -> list[str]:
     if not isinstance(completion, dict):
-        return ResultCheck(["completion must be an object"])
+        return ["completion must be an object"]
+    errors = []
     values = completion.get("values")
     if not isinstance(values, list) or not all(isinstance(value, str) for value in values):
         errors.append("completion.values must be a list of strings")
@@ -183,7 +184,7 @@ def check_completion_result(result, *, max_bytes: int) -> ResultCheck:
         errors.append("completion.total must be an integer")
     if completion.get("hasMore") is not None and not isinstance(completion["hasMore"], bool):
         errors.append("completion.hasMore must be true or false")
-    return ResultCheck(errors)
+    return errors
 
 
 def tool_error_result(text: str) -> dict:
