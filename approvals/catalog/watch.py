@@ -1,7 +1,7 @@
 """Listening to upstream servers between calls, so a changed tool list is synced at once.
 
-Legacy servers announce `notifications/tools/list_changed` on a session's
-stream; the console keeps one session per enabled server open for that (the
+Legacy servers announce `notifications/tools/list_changed` (and the same of
+resources and prompts) on a session's stream; the console keeps one session per enabled server open for that (the
 `watch_servers` command) and also listens on the sessions it forwards calls on.
 Servers that announce nothing are still synced periodically by celery beat.
 """
@@ -20,6 +20,14 @@ from approvals.upstream import ServerSpec, SessionPool, UpstreamError
 log = logging.getLogger(__name__)
 
 
+# Each names a listing the catalog keeps; any of them changing means a sync.
+LIST_CHANGES = {
+    "notifications/tools/list_changed",
+    "notifications/resources/list_changed",
+    "notifications/prompts/list_changed",
+}
+
+
 def sync_by_name(name: str):
     server = Server.objects.filter(name=name, enabled=True).first()
     if server is not None:
@@ -27,8 +35,8 @@ def sync_by_name(name: str):
 
 
 async def on_upstream_notification(spec: ServerSpec, method: str, params: dict):
-    if method == "notifications/tools/list_changed":
-        log.info("%s: tool list changed upstream; syncing", spec.name)
+    if method in LIST_CHANGES:
+        log.info("%s: %s; syncing", spec.name, method)
         await sync_to_async(sync_by_name)(spec.name)
 
 

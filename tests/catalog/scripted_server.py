@@ -2,10 +2,12 @@
 
     python scripted_server.py SCENARIO.json
 
-The scenario: {"pages": [[tool, ...], ...], "die_on_page": N, "announce": bool}.
-Each page after the first is reached through nextCursor; on page N the process
-exits without answering, as a crashing server would. With "announce" set, every
-ping is preceded by notifications/tools/list_changed. The file is re-read on
+The scenario: {"pages": [[tool, ...], ...], "die_on_page": N, "announce": bool or
+method, "resources": [resource, ...]}. Each page after the first is reached through
+nextCursor; on page N the process exits without answering, as a crashing server
+would. With "announce" set, every ping is preceded by notifications/tools/list_changed
+(or the notification it names). With "resources", the server offers them, and no
+resource templates (resources/templates/list is not found). The file is re-read on
 every request, so a test can change the catalog between syncs. A tools/call is
 answered with the tool's name and appended to SCENARIO.json.calls, one name a
 line, so a test can tell which calls reached the server.
@@ -22,11 +24,16 @@ def main(path):
             continue
         method, params = message.get("method"), message.get("params") or {}
         if method == "initialize":
+            with open(path) as f:
+                offers_resources = "resources" in json.load(f)
             result = {
                 "protocolVersion": "2025-06-18",
-                "capabilities": {"tools": {"listChanged": True}},
+                "capabilities": {"tools": {"listChanged": True}, **({"resources": {}} if offers_resources else {})},
                 "serverInfo": {"name": "scripted", "version": "1.0"},
             }
+        elif method == "resources/list":
+            with open(path) as f:
+                result = {"resources": json.load(f)["resources"]}
         elif method == "tools/list":
             with open(path) as f:
                 scenario = json.load(f)
@@ -42,8 +49,10 @@ def main(path):
             result = {"content": [{"type": "text", "text": f"ran {params.get('name')}"}]}
         elif method == "ping":
             with open(path) as f:
-                if json.load(f).get("announce"):
-                    send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+                announce = json.load(f).get("announce")
+            if announce:
+                method = announce if isinstance(announce, str) else "notifications/tools/list_changed"
+                send({"jsonrpc": "2.0", "method": method})
             result = {}
         else:
             answer(message["id"], error={"code": -32601, "message": f"Method not found: {method}"})
