@@ -211,3 +211,30 @@ def test_it_audits_each_read_prompt_and_completion_with_the_token_and_server(raw
     assert (got.data["prompt"], got.server_id) == ("surface_greeting", surface_server.pk)
     asked = AuditEvent.objects.get(action="completion.asked")
     assert asked.data["ref"] == "surface_review_code" and asked.data["argument"] == "language"
+
+
+@eras
+def test_it_passes_an_upstreams_refusal_on_as_the_eras_not_found_error(raw, surface_server, era):
+    Resource.objects.create(
+        server=surface_server,
+        uri="docs://gone",
+        upstream_name="gone",
+        exposed_name="surface_gone",
+        definition={},
+        digest="0",
+    )
+
+    error = ask(raw, era, "resources/read", uri="docs://gone").json()["error"]
+
+    assert error["code"] == (-32602 if era == "modern" else -32002)
+    assert error["data"] == {"uri": "docs://gone"} and "docs://gone" in error["message"]
+
+
+def test_it_fails_a_read_larger_than_the_result_cap_without_passing_any_of_it_on(raw, surface_server, settings):
+    settings.MAX_RESULT_BYTES = 300
+
+    response = raw.modern("resources/read", uri="docs://logo.png")
+
+    error = response.json()["error"]
+    assert error["code"] == -32603 and "more than the 300 allowed" in error["message"]
+    assert "blob" not in response.text
