@@ -16,7 +16,7 @@ from approvals.catalog import routes
 from approvals.catalog.specs import upstream_spec
 from approvals.gateway import listing
 from approvals.models import Prompt, Server
-from approvals.protocol.canonical import canonical_json
+from approvals.protocol import jsonrpc
 from approvals.protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND, JsonRpcError
 from approvals.protocol.revisions import MODERN
 from approvals.upstream import UpstreamError
@@ -74,7 +74,7 @@ async def audited(action: str, ctx: ClientContext, server: Server | None, data: 
             action, ctx.token, server, {**data, "outcome": "error", "code": exc.code, "error": exc.message}
         )
         raise
-    size = len(canonical_json(result))
+    size = len(jsonrpc.encode(result))
     await sync_to_async(routes.record_use)(action, ctx.token, server, {**data, "outcome": "answered", "bytes": size})
     return result
 

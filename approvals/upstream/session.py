@@ -109,14 +109,14 @@ class UpstreamSession:
     async def read_resource(self, uri: str) -> dict:
         """The ReadResourceResult for `uri`, its contents checked (text or base64 blob) and within result_max_bytes."""
         result = self._complete(await self._request("resources/read", {"uri": uri}), f"resources/read {uri}")
-        self._check(result, check_read_result, f"resources/read {uri}")
+        await self._check(result, check_read_result, f"resources/read {uri}")
         return result
 
     async def get_prompt(self, name: str, arguments: dict[str, str]) -> dict:
         """The GetPromptResult of prompt `name` given `arguments`, its messages checked, within result_max_bytes."""
         params = {"name": name, "arguments": arguments}
         result = self._complete(await self._request("prompts/get", params), f"prompts/get {name}")
-        self._check(result, check_prompt_result, f"prompts/get {name}")
+        await self._check(result, check_prompt_result, f"prompts/get {name}")
         return result
 
     async def complete(self, ref: dict, argument: dict, context: dict | None = None) -> dict:
@@ -125,11 +125,12 @@ class UpstreamSession:
         if context is not None:
             params["context"] = context
         result = self._complete(await self._request("completion/complete", params), "completion/complete")
-        self._check(result, check_completion_result, "completion/complete")
+        await self._check(result, check_completion_result, "completion/complete")
         return result
 
-    def _check(self, result: dict, check, what: str) -> None:
-        problems = check(result, max_bytes=self.spec.result_max_bytes).errors
+    async def _check(self, result: dict, check, what: str) -> None:
+        # In a thread: checking costs time in proportion to the result, and the loop serves every other request.
+        problems = (await asyncio.to_thread(check, result, max_bytes=self.spec.result_max_bytes)).errors
         if problems:
             raise UpstreamError(f"{self.spec.name}: {what} answered a malformed result: {'; '.join(problems)}")
 
