@@ -7,7 +7,18 @@ from django.urls import reverse
 
 from approvals.audit import chain
 from approvals.audit.chain import Actor
-from approvals.models import Call, ClientToken, InputRequest, PolicyRule, Server, Tool, ToolChange
+from approvals.models import (
+    Call,
+    ClientToken,
+    InputRequest,
+    PolicyRule,
+    Prompt,
+    Resource,
+    ResourceTemplate,
+    Server,
+    Tool,
+    ToolChange,
+)
 
 JSON_SCALARS = (str, int, float, bool, type(None))
 
@@ -186,6 +197,13 @@ class ClientTokenAdmin(ConsoleOwnedAdmin):
     search_fields = ["name", "prefix"]
     # The hash of a secret is of no use to a reader and of some to an attacker.
     exclude = ["token_hash"]
+
+
+@admin.register(Resource, ResourceTemplate, Prompt)
+class SurfaceItemAdmin(RecordAdmin):
+    list_display = ["exposed_name", "server", "status", "last_changed_at"]
+    list_filter = ["status", "server"]
+    search_fields = ["exposed_name", "upstream_name"]
 
 
 @admin.register(ToolChange)

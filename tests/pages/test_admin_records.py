@@ -7,7 +7,7 @@ from tests.fixtures.people import PASSWORD, make_user
 def test_it_shows_calls_and_input_requests_to_admins_but_lets_nobody_change_them(client, db):
     make_user("root", superuser=True)
     client.login(username="root", password=PASSWORD)
-    for model in ("call", "inputrequest", "toolchange"):
+    for model in ("call", "inputrequest", "toolchange", "resource", "resourcetemplate", "prompt"):
         assert client.get(f"/admin/approvals/{model}/").status_code == 200
         assert client.get(f"/admin/approvals/{model}/add/").status_code == 403
 
