@@ -29,7 +29,6 @@ pytestmark = pytest.mark.node
 
 CONFORMANCE = NODE_DIR / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
 NODE_MAJOR = 22
-# Resources and prompts are not tools, which is all the console fronts.
 REQUIRED = [
     "server-initialize",
     "ping",
@@ -43,6 +42,19 @@ REQUIRED = [
     "tools-call-error",
     "tools-call-with-progress",
     "dns-rebinding-protection",
+]
+# Resources, prompts and completion of the upstream, through the console (subscriptions are not served yet).
+SURFACE = [
+    "resources-list",
+    "resources-read-text",
+    "resources-read-binary",
+    "resources-templates-read",
+    "prompts-list",
+    "prompts-get-simple",
+    "prompts-get-with-args",
+    "prompts-get-embedded-resource",
+    "prompts-get-with-image",
+    "completion-complete",
 ]
 # What the upstream asks mid-call reaches the suite's client only when the server's routing passes it through.
 PASSTHROUGH = [
@@ -154,6 +166,10 @@ def run_all(node: str, target: list[str], scenarios: list[str], tmp_path: Path, 
 
 def test_it_passes_every_required_server_scenario(conformance_node, console_url, tmp_path):
     run_all(conformance_node, ["server", "--url", console_url], REQUIRED, tmp_path)
+
+
+def test_it_passes_the_resource_prompt_and_completion_scenarios(conformance_node, console_url, tmp_path):
+    run_all(conformance_node, ["server", "--url", console_url], SURFACE, tmp_path)
 
 
 def test_it_passes_the_input_scenarios_when_the_server_passes_input_requests_to_the_client(

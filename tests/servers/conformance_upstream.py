@@ -2,12 +2,14 @@
 
     python tests/servers/conformance_upstream.py    # stdio, as the console spawns it
 
-Each tool is one the suite's server scenarios (tools-call-*) call by name, and
+Each tool, resource, template and prompt is one the suite's server scenarios
+(tools-call-*, resources-*, prompts-*, completion-complete) ask for by name, and
 answers what that scenario checks for. Built with the official SDK, so that a
 failing scenario points at the console, not at a home-made server.
 """
 
 import asyncio
+import base64
 import json
 from typing import Annotated, Literal
 
@@ -17,9 +19,11 @@ from mcp.server.mcpserver.resolve import Elicit, Resolve, Sample
 from mcp_types import (
     AudioContent,
     CallToolResult,
+    Completion,
     CreateMessageResult,
     EmbeddedResource,
     ImageContent,
+    PromptReference,
     SamplingMessage,
     TextContent,
     TextResourceContents,
@@ -189,6 +193,58 @@ def test_sampling(prompt: str, reply: Annotated[CreateMessageResult, Resolve(ask
     """Asks the client's language model to complete the prompt."""
     content = reply.content if isinstance(reply.content, list) else [reply.content]
     return "LLM response: " + " ".join(block.text for block in content if isinstance(block, TextContent))
+
+
+@server.resource("test://static-text", name="static-text", mime_type="text/plain")
+def static_text() -> str:
+    """A fixed text resource."""
+    return "This is the content of the static text resource."
+
+
+@server.resource("test://static-binary", name="static-binary", mime_type="image/png")
+def static_binary() -> bytes:
+    """A fixed PNG image."""
+    return base64.b64decode(PNG)
+
+
+@server.resource("test://template/{id}/data", name="template-data", mime_type="application/json")
+def template_data(id: str) -> str:
+    """Data for one id."""
+    return json.dumps({"id": id, "templateTest": True, "data": f"Data for ID: {id}"})
+
+
+@server.prompt(description="A prompt without arguments.")
+def test_simple_prompt() -> str:
+    return "This is a simple prompt for testing."
+
+
+@server.prompt(description="A prompt of two arguments.")
+def test_prompt_with_arguments(arg1: str, arg2: str) -> str:
+    return f"Prompt with arguments: arg1='{arg1}', arg2='{arg2}'"
+
+
+@server.prompt(description="A prompt that embeds a resource.")
+def test_prompt_with_embedded_resource(resourceUri: str) -> list[dict]:
+    resource = embedded(resourceUri, "text/plain", "Embedded resource content for testing.")
+    return [
+        {"role": "user", "content": resource},
+        {"role": "user", "content": TextContent(type="text", text="Please process the embedded resource above.")},
+    ]
+
+
+@server.prompt(description="A prompt with an image.")
+def test_prompt_with_image() -> list[dict]:
+    return [
+        {"role": "user", "content": image()},
+        {"role": "user", "content": TextContent(type="text", text="Please analyze the image above.")},
+    ]
+
+
+@server.completion()
+async def complete(ref, argument, context):
+    if isinstance(ref, PromptReference) and argument.name == "arg1":
+        return Completion(values=[v for v in ("paris", "park", "party") if v.startswith(argument.value)])
+    return None
 
 
 if __name__ == "__main__":
