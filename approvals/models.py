@@ -225,36 +225,29 @@ class SurfaceItem(models.Model):
         return self.definition.get("description") or ""
 
 
-def surface_constraints(kind: str, own_key: str, route: str) -> list:
-    """Each entry is listed once per server under `own_key`; two active rows never share `route`, which clients use."""
-    return [
-        models.UniqueConstraint(fields=["server", own_key], name=f"{kind}_unique_{own_key}_per_server"),
-        models.UniqueConstraint(
-            fields=[route], condition=models.Q(status="active"), name=f"{kind}_unique_active_{route}"
-        ),
-    ]
-
-
-class Resource(SurfaceItem):
-    """One resource of one server; its URI, kept as the server gives it, routes resources/read."""
+class UriItem(SurfaceItem):
+    """An entry reached by URI: a resource by its own, a template by those it matches (`uri` holds the template)."""
 
     ROUTED_BY = "uri"
     uri = models.CharField(max_length=2000)
 
     class Meta:
+        abstract = True
         ordering = ["uri"]
-        constraints = surface_constraints("resource", "uri", "uri")
+        constraints = [
+            models.UniqueConstraint(fields=["server", "uri"], name="%(class)s_unique_uri_per_server"),
+            models.UniqueConstraint(
+                fields=["uri"], condition=models.Q(status="active"), name="%(class)s_unique_active_uri"
+            ),
+        ]
 
 
-class ResourceTemplate(SurfaceItem):
+class Resource(UriItem):
+    """One resource of one server; its URI, kept as the server gives it, routes resources/read."""
+
+
+class ResourceTemplate(UriItem):
     """One resource template of one server; a URI it matches, when no resource has it, reads from that server."""
-
-    ROUTED_BY = "uri_template"
-    uri_template = models.CharField(max_length=2000)
-
-    class Meta:
-        ordering = ["uri_template"]
-        constraints = surface_constraints("template", "uri_template", "uri_template")
 
 
 class Prompt(SurfaceItem):
@@ -264,7 +257,12 @@ class Prompt(SurfaceItem):
 
     class Meta:
         ordering = ["exposed_name"]
-        constraints = surface_constraints("prompt", "upstream_name", "exposed_name")
+        constraints = [
+            models.UniqueConstraint(fields=["server", "upstream_name"], name="prompt_unique_upstream_name"),
+            models.UniqueConstraint(
+                fields=["exposed_name"], condition=models.Q(status="active"), name="prompt_unique_active_exposed_name"
+            ),
+        ]
 
     @property
     def arguments(self) -> list[dict]:

@@ -27,7 +27,7 @@ def resource_route(token: ClientToken, uri: str) -> Resource | ResourceTemplate 
     listed = allowed(token, enabled(Resource).filter(uri=uri))
     if listed:
         return listed[0]
-    return next((t for t in allowed(token, enabled(ResourceTemplate)) if matches(t.uri_template, uri)), None)
+    return next((t for t in allowed(token, enabled(ResourceTemplate)) if matches(t.uri, uri)), None)
 
 
 def prompt_route(token: ClientToken, name: str) -> Prompt | None:
@@ -37,7 +37,7 @@ def prompt_route(token: ClientToken, name: str) -> Prompt | None:
 
 def completion_route(token: ClientToken, ref_uri: str) -> ResourceTemplate | Resource | None:
     """A completion names a resource template by its template (or a resource by its URI), as the server listed it."""
-    found = allowed(token, enabled(ResourceTemplate).filter(uri_template=ref_uri)) or allowed(
+    found = allowed(token, enabled(ResourceTemplate).filter(uri=ref_uri)) or allowed(
         token, enabled(Resource).filter(uri=ref_uri)
     )
     return found[0] if found else None

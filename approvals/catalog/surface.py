@@ -39,7 +39,7 @@ TEMPLATES = Kind(
     "resource_templates",
     "resources",
     "uriTemplate",
-    "uri_template",
+    "uri",
     MAX_URI_BYTES,
     "Resource templates",
 )
@@ -108,6 +108,10 @@ def identity_problem(kind: Kind, identity, seen: set) -> str:
     return ""
 
 
+def route_noun(kind: Kind) -> str:
+    return "exposed name" if kind is PROMPTS else kind.key
+
+
 def route_of(kind: Kind, definition: dict, exposed: str) -> str:
     return exposed if kind is PROMPTS else definition[kind.key]
 
@@ -140,9 +144,9 @@ def apply_kind(server: Server, kind: Kind, definitions: list[dict], exposed_name
             reason = naming
         route = route_of(kind, definition, exposed)
         if not reason and route in taken:
-            reason = f"{routed_by.replace('_', ' ')} {route!r} is already served by the server {taken[route]}"
+            reason = f"{route_noun(kind)} {route!r} is already served by the server {taken[route]}"
         if not reason and route in held_here:
-            reason = f"{routed_by.replace('_', ' ')} {route!r} is already used by {held_here[route]!r} of this server"
+            reason = f"{route_noun(kind)} {route!r} is already used by {held_here[route]!r} of this server"
         status = SurfaceItem.Status.REJECTED if reason else SurfaceItem.Status.ACTIVE
         if status == SurfaceItem.Status.ACTIVE:
             held_here[route] = identity

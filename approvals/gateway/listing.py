@@ -45,8 +45,8 @@ RESOURCES = Listing("resources/list", "resources", "uri", "resources.listed", ac
 TEMPLATES = Listing(
     "resources/templates/list",
     "resourceTemplates",
-    "uri_template",
-    "resources.templates_listed",
+    "uri",
+    "templates.listed",
     active(ResourceTemplate),
 )
 PROMPTS = Listing("prompts/list", "prompts", "exposed_name", "prompts.listed", active(Prompt))

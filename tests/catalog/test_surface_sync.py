@@ -28,7 +28,7 @@ def test_it_stores_every_resource_template_and_prompt_of_a_real_server(surface_s
     assert (readme.status, readme.exposed_name, readme.definition["title"]) == (ACTIVE, "surface_readme", "Read me")
     assert len(readme.digest) == 64
     template = surface_server.resourcetemplates.get()
-    assert (template.uri_template, template.exposed_name) == ("notes://by-topic/{topic}", "surface_notes-by-topic")
+    assert (template.uri, template.exposed_name) == ("notes://by-topic/{topic}", "surface_notes-by-topic")
     prompts = {p.exposed_name: p for p in surface_server.prompts.all()}
     assert set(prompts) == {"surface_review_code", "surface_greeting"}
     assert [a["name"] for a in prompts["surface_review_code"].arguments] == ["code", "language"]
