@@ -23,12 +23,18 @@ from approvals.upstream import UpstreamError
 
 # An upstream's refusal of what it was asked, passed on as the client's own mistake rather than the console's.
 REFUSALS = {INVALID_PARAMS, RESOURCE_NOT_FOUND}
+AUDITED_CHARS = 2000
 
 
 def resource_not_found(ctx: ClientContext, uri: str) -> JsonRpcError:
     # The 2025 revisions name -32002; 2026-07-28 answers an unknown resource as invalid params (SEP-2164).
     code = INVALID_PARAMS if ctx.era == MODERN else RESOURCE_NOT_FOUND
     return JsonRpcError(code, f"Resource not found: {uri}", {"uri": uri})
+
+
+def clipped(text: str) -> str:
+    # A template matches URIs of any length, and a client chooses what it asks for: the audit log keeps a bounded part.
+    return text if len(text) <= AUDITED_CHARS else text[:AUDITED_CHARS] + "…"
 
 
 def string_param(params: dict, name: str, method: str) -> str:
@@ -88,7 +94,7 @@ async def read_resource(ctx: ClientContext, params: dict) -> dict:
     uri = string_param(params, "uri", "resources/read")
     route = await sync_to_async(routes.resource_route)(ctx.token, uri)
     if route is None:
-        await record_unknown("resource.read", ctx, {"uri": uri})
+        await record_unknown("resource.read", ctx, {"uri": clipped(uri)})
         raise resource_not_found(ctx, uri)
 
     def refusal(message):
@@ -97,7 +103,7 @@ async def read_resource(ctx: ClientContext, params: dict) -> dict:
     async def answer():
         return await ask_upstream(route.server, "resources/read", lambda session: session.read_resource(uri), refusal)
 
-    return await audited("resource.read", ctx, route.server, {"uri": uri, "via": route.exposed_name}, answer)
+    return await audited("resource.read", ctx, route.server, {"uri": clipped(uri), "via": route.exposed_name}, answer)
 
 
 def prompt_arguments(prompt: Prompt, arguments) -> dict[str, str]:
@@ -121,7 +127,7 @@ async def get_prompt(ctx: ClientContext, params: dict) -> dict:
     name = string_param(params, "name", "prompts/get")
     prompt = await sync_to_async(routes.prompt_route)(ctx.token, name)
     if prompt is None:
-        await record_unknown("prompt.got", ctx, {"prompt": name})
+        await record_unknown("prompt.got", ctx, {"prompt": clipped(name)})
         raise JsonRpcError(INVALID_PARAMS, f"Unknown prompt: {name}")
     arguments = prompt_arguments(prompt, params.get("arguments"))
 
@@ -166,7 +172,8 @@ async def complete(ctx: ClientContext, params: dict) -> dict:
             refusal,
         )
 
-    return await audited("completion.asked", ctx, owner.server, {"ref": subject, "argument": name}, answer)
+    data = {"ref": clipped(subject), "argument": clipped(name)}
+    return await audited("completion.asked", ctx, owner.server, data, answer)
 
 
 async def completion_subject(ctx: ClientContext, ref: dict, argument: str):
