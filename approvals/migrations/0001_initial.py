@@ -765,6 +765,125 @@ class Migration(migrations.Migration):
                 ],
             },
         ),
+        migrations.CreateModel(
+            name="ResourceTemplate",
+            fields=[
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("upstream_name", models.CharField(max_length=200)),
+                ("exposed_name", models.CharField(max_length=300)),
+                ("definition", models.JSONField()),
+                ("digest", models.CharField(max_length=64)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("active", "Active"), ("rejected", "Rejected"), ("removed", "Removed")],
+                        default="active",
+                        max_length=10,
+                    ),
+                ),
+                ("reason", models.TextField(blank=True)),
+                ("first_seen_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("last_changed_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("last_seen_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("uri", models.CharField(max_length=2000)),
+                (
+                    "server",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="%(class)ss", to="approvals.server"
+                    ),
+                ),
+            ],
+            options={
+                "ordering": ["uri"],
+                "abstract": False,
+                "constraints": [
+                    models.UniqueConstraint(fields=("server", "uri"), name="resourcetemplate_unique_uri_per_server"),
+                    models.UniqueConstraint(
+                        condition=models.Q(("status", "active")),
+                        fields=("uri",),
+                        name="resourcetemplate_unique_active_uri",
+                    ),
+                ],
+            },
+        ),
+        migrations.CreateModel(
+            name="Resource",
+            fields=[
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("upstream_name", models.CharField(max_length=200)),
+                ("exposed_name", models.CharField(max_length=300)),
+                ("definition", models.JSONField()),
+                ("digest", models.CharField(max_length=64)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("active", "Active"), ("rejected", "Rejected"), ("removed", "Removed")],
+                        default="active",
+                        max_length=10,
+                    ),
+                ),
+                ("reason", models.TextField(blank=True)),
+                ("first_seen_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("last_changed_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("last_seen_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("uri", models.CharField(max_length=2000)),
+                (
+                    "server",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="%(class)ss", to="approvals.server"
+                    ),
+                ),
+            ],
+            options={
+                "ordering": ["uri"],
+                "abstract": False,
+                "constraints": [
+                    models.UniqueConstraint(fields=("server", "uri"), name="resource_unique_uri_per_server"),
+                    models.UniqueConstraint(
+                        condition=models.Q(("status", "active")), fields=("uri",), name="resource_unique_active_uri"
+                    ),
+                ],
+            },
+        ),
+        migrations.CreateModel(
+            name="Prompt",
+            fields=[
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("upstream_name", models.CharField(max_length=200)),
+                ("exposed_name", models.CharField(max_length=300)),
+                ("definition", models.JSONField()),
+                ("digest", models.CharField(max_length=64)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("active", "Active"), ("rejected", "Rejected"), ("removed", "Removed")],
+                        default="active",
+                        max_length=10,
+                    ),
+                ),
+                ("reason", models.TextField(blank=True)),
+                ("first_seen_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("last_changed_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("last_seen_at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "server",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="%(class)ss", to="approvals.server"
+                    ),
+                ),
+            ],
+            options={
+                "ordering": ["exposed_name"],
+                "constraints": [
+                    models.UniqueConstraint(fields=("server", "upstream_name"), name="prompt_unique_upstream_name"),
+                    models.UniqueConstraint(
+                        condition=models.Q(("status", "active")),
+                        fields=("exposed_name",),
+                        name="prompt_unique_active_exposed_name",
+                    ),
+                ],
+            },
+        ),
         migrations.AddConstraint(
             model_name="tool",
             constraint=models.UniqueConstraint(fields=("server", "upstream_name"), name="tool_unique_upstream_name"),
