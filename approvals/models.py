@@ -284,13 +284,23 @@ class ClientToken(models.Model):
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="client_tokens"
     )
+    description = models.CharField(max_length=500, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField(null=True, blank=True, help_text="From then on the gateway refuses the token.")
+    rate_per_minute = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Requests a minute; blank takes MCP_RATE_LIMIT_PER_MINUTE."
+    )
+    max_pending_calls = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Calls awaiting a decision at once; 0 for no cap, blank takes the global cap."
+    )
     last_used_at = models.DateTimeField(null=True, blank=True)
+    last_used_from = models.CharField(max_length=100, blank=True, help_text="The client's address as last seen.")
+    rotated_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["name"]
-        permissions = [("manage_tokens", "Create and revoke client tokens")]
+        permissions = [("manage_tokens", "Create, change, rotate and revoke client tokens")]
 
     def __str__(self):
         return self.name
@@ -298,6 +308,22 @@ class ClientToken(models.Model):
     @property
     def revoked(self):
         return self.revoked_at is not None
+
+    def expired(self, now=None) -> bool:
+        return self.expires_at is not None and self.expires_at <= (now or timezone.now())
+
+
+class RetiredSecret(models.Model):
+    """A client token's secret that a rotation replaced: valid until the grace period ends, then named when refused."""
+
+    token = models.ForeignKey(ClientToken, on_delete=models.CASCADE, related_name="retired_secrets")
+    token_hash = models.CharField(max_length=64, unique=True)
+    prefix = models.CharField(max_length=16, blank=True)
+    retired_at = models.DateTimeField(default=timezone.now)
+    valid_until = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-retired_at"]
 
 
 class McpSession(models.Model):

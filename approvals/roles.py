@@ -5,7 +5,7 @@ from django.contrib.auth.models import Group, Permission
 ADMIN, OPERATOR, AUDITOR = "admin", "operator", "auditor"
 ROLES = (ADMIN, OPERATOR, AUDITOR)
 
-READ = ["view_server", "view_tool", "view_toolchange", "view_call", "view_policyrule"]
+READ = ["view_server", "view_tool", "view_toolchange", "view_call", "view_policyrule", "view_clienttoken"]
 # The audit log: auditors read, verify and export it; admins read it and alone change how long
 # it is kept. Operators see the history of the calls they decided without any of these.
 PERMISSIONS = {

@@ -252,6 +252,11 @@ AUDIT_RETENTION_DAYS = int(os.environ.get("AUDIT_RETENTION_DAYS", 0))
 MCP_MAX_BODY_BYTES = int(os.environ.get("MCP_MAX_BODY_BYTES", 1024 * 1024))
 MCP_RATE_LIMIT_PER_MINUTE = int(os.environ.get("MCP_RATE_LIMIT_PER_MINUTE", 600))
 MCP_TOOLS_PAGE_SIZE = int(os.environ.get("MCP_TOOLS_PAGE_SIZE", 100))
+# Calls one token may have waiting for a decision at once (0: no cap); a token's own cap overrides it.
+MAX_PENDING_CALLS_PER_TOKEN = int(os.environ.get("MAX_PENDING_CALLS_PER_TOKEN", 20))
+# SSE streams open at once in one web process, per token and per legacy MCP session (0: no cap).
+MCP_MAX_STREAMS_PER_TOKEN = int(os.environ.get("MCP_MAX_STREAMS_PER_TOKEN", 100))
+MCP_MAX_STREAMS_PER_SESSION = int(os.environ.get("MCP_MAX_STREAMS_PER_SESSION", 20))
 # Comment lines on idle SSE streams, so that proxies and clients do not time them out.
 MCP_SSE_KEEPALIVE_SECONDS = float(os.environ.get("MCP_SSE_KEEPALIVE_SECONDS", 15))
 # Clients without a token then act as the "anonymous" token: acceptable only where nobody else can connect.

@@ -25,6 +25,7 @@ from approvals.protocol.canonical import canonical_json, sha256_digest
 from approvals.protocol.results import tool_error_result
 from approvals.protocol.schemas import validate
 from approvals.protocol.tools import annotations
+from approvals.tokens import limits
 from approvals.tokens.credentials import token_allows
 
 
@@ -96,8 +97,10 @@ def policy_rules():
 @transaction.atomic
 def receive_call(
     ctx: ClientContext, tool: Tool, arguments: dict, jsonrpc_id, progress_token
-) -> tuple[Call, dict | None]:
+) -> tuple[Call | None, dict | None]:
     """Record the call, check its arguments and apply the policy; the result when no wait follows.
+
+    A call that would wait for a decision while its token is at its cap of pending calls is refused unrecorded.
 
     Everything is worked out first, so the call is one insert and its events one append.
     """
@@ -146,6 +149,9 @@ def receive_call(
             now,
         )
     elif verdict:
+        refusal = limits.why_no_more_pending(ctx.token)
+        if refusal:
+            return None, refuse_pending(ctx, tool, refusal)
         timeout, call.approvals_needed, call.separation_of_duties = hold_terms(verdict.rule)
         call.status, call.expires_at = Call.Status.PENDING, now + timedelta(seconds=timeout)
     call.save(force_insert=True)
@@ -182,6 +188,19 @@ def hold_terms(rule: engine.Rule | None) -> tuple[float, int, bool]:
         row.separation_of_duties, settings.SEPARATION_OF_DUTIES
     )
     return row.approval_timeout_seconds or settings.APPROVAL_TIMEOUT_SECONDS, row.approvals_needed, separated
+
+
+def refuse_pending(ctx: ClientContext, tool: Tool, refusal: str) -> dict:
+    """A call that would wait for a decision but may not: no row, one audit event, and the client told why."""
+    chain.record(
+        "call.refused",
+        Actor.client(ctx.token),
+        server=tool.server,
+        tool=tool,
+        token=ctx.token,
+        data={"tool": tool.exposed_name, "reason": refusal},
+    )
+    return tool_error_result(f"The call to {tool.exposed_name} was not run: {refusal}.")
 
 
 def call_facts(token: ClientToken, tool: Tool, arguments: dict) -> engine.CallFacts:
@@ -333,6 +352,21 @@ def cancel_running(call_id, reason: str, actor: Actor) -> bool:
         if won:
             requests.end_open_requests(call_id, reason, actor)
     return won
+
+
+def cancel_unforwarded(calls, reason: str, actor: Actor) -> int:
+    """Cancel those of `calls` that no upstream request carries yet, so that no later approval of them can run.
+
+    A call already forwarded ends as its upstream answers, and its client gets that
+    answer; what it still waits for (input requests) is cancelled, so nobody answers it.
+    """
+    cancelled = 0
+    for pk, status in list(calls.filter(status__in=Call.OPEN).values_list("pk", "status")):
+        if status == Call.Status.FORWARDED:
+            requests.end_open_requests(pk, reason, actor)
+        else:
+            cancelled += end_call(pk, [Call.Status.PENDING, Call.Status.APPROVED], Call.Status.CANCELLED, reason, actor)
+    return cancelled
 
 
 def end_call(call_id, sources, status, reason: str, actor: Actor) -> bool:

@@ -60,7 +60,8 @@ async def run_call(ctx: lifecycle.ClientContext, jsonrpc_id, params: dict, emit,
         call, result = await asyncio.shield(receiving)
     except asyncio.CancelledError:
         call, _ = await receiving
-        await cancelled(call, ctx)
+        if call is not None:
+            await cancelled(call, ctx)
         raise
     if result is not None:
         return result

@@ -12,31 +12,38 @@ from approvals.gateway.http import Refused, rejection
 from approvals.gateway.loopback import is_loopback_address
 from approvals.models import ClientToken
 from approvals.protocol import identity
-from approvals.tokens.credentials import anonymous_token, authenticate, hash_secret
+from approvals.tokens import limits
+from approvals.tokens.credentials import UNKNOWN, Admission, admit, anonymous_token, hash_secret
 
 REALM = identity.NAME
 
 
 async def identify(request) -> ClientToken:
-    """The request's token; refuses with 401 without a valid one, 429 past the token's rate."""
+    """The request's token; refuses with 401 without a valid one (saying why), 429 past the token's rate."""
     header = request.headers.get("Authorization", "").strip()
     if not header and anonymous_allowed(request):
-        lookup, key = sync_to_async(anonymous_token)(), ClientToken.ANONYMOUS
+        lookup, key = anonymous_admission(), ClientToken.ANONYMOUS
     else:
         secret = bearer_secret(header)
         if not secret:
             raise Refused(unauthorized(request, invalid=bool(header)))
-        # Keyed by the credential rather than the row id, which a database may hand out again.
-        lookup, key = sync_to_async(authenticate)(secret), hash_secret(secret)
+        # Keyed by the credential rather than the row id, which a database may hand out again. During a
+        # rotation's grace period the old and the new secret are counted apart.
+        lookup, key = sync_to_async(admit)(secret, request.META.get("REMOTE_ADDR") or ""), hash_secret(secret)
     # The count goes alongside the lookup, each a round trip to its own service: in a thread of its
     # own, as the request's thread is the lookup's. An unknown credential is counted too, under its
     # own key, and refused below all the same.
-    token, count = await asyncio.gather(lookup, sync_to_async(count_request, thread_sensitive=False)(key))
-    if token is None or token.revoked:
-        raise Refused(unauthorized(request, invalid=bool(header)))
-    if count > settings.MCP_RATE_LIMIT_PER_MINUTE:
-        raise Refused(too_many_requests())
-    return token
+    admission, count = await asyncio.gather(lookup, sync_to_async(count_request, thread_sensitive=False)(key))
+    if admission.token is None:
+        raise Refused(unauthorized(request, invalid=bool(header), problem=admission.refusal))
+    limit = limits.rate_per_minute(admission.token)
+    if count > limit:
+        raise Refused(too_many_requests(limit))
+    return admission.token
+
+
+async def anonymous_admission() -> Admission:
+    return Admission(await sync_to_async(anonymous_token)())
 
 
 # Headers by which a proxy names the client it forwards (Forwarded is RFC 7239's).
@@ -68,11 +75,14 @@ def resource_metadata_url(request) -> str:
     return request.build_absolute_uri(reverse("mcp_resource_metadata"))
 
 
-def unauthorized(request, invalid: bool):
+def unauthorized(request, invalid: bool, problem: str = ""):
     challenge = f'Bearer realm="{REALM}", resource_metadata="{resource_metadata_url(request)}"'
     if invalid:
-        challenge += ', error="invalid_token"'
-        message = "Unauthorized: the bearer token is unknown or revoked"
+        problem = problem or UNKNOWN
+        # RFC 6750's error_description is a quoted string of printable ASCII without quotes or backslashes.
+        description = "".join(c for c in problem if " " <= c <= "~" and c not in '"\\')
+        challenge += f', error="invalid_token", error_description="{description}"'
+        message = f"Unauthorized: {problem}"
     else:
         message = "Unauthorized: send Authorization: Bearer <client token>; tokens are issued in the console"
     return rejection(401, message, headers={"WWW-Authenticate": challenge})
@@ -95,7 +105,7 @@ def count_request(credential: str) -> int:
         return cache.incr(key)
 
 
-def too_many_requests():
-    limit, now = settings.MCP_RATE_LIMIT_PER_MINUTE, time.time()
+def too_many_requests(limit: int):
+    now = time.time()
     message = f"Too many requests: this token may make {limit} requests a minute"
     return rejection(429, message, headers={"Retry-After": str(max(1, 60 - int(now % 60)))})

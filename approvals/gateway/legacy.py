@@ -141,7 +141,7 @@ async def open_stream(request, token: ClientToken):
         return await sync_to_async(sessions.is_open)(session.pk)
 
     events = streams.catalog_events([], change, session_still_open)
-    return streams.sse_response(events, {SESSION_HEADER: session.pk})
+    return streams.sse_response(events, token, session.pk, {SESSION_HEADER: session.pk})
 
 
 async def end_session(request, token: ClientToken):

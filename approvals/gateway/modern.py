@@ -25,6 +25,7 @@ from approvals.protocol.jsonrpc import (
     Response,
 )
 from approvals.protocol.revisions import META_SERVER_INFO, META_SUBSCRIPTION_ID, MODERN, SUPPORTED
+from approvals.tokens import credentials
 
 # The HTTP status of each error code, as the transport spec and the official SDK give them; others go out as 200.
 ERROR_STATUS = {
@@ -142,10 +143,10 @@ async def listen(request, ctx: ClientContext, message: Request):
         return jsonrpc.notification("notifications/tools/list_changed", {"_meta": meta})
 
     async def token_still_valid():
-        return await ClientToken.objects.filter(pk=ctx.token.pk, revoked_at__isnull=True).aexists()
+        return await sync_to_async(credentials.still_valid)(ctx.token.pk)
 
     events = streams.catalog_events([ack], change if honoured else None, token_still_valid)
-    return streams.sse_response(events)
+    return streams.sse_response(events, ctx.token, msg_id=message.id)
 
 
 HANDLERS = {

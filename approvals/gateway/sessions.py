@@ -13,6 +13,7 @@ from django.utils import timezone
 from approvals.audit.chain import Actor
 from approvals.calls import lifecycle
 from approvals.models import Call, ClientToken, McpSession
+from approvals.tokens import credentials
 
 # last_seen_at is written at most this often, so that a busy session does not make every request a write.
 TOUCH_INTERVAL = timedelta(minutes=1)
@@ -38,8 +39,9 @@ def find_open_session(token: ClientToken, session_id: str) -> McpSession | None:
 
 
 def is_open(session_id: str) -> bool:
-    """Whether the session may still receive notifications: not ended, and its token not revoked."""
-    return McpSession.objects.filter(pk=session_id, closed_at__isnull=True, token__revoked_at__isnull=True).exists()
+    """Whether the session may still receive notifications: not ended, and its token neither revoked nor expired."""
+    token_id = McpSession.objects.filter(pk=session_id, closed_at__isnull=True).values_list("token_id", flat=True)
+    return credentials.still_valid(token_id.first())
 
 
 def mark_initialized(session: McpSession):

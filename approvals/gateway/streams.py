@@ -7,13 +7,17 @@ blocks below pass that on to the work the stream was carrying.
 
 import asyncio
 import logging
+import threading
+from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 from django.conf import settings
 from django.http import StreamingHttpResponse
 
+from approvals.gateway.http import Refused, error_response
 from approvals.live import events
 from approvals.protocol import jsonrpc
+from approvals.protocol.jsonrpc import INVALID_REQUEST, JsonRpcError
 
 log = logging.getLogger(__name__)
 
@@ -26,8 +30,85 @@ SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 Emit = Callable[[dict], Awaitable[None]]
 
 
-def sse_response(events: AsyncIterator[bytes], headers: dict | None = None) -> StreamingHttpResponse:
-    return StreamingHttpResponse(events, content_type="text/event-stream", headers={**SSE_HEADERS, **(headers or {})})
+class OpenStreams:
+    """The SSE streams this process holds open, counted per token and per legacy session, each count capped.
+
+    Counted in the process rather than a shared store: a stream lives and dies with the
+    process that holds it, so no count can outlive its stream.
+    """
+
+    def __init__(self):
+        self.counts: Counter = Counter()
+        # Released from Django's response.close, which runs in a worker thread.
+        self.lock = threading.Lock()
+
+    def take(self, token_pk, session_id: str) -> Callable[[], None] | str:
+        """A release for one more stream, or why there may be none."""
+        keys = [("token", token_pk, settings.MCP_MAX_STREAMS_PER_TOKEN)]
+        if session_id:
+            keys.append(("session", session_id, settings.MCP_MAX_STREAMS_PER_SESSION))
+        with self.lock:
+            for kind, key, cap in keys:
+                if cap and self.counts[kind, key] >= cap:
+                    whose = "this client token" if kind == "token" else "this MCP session"
+                    return f"Too many open streams: {whose} has {cap} streams open, the most it may; close one first"
+            for kind, key, _ in keys:
+                self.counts[kind, key] += 1
+        released = False
+
+        def release():
+            nonlocal released
+            with self.lock:
+                if not released:
+                    released = True
+                    for kind, key, _ in keys:
+                        self.counts[kind, key] -= 1
+                        if not self.counts[kind, key]:
+                            del self.counts[kind, key]
+
+        return release
+
+    def count(self, kind: str, key) -> int:
+        with self.lock:
+            return self.counts[kind, key]
+
+
+OPEN_STREAMS = OpenStreams()
+
+
+class HeldStream:
+    """A stream's events that give back its place in OPEN_STREAMS however the stream ends.
+
+    Django calls close() on the response in the end, even when the client left before
+    the first event was read and the events' own `finally` never ran.
+    """
+
+    def __init__(self, events: AsyncIterator[bytes], release: Callable[[], None]):
+        self.events, self.close = events, release
+
+    def __aiter__(self):
+        return self.relay()
+
+    async def relay(self):
+        try:
+            async for chunk in self.events:
+                yield chunk
+        finally:
+            # Passes the end on to the events' own `finally`, which cancels the work they carry.
+            await self.events.aclose()
+            self.close()
+
+
+def sse_response(
+    events: AsyncIterator[bytes], token, session_id: str = "", headers: dict | None = None, msg_id=None
+) -> StreamingHttpResponse:
+    """The events as an SSE answer; 429 with a JSON-RPC error when the token or session holds its most streams."""
+    release = OPEN_STREAMS.take(token.pk, session_id)
+    if isinstance(release, str):
+        raise Refused(error_response(JsonRpcError(INVALID_REQUEST, release), 429, msg_id, headers))
+    return StreamingHttpResponse(
+        HeldStream(events, release), content_type="text/event-stream", headers={**SSE_HEADERS, **(headers or {})}
+    )
 
 
 def event(message: dict) -> bytes:

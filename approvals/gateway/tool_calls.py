@@ -58,7 +58,7 @@ async def respond_to_call(
         return jsonrpc.result(request.id, finish(result))
 
     if stream:
-        return streams.sse_response(streams.response_events(respond), headers)
+        return streams.sse_response(streams.response_events(respond), ctx.token, ctx.session_id, headers, request.id)
 
     async def nowhere(message):
         # A JSON response has no room for notifications before it.

@@ -1,17 +1,22 @@
-"""Client tokens: random, shown once, stored as hashes, scoped by tool globs, revocable."""
+"""Client tokens: random, shown once, stored as hashes, scoped by tool globs, expiring, rotated, revocable."""
 
+import datetime
 import hashlib
 import secrets
+from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from approvals.audit import chain
 from approvals.audit.chain import Actor
-from approvals.models import ClientToken
+from approvals.models import ClientToken, RetiredSecret
 
 PREFIX = "mcpc_"
+# last_used_at and last_used_from are written at most this often: a busy client must not make every call a write.
+TOUCH_INTERVAL = datetime.timedelta(minutes=1)
 
 
 def hash_secret(secret: str) -> str:
@@ -19,42 +24,105 @@ def hash_secret(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
-@transaction.atomic
-def create_token(name: str, tool_globs=None, user=None) -> tuple[ClientToken, str]:
-    """A new token and its secret; the secret exists only in what this returns."""
+def new_secret() -> tuple[str, str]:
+    """A fresh secret and the prefix by which people recognise it."""
     secret = PREFIX + secrets.token_urlsafe(32)
+    return secret, secret[: len(PREFIX) + 6]
+
+
+def actor_of(user) -> Actor:
+    return Actor.user(user) if user else chain.SYSTEM
+
+
+def stamp(when: datetime.datetime | None) -> str | None:
+    return when.astimezone(datetime.UTC).isoformat(timespec="seconds") if when else None
+
+
+def snapshot(token: ClientToken) -> dict:
+    """What a change of the token is audited as, before and after; never the secret."""
+    return {
+        "name": token.name,
+        "prefix": token.prefix,
+        "tool_globs": token.tool_globs,
+        "owner": token.owner.get_username() if token.owner else None,
+        "description": token.description,
+        "expires_at": stamp(token.expires_at),
+        "rate_per_minute": token.rate_per_minute,
+        "max_pending_calls": token.max_pending_calls,
+        "revoked_at": stamp(token.revoked_at),
+    }
+
+
+@transaction.atomic
+def create_token(name: str, tool_globs=None, user=None, **details) -> tuple[ClientToken, str]:
+    """A new token and its secret; the secret exists only in what this returns.
+
+    `details` are further ClientToken fields: owner, description, expires_at, rate_per_minute, max_pending_calls.
+    """
+    secret, prefix = new_secret()
     token = ClientToken.objects.create(
         name=name,
-        prefix=secret[: len(PREFIX) + 6],
+        prefix=prefix,
         token_hash=hash_secret(secret),
         tool_globs=list(tool_globs or ["*"]),
         created_by=user,
+        **details,
     )
-    actor = Actor.user(user) if user else chain.SYSTEM
-    chain.record(
-        "token.created", actor, token=token, data={"name": name, "tool_globs": token.tool_globs, "prefix": token.prefix}
-    )
+    chain.record("token.created", actor_of(user), token=token, data={"before": None, "after": snapshot(token)})
     return token, secret
 
 
-@transaction.atomic
-def revoke_token(token: ClientToken, user=None) -> bool:
-    revoked = ClientToken.objects.filter(pk=token.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
-    if revoked:
-        actor = Actor.user(user) if user else chain.SYSTEM
-        chain.record("token.revoked", actor, token=token, data={"name": token.name})
-    token.refresh_from_db()
-    return bool(revoked)
+@dataclass
+class Admission:
+    """What a presented secret comes to: the token it opens, or why it opens none."""
+
+    token: ClientToken | None
+    refusal: str = ""
+
+
+UNKNOWN = "the bearer token is unknown"
+
+
+def admit(secret: str, peer: str = "") -> Admission:
+    """The token this secret opens now, noting when and from where it was used; else why it is refused."""
+    if not secret.startswith(PREFIX):
+        return Admission(None, UNKNOWN)
+    digest, now = hash_secret(secret), timezone.now()
+    token = ClientToken.objects.filter(token_hash=digest).first()
+    retired = None
+    if token is None:
+        retired = RetiredSecret.objects.select_related("token").filter(token_hash=digest).first()
+        if retired is None:
+            return Admission(None, UNKNOWN)
+        token = retired.token
+    if token.revoked:
+        return Admission(None, f"the bearer token {token.name!r} was revoked at {stamp(token.revoked_at)}")
+    if token.expired(now):
+        return Admission(None, f"the bearer token {token.name!r} expired at {stamp(token.expires_at)}")
+    if retired is not None and retired.valid_until <= now:
+        return Admission(
+            None,
+            f"the bearer token {token.name!r} was replaced by rotation at {stamp(retired.retired_at)} and its old "
+            f"secret's grace period ended at {stamp(retired.valid_until)}; use the new secret",
+        )
+    note_use(token, peer, now)
+    return Admission(token)
+
+
+def note_use(token: ClientToken, peer: str, now: datetime.datetime):
+    if token.last_used_at is None or now - token.last_used_at > TOUCH_INTERVAL:
+        token.last_used_at, token.last_used_from = now, peer[:100]
+        ClientToken.objects.filter(pk=token.pk).update(last_used_at=now, last_used_from=token.last_used_from)
+
+
+def still_valid(token_pk) -> bool:
+    """Whether the token may still be served: neither revoked nor expired. Its secret may have been rotated since."""
+    valid = ClientToken.objects.filter(pk=token_pk, revoked_at__isnull=True)
+    return valid.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now())).exists()
 
 
 def authenticate(secret: str) -> ClientToken | None:
-    if not secret.startswith(PREFIX):
-        return None
-    token = ClientToken.objects.filter(token_hash=hash_secret(secret), revoked_at__isnull=True).first()
-    if token is not None and (token.last_used_at is None or (timezone.now() - token.last_used_at).total_seconds() > 60):
-        # Written at most once a minute per token: a busy client must not make every call a write.
-        ClientToken.objects.filter(pk=token.pk).update(last_used_at=timezone.now())
-    return token
+    return admit(secret).token
 
 
 def anonymous_token() -> ClientToken:

@@ -4,15 +4,24 @@ credentials.py makes and checks secrets; this module decides whether a requested
 token may be made, and says in words why not.
 """
 
+import datetime
+import re
 from fnmatch import fnmatchcase
 
+from django.contrib.auth import get_user_model
 from django.db import IntegrityError
+from django.utils import timezone
 
 from approvals.models import ClientToken, Tool
 from approvals.tokens import credentials
 
 NAME_MAX = ClientToken._meta.get_field("name").max_length
+DESCRIPTION_MAX = ClientToken._meta.get_field("description").max_length
 GLOB_MAX = 200
+DURATION = re.compile(r"(\d{1,6})([dhm])")
+UNITS = {"d": "days", "h": "hours", "m": "minutes"}
+# Above this a per-token number is a typo, not a limit.
+LIMIT_MAX = 1_000_000
 
 
 class TokenError(ValueError):
@@ -38,22 +47,96 @@ def token_problems(name: str, globs: list[str]) -> list[str]:
         errors.append(f"{ClientToken.ANONYMOUS!r} is reserved for clients that send no token")
     elif ClientToken.objects.filter(name__iexact=name).exists():
         errors.append(f"a token named {name!r} exists already (revoked tokens keep their names)")
-    if not globs:
-        errors.append("give at least one tool pattern, or * for every tool")
+    return errors + glob_problems(globs)
+
+
+def glob_problems(globs: list[str]) -> list[str]:
+    errors = [] if globs else ["give at least one tool pattern, or * for every tool"]
     for glob in globs:
         if len(glob) > GLOB_MAX or any(c.isspace() for c in glob):
             errors.append(f"tool pattern {glob[:40]!r} must be at most {GLOB_MAX} characters without spaces")
     return errors
 
 
-def issue(name: str, globs: list[str], user=None) -> tuple[ClientToken, str]:
-    """The new token and its secret, which exists nowhere else: show it once and drop it."""
+def parse_duration(text: str) -> datetime.timedelta:
+    """'30d', '12h', '45m' or '0'."""
+    text = text.strip()
+    if text == "0":
+        return datetime.timedelta(0)
+    match = DURATION.fullmatch(text)
+    if match is None:
+        raise TokenError([f"{text[:40]!r} is no duration: write it as 30d, 12h or 45m"])
+    return datetime.timedelta(**{UNITS[match[2]]: int(match[1])})
+
+
+def parse_expiry(text: str, now: datetime.datetime | None = None) -> datetime.datetime | None:
+    """When a token given '30d', '12h', an ISO date (its start, in the console's time zone) or an ISO time expires.
+
+    Blank means never; a moment already past is refused.
+    """
+    text, now = text.strip(), now or timezone.now()
+    if not text:
+        return None
+    if DURATION.fullmatch(text):
+        when = now + parse_duration(text)
+    else:
+        try:
+            when = datetime.datetime.fromisoformat(text)
+        except ValueError:
+            raise TokenError([f"expiry {text[:40]!r} is neither a duration (30d, 12h) nor an ISO date"]) from None
+        if timezone.is_naive(when):
+            when = timezone.make_aware(when)
+    if when <= now:
+        raise TokenError([f"expiry {text[:40]!r} is not in the future"])
+    return when
+
+
+def parse_limit(text: str, what: str) -> int | None:
+    """A per-token number; blank for the console-wide setting."""
+    text = text.strip()
+    if not text:
+        return None
+    if not text.isdigit() or int(text) > LIMIT_MAX:
+        raise TokenError([f"{what} must be a whole number from 0 to {LIMIT_MAX}, or blank for the global setting"])
+    return int(text)
+
+
+def parse_details(owner="", description="", expires="", rate_per_minute="", max_pending_calls="") -> dict:
+    """The ClientToken fields set beside the name and tools, from what was typed; TokenError lists every fault."""
+    details, errors = {"description": description.strip()}, []
+    if len(details["description"]) > DESCRIPTION_MAX:
+        errors.append(f"the description must be at most {DESCRIPTION_MAX} characters")
+    details["owner"] = get_user_model().objects.filter(username=owner.strip()).first() if owner.strip() else None
+    if owner.strip() and details["owner"] is None:
+        errors.append(f"there is no user named {owner.strip()[:40]!r} to own the token")
+    parsers = {
+        "expires_at": lambda: parse_expiry(expires),
+        "rate_per_minute": lambda: parse_limit(rate_per_minute, "the rate per minute"),
+        "max_pending_calls": lambda: parse_limit(max_pending_calls, "the cap on pending calls"),
+    }
+    for field, parse in parsers.items():
+        try:
+            details[field] = parse()
+        except TokenError as exc:
+            errors.extend(exc.errors)
+    if details.get("rate_per_minute") == 0:
+        errors.append("a rate of 0 requests a minute refuses every request: revoke the token instead")
+    if errors:
+        raise TokenError(errors)
+    return details
+
+
+def issue(name: str, globs: list[str], user=None, **details) -> tuple[ClientToken, str]:
+    """The new token and its secret, which exists nowhere else: show it once and drop it.
+
+    `details` are what parse_details returns.
+    """
     name = name.strip()
     errors = token_problems(name, globs)
     if errors:
         raise TokenError(errors)
     try:
-        return credentials.create_token(name, globs, user)
+        return credentials.create_token(name, globs, user, **details)
     except IntegrityError:
         raise TokenError([f"a token named {name!r} exists already"]) from None
 

@@ -3,7 +3,7 @@ from django.core.management import CommandError
 from django.urls import reverse
 
 from approvals.models import AuditEvent, ClientToken
-from approvals.tokens import credentials
+from approvals.tokens import changes, credentials
 from tests.commands.conftest import run
 
 
@@ -54,7 +54,7 @@ def test_it_refuses_the_reserved_name_anonymous(db, name):
 
 
 def test_it_refuses_a_name_already_taken_even_by_a_revoked_token(client_token):
-    credentials.revoke_token(client_token)
+    changes.revoke_token(client_token)
     with pytest.raises(CommandError, match="exists already"):
         run("create_token", "agent")
     assert ClientToken.objects.count() == 1

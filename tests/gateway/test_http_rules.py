@@ -10,7 +10,8 @@ import httpx
 import pytest
 
 from approvals.gateway import auth, listing
-from approvals.tokens.credentials import create_token, revoke_token
+from approvals.tokens.changes import revoke_token
+from approvals.tokens.credentials import create_token
 from tests.fixtures.gateway import LEGACY, MODERN
 
 

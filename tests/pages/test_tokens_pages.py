@@ -5,7 +5,7 @@ from django.urls import reverse
 
 from approvals import roles
 from approvals.models import AuditEvent, ClientToken
-from approvals.tokens import credentials
+from approvals.tokens import changes, credentials
 from tests.fixtures.catalog import make_server, make_tool
 from tests.fixtures.people import make_user
 
@@ -21,21 +21,28 @@ def secret_of(response):
 @pytest.mark.parametrize(
     "method, page",
     [
-        ("get", "tokens"),
         ("get", "token_add"),
         ("post", "token_add"),
+        ("get", "token_edit"),
+        ("post", "token_edit"),
+        ("get", "token_rotate"),
+        ("post", "token_rotate"),
         ("get", "token_revoke"),
         ("post", "token_revoke"),
     ],
 )
-def test_it_refuses_a_non_admin_every_token_page_with_403(operator_client, method, page):
-    token, _ = credentials.create_token("agent")
-    args = [token.pk] if page == "token_revoke" else []
+def test_it_refuses_a_non_admin_every_changing_token_page_with_403(operator_client, method, page):
+    token, secret = credentials.create_token("agent")
+    args = [] if page == "token_add" else [token.pk]
     response = getattr(operator_client, method)(
-        reverse(page, args=args), {"name": "sneaky"} if method == "post" else None
+        reverse(page, args=args), {"name": "sneaky", "description": "x", "grace": "0"} if method == "post" else None
     )
     assert response.status_code == 403
     assert ClientToken.objects.get().revoked_at is None and ClientToken.objects.count() == 1
+    assert credentials.authenticate(secret) == token and token.description == ""
+    assert list(AuditEvent.objects.filter(action__startswith="token.").values_list("action", flat=True)) == [
+        "token.created"
+    ]
 
 
 def test_it_sends_an_anonymous_visitor_to_the_login_page(client, db):
@@ -43,26 +50,31 @@ def test_it_sends_an_anonymous_visitor_to_the_login_page(client, db):
     assert response.status_code == 302 and response["Location"].startswith(reverse("login"))
 
 
-def test_it_lets_any_user_holding_the_manage_tokens_permission_in(login, django_user_model):
+def test_it_lets_any_user_holding_the_manage_tokens_permission_create_tokens(login, django_user_model):
     client = login(roles.AUDITOR, username="tina")
-    assert client.get(reverse("tokens")).status_code == 403
+    assert client.get(reverse("token_add")).status_code == 403
     django_user_model.objects.get(username="tina").user_permissions.add(
         Permission.objects.get(codename="manage_tokens")
     )
-    assert client.get(reverse("tokens")).status_code == 200
+    assert client.get(reverse("token_add")).status_code == 200
 
 
-def test_it_shows_the_tokens_link_to_admins_only(admin_client, login):
-    assert reverse("tokens") in admin_client.get(reverse("servers")).content.decode()
-    operator = login("operator", username="olga")
-    assert reverse("tokens") not in operator.get(reverse("servers")).content.decode()
+@pytest.mark.parametrize("role", [roles.OPERATOR, roles.AUDITOR])
+def test_it_lets_operators_and_auditors_read_the_list_without_any_button_that_changes(login, role):
+    token, _ = credentials.create_token("ci-agent", description="nightly reports")
+    reader = login(role, username="reader")
+    page = reader.get(reverse("tokens")).content.decode()
+    assert "ci-agent" in page and "nightly reports" in page
+    for url in (reverse("token_add"), reverse("token_edit", args=[token.pk]), reverse("token_revoke", args=[token.pk])):
+        assert url not in page
+    assert reverse("tokens") in reader.get(reverse("servers")).content.decode()
 
 
 def test_it_lists_each_token_with_prefix_patterns_creator_and_status(admin_client):
     creator = make_user("carol")
     active, _ = credentials.create_token("ci-agent", ["shop_*", "records_lookup"], creator)
     revoked, _ = credentials.create_token("old-laptop")
-    credentials.revoke_token(revoked)
+    changes.revoke_token(revoked)
     page = admin_client.get(reverse("tokens")).content.decode()
     for text in ("ci-agent", active.prefix, "shop_*", "records_lookup", "carol", "old-laptop", "revoked", "never"):
         assert text in page

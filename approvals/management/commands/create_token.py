@@ -19,15 +19,35 @@ class Command(BaseCommand):
             metavar="GLOB",
             help="exposed tool names the token may call, e.g. 'records_*'; repeatable; default '*' (every tool)",
         )
+        parser.add_argument("--owner", default="", metavar="USERNAME", help="the console user the token belongs to")
+        parser.add_argument("--description", default="", help="what the token is for, shown on the tokens page")
+        parser.add_argument(
+            "--expires",
+            default="",
+            metavar="WHEN",
+            help="when the gateway starts refusing it: 30d, 12h, or an ISO date or time; default never",
+        )
+        parser.add_argument(
+            "--rate", default="", metavar="N", help="requests a minute; default MCP_RATE_LIMIT_PER_MINUTE"
+        )
+        parser.add_argument(
+            "--max-pending",
+            default="",
+            metavar="N",
+            help="calls waiting for a decision at once (0: no cap); default MAX_PENDING_CALLS_PER_TOKEN",
+        )
 
-    def handle(self, *args, name, tools, **options):
+    def handle(self, *args, name, tools, owner, description, expires, rate, max_pending, **options):
         globs = tools or ["*"]
         try:
-            token, secret = issuing.issue(name, globs)
+            details = issuing.parse_details(owner, description, expires, rate, max_pending)
+            token, secret = issuing.issue(name, globs, **details)
         except issuing.TokenError as exc:
             raise CommandError(str(exc)) from None
         reachable = issuing.reachable_tools(globs)
         self.stdout.write(f"created token {token.name!r} (prefix {token.prefix}) for tools {', '.join(globs)}")
+        if token.expires_at:
+            self.stdout.write(f"it expires at {token.expires_at:%Y-%m-%d %H:%M %Z}")
         self.stdout.write(f"it reaches {len(reachable)} active tools now")
         self.stdout.write("the secret follows; it is shown only this once:")
         self.stdout.write(secret)

@@ -1,11 +1,14 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from approvals.models import ClientToken
-from approvals.tokens import credentials
+from approvals.tokens import changes
 
 
 class Command(BaseCommand):
-    help = "Revoke a client token: from now on the gateway refuses its secret. Exits 1 if it was revoked already."
+    help = (
+        "Revoke a client token: from now on the gateway refuses its secret, and its calls that wait for a decision "
+        "are cancelled. Exits 1 if it was revoked already."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("name")
@@ -14,6 +17,6 @@ class Command(BaseCommand):
         token = ClientToken.objects.filter(name=name).first()
         if token is None:
             raise CommandError(f"no token named {name!r}")
-        if not credentials.revoke_token(token):
+        if not changes.revoke_token(token):
             raise CommandError(f"token {name!r} was revoked already, at {token.revoked_at:%Y-%m-%d %H:%M %Z}")
         self.stdout.write(f"revoked token {name!r}; clients using it are refused from now on")
