@@ -332,6 +332,9 @@ def approve_call(call: Call, user, reason: str, edited_arguments) -> transitions
 
 def already_text(call: Call) -> str:
     """What a late decision is told: the decision that won, not what the call did after it."""
+    if call.status == Call.Status.CANCELLED and call.reason:
+        # Not only clients cancel: revoking a token cancels its waiting calls too.
+        return f"Already cancelled: {call.reason}."
     if call.status in Call.CUT_SHORT or not call.decided_by_name:
         return f"Already {call.get_status_display().lower()}."
     verb = "denied" if call.status == Call.Status.DENIED else "approved"

@@ -61,6 +61,9 @@ def revoke_token(token: ClientToken, user=None) -> bool:
     token.refresh_from_db()
     if revoked:
         actor = actor_of(user)
-        chain.record("token.revoked", actor, token=token, data={"before": before, "after": snapshot(token)})
-        lifecycle.cancel_unforwarded(Call.objects.filter(token=token), REVOKED_REASON, actor)
+        # One append at the end: the audit head is locked only after every call's row, in the order a
+        # decision takes them (the call, then the head), so that a decision racing this cannot deadlock it.
+        with chain.batch():
+            chain.record("token.revoked", actor, token=token, data={"before": before, "after": snapshot(token)})
+            lifecycle.cancel_unforwarded(Call.objects.filter(token=token), REVOKED_REASON, actor)
     return bool(revoked)
