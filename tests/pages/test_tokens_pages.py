@@ -1,7 +1,10 @@
+from datetime import timedelta
+
 import pytest
 from django.contrib.auth.models import Permission
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
 from approvals import roles
 from approvals.models import AuditEvent, ClientToken
@@ -172,3 +175,117 @@ def test_it_refuses_a_revoke_without_the_csrf_token(db):
     browser.force_login(make_user("root", superuser=True))
     assert browser.post(reverse("token_revoke", args=[token.pk])).status_code == 403
     assert credentials.authenticate(secret) == token
+
+
+def test_it_creates_a_token_with_owner_description_expiry_and_limits(admin_client):
+    make_user("alice")
+    response = admin_client.post(
+        reverse("token_add"),
+        {
+            "name": "ci-agent",
+            "tool_globs": "*",
+            "owner": "alice",
+            "description": "nightly reports",
+            "expires": "2099-01-31",
+            "rate_per_minute": "60",
+            "max_pending_calls": "0",
+        },
+    )
+    assert response.context["secret"]
+    token = ClientToken.objects.get(name="ci-agent")
+    assert token.owner.username == "alice" and token.description == "nightly reports"
+    assert timezone.localtime(token.expires_at).date().isoformat() == "2099-01-31"
+    assert (token.rate_per_minute, token.max_pending_calls) == (60, 0)
+
+
+def test_it_lists_owner_description_expiry_limits_and_where_a_token_was_last_used(admin_client, settings):
+    settings.MCP_RATE_LIMIT_PER_MINUTE, settings.MAX_PENDING_CALLS_PER_TOKEN = 600, 20
+    token, _ = credentials.create_token(
+        "ci-agent",
+        owner=make_user("alice"),
+        description="nightly reports",
+        expires_at=timezone.now() + timedelta(days=3),
+    )
+    credentials.create_token("own-limits", rate_per_minute=7, max_pending_calls=0)
+    ClientToken.objects.filter(pk=token.pk).update(last_used_at=timezone.now(), last_used_from="203.0.113.9")
+    page = admin_client.get(reverse("tokens")).content.decode()
+    for text in ("alice", "nightly reports", "600/min", "20 waiting", "(default)", "7/min", "no cap on waiting"):
+        assert text in page, text
+    assert "from 203.0.113.9" in page
+    assert timezone.localtime(token.expires_at).strftime("%Y-%m-%d %H:%M") in page
+
+
+def test_it_marks_an_expired_token_expired(admin_client):
+    credentials.create_token("old-agent", expires_at=timezone.now() - timedelta(minutes=1))
+    assert '<span class="badge off">expired</span>' in admin_client.get(reverse("tokens")).content.decode()
+
+
+def test_it_changes_a_tokens_details_in_one_audit_event_with_before_and_after(admin_client):
+    token, secret = credentials.create_token("ci-agent", ["shop_*"])
+    make_user("bob")
+    response = admin_client.post(
+        reverse("token_edit", args=[token.pk]),
+        {
+            "tool_globs": "shop_*\nrecords_*",
+            "owner": "bob",
+            "description": "moved to bob",
+            "expires": "",
+            "rate_per_minute": "30",
+            "max_pending_calls": "",
+        },
+        follow=True,
+    )
+    assert "Saved ci-agent" in response.content.decode()
+    token.refresh_from_db()
+    assert token.owner.username == "bob" and token.tool_globs == ["shop_*", "records_*"] and token.rate_per_minute == 30
+    event = AuditEvent.objects.get(action="token.changed")
+    assert event.data["before"]["owner"] is None and event.data["after"]["owner"] == "bob"
+    assert event.data["before"]["rate_per_minute"] is None and event.data["after"]["rate_per_minute"] == 30
+    assert credentials.authenticate(secret) == token
+
+
+def test_it_keeps_an_expiry_left_as_shown_to_the_second(admin_client):
+    expiry = timezone.now() + timedelta(days=30)
+    token, _ = credentials.create_token("ci-agent", expires_at=expiry)
+    form = admin_client.get(reverse("token_edit", args=[token.pk])).context["entered"]
+    admin_client.post(reverse("token_edit", args=[token.pk]), {**form, "description": "same expiry"})
+    token.refresh_from_db()
+    assert token.expires_at == expiry and token.description == "same expiry"
+
+
+def test_it_refuses_bad_details_and_changes_nothing(admin_client):
+    token, _ = credentials.create_token("ci-agent")
+    response = admin_client.post(
+        reverse("token_edit", args=[token.pk]), {"tool_globs": "*", "expires": "yesterday", "rate_per_minute": "x"}
+    )
+    page = response.content.decode()
+    assert response.status_code == 200 and "neither a duration" in page and "whole number" in page
+    assert not AuditEvent.objects.filter(action="token.changed").exists()
+
+
+def test_it_rotates_a_token_showing_the_new_secret_once_and_keeping_the_old_for_the_grace(admin_client):
+    token, old = credentials.create_token("ci-agent")
+    assert "1 hour" in admin_client.get(reverse("token_rotate", args=[token.pk])).content.decode()
+
+    response = admin_client.post(reverse("token_rotate", args=[token.pk]), {"grace": "1h"})
+
+    new = secret_of(response)
+    assert new != old and new in response.content.decode() and "no-store" in response["Cache-Control"]
+    assert credentials.authenticate(new) == token and credentials.authenticate(old) == token
+    assert new not in admin_client.get(reverse("tokens")).content.decode()
+    event = AuditEvent.objects.get(action="token.rotated")
+    assert event.actor_type == "user" and event.data["old_secret_valid_until"]
+
+
+def test_it_refuses_a_grace_period_it_does_not_offer(admin_client):
+    token, old = credentials.create_token("ci-agent")
+    response = admin_client.post(reverse("token_rotate", args=[token.pk]), {"grace": "999d"})
+    assert response.context.get("secret") is None and "choose one of the grace periods" in response.content.decode()
+    assert credentials.authenticate(old) == token
+
+
+def test_it_records_a_revocation_with_the_token_before_and_after(admin_client):
+    token, _ = credentials.create_token("agent")
+    admin_client.post(reverse("token_revoke", args=[token.pk]))
+    event = AuditEvent.objects.get(action="token.revoked")
+    assert event.data["before"]["revoked_at"] is None and event.data["after"]["revoked_at"]
