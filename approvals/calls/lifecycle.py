@@ -64,17 +64,22 @@ def find_tool(token: ClientToken, name) -> Tool | None:
     )
 
 
-@transaction.atomic
-def refuse_unreviewed(ctx: ClientContext, tool: Tool) -> dict:
-    """A call to a tool whose definition no admin accepted: nothing runs, and the client is told why."""
+def record_refusal(ctx: ClientContext, tool: Tool, **data):
+    """A call refused before it became a row: its one audit event."""
     chain.record(
         "call.refused",
         Actor.client(ctx.token),
         server=tool.server,
         tool=tool,
         token=ctx.token,
-        data={"tool": tool.exposed_name, "status": tool.status, "digest": tool.digest},
+        data={"tool": tool.exposed_name, **data},
     )
+
+
+@transaction.atomic
+def refuse_unreviewed(ctx: ClientContext, tool: Tool) -> dict:
+    """A call to a tool whose definition no admin accepted: nothing runs, and the client is told why."""
+    record_refusal(ctx, tool, status=tool.status, digest=tool.digest)
     if tool.status == Tool.Status.DECLINED:
         return tool_error_result(
             f"The tool {tool.exposed_name} is unavailable: an admin rejected its current definition. It was not run."
@@ -192,14 +197,7 @@ def hold_terms(rule: engine.Rule | None) -> tuple[float, int, bool]:
 
 def refuse_pending(ctx: ClientContext, tool: Tool, refusal: str) -> dict:
     """A call that would wait for a decision but may not: no row, one audit event, and the client told why."""
-    chain.record(
-        "call.refused",
-        Actor.client(ctx.token),
-        server=tool.server,
-        tool=tool,
-        token=ctx.token,
-        data={"tool": tool.exposed_name, "reason": refusal},
-    )
+    record_refusal(ctx, tool, reason=refusal)
     return tool_error_result(f"The call to {tool.exposed_name} was not run: {refusal}.")
 
 

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from approvals.models import ClientToken
+from approvals.management.tokens import named_token
 from approvals.tokens import changes
 
 
@@ -14,9 +14,7 @@ class Command(BaseCommand):
         parser.add_argument("name")
 
     def handle(self, *args, name, **options):
-        token = ClientToken.objects.filter(name=name).first()
-        if token is None:
-            raise CommandError(f"no token named {name!r}")
+        token = named_token(name)
         if not changes.revoke_token(token):
             raise CommandError(f"token {name!r} was revoked already, at {token.revoked_at:%Y-%m-%d %H:%M %Z}")
         self.stdout.write(f"revoked token {name!r}; clients using it are refused from now on")

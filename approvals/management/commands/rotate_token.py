@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from approvals.models import ClientToken
+from approvals.management.tokens import named_token
 from approvals.tokens import changes, issuing
 
 
@@ -20,9 +20,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, name, grace, **options):
-        token = ClientToken.objects.filter(name=name).first()
-        if token is None:
-            raise CommandError(f"no token named {name!r}")
+        token = named_token(name)
         try:
             period = issuing.parse_duration(grace)
         except issuing.TokenError as exc:
