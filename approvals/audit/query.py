@@ -59,6 +59,8 @@ ACTIONS = [
     "server.trusted",
     "server.untrusted",
     "token.created",
+    "token.changed",
+    "token.rotated",
     "token.revoked",
     "rule.created",
     "rule.changed",

@@ -48,12 +48,17 @@ def issue_from_post(request):
     return token, secret, [], entered
 
 
+def global_limits() -> dict:
+    """What a token without limits of its own gets, for pages to say."""
+    return {"rate": limits.rate_per_minute(ClientToken()), "cap": limits.pending_cap(None)}
+
+
 def form_context(entered: dict, errors: list) -> dict:
     return {
         "entered": entered,
         "errors": errors,
         "users": get_user_model().objects.filter(is_active=True).order_by("username"),
-        "defaults": {"rate": limits.rate_per_minute(ClientToken()), "cap": limits.pending_cap(None)},
+        "defaults": global_limits(),
     }
 
 
@@ -84,7 +89,7 @@ def token_list(request):
             "tokens": tokens,
             "now": timezone.now(),
             "can_manage": request.user.has_perm(MANAGE_TOKENS),
-            "defaults": {"rate": limits.rate_per_minute(ClientToken()), "cap": limits.pending_cap(None)},
+            "defaults": global_limits(),
         },
     )
 
