@@ -8,7 +8,7 @@ import pytest
 
 from approvals.gateway.streams import OPEN_STREAMS
 from approvals.models import ClientToken
-from tests.fixtures.calls import wait_for_pending_call
+from tests.fixtures.calls import every_call_ended, wait_for_pending_call
 from tests.fixtures.gateway import LEGACY, MODERN, modern_envelope, sdk_client
 from tests.fixtures.waiting import eventually
 
@@ -115,3 +115,4 @@ async def test_it_counts_a_waiting_calls_stream_and_refuses_the_sdk_clients_next
         waiting.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await waiting
+    await every_call_ended()

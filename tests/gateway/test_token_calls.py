@@ -11,7 +11,7 @@ from approvals.live import events
 from approvals.models import AuditEvent, Call, ClientToken
 from approvals.tokens.changes import revoke_token
 from approvals.tokens.credentials import create_token
-from tests.fixtures.calls import wait_for_pending_call
+from tests.fixtures.calls import every_call_ended, wait_for_pending_call
 from tests.fixtures.gateway import sdk_client
 from tests.fixtures.people import make_user
 from tests.fixtures.waiting import eventually
@@ -38,6 +38,7 @@ async def test_it_answers_a_call_past_the_tokens_pending_cap_with_a_tool_error_s
         await wait_for_pending_call()
         second = await asyncio.wait_for(client.call_tool(*LOOKUP), timeout=15)
         first.cancel()
+    await every_call_ended()
 
     assert second.is_error
     assert "at most 1 calls waiting for an operator's decision at once, and 1 are waiting now" in text_of(second)
@@ -54,6 +55,7 @@ async def test_it_takes_the_global_cap_for_a_token_without_its_own(mcp_url, demo
         await wait_for_pending_call()
         second = await asyncio.wait_for(client.call_tool(*LOOKUP), timeout=15)
         first.cancel()
+    await every_call_ended()
 
     assert second.is_error and "at most 1 calls" in text_of(second)
 
@@ -66,6 +68,7 @@ async def test_it_lets_a_token_whose_own_cap_is_0_hold_calls_beyond_the_global_c
         await eventually(three_pending, message="three calls pending at once")
         for call in calls:
             call.cancel()
+    await every_call_ended()
 
 
 async def three_pending() -> bool:
