@@ -166,7 +166,8 @@ def token_rotate(request, pk):
                 token.refresh_from_db()
                 return secret_page(request, token, secret, f"Rotated {token.name}")
             errors = [f"{token.name} has no secret to rotate"]
-    return render(request, "approvals/token_rotate.html", {"token": token, "choices": GRACE_CHOICES, "errors": errors})
+    context = {"token": token, "verb": "Rotate", "choices": GRACE_CHOICES, "errors": errors}
+    return render(request, "approvals/token_rotate.html", context)
 
 
 @permission_or_403(MANAGE_TOKENS)
@@ -181,4 +182,4 @@ def token_revoke(request, pk):
         else:
             messages.info(request, f"{token.name} was revoked already.")
         return redirect("tokens")
-    return render(request, "approvals/token_revoke.html", {"token": token})
+    return render(request, "approvals/token_revoke.html", {"token": token, "verb": "Revoke"})

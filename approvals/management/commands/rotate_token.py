@@ -11,7 +11,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("name")
+        parser.add_argument("name", help="the name of the token to rotate")
         parser.add_argument(
             "--grace",
             default="0",
