@@ -306,8 +306,34 @@ class Migration(migrations.Migration):
                         blank=True, default=list, help_text='Exposed tool names this token may use; ["*"] for all.'
                     ),
                 ),
+                ("description", models.CharField(blank=True, max_length=500)),
                 ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "expires_at",
+                    models.DateTimeField(
+                        blank=True, help_text="From then on the gateway refuses the token.", null=True
+                    ),
+                ),
+                (
+                    "rate_per_minute",
+                    models.PositiveIntegerField(
+                        blank=True, help_text="Requests a minute; blank takes MCP_RATE_LIMIT_PER_MINUTE.", null=True
+                    ),
+                ),
+                (
+                    "max_pending_calls",
+                    models.PositiveIntegerField(
+                        blank=True,
+                        help_text="Calls awaiting a decision at once; 0 for no cap, blank takes the global cap.",
+                        null=True,
+                    ),
+                ),
                 ("last_used_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "last_used_from",
+                    models.CharField(blank=True, help_text="The client's address as last seen.", max_length=100),
+                ),
+                ("rotated_at", models.DateTimeField(blank=True, null=True)),
                 ("revoked_at", models.DateTimeField(blank=True, null=True)),
                 (
                     "created_by",
@@ -332,7 +358,7 @@ class Migration(migrations.Migration):
             ],
             options={
                 "ordering": ["name"],
-                "permissions": [("manage_tokens", "Create and revoke client tokens")],
+                "permissions": [("manage_tokens", "Create, change, rotate and revoke client tokens")],
             },
         ),
         migrations.CreateModel(
@@ -559,6 +585,27 @@ class Migration(migrations.Migration):
             options={
                 "ordering": ["-received_at", "-id"],
                 "permissions": [("decide_call", "Approve, edit or deny pending calls")],
+            },
+        ),
+        migrations.CreateModel(
+            name="RetiredSecret",
+            fields=[
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("token_hash", models.CharField(max_length=64, unique=True)),
+                ("prefix", models.CharField(blank=True, max_length=16)),
+                ("retired_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("valid_until", models.DateTimeField()),
+                (
+                    "token",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="retired_secrets",
+                        to="approvals.clienttoken",
+                    ),
+                ),
+            ],
+            options={
+                "ordering": ["-retired_at"],
             },
         ),
         migrations.CreateModel(
