@@ -16,12 +16,13 @@ from django.utils import timezone
 
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM, Actor
+from approvals.audit.values import value_fields
 from approvals.calls import transitions
 from approvals.inputs import requests
 from approvals.live import events
 from approvals.models import Call, CallApproval, ClientToken, PolicyRule, Tool
 from approvals.policy import engine
-from approvals.protocol.canonical import canonical_json, sha256_digest
+from approvals.protocol.canonical import sha256_digest
 from approvals.protocol.results import tool_error_result
 from approvals.protocol.schemas import validate
 from approvals.protocol.tools import annotations
@@ -165,7 +166,7 @@ def receive_call(
             "call.received",
             Actor.client(ctx.token),
             call=call,
-            data={"tool": tool.exposed_name, "arguments": arguments},
+            data={"tool": tool.exposed_name, **value_fields("arguments", arguments)},
         )
         if errors:
             chain.record("call.rejected", SYSTEM, call=call, data={"errors": errors})
@@ -175,7 +176,7 @@ def receive_call(
             chain.record("call.denied", SYSTEM, call=call, data={"reason": verdict.message, "rule": verdict.rule_name})
             return call, tool_error_result(error_text(call))
         if call.status == Call.Status.FORWARDED:
-            chain.record("call.forwarded", SYSTEM, call=call, data={"arguments": arguments})
+            chain.record("call.forwarded", SYSTEM, call=call, data=value_fields("arguments", arguments))
             events.call_changed(call, "call.forwarded")
             return call, None
         chain.record("call.pending", SYSTEM, call=call, data={"expires_at": call.expires_at.isoformat()})
@@ -300,7 +301,10 @@ def approve_call(call: Call, user, reason: str, edited_arguments) -> transitions
     """Record the approval (with the edit it makes), and approve the call when it completes the quorum."""
     audit = {}
     if edited_arguments is not None and edited_arguments != call.final_arguments:
-        audit["call.edited"] = {"before": call.final_arguments, "after": edited_arguments}
+        audit["call.edited"] = {
+            **value_fields("before", call.final_arguments),
+            **value_fields("after", edited_arguments),
+        }
         call.edited_arguments = None if edited_arguments == call.arguments else edited_arguments
     binding = call_binding(call)
     CallApproval.objects.create(call=call, user=user, username=user.get_username(), binding=binding)
@@ -412,7 +416,7 @@ def fail_abandoned(call_id) -> bool:
 def mark_forwarded(call: Call) -> bool:
     """An approved call goes upstream; False when it was cancelled first."""
     changes = {"status": Call.Status.FORWARDED, "forwarded_at": timezone.now()}
-    audit = {"call.forwarded": {"arguments": call.final_arguments}}
+    audit = {"call.forwarded": value_fields("arguments", call.final_arguments)}
     won, _ = transitions.move(
         Call, call.pk, [Call.Status.APPROVED], changes, actor=SYSTEM, audit=audit, event="call.forwarded"
     )
@@ -432,12 +436,13 @@ def record_result(call: Call, status, result: dict, error: str, started=None) ->
 
 
 def summarize(result: dict) -> dict:
+    """What the audit log keeps of a result, which the call's row holds whole."""
     content = result.get("content") if isinstance(result.get("content"), list) else []
     return {
         "isError": bool(result.get("isError")),
         "content_types": [block.get("type") for block in content if isinstance(block, dict)],
         "structured": "structuredContent" in result,
-        "bytes": len(canonical_json(result)),
+        **value_fields("result", result),
     }
 
 

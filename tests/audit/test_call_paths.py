@@ -9,6 +9,7 @@ from approvals.audit import verify
 from approvals.calls import lifecycle, runner
 from approvals.models import AuditEvent, PolicyRule
 from approvals.protocol import revisions
+from approvals.protocol.canonical import canonical_json, sha256_digest
 from approvals.upstream import UpstreamError
 from tests.fixtures.calls import wait_for_pending_call
 
@@ -87,10 +88,15 @@ async def test_it_records_an_allowed_call_from_arrival_to_result(client_token, r
         ("call.forwarded", "system", "system"),
         ("call.completed", "system", "system"),
     ]
-    assert (await event("call.received")).data == {"tool": "shop_issue_refund", "arguments": ARGUMENTS}
+    assert (await event("call.received")).data == {
+        "tool": "shop_issue_refund",
+        "arguments": ARGUMENTS,
+        "arguments_digest": sha256_digest(ARGUMENTS),
+        "arguments_bytes": len(canonical_json(ARGUMENTS)),
+    }
     assert (await event("call.policy")).data["action"] == "allow"
     completed = (await event("call.completed")).data
-    assert completed["result"]["bytes"] > 0 and completed["latency_ms"] >= 0 and completed["error"] == ""
+    assert completed["result"]["result_bytes"] > 0 and completed["result"]["result"] == RESULT and completed["latency_ms"] >= 0 and completed["error"] == ""
 
 
 async def test_it_records_an_approval_by_the_operator_who_gave_it(client_token, refund_tool, operators, upstream):
@@ -141,8 +147,9 @@ async def test_it_records_edited_arguments_and_forwards_the_edited_ones(client_t
         ("call.forwarded", "system", "system"),
         ("call.completed", "system", "system"),
     ]
-    assert (await event("call.edited")).data == {"before": ARGUMENTS, "after": edited}
-    assert (await event("call.forwarded")).data == {"arguments": edited} and fake.arguments == [edited]
+    edit = (await event("call.edited")).data
+    assert (edit["before"], edit["after"], edit["after_digest"]) == (ARGUMENTS, edited, sha256_digest(edited))
+    assert (await event("call.forwarded")).data["arguments"] == edited and fake.arguments == [edited]
 
 
 async def test_it_records_a_call_that_expired_unanswered(client_token, refund_tool, upstream, settings):
