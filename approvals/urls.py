@@ -8,6 +8,7 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", catalog.home, name="home"),
     path("queue/", queue.queue, name="queue"),
+    path("queue/bulk/", queue.bulk_decide, name="queue_bulk"),
     path("queue/<int:pk>/decide/", queue.decide, name="call_decide"),
     path("queue/<int:pk>/edit/", queue.edit, name="call_edit"),
     path("inputs/<int:pk>/", inputs.detail, name="input"),

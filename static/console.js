@@ -1,6 +1,9 @@
 // Progressive enhancement only: every page works without it.
 "use strict";
 
+// Controls that only this script makes work show from here on (console.css hides them otherwise).
+document.documentElement.classList.add("scripted");
+
 document.addEventListener("DOMContentLoaded", () => {
   // The server form shows only the fields of the chosen transport.
   const radios = document.querySelectorAll('input[name="transport"]');
@@ -132,11 +135,46 @@ document.addEventListener("DOMContentLoaded", () => {
     showNotice(row, String(id));
   };
 
+  const groupOf = (key) => document.querySelector(`[data-queue] [data-group="${CSS.escape(key)}"]`);
+
+  const showGroupCount = ({ group, group_count: count }) => {
+    const section = typeof group === "string" ? groupOf(group) : null;
+    section?.querySelectorAll("[data-group-count]").forEach((el) => { el.textContent = String(count); });
+  };
+
+  // A page shows some groups and some of their calls: a new call joins its group where the group's
+  // newest calls are on this page, opens a new group on the last page, and is only counted elsewhere.
+  let elsewhere = 0;
+  const placePending = (message) => {
+    const queue = document.querySelector("[data-queue]");
+    if (!queue || queue.querySelector(`[data-call-row="${message.call_id}"]`)) return;
+    const arriving = fragment(message.html);
+    const section = groupOf(message.group);
+    if (section && section.dataset.groupEnds === "true") {
+      section.querySelector("[data-group-rows]").append(arriving.querySelector("[data-call-row]"));
+    } else if (!section && queue.dataset.lastPage === "true") {
+      queue.append(arriving);
+    } else {
+      elsewhere += 1;
+      const note = document.querySelector("[data-queue-elsewhere]");
+      if (note) {
+        note.hidden = false;
+        note.textContent = `${elsewhere} new call${elsewhere === 1 ? "" : "s"} arrived for other pages.`;
+      }
+    }
+    showGroupCount(message);
+    syncEmpty();
+  };
+
   const placeCall = (message) => {
     const { call_id: id, html, event } = message;
     if (typeof message.actions === "string") showActions(message);
+    if (typeof message.group_count === "number") showGroupCount(message);
     if (html === undefined || html === null) return;
-    const queue = document.querySelector("[data-queue]");
+    if (event === "call.pending" && typeof message.group === "string") {
+      placePending(message);
+      return;
+    }
     const recent = document.querySelector("[data-recent]");
     const body = document.querySelector(`[data-call-body="${id}"]`);
     const existing = document.querySelector(`[data-call-row="${id}"]`);
@@ -147,8 +185,6 @@ document.addEventListener("DOMContentLoaded", () => {
       existing.remove();
     } else if (existing) {
       replaceRow(existing, html);
-    } else if (queue && event === "call.pending") {
-      queue.append(fragment(html));
     } else if (recent && html) {
       recent.prepend(fragment(html));
     }
@@ -193,6 +229,7 @@ document.addEventListener("DOMContentLoaded", () => {
       const here = document.querySelector(selector);
       const there = page.querySelector(selector);
       if (here && there) swapKeepingInput(here, there);
+      if (here && there && here.dataset.lastPage) here.dataset.lastPage = there.dataset.lastPage;
     });
     const count = page.querySelector("[data-pending-count]");
     if (count) showCount(Number(count.textContent));
@@ -382,6 +419,15 @@ document.addEventListener("DOMContentLoaded", () => {
       check();
     });
   };
+
+  // Selecting for the bulk form: a group's button ticks every pending call it shows.
+  document.addEventListener("click", (event) => {
+    const button = event.target.closest("[data-select-group]");
+    if (!button) return;
+    const boxes = [...button.closest("[data-group]").querySelectorAll("input[data-select-call]")];
+    const tick = boxes.some((box) => !box.checked);
+    boxes.forEach((box) => { box.checked = tick; });
+  });
 
   document.addEventListener("DOMContentLoaded", () => {
     const path = document.body.dataset.live;

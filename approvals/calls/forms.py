@@ -12,11 +12,9 @@ MAX_REASON = 2000
 MAX_JSON_CHARS = 512 * 1024
 
 
-class DecisionForm(forms.Form):
+class ApproveOrDeny(forms.Form):
     decision = forms.ChoiceField(choices=[("approve", "Approve"), ("deny", "Deny")])
     reason = forms.CharField(required=False, max_length=MAX_REASON)
-    # The digest of the call as the operator saw it: an approval binds to exactly that.
-    binding = forms.CharField(max_length=64)
 
     def clean(self):
         cleaned = super().clean()
@@ -30,6 +28,23 @@ class DecisionForm(forms.Form):
 
     def problem(self) -> str:
         return " ".join(str(error) for errors in self.errors.values() for error in errors)
+
+
+class DecisionForm(ApproveOrDeny):
+    # The digest of the call as the operator saw it: an approval binds to exactly that.
+    binding = forms.CharField(max_length=64)
+
+
+class BulkDecisionForm(ApproveOrDeny):
+    """Several calls decided at once; each selected box is `pk:binding`, the call as the operator saw it."""
+
+    def __init__(self, data=None):
+        super().__init__(data)
+        self.selection = {}
+        for value in data.getlist("call") if data is not None else []:
+            pk, _, binding = str(value).partition(":")
+            if pk.isdigit() and len(pk) < 12 and len(binding) == 64:
+                self.selection[int(pk)] = binding
 
 
 class JsonArgumentsForm(forms.Form):

@@ -8,6 +8,7 @@ from approvals.models import Call
 
 QUEUE_ROW = "approvals/_queue_row.html"
 QUEUE_ACTIONS = "approvals/_queue_actions.html"
+QUEUE_GROUP = "approvals/_queue_group.html"
 RECENT_ROW = "approvals/_recent_row.html"
 CALL_BODY = "approvals/_call_body.html"
 HEALTH = "approvals/_health.html"

@@ -15,6 +15,7 @@ from django.conf import settings
 from approvals import roles
 from approvals.catalog import review
 from approvals.display import rows
+from approvals.display.queue import QueueFilter, arriving_group, group_count, group_key
 from approvals.live import access, events
 from approvals.live.consumer_db import KeepsItsConnection, db_sync_to_async
 from approvals.live.input_events import InputEvents
@@ -41,6 +42,7 @@ class OperatorConsumer(KeepsItsConnection, InputEvents, AsyncJsonWebsocketConsum
         query = parse_qs(self.scope.get("query_string", b"").decode("latin-1"))
         self.view = (query.get("view") or [""])[0]
         self.statuses = rows.chosen_statuses(query.get("status", []))
+        self.queue_filter = QueueFilter.from_query({name: values[0] for name, values in query.items()})
         self.call_id = int(query["id"][0]) if self.view == CALL and query.get("id", [""])[0].isdigit() else None
         self.request = rows.fragment_request(user, self.scope.get("cookies", {}))
         self.live_groups = [events.OPERATORS, events.user_group(user.pk)]
@@ -110,14 +112,28 @@ class OperatorConsumer(KeepsItsConnection, InputEvents, AsyncJsonWebsocketConsum
             if call is not None:
                 payload["status"] = call.status
                 payload["actions"] = rows.render_fragment(rows.QUEUE_ACTIONS, self.request, call=call)
+                self.add_group_count(payload, call)
             return payload
         try:
             call = rows.shown_calls().get(pk=call_id)
         except Call.DoesNotExist:
             return payload
         payload["status"] = call.status
+        if self.view == QUEUE and event == "call.pending":
+            # The fragment is the call's group holding the call alone. The page places the call by its group:
+            # in the group's rows when their end is on the page, as a new group on the last page, and
+            # otherwise only in the counts.
+            if self.queue_filter.matches(call):
+                group = arriving_group(self.queue_filter, call)
+                payload["html"] = rows.render_fragment(rows.QUEUE_GROUP, self.request, group=group)
+                self.add_group_count(payload, call, group.count)
+            return payload
         payload["html"] = self.call_html(call)
         return payload
+
+    def add_group_count(self, payload: dict, call: Call, count: int | None = None):
+        payload["group"] = group_key(call.token_id, call.tool_name)
+        payload["group_count"] = group_count(self.queue_filter, call) if count is None else count
 
     def call_html(self, call: Call) -> str | None:
         """The fragment for this page; '' tells the page to drop the row; None, that it shows no such thing."""

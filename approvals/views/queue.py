@@ -5,16 +5,20 @@ went wrong in the row, whose new state the websocket pushes anyway; without the
 script the browser follows a redirect to a page that says what happened.
 """
 
+from urllib.parse import urlencode
+
 from django.contrib import messages
 from django.http import Http404, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.defaultfilters import pluralize
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from approvals.calls import lifecycle
-from approvals.calls.forms import ArgumentsEditor, DecisionForm
+from approvals.calls import bulk, lifecycle
+from approvals.calls.forms import ArgumentsEditor, BulkDecisionForm, DecisionForm
 from approvals.display import rows
+from approvals.display.queue import QueueFilter, filter_choices, queue_page
 from approvals.models import Call
 from approvals.roles import DECIDE_CALLS, VIEW_CALLS
 from approvals.views.access import permission_or_403
@@ -22,7 +26,35 @@ from approvals.views.access import permission_or_403
 
 @permission_or_403(VIEW_CALLS)
 def queue(request):
-    return render(request, "approvals/queue.html", {"calls": rows.pending_calls(), "live_query": "view=queue"})
+    chosen = QueueFilter.from_query(request.GET)
+    page = queue_page(chosen, request.GET.get("page"))
+    context = {
+        "page": page,
+        "choices": filter_choices(),
+        "live_query": urlencode({"view": "queue", **chosen.params()}),
+    }
+    return render(request, "approvals/queue.html", context)
+
+
+@require_POST
+@permission_or_403(DECIDE_CALLS)
+def bulk_decide(request):
+    form = BulkDecisionForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, form.problem())
+        return redirect(return_to(request))
+    done = bulk.decide_selected(form.selection, request.user, form.approves, form.cleaned_data["reason"].strip())
+    if done.refused:
+        messages.error(request, done.refused)
+        return redirect(return_to(request))
+    if done.won:
+        verb = "Approved" if form.approves else "Denied"
+        messages.success(request, f"{verb} {done.won} call{pluralize(done.won)}.")
+    for outcome in done.lost():
+        messages.warning(request, f"Call {outcome.row.pk} ({outcome.row.tool_name}): {outcome.message}")
+    if done.missing:
+        messages.warning(request, f"No such call: {', '.join(map(str, done.missing))}.")
+    return redirect(return_to(request))
 
 
 @require_POST

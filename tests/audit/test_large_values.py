@@ -1,4 +1,4 @@
-"""A call's large arguments and result are stored once, in its row; its audit events carry a digest, a size, a preview."""
+"""Large arguments and results are stored once, in the call row; audit events carry a digest, a size, a preview."""
 
 import csv
 import io

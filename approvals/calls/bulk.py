@@ -1,0 +1,61 @@
+"""Deciding several pending calls at once, each through the one decision path.
+
+Every selected call is decided by lifecycle.decide, in a transaction of its own:
+races, the binding to what the operator saw, the audit events and the live news
+are exactly those of a single decision, and one call decided first by someone
+else leaves the others to go ahead. Several calls are approved together only when
+they are the same tool with the same arguments, so that one look covers them all.
+"""
+
+from dataclasses import dataclass, field
+
+from approvals.calls import lifecycle, transitions
+from approvals.models import Call
+
+MAX_SELECTED = 500
+
+
+@dataclass
+class BulkOutcome:
+    refused: str = ""  # why nothing was tried
+    outcomes: list[transitions.Outcome] = field(default_factory=list)
+    missing: list[int] = field(default_factory=list)
+
+    @property
+    def won(self) -> int:
+        return sum(outcome.won for outcome in self.outcomes)
+
+    def lost(self) -> list[transitions.Outcome]:
+        return [outcome for outcome in self.outcomes if not outcome.won]
+
+
+def mixed_selection(calls: list[Call]) -> str:
+    """Why these calls cannot be approved together, or '' when they can."""
+    tools = sorted({call.tool_name for call in calls})
+    if len(tools) > 1:
+        return (
+            f"Approving calls together needs one tool; the selection calls {len(tools)} ({', '.join(tools)}). "
+            "Approve them one by one."
+        )
+    if len({call.arguments_digest for call in calls}) > 1 or len({call.tool_id for call in calls}) > 1:
+        return (
+            "Approving calls together needs the same arguments in every call; the selected calls differ. "
+            "Approve them one by one."
+        )
+    return ""
+
+
+def decide_selected(selection: dict[int, str], user, approve: bool, reason: str) -> BulkOutcome:
+    """Decide the calls `selection` names, each with the binding it was shown with."""
+    if not selection:
+        return BulkOutcome(refused="Select at least one call.")
+    if len(selection) > MAX_SELECTED:
+        return BulkOutcome(refused=f"Select at most {MAX_SELECTED} calls at once.")
+    calls = list(Call.objects.filter(pk__in=selection).only("pk", "tool_name", "tool_id", "arguments_digest"))
+    if approve and (problem := mixed_selection(calls)):
+        return BulkOutcome(refused=problem)
+    found = sorted(call.pk for call in calls)
+    outcome = BulkOutcome(missing=sorted(set(selection) - set(found)))
+    for pk in found:
+        outcome.outcomes.append(lifecycle.decide(pk, user, approve, reason=reason, shown_binding=selection[pk]))
+    return outcome

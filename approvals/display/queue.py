@@ -1,0 +1,178 @@
+"""The queue page: pending calls grouped by client and tool, paged, filtered.
+
+Groups stand in the order of their oldest call, and calls within a group oldest
+first, so the call closest to expiring is on top. A page holds QUEUE_PAGE_SIZE
+calls; a group may run over from one page to the next. One aggregate reads every
+group's count, then one query per group on the page reads its calls: a queue of
+thousands costs a page of rows, not thousands.
+"""
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from urllib.parse import urlencode
+
+from django.conf import settings
+from django.db.models import Count, Min
+
+from approvals.display import rows
+from approvals.models import Call, ClientToken, Server
+
+
+def whole_number(text) -> int | None:
+    text = str(text or "").strip()
+    return int(text) if text.isdigit() and len(text) < 12 else None
+
+
+@dataclass(frozen=True)
+class QueueFilter:
+    """What the operator narrowed the queue to: a client (token), an exposed tool name, a server."""
+
+    client: int | None = None
+    tool: str = ""
+    server: int | None = None
+
+    @classmethod
+    def from_query(cls, query) -> "QueueFilter":
+        tool = str(query.get("tool") or "").strip()[:200]
+        return cls(whole_number(query.get("client")), tool, whole_number(query.get("server")))
+
+    def apply(self, calls):
+        if self.client is not None:
+            calls = calls.filter(token_id=self.client)
+        if self.tool:
+            calls = calls.filter(tool_name=self.tool)
+        if self.server is not None:
+            calls = calls.filter(server_id=self.server)
+        return calls
+
+    def matches(self, call: Call) -> bool:
+        return (
+            (self.client is None or call.token_id == self.client)
+            and (not self.tool or call.tool_name == self.tool)
+            and (self.server is None or call.server_id == self.server)
+        )
+
+    def params(self) -> dict:
+        chosen = {"client": self.client, "tool": self.tool, "server": self.server}
+        return {name: value for name, value in chosen.items() if value not in (None, "")}
+
+    def query_string(self, **more) -> str:
+        return urlencode({**self.params(), **more})
+
+    def __bool__(self):
+        return bool(self.params())
+
+
+def group_key(token_id, tool_name) -> str:
+    return f"{token_id}:{tool_name}"
+
+
+@dataclass
+class Group:
+    """One client's pending calls to one tool, and the ones of them this page shows."""
+
+    token_id: int
+    token_name: str
+    tool_name: str
+    count: int
+    oldest: datetime | None = None
+    calls: list = field(default_factory=list)
+    first: int = 0  # how many of the group's calls come before the first one shown
+
+    @property
+    def key(self) -> str:
+        return group_key(self.token_id, self.tool_name)
+
+    @property
+    def ends_here(self) -> bool:
+        """The group's newest call is on this page: a call arriving for it belongs here too."""
+        return self.first + len(self.calls) >= self.count
+
+    @property
+    def shown_from(self) -> int:
+        return self.first + 1
+
+    @property
+    def shown_to(self) -> int:
+        return self.first + len(self.calls)
+
+    @property
+    def whole(self) -> bool:
+        return self.first == 0 and self.ends_here
+
+    def only_these(self) -> str:
+        return QueueFilter(self.token_id, self.tool_name).query_string()
+
+
+@dataclass
+class QueuePage:
+    groups: list
+    number: int
+    pages: int
+    total: int
+    filter: QueueFilter
+
+    @property
+    def last(self) -> bool:
+        return self.number >= self.pages
+
+    @property
+    def previous_link(self) -> str:
+        return "?" + self.filter.query_string(page=self.number - 1) if self.number > 1 else ""
+
+    @property
+    def next_link(self) -> str:
+        return "" if self.last else "?" + self.filter.query_string(page=self.number + 1)
+
+
+def pending_in(filter_: QueueFilter):
+    return filter_.apply(Call.objects.filter(status=Call.Status.PENDING))
+
+
+def queue_page(filter_: QueueFilter, number=1, size: int | None = None) -> QueuePage:
+    size = size or settings.QUEUE_PAGE_SIZE
+    summary = list(
+        pending_in(filter_)
+        .values("token_id", "tool_name")
+        .annotate(count=Count("pk"), oldest=Min("received_at"))
+        .order_by("oldest", "token_id", "tool_name")
+    )
+    total = sum(group["count"] for group in summary)
+    pages = max(1, -(-total // size))
+    number = min(max(1, whole_number(number) or 1), pages)
+    start, end = (number - 1) * size, number * size
+    groups, position = [], 0
+    for group in summary:
+        begins, position = position, position + group["count"]
+        if position <= start:
+            continue
+        if begins >= end:
+            break
+        first = max(0, start - begins)
+        shown = min(position, end) - begins - first
+        calls = rows.pending_calls().filter(token_id=group["token_id"], tool_name=group["tool_name"])
+        calls = list(filter_.apply(calls)[first : first + shown])
+        groups.append(Group(group["token_id"], "", group["tool_name"], group["count"], group["oldest"], calls, first))
+    names = dict(ClientToken.objects.filter(pk__in={g.token_id for g in groups}).values_list("pk", "name"))
+    for group in groups:
+        group.token_name = names.get(group.token_id, "")
+    return QueuePage(groups, number, pages, total, filter_)
+
+
+def group_count(filter_: QueueFilter, call: Call) -> int:
+    return pending_in(filter_).filter(token_id=call.token_id, tool_name=call.tool_name).count()
+
+
+def arriving_group(filter_: QueueFilter, call: Call) -> Group:
+    """The group a newly pending call joins, holding that call alone: what a page adds when it shows no such group."""
+    count = group_count(filter_, call)
+    return Group(call.token_id, call.token.name, call.tool_name, count, call.received_at, [call], max(0, count - 1))
+
+
+def filter_choices() -> dict:
+    """What the filter offers: the clients, tools and servers that have calls waiting."""
+    pending = Call.objects.filter(status=Call.Status.PENDING)
+    clients = ClientToken.objects.filter(pk__in=pending.values("token_id")).order_by("name").values_list("pk", "name")
+    servers = Server.objects.filter(pk__in=pending.values("server_id")).order_by("name").values_list("pk", "name")
+    tools = pending.order_by("tool_name").values_list("tool_name", flat=True).distinct()
+    return {"clients": list(clients), "tools": list(tools), "servers": list(servers)}

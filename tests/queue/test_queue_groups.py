@@ -1,0 +1,171 @@
+"""The queue in pages of calls grouped by client and tool, filtered, and decided several calls at once."""
+
+import pytest
+from asgiref.sync import sync_to_async
+from django.urls import reverse
+
+from approvals import roles
+from approvals.calls import lifecycle
+from approvals.models import AuditEvent, Call
+from approvals.protocol import revisions
+from approvals.tokens.credentials import create_token
+from tests.fixtures.sockets import open_socket, signed_in
+
+SAME = {"order_id": 7, "amount": 20}
+
+
+@pytest.fixture
+def other_token(db):
+    return create_token("robot-3")[0]
+
+
+def pending_from(token, tool, arguments):
+    ctx = lifecycle.ClientContext(token, revisions.MODERN, "2026-07-28")
+    call, answer = lifecycle.receive_call(ctx, tool, arguments, 1, None)
+    assert answer is None
+    return call
+
+
+def group_heads(page: str) -> list[str]:
+    return [part.split('"', 1)[0] for part in page.split('data-group="')[1:]]
+
+
+def selected(*calls):
+    return [f"{call.pk}:{lifecycle.call_binding(call)}" for call in calls]
+
+
+def bulk_post(client, calls, decision, reason="", follow=False, **data):
+    data = {"call": selected(*calls), "decision": decision, "reason": reason, **data}
+    return client.post(reverse("queue_bulk"), data, follow=follow)
+
+
+def test_it_groups_calls_by_client_and_tool_oldest_group_first_with_their_counts(
+    person, make_call, client_token, other_token, refund_tool, ship_tool
+):
+    first = make_call(refund_tool, SAME)
+    make_call(ship_tool, {"address": {"city": "Lyon"}})
+    pending_from(other_token, refund_tool, SAME)
+    make_call(refund_tool, {"order_id": 8, "amount": 1})
+    _, client = person("pat", roles.OPERATOR)
+    page = client.get(reverse("queue")).content.decode()
+    assert group_heads(page) == [
+        f"{client_token.pk}:shop_issue_refund",
+        f"{client_token.pk}:shop_ship",
+        f"{other_token.pk}:shop_issue_refund",
+    ]
+    refunds = page[page.index(f'data-group="{client_token.pk}:shop_issue_refund"') : page.index("shop_ship</code>")]
+    assert "<span data-group-count>2</span> pending" in refunds and f'id="call-{first.pk}"' in refunds
+
+
+def test_it_pages_the_queue_and_lets_a_group_run_over_to_the_next_page(person, make_call, refund_tool, settings):
+    settings.QUEUE_PAGE_SIZE = 3
+    calls = [make_call(refund_tool, {"order_id": n, "amount": 1}) for n in range(5)]
+    _, client = person("pat", roles.OPERATOR)
+    first = client.get(reverse("queue")).content.decode()
+    second = client.get(reverse("queue"), {"page": 2}).content.decode()
+    assert [f'id="call-{c.pk}"' in first for c in calls] == [True, True, True, False, False]
+    assert [f'id="call-{c.pk}"' in second for c in calls] == [False, False, False, True, True]
+    assert "1–3 shown here" in first and 'data-group-ends="false"' in first and 'data-last-page="false"' in first
+    assert "4–5 shown here" in second and 'data-group-ends="true"' in second and "Page 2 of 2, 5 calls" in second
+
+
+@pytest.mark.parametrize("query", [{"page": "x"}, {"page": "999999999999999"}, {"client": "-1", "server": "a"}])
+def test_it_shows_a_page_for_any_page_or_filter_it_is_given(person, refund_call, query):
+    _, client = person("pat", roles.OPERATOR)
+    response = client.get(reverse("queue"), query)
+    assert response.status_code == 200 and f'id="call-{refund_call.pk}"' in response.content.decode()
+
+
+def test_it_filters_by_client_tool_and_server(person, make_call, other_token, refund_tool, ship_tool, shop):
+    mine = make_call(refund_tool, SAME)
+    shipped = make_call(ship_tool, {"address": {"city": "Lyon"}})
+    theirs = pending_from(other_token, refund_tool, SAME)
+    _, client = person("pat", roles.OPERATOR)
+
+    def shown(**query):
+        page = client.get(reverse("queue"), query).content.decode()
+        return {call.pk for call in (mine, shipped, theirs) if f'id="call-{call.pk}"' in page}
+
+    assert shown(client=other_token.pk) == {theirs.pk}
+    assert shown(tool="shop_ship") == {shipped.pk}
+    assert shown(server=shop.pk) == {mine.pk, shipped.pk, theirs.pk}
+    assert shown(server=shop.pk + 1) == set()
+
+
+def test_it_denies_the_selected_calls_with_one_reason_each_through_the_decision_path(
+    person, make_call, refund_tool, ship_tool
+):
+    calls = [make_call(refund_tool, SAME), make_call(ship_tool, {"address": {"city": "Lyon"}})]
+    untouched = make_call(refund_tool, SAME)
+    _, client = person("ann", roles.OPERATOR)
+    response = bulk_post(client, calls, "deny", "not today", next="/queue/?page=1")
+    assert response.status_code == 302 and response["Location"] == "/queue/?page=1"
+    for call in calls:
+        call.refresh_from_db()
+        assert (call.status, call.reason, call.decided_by_name) == (Call.Status.DENIED, "not today", "ann")
+        denied = AuditEvent.objects.get(call_id=call.pk, action="call.denied")
+        assert (denied.actor_name, denied.data["reason"]) == ("ann", "not today")
+    untouched.refresh_from_db()
+    assert untouched.status == Call.Status.PENDING
+
+
+def test_it_refuses_a_bulk_denial_without_a_reason(person, refund_call):
+    _, client = person("ann", roles.OPERATOR)
+    page = bulk_post(client, [refund_call], "deny", "  ", follow=True).content.decode()
+    assert "Give a reason for the denial" in page
+    refund_call.refresh_from_db()
+    assert refund_call.status == Call.Status.PENDING
+
+
+def test_it_approves_together_only_calls_to_one_tool_with_the_same_arguments(person, make_call, refund_tool, ship_tool):
+    twins = [make_call(refund_tool, SAME), make_call(refund_tool, dict(reversed(SAME.items())))]
+    other_arguments = make_call(refund_tool, {"order_id": 8, "amount": 20})
+    other_tool = make_call(ship_tool, {"address": {"city": "Lyon"}})
+    _, client = person("ann", roles.OPERATOR)
+    page = bulk_post(client, [twins[0], other_tool], "approve", follow=True).content.decode()
+    assert "needs one tool" in page and "shop_issue_refund, shop_ship" in page
+    page = bulk_post(client, [twins[0], other_arguments], "approve", follow=True).content.decode()
+    assert "same arguments" in page
+    assert Call.objects.filter(status=Call.Status.PENDING).count() == 4
+    page = bulk_post(client, twins, "approve", follow=True).content.decode()
+    assert "Approved 2 calls." in page
+    assert set(Call.objects.filter(status=Call.Status.APPROVED).values_list("pk", flat=True)) == {t.pk for t in twins}
+
+
+def test_it_decides_the_rest_when_someone_decided_one_of_the_selection_first(person, make_call, refund_tool):
+    calls = [make_call(refund_tool, SAME) for _ in range(3)]
+    bob, _ = person("bob", roles.OPERATOR)
+    lifecycle.decide(calls[1].pk, bob, True)
+    _, client = person("ann", roles.OPERATOR)
+    page = bulk_post(client, calls, "deny", "no", follow=True).content.decode()
+    assert "Denied 2 calls." in page and f"Call {calls[1].pk} (shop_issue_refund): Already approved by bob." in page
+    assert [Call.objects.get(pk=c.pk).status for c in calls] == ["denied", "approved", "denied"]
+
+
+def test_it_refuses_bulk_decisions_to_an_auditor(person, refund_call):
+    _, client = person("aud", roles.AUDITOR)
+    assert bulk_post(client, [refund_call], "deny", "no").status_code == 403
+    page = client.get(reverse("queue")).content.decode()
+    assert 'form="bulk"' not in page and "Deny selected" not in page
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_it_pushes_a_new_call_with_its_group_and_count_only_to_pages_whose_filter_it_matches(
+    person, make_call, refund_tool, ship_tool
+):
+    cookie = await signed_in(person, "ann", roles.OPERATOR)
+    shipping, connected = await open_socket(cookie, query="view=queue&tool=shop_ship")
+    assert connected
+    everything, connected = await open_socket(cookie)
+    assert connected
+    await sync_to_async(make_call)(refund_tool, SAME)
+    call = await sync_to_async(make_call)(refund_tool, {"order_id": 9, "amount": 2})
+    for _ in range(2):
+        message = await everything.receive_json_from(timeout=5)
+    assert message["call_id"] == call.pk and message["group"] == f"{call.token_id}:shop_issue_refund"
+    assert message["group_count"] == 2 and 'data-group-ends="true"' in message["html"]
+    assert f'id="call-{call.pk}"' in message["html"] and "<span data-group-count>2</span>" in message["html"]
+    filtered = await shipping.receive_json_from(timeout=5)
+    assert filtered["pending_count"] == 1 and "html" not in filtered and "group" not in filtered
+    await shipping.disconnect()
+    await everything.disconnect()
