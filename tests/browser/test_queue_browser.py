@@ -169,6 +169,34 @@ def test_it_works_the_queue_from_the_keyboard(console, open_browser):
     assert second.answer().is_error
 
 
+def test_it_denies_the_selected_calls_with_one_reason_and_the_other_operator_sees_it_live(console, open_browser):
+    browser = open_browser()
+    ann, bob = queue_page(browser, console, "ann"), queue_page(browser, console, "bob")
+    clients = [ClientCall(console["mcp"], console["secret"], LOOKUP, {"customer_id": f"C00{n}"}) for n in (1, 2, 3)]
+    for page in (ann, bob):
+        expect(row_of(page)).to_have_count(3)
+        expect(page.locator("[data-group] [data-group-count]")).to_have_text("3")
+
+    ann.get_by_role("button", name="Select all shown").click()
+    row_of(ann, "C003").get_by_label("Select").uncheck()
+    ann.get_by_label("Reason for denying the selected calls").fill("bulk lookups are not allowed")
+    ann.get_by_role("button", name="Deny selected").click()
+
+    # Ann's page is the queue afresh, without the denied calls; Bob's changes in place.
+    expect(ann.locator(".message.success")).to_contain_text("Denied 2 calls.")
+    expect(row_of(ann)).to_have_count(1)
+    expect(row_of(ann, "C003").get_by_role("button", name="Approve")).to_be_visible()
+    expect(row_of(bob, "C001")).to_contain_text("Denied by ann: bulk lookups are not allowed")
+    expect(row_of(bob, "C002")).to_contain_text("Denied by ann: bulk lookups are not allowed")
+    expect(row_of(bob, "C003").get_by_role("button", name="Approve")).to_be_visible()
+    expect(bob.locator("[data-group] [data-group-count]")).to_have_text("1")
+    for client in clients[:2]:
+        assert client.answer().is_error and "bulk lookups are not allowed" in client.text()
+
+    row_of(bob, "C003").get_by_role("button", name="Approve").click()
+    assert "Customer C003" in clients[2].text()
+
+
 def hostile_tool():
     server = Server.objects.create(name="Shady <b>server</b>", transport="stdio", command="true", tool_prefix="shady_")
     definition = {
