@@ -19,6 +19,7 @@ from approvals.models import (
     Tool,
     ToolChange,
 )
+from approvals.signin.forms import ThrottledAdminAuthenticationForm
 
 JSON_SCALARS = (str, int, float, bool, type(None))
 
@@ -111,6 +112,9 @@ class AuditedAdmin(admin.ModelAdmin):
         with transaction.atomic():
             return super().response_action(request, queryset)
 
+
+# Django admin's own sign-in page counts failures like the console's.
+admin.site.login_form = ThrottledAdminAuthenticationForm
 
 admin.site.unregister(User)
 admin.site.unregister(Group)

@@ -1,10 +1,11 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
+from approvals.signin.forms import ThrottledAuthenticationForm
 from approvals.views import audit, calls, catalog, connect, inputs, policy, queue, review, servers, tokens
 
 urlpatterns = [
-    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("login/", auth_views.LoginView.as_view(authentication_form=ThrottledAuthenticationForm), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", catalog.home, name="home"),
     path("queue/", queue.queue, name="queue"),

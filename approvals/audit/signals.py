@@ -1,9 +1,11 @@
 """Sign-ins and failed sign-ins, into the audit log. Connected in ApprovalsConfig.ready()."""
 
+from django.conf import settings
 from django.contrib.auth.signals import user_logged_in, user_login_failed
 
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM, Actor
+from approvals.signin import throttle
 
 
 def client_address(request):
@@ -12,14 +14,25 @@ def client_address(request):
 
 def logged_in(sender, request, user, **kwargs):
     chain.record("user.login", Actor.user(user), data={"address": client_address(request)})
+    throttle.note_success(user.get_username())
 
 
 def login_failed(sender, credentials, request=None, **kwargs):
     # Only the name that was tried: never the password, not even Django's masked copy.
-    username = credentials.get("username", "")
-    chain.record(
-        "user.login_failed", SYSTEM, data={"username": str(username)[:150], "address": client_address(request)}
-    )
+    username, address = str(credentials.get("username", ""))[:150], client_address(request)
+    chain.record("user.login_failed", SYSTEM, data={"username": username, "address": address})
+    locked = throttle.note_failure(username, address)
+    if locked:
+        chain.record(
+            "user.login_locked",
+            SYSTEM,
+            data={
+                "username": username,
+                "address": address,
+                "locked": locked,
+                "seconds": settings.SIGNIN_LOCKOUT_SECONDS,
+            },
+        )
 
 
 def connect():
