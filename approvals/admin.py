@@ -7,6 +7,7 @@ from django.urls import reverse
 
 from approvals.audit import chain
 from approvals.audit.chain import Actor
+from approvals.catalog import servers
 from approvals.models import (
     Call,
     ClientToken,
@@ -149,6 +150,21 @@ class ServerAdmin(AuditedAdmin):
         "last_checked_at",
     ]
     formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
+
+    # Changed or deleted here as on the console's own pages: sessions to the server as it was close,
+    # and its calls waiting to run are cancelled.
+    def save_model(self, request, obj, form, change):
+        stored = Server.objects.filter(pk=obj.pk).first() if change else None
+        super().save_model(request, obj, form, change)
+        if stored is not None and (why := servers.why_retired(stored, obj)):
+            servers.retire(stored, Actor.user(request.user), why)
+
+    def delete_model(self, request, obj):
+        servers.delete_server(obj, Actor.user(request.user))
+
+    def delete_queryset(self, request, queryset):
+        for server in queryset:
+            servers.delete_server(server, Actor.user(request.user))
 
 
 @admin.register(Tool)

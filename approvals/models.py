@@ -418,6 +418,8 @@ class Call(models.Model):
 
     # Cleared to run (by an operator or the policy) and short of its answer.
     IN_FLIGHT = {Status.APPROVED, Status.FORWARDED}
+    # Not yet sent upstream: what retiring its server (disabled, changed, deleted) cancels.
+    WAITING_TO_RUN = {Status.PENDING, Status.APPROVED}
     # Still waiting for a decision or an answer: what a client's cancellation or the end of its session stops.
     OPEN = {Status.PENDING, *IN_FLIGHT}
     FINAL = {Status.REJECTED, Status.DENIED, Status.EXPIRED, Status.CANCELLED, Status.COMPLETED, Status.FAILED}

@@ -1,5 +1,6 @@
 """Changing upstream servers: each function changes data, then schedules what follows."""
 
+import copy
 import re
 
 from django.db import transaction
@@ -7,8 +8,9 @@ from django.db import transaction
 from approvals import tasks
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM
+from approvals.calls import lifecycle
 from approvals.live import events
-from approvals.models import Server
+from approvals.models import Call, Server
 
 # What the audit log may show of a server; headers and env are credentials, so
 # only the names of those that changed are recorded.
@@ -74,10 +76,15 @@ def add_server(
     return server
 
 
+# Changing any of these makes the server another endpoint: what was open or waiting for the old one ends.
+RECONNECT_FIELDS = {"transport", "url", "command", "headers", "env"}
+
+
 @transaction.atomic
 def update_server(server, actor=SYSTEM, **changes):
     changed = {k for k, v in changes.items() if getattr(server, k) != v}
-    reconnect = {"transport", "url", "command", "headers", "env"} & changed
+    reconnect = RECONNECT_FIELDS & changed
+    before_changes = copy.copy(server)
     resync = (
         reconnect
         or ("tool_prefix" in changes and changes["tool_prefix"] != server.tool_prefix)
@@ -107,12 +114,48 @@ def update_server(server, actor=SYSTEM, **changes):
         # A new endpoint may speak another era: negotiate afresh.
         server.revision = ""
     server.save()
+    if why := why_retired(before_changes, server):
+        retire(before_changes, actor, why)
     if resync and server.enabled:
         enqueue_sync(server)
     if "enabled" in changed or "tool_prefix" in changed:
         # The tools clients see changed even before any sync: tell their streams.
         events.catalog_changed(server.pk)
     return server
+
+
+def why_retired(before: Server, after: Server) -> str:
+    """Why the server as it was must be retired, or '' when its change leaves sessions and calls as they are."""
+    if before.enabled and not after.enabled:
+        return "its server was disabled"
+    if any(getattr(before, name) != getattr(after, name) for name in RECONNECT_FIELDS):
+        return "its server's endpoint changed"
+    return ""
+
+
+def retire(server, actor, why: str) -> int:
+    """Close every process's sessions to the server as it was, and cancel its calls still waiting to run.
+
+    A pending or approved call was asked for, or cleared, against the server as it was: none of them
+    runs against what it became. Each cancellation goes through the calls' conditional move (audited,
+    the waiting client answered, the queue row pushed), so a decision racing it either wins first or
+    finds the call cancelled. Returns how many calls were cancelled.
+    """
+    waiting = Call.objects.filter(server=server, status__in=Call.WAITING_TO_RUN)
+    reason = f"{why} before the call ran"
+    cancelled = sum(
+        lifecycle.end_call(pk, Call.WAITING_TO_RUN, Call.Status.CANCELLED, reason, actor)
+        for pk in list(waiting.values_list("pk", flat=True))
+    )
+    events.upstream_retired(server.name)
+    return cancelled
+
+
+@transaction.atomic
+def delete_server(server, actor=SYSTEM):
+    """Retire the server, then delete it with its tools; its calls stay, as the record of what happened."""
+    retire(server, actor, "its server was deleted")
+    server.delete()
 
 
 def changed_names(before: dict, after: dict) -> list:

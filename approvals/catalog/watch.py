@@ -49,7 +49,10 @@ async def watch(stop: asyncio.Event, interval: float = 30.0):
     pool = SessionPool(on_notification=on_upstream_notification)
     try:
         while not stop.is_set():
-            for spec in await sync_to_async(enabled_specs)():
+            specs = await sync_to_async(enabled_specs)()
+            # A server disabled or deleted since the last look is watched no more: its stdio child stops.
+            await pool.keep_only({spec.name for spec in specs})
+            for spec in specs:
                 try:
                     await (await pool.get(spec)).ping()
                 except UpstreamError as exc:

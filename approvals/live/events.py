@@ -23,6 +23,8 @@ from django.utils import timezone
 
 OPERATORS = "operators"
 CATALOG = "catalog"
+# Every event loop holding upstream sessions (calls.runner): close those to a server that was retired.
+UPSTREAM = "upstream"
 # Per event loop, the layer that has a channel kept open on it (see keep_listening).
 _KEPT: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, object]" = weakref.WeakKeyDictionary()
 # The event loop serving this request or socket; contextvars follow sync_to_async into worker threads.
@@ -189,6 +191,11 @@ def catalog_changed(server_id):
         (CATALOG, {"type": "catalog.changed", "server_id": server_id}),
         (OPERATORS, {"type": "catalog.event", "event": "catalog.changed", "server_id": server_id}),
     )
+
+
+def upstream_retired(server_name: str):
+    """A server was disabled, changed or deleted: every process closes its sessions to it (stdio children stop)."""
+    send_after_commit((UPSTREAM, {"type": "upstream.retired", "server": server_name}))
 
 
 def server_status(server):

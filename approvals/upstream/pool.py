@@ -76,6 +76,24 @@ class SessionPool:
             entry.opened_at = loop.time()
             return entry.session
 
+    async def close(self, name: str) -> None:
+        """Close the session to server `name`, if any: the server was disabled, changed or deleted.
+
+        Taken under the entry's lock, so that a session being opened meanwhile is closed too,
+        and out of the pool first, so that the next get opens afresh.
+        """
+        entry = self._entries.pop(name, None)
+        if entry is None:
+            return
+        async with entry.lock:
+            session, entry.session = entry.session, None
+        if session is not None:
+            await session.aclose()
+
+    async def keep_only(self, names: set[str]) -> None:
+        """Close the sessions to every server not named."""
+        await asyncio.gather(*(self.close(name) for name in set(self._entries) - names), return_exceptions=True)
+
     async def close_all(self) -> None:
         entries, self._entries = list(self._entries.values()), {}
         await asyncio.gather(

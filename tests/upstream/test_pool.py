@@ -6,24 +6,14 @@ import os
 import signal
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
 from approvals.upstream import ServerSpec, SessionPool, UpstreamError
 from approvals.upstream.pool import running_loop_pool
+from tests.fixtures.processes import gone
 from tests.fixtures.servers import scenario_spec
 from tests.fixtures.waiting import eventually
-
-
-def gone(pid: int) -> bool:
-    """No such process, or only its zombie (which nothing in a container may reap)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    stat = Path(f"/proc/{pid}/stat").read_text()
-    return stat.rsplit(")", 1)[1].split()[0] == "Z"
 
 
 async def pids(session) -> dict:
@@ -83,6 +73,21 @@ async def test_it_leaves_no_process_behind_when_closed(pool):
     await pool.close_all()
     # A killed process takes a moment to go.
     await eventually(lambda: gone(family["child"]) and gone(family["grandchild"]), timeout=2, message="both gone")
+
+
+async def test_it_closes_one_server_s_session_and_opens_afresh_on_its_next_use(pool):
+    closing, staying = await pool.get(scenario_spec("family")), await pool.get(scenario_spec("other"))
+    family = await pids(closing)
+    await pool.close("family")
+    await eventually(lambda: gone(family["child"]) and gone(family["grandchild"]), timeout=2, message="both gone")
+    assert not closing.alive and staying.alive
+    assert (await pool.get(scenario_spec("family"))) is not closing
+
+
+async def test_it_keeps_only_the_sessions_of_the_servers_named(pool):
+    kept, dropped = await pool.get(scenario_spec("family")), await pool.get(scenario_spec("other"))
+    await pool.keep_only({"family"})
+    assert kept.alive and not dropped.alive
 
 
 def test_it_makes_one_pool_for_each_event_loop_and_keeps_it_there():

@@ -1,0 +1,121 @@
+"""Disabling, changing or deleting a server closes its upstream sessions everywhere and cancels its waiting calls."""
+
+import asyncio
+import json
+import shlex
+
+import pytest
+from asgiref.sync import sync_to_async
+from django.test import Client
+
+from approvals import roles
+from approvals.audit.chain import Actor
+from approvals.calls import lifecycle, runner
+from approvals.catalog import servers
+from approvals.catalog.specs import upstream_spec
+from approvals.models import AuditEvent, Call, Server
+from approvals.protocol import revisions
+from tests.fixtures.calls import wait_for_pending_call
+from tests.fixtures.catalog import make_tool
+from tests.fixtures.people import make_user
+from tests.fixtures.processes import gone
+from tests.fixtures.servers import scenario_spec
+from tests.fixtures.sockets import open_socket, signed_in
+from tests.fixtures.waiting import eventually
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def family(transactional_db):
+    """A stdio server whose child process can say its pid, with that tool."""
+    server = Server.objects.create(
+        name="family", slug="family", transport="stdio", command=shlex.join(scenario_spec("family").command)
+    )
+    make_tool(server, "pids")
+    return server
+
+
+async def running_child(server) -> tuple[object, int]:
+    """The session this event loop's pool holds to `server`, and the pid of its child process."""
+    session = await runner.session_pool().get(await sync_to_async(upstream_spec)(server))
+    pids = json.loads((await session.call_tool("pids", {}))["content"][0]["text"])
+    return session, pids["child"]
+
+
+async def held_call(token, server):
+    """A client's call to the server's tool, held for an operator's decision."""
+
+    async def emit(message):
+        pass
+
+    ctx = lifecycle.ClientContext(token, revisions.MODERN, "2026-07-28")
+    params = {"name": f"{server.tool_prefix}pids", "arguments": {}}
+    answering = asyncio.create_task(runner.run_call(ctx, 1, params, emit))
+    return answering, await wait_for_pending_call()
+
+
+async def test_it_cancels_the_waiting_call_and_stops_the_child_when_the_server_is_disabled(
+    family, client_token, person
+):
+    cookie = await signed_in(person, "ann", roles.OPERATOR)
+    socket, connected = await open_socket(cookie)
+    assert connected
+    session, child = await running_child(family)
+    answering, call = await held_call(client_token, family)
+    assert (await socket.receive_json_from(timeout=5))["event"] == "call.pending"
+
+    admin = await sync_to_async(make_user)("root", roles.ADMIN)
+    await sync_to_async(servers.update_server)(family, Actor.user(admin), enabled=False)
+
+    answer = await asyncio.wait_for(answering, 10)
+    assert (
+        answer["isError"] and "cancelled: its server was disabled before the call ran" in answer["content"][0]["text"]
+    )
+    pushed = await socket.receive_json_from(timeout=5)
+    assert (pushed["event"], pushed["call_id"], pushed["status"]) == ("call.cancelled", call.pk, "cancelled")
+    assert "Approve" not in pushed["actions"]
+    cancelled = await AuditEvent.objects.aget(call_id=call.pk, action="call.cancelled")
+    assert cancelled.actor_name == "root" and "disabled" in cancelled.data["reason"]
+    late = await sync_to_async(lifecycle.decide)(call.pk, admin, True)
+    assert not late.won and (await Call.objects.aget(pk=call.pk)).status == Call.Status.CANCELLED
+    await eventually(lambda: gone(child), timeout=5, message="the server's stdio child gone")
+    assert not session.alive
+    await socket.disconnect()
+
+
+async def test_it_cancels_and_reconnects_when_the_server_s_command_changes(family, client_token):
+    session, child = await running_child(family)
+    answering, call = await held_call(client_token, family)
+    command = shlex.join(scenario_spec("family").command + ("--changed",))
+    await sync_to_async(servers.update_server)(family, command=command)
+    assert "its server's endpoint changed" in (await asyncio.wait_for(answering, 10))["content"][0]["text"]
+    await eventually(lambda: gone(child), timeout=5, message="the old child gone")
+    assert not session.alive
+
+
+async def test_it_leaves_calls_and_sessions_alone_for_a_change_of_trust(family, client_token):
+    session, _ = await running_child(family)
+    answering, call = await held_call(client_token, family)
+    await sync_to_async(servers.update_server)(family, trusted=True)
+    await asyncio.sleep(0)
+    assert (await Call.objects.aget(pk=call.pk)).status == Call.Status.PENDING and session.alive
+    answering.cancel()
+    await asyncio.gather(answering, return_exceptions=True)
+
+
+async def test_it_cancels_and_stops_the_child_when_an_admin_deletes_the_server_in_django_admin(family, client_token):
+    _, child = await running_child(family)
+    answering, call = await held_call(client_token, family)
+
+    def delete_in_admin():
+        browser = Client()
+        browser.force_login(make_user("root", superuser=True))
+        response = browser.post(f"/admin/approvals/server/{family.pk}/delete/", {"post": "yes"})
+        assert response.status_code == 302, response.content.decode()[:500]
+
+    await sync_to_async(delete_in_admin)()
+    assert "its server was deleted" in (await asyncio.wait_for(answering, 10))["content"][0]["text"]
+    assert not await Server.objects.filter(pk=family.pk).aexists()
+    assert (await Call.objects.aget(pk=call.pk)).status == Call.Status.CANCELLED
+    await eventually(lambda: gone(child), timeout=5, message="the deleted server's child gone")
