@@ -96,7 +96,12 @@ async def test_it_records_an_allowed_call_from_arrival_to_result(client_token, r
     }
     assert (await event("call.policy")).data["action"] == "allow"
     completed = (await event("call.completed")).data
-    assert completed["result"]["result_bytes"] > 0 and completed["result"]["result"] == RESULT and completed["latency_ms"] >= 0 and completed["error"] == ""
+    assert (
+        completed["result"]["result_bytes"] > 0
+        and completed["result"]["result"] == RESULT
+        and completed["latency_ms"] >= 0
+        and completed["error"] == ""
+    )
 
 
 async def test_it_records_an_approval_by_the_operator_who_gave_it(client_token, refund_tool, operators, upstream):

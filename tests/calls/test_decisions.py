@@ -62,7 +62,10 @@ def test_it_records_both_versions_of_edited_arguments(client_token, refund_tool,
     call.refresh_from_db()
     assert call.final_arguments == {"order_id": 7, "amount": 5}
     edited = AuditEvent.objects.get(call_id=call.pk, action="call.edited")
-    assert (edited.data["before"], edited.data["after"]) == ({"order_id": 7, "amount": 20}, {"order_id": 7, "amount": 5})
+    assert (edited.data["before"], edited.data["after"]) == (
+        {"order_id": 7, "amount": 20},
+        {"order_id": 7, "amount": 5},
+    )
 
 
 def test_it_binds_an_approval_to_what_the_operator_saw(client_token, refund_tool, operators):
