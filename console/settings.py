@@ -147,8 +147,13 @@ if REDIS_URL:
         }
     }
     CACHES = {"default": {"BACKEND": "console.cache.SharedRedisCache", "LOCATION": REDIS_URL}}
-    # The audit chain's witness (approvals.audit.witness) lives outside the database, never expiring.
-    CACHES["audit_witness"] = {**CACHES["default"], "TIMEOUT": None}
+    # The audit chain's witness (approvals.audit.witness) lives outside the database, never expiring. A Redis
+    # that does not answer leaves a verification "not verified" within seconds rather than waiting on it.
+    CACHES["audit_witness"] = {
+        **CACHES["default"],
+        "TIMEOUT": None,
+        "OPTIONS": {"socket_connect_timeout": 5, "socket_timeout": 5},
+    }
     CELERY_BROKER_URL = REDIS_URL
     CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER")
 else:

@@ -18,8 +18,8 @@ from django.db.models import TextField
 from django.db.models.functions import Cast
 from django.utils import timezone
 
-from approvals.audit import witness
-from approvals.audit.chain import HASHED, event_hash
+from approvals.audit import chain, witness
+from approvals.audit.chain import HASHED, Actor, event_hash
 from approvals.audit.query import stream_rows
 from approvals.models import AuditEvent, AuditHead, AuditVerification
 
@@ -38,7 +38,14 @@ class Verdict:
     found: str = ""
     problem: str = ""
 
+    @property
+    def unverified(self) -> bool:
+        """Neither intact nor broken: the links hold as far as they were checked, but the witness could not be read."""
+        return not self.ok and self.broken_seq is None
+
     def summary(self) -> str:
+        if self.unverified:
+            return f"Not verified: {self.problem}."
         if self.ok:
             if not self.checked:
                 return "The chain is intact: no events to check."
@@ -78,8 +85,12 @@ def walk_once(expect, chunk_size) -> tuple[Verdict, int]:
                 ), 0
             return Verdict(True), 0
         walk = Walk(head, expect)
+        unreachable = None
         try:
             witnessed = witness.read()
+        except witness.Unreachable as exc:
+            # The links are still worth walking: a break they show is news whatever the witness says.
+            witnessed, unreachable = None, exc
         except witness.Forged:
             return Verdict(
                 False,
@@ -108,8 +119,41 @@ def walk_once(expect, chunk_size) -> tuple[Verdict, int]:
                     broken.problem,
                 )
                 return verdict, head.anchor_seq
-        witness.raise_to(head.seq, head.hash)
+        if unreachable is None:
+            try:
+                witness.raise_to(head.seq, head.hash)
+            except witness.Unreachable as exc:
+                unreachable = exc
+    if unreachable is not None:
+        return not_verified(walk, unreachable), head.anchor_seq
     return Verdict(True, walk.checked, walk.first_seq, walk.last_seq), head.anchor_seq
+
+
+def not_verified(walk, unreachable) -> Verdict:
+    problem = (
+        f"{unreachable}; the links hold from seq {walk.first_seq} to {walk.last_seq}, but whether newest events "
+        "were cut off cannot be told without the witness"
+        if walk.checked
+        else f"{unreachable}; whether events were cut off cannot be told without the witness"
+    )
+    return Verdict(False, walk.checked, walk.first_seq, walk.last_seq, problem=problem)
+
+
+def reset_witness(actor: Actor) -> AuditEvent:
+    """Make the current head the witnessed one, whatever the witness held: after restoring the database from a backup.
+
+    Audited first, in an `audit.witness_reset` event naming what was witnessed before; the witness then holds
+    that very event. Unreachable when the witness store does not answer (nothing is recorded then).
+    """
+    try:
+        before = witness.read()
+    except witness.Forged:
+        before = "a witness not signed with this AUDIT_KEY"
+    with transaction.atomic():
+        witnessed = {"seq": before[0], "hash": before[1]} if isinstance(before, tuple) else before
+        event = chain.record("audit.witness_reset", actor, data={"witnessed_before": witnessed})
+    witness.replace(event.seq, event.hash)
+    return event
 
 
 def events_through(seq):

@@ -27,6 +27,17 @@ class Forged(Exception):
     """A witness whose signature is not AUDIT_KEY's: written by someone else, or AUDIT_KEY changed."""
 
 
+class Unreachable(Exception):
+    """The witness store (Redis, or the file under var/) did not answer: a cut end can be neither seen nor ruled out."""
+
+
+def _store(operation: str, *args):
+    try:
+        return getattr(caches["audit_witness"], operation)(*args)
+    except Exception as exc:
+        raise Unreachable(f"the witness store did not answer ({type(exc).__name__}: {exc})") from exc
+
+
 def key() -> str:
     # One witness per database, so consoles (and test runs) that share a Redis keep apart.
     return f"audit-witness:{connection.settings_dict['NAME']}"
@@ -38,7 +49,7 @@ def signature(seq: int, hash_: str) -> str:
 
 def read() -> tuple[int, str] | None:
     """The witnessed (seq, hash), or None when there is none yet; Forged when its signature fails."""
-    kept = caches["audit_witness"].get(key())
+    kept = _store("get", key())
     if kept is None:
         return None
     seq, hash_, signed = kept
@@ -55,4 +66,9 @@ def raise_to(seq: int, hash_: str):
     """
     current = read()
     if current is None or seq > current[0]:
-        caches["audit_witness"].set(key(), (seq, hash_, signature(seq, hash_)))
+        replace(seq, hash_)
+
+
+def replace(seq: int, hash_: str):
+    """Witness (seq, hash) whatever was witnessed before: after a restore, the head an operator accepts."""
+    _store("set", key(), (seq, hash_, signature(seq, hash_)))

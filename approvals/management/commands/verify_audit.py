@@ -2,8 +2,10 @@ import re
 
 from django.core.management.base import BaseCommand, CommandError
 
-from approvals.audit import verify
+from approvals.audit import verify, witness
+from approvals.audit.chain import Actor
 
+RUN_BY = "verify_audit command"
 HEAD = re.compile(r"^(\d+):([0-9a-f]{64})$")
 
 
@@ -17,19 +19,33 @@ def exported_head(text):
 class Command(BaseCommand):
     help = (
         "Walk the audit chain from its anchor to its head, recomputing every hash. Names the first broken "
-        "link and exits 1 on any break; the result also shows on the audit page."
+        "link and exits 1 on any break, 2 when it cannot verify (the witness store does not answer); the result "
+        "also shows on the audit page."
     )
 
     def add_arguments(self, parser):
+        parser.add_argument(
+            "--reset-witness",
+            action="store_true",
+            help="after a restore from a backup: accept its head as the witnessed one (audited), then verify",
+        )
         parser.add_argument(
             "--expect-head",
             metavar="SEQ:HASH",
             help="the chain head an earlier export ended with: fail unless that event is still in the chain, unchanged",
         )
 
-    def handle(self, *args, expect_head, **options):
+    def handle(self, *args, expect_head, reset_witness, **options):
         expect = exported_head(expect_head) if expect_head else None
-        result = verify.run("verify_audit command", expect)
+        if reset_witness:
+            try:
+                event = verify.reset_witness(Actor("system", None, RUN_BY))
+            except witness.Unreachable as exc:
+                raise CommandError(f"the witness was not reset: {exc}", returncode=2) from None
+            self.stdout.write(f"witness reset to seq {event.seq} (audit.witness_reset)")
+        result = verify.run(RUN_BY, expect)
+        if not result.ok and result.broken_seq is None:
+            raise CommandError(f"not verified: {result.problem}", returncode=2)
         if not result.ok:
             raise CommandError(
                 f"broken at seq {result.broken_seq}: {result.problem}\n"
