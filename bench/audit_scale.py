@@ -219,6 +219,8 @@ def load(url, count, tools, tokens, operators):
         indexes = cursor.fetchall()
         for name, _ in indexes:
             cursor.execute(f"DROP INDEX {name}")
+        # A year of history is backdated by design: loaded as the superuser, past the trigger refusing that.
+        cursor.execute("SET session_replication_role = replica")
     # One COPY at a time per connection: the calls go through a second one.
     with (
         psycopg.connect(url) as calls_conn,
@@ -246,6 +248,7 @@ def load(url, count, tools, tokens, operators):
                 if seq == count:
                     break
     with connection.cursor() as cursor:
+        cursor.execute("SET session_replication_role = DEFAULT")
         for _, definition in indexes:
             cursor.execute(definition)
         cursor.execute(

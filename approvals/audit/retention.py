@@ -8,9 +8,10 @@ prefix deleted any other way shows up as an anchor nothing attests.
 On PostgreSQL a trigger refuses UPDATE and DELETE on the events table unless the
 transaction has set `approvals.audit_prune` to 'on'. Only prune() sets it, with
 set_config(..., is_local => true), the function form of SET LOCAL, so it ends with
-the transaction at the latest. The setting is what keeps pruning possible; it is
-not a security boundary (any session may set it), which is why pruning is audited
-and the anchor checked.
+the transaction at the latest. Any session may set it, so further triggers
+(migration 0002) bound what it allows: events only up to the head's anchor, and the
+anchor only onto an event older than 23 hours, so the switch can never take the newest
+events. Pruning is audited and the anchor checked all the same.
 """
 
 from dataclasses import dataclass
@@ -78,10 +79,11 @@ def prune(now=None, actor: Actor = SYSTEM) -> Pruned | None:
         if last is None or last[0] <= head.anchor_seq:
             return Pruned(0, head.anchor_seq, cutoff)
         through_seq, through_hash = last
+        # The anchor first: on PostgreSQL events are deleted only up to it (migration 0002).
+        AuditHead.objects.filter(pk=head.pk).update(anchor_seq=through_seq, anchor_hash=through_hash)
         allow_prune(True)
         deleted, _ = AuditEvent.objects.filter(seq__lte=through_seq).delete()
         allow_prune(False)
-        AuditHead.objects.filter(pk=head.pk).update(anchor_seq=through_seq, anchor_hash=through_hash)
         chain.record(
             "audit.pruned",
             actor,

@@ -122,7 +122,7 @@ def test_it_finds_events_deleted_from_the_end(chain):
 def test_it_finds_a_prefix_deleted_behind_a_forged_anchor(chain):
     with trigger_disabled():
         AuditEvent.objects.filter(seq__lte=3).delete()
-    AuditHead.objects.update(anchor_seq=3, anchor_hash=chain[2].hash)
+        AuditHead.objects.update(anchor_seq=3, anchor_hash=chain[2].hash)
     verdict = verify.verify_chain()
     assert (verdict.ok, verdict.broken_seq) == (False, 3)
     assert "audit.pruned" in verdict.problem
@@ -214,8 +214,12 @@ def test_it_refuses_updates_and_deletes_on_postgresql(chain):
 
 @pytest.mark.postgres
 def test_it_lets_only_a_prune_delete_on_postgresql(transactional_db):
-    append(3)
+    first = append(3)[0]
+    with trigger_disabled():
+        AuditEvent.objects.filter(seq=1).update(at=first.at - datetime.timedelta(days=2))
     with transaction.atomic(), connection.cursor() as cursor:
+        # As pruning does: the anchor first, onto an old event, then the events up to it.
+        cursor.execute("UPDATE approvals_audithead SET anchor_seq = 1, anchor_hash = %s", [first.hash])
         cursor.execute("SELECT set_config('approvals.audit_prune', 'on', true)")
         cursor.execute("DELETE FROM approvals_auditevent WHERE seq = 1")
     assert AuditEvent.objects.count() == 2

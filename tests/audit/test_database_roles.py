@@ -5,14 +5,16 @@ CREATE ROLE is transactional, so the role goes with the test's transaction.
 """
 
 import os
+from datetime import timedelta
 
 import pytest
 from django.core.management import CommandError, call_command
 from django.db import DatabaseError, connection, transaction
+from django.utils import timezone
 
-from approvals.audit import verify
+from approvals.audit import retention, verify
 from approvals.models import AuditEvent, AuditHead
-from tests.audit.conftest import cut_the_end
+from tests.audit.conftest import cut_the_end, trigger_disabled
 
 pytestmark = pytest.mark.postgres
 
@@ -53,18 +55,35 @@ def test_it_stops_the_consoles_role_from_cutting_the_end_of_the_chain(chain, app
     assert verify.verify_chain().ok
 
 
-def test_it_shows_newest_events_the_consoles_role_deleted_under_the_prune_switch(chain, app_role):
-    # The switch is any session's to set (pruning needs it); the head still cannot follow.
-    as_role(
-        app_role,
-        "SELECT set_config('approvals.audit_prune', 'on', true)",
-        "DELETE FROM approvals_auditevent WHERE seq >= 8",
-    )
-    with pytest.raises(DatabaseError, match="only moves forward"):
-        as_role(app_role, "UPDATE approvals_audithead SET seq = 7")
-    verdict = verify.verify_chain()
-    assert (verdict.ok, verdict.broken_seq) == (False, 8)
-    assert "missing at the end" in verdict.problem
+def test_it_stops_the_consoles_role_from_deleting_newest_events_even_under_the_prune_switch(chain, app_role):
+    # The switch is any session's to set (pruning needs it); it reaches no further than the anchor.
+    with pytest.raises(DatabaseError, match="only up to the anchor"):
+        as_role(
+            app_role,
+            "SELECT set_config('approvals.audit_prune', 'on', true)",
+            "DELETE FROM approvals_auditevent WHERE seq >= 8",
+        )
+    with pytest.raises(DatabaseError, match="older than 23 hours"):
+        as_role(app_role, f"UPDATE approvals_audithead SET anchor_seq = 10, anchor_hash = '{chain[-1].hash}'")
+    assert AuditEvent.objects.count() == 10 and verify.verify_chain().ok
+
+
+def test_it_stops_the_consoles_role_from_backdating_an_event_to_anchor_on_it(chain, app_role):
+    with pytest.raises(DatabaseError, match="not earlier"), transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute(f"SET LOCAL ROLE {app_role}")
+        fields = {name: getattr(chain[-1], name) for name in ("actor_type", "actor_name", "action", "data")}
+        long_ago = timezone.now() - timedelta(days=400)
+        AuditEvent.objects.create(seq=11, at=long_ago, prev_hash=chain[-1].hash, hash="f" * 64, **fields)
+    assert AuditEvent.objects.count() == 10
+
+
+def test_it_still_prunes_old_events_through_the_anchor(chain, settings):
+    settings.AUDIT_RETENTION_DAYS = 1
+    with trigger_disabled():
+        AuditEvent.objects.filter(seq__lte=4).update(at=timezone.now() - timedelta(days=3))
+    assert retention.prune().deleted == 4
+    assert AuditHead.objects.get().anchor_seq == 4 and verify.verify_chain().ok
 
 
 def test_it_lets_the_owner_cut_the_end_and_verify_audit_reports_it(chain):
