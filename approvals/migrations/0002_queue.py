@@ -20,54 +20,28 @@ from django.db import migrations
 
 INITIAL = importlib.import_module("approvals.migrations.0001_initial")
 
-GUARDS = [
-    """
-    CREATE OR REPLACE FUNCTION approvals_audit_prune_to_anchor() RETURNS trigger LANGUAGE plpgsql AS $$
-    DECLARE
-        anchor bigint;
-    BEGIN
-        SELECT anchor_seq INTO anchor FROM approvals_audithead WHERE id = 1;
-        IF EXISTS (SELECT 1 FROM pruned WHERE seq > COALESCE(anchor, 0)) THEN
-            RAISE EXCEPTION 'audit events are deleted only up to the anchor (seq %)', COALESCE(anchor, 0)
-                USING ERRCODE = 'insufficient_privilege',
-                      HINT = 'Pruning moves the anchor first (approvals.audit.retention.prune).';
-        END IF;
-        RETURN NULL;
-    END $$
-    """,
-    """
-    CREATE TRIGGER approvals_audit_prune_to_anchor AFTER DELETE ON approvals_auditevent
-        REFERENCING OLD TABLE AS pruned FOR EACH STATEMENT EXECUTE FUNCTION approvals_audit_prune_to_anchor()
-    """,
-    """
-    CREATE OR REPLACE FUNCTION approvals_audit_no_backdating() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN
-        IF EXISTS (SELECT 1 FROM added WHERE at < now() - interval '1 hour') THEN
-            RAISE EXCEPTION 'audit events are written at the time they happen, not earlier'
-                USING ERRCODE = 'insufficient_privilege';
-        END IF;
-        RETURN NULL;
-    END $$
-    """,
-    """
-    CREATE TRIGGER approvals_audit_no_backdating AFTER INSERT ON approvals_auditevent
-        REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION approvals_audit_no_backdating()
-    """,
-    """
-    CREATE OR REPLACE FUNCTION approvals_audit_head_forward_only() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN
-        IF TG_OP = 'DELETE' THEN
-            RAISE EXCEPTION 'the audit chain head cannot be deleted'
-                USING ERRCODE = 'insufficient_privilege';
-        END IF;
-        IF NEW.id <> OLD.id
-           OR NEW.seq < OLD.seq OR (NEW.seq = OLD.seq AND NEW.hash <> OLD.hash)
-           OR NEW.anchor_seq < OLD.anchor_seq
-           OR (NEW.anchor_seq = OLD.anchor_seq AND NEW.anchor_hash <> OLD.anchor_hash) THEN
-            RAISE EXCEPTION 'the audit chain head only moves forward: seq % to %, anchor % to %',
-                OLD.seq, NEW.seq, OLD.anchor_seq, NEW.anchor_seq
-                USING ERRCODE = 'insufficient_privilege';
-        END IF;
+
+def statement_guard(name: str, event: str, rows: str, refused_when: str, message: str) -> list[str]:
+    """An AFTER `event` trigger refusing the statement when any of its `rows` (a transition table) matches."""
+    return [
+        f"""
+        CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            IF EXISTS (SELECT 1 FROM {rows} WHERE {refused_when}) THEN
+                RAISE EXCEPTION '{message}' USING ERRCODE = 'insufficient_privilege';
+            END IF;
+            RETURN NULL;
+        END $$
+        """,
+        f"""
+        CREATE TRIGGER {name} AFTER {event} ON approvals_auditevent
+            REFERENCING {"OLD" if event == "DELETE" else "NEW"} TABLE AS {rows}
+            FOR EACH STATEMENT EXECUTE FUNCTION {name}()
+        """,
+    ]
+
+
+ANCHOR_CHECK = """
         IF NEW.anchor_seq > OLD.anchor_seq AND NOT EXISTS (
             SELECT 1 FROM approvals_auditevent
             WHERE seq = NEW.anchor_seq AND hash = NEW.anchor_hash AND at < now() - interval '23 hours'
@@ -75,9 +49,28 @@ GUARDS = [
             RAISE EXCEPTION 'the audit anchor moves only onto an event older than 23 hours (seq %)', NEW.anchor_seq
                 USING ERRCODE = 'insufficient_privilege';
         END IF;
-        RETURN NEW;
-    END $$
-    """,
+        RETURN NEW;"""
+
+# The head's guard of 0001, checking also where the anchor moves.
+HEAD_GUARD = INITIAL.HEAD_GUARD[0].replace("\n        RETURN NEW;", ANCHOR_CHECK, 1)
+assert INITIAL.HEAD_GUARD[0] != HEAD_GUARD
+
+GUARDS = [
+    *statement_guard(
+        "approvals_audit_prune_to_anchor",
+        "DELETE",
+        "pruned",
+        "seq > COALESCE((SELECT anchor_seq FROM approvals_audithead WHERE id = 1), 0)",
+        "audit events are deleted only up to the anchor, which pruning moves first",
+    ),
+    *statement_guard(
+        "approvals_audit_no_backdating",
+        "INSERT",
+        "added",
+        "at < now() - interval '1 hour'",
+        "audit events are written at the time they happen, not earlier",
+    ),
+    HEAD_GUARD,
 ]
 
 DROP_GUARDS = [
