@@ -294,3 +294,30 @@ def test_it_forwards_a_quorum_call_only_when_a_second_operator_approves_it(conso
     for page in (ann, bob):
         expect(row_of(page)).to_contain_text("Approved by ann and bob")
     assert "Customer C004" in client.text()
+
+
+def test_it_places_a_live_call_by_its_group_without_breaking_an_earlier_page(console, open_browser, settings):
+    settings.QUEUE_PAGE_SIZE = 2
+    tool = hostile_tool()
+    first, second = (credentials.create_token(name)[0] for name in ("first agent", "second agent"))
+    for _ in range(3):
+        hold_call(tool, first)
+    browser = open_browser()
+    earlier, last = queue_page(browser, console, "ann"), queue_page(browser, console, "bob")
+    last.goto(console["url"] + "/queue/?page=2")
+    expect(last.locator("body")).to_have_attribute("data-live-state", "open")
+    expect(row_of(earlier, "shady_export")).to_have_count(2)
+    expect(row_of(last, "shady_export")).to_have_count(1)
+
+    for token in (first, second):
+        arriving = threading.Thread(target=hold_call, args=(tool, token))
+        arriving.start()
+        arriving.join()
+
+    # The last page takes the new call in its group and the new group; the earlier page keeps its rows.
+    expect(last.locator("[data-group]")).to_have_count(2)
+    expect(row_of(last, "shady_export")).to_have_count(3)
+    expect(earlier.locator("[data-queue-elsewhere]")).to_have_text("2 new calls arrived for other pages.")
+    expect(row_of(earlier, "shady_export")).to_have_count(2)
+    expect(earlier.locator("[data-group] [data-group-count]")).to_have_text("4")
+    expect(last.locator("[data-group] [data-group-count]").first).to_have_text("4")
