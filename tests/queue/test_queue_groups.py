@@ -67,6 +67,8 @@ def test_it_pages_the_queue_and_lets_a_group_run_over_to_the_next_page(person, m
     assert [f'id="call-{c.pk}"' in second for c in calls] == [False, False, False, True, True]
     assert "1–3 shown here" in first and 'data-group-ends="false"' in first and 'data-last-page="false"' in first
     assert "4–5 shown here" in second and 'data-group-ends="true"' in second and "Page 2 of 2, 5 calls" in second
+    # A decision taken without the page's script comes back to this page.
+    assert second.count('name="next" value="/queue/?page=2"') == 2 * 2 + 1
 
 
 @pytest.mark.parametrize("query", [{"page": "x"}, {"page": "999999999999999"}, {"client": "-1", "server": "a"}])
