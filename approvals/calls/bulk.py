@@ -22,8 +22,13 @@ class BulkOutcome:
     missing: list[int] = field(default_factory=list)
 
     @property
-    def won(self) -> int:
-        return sum(outcome.won for outcome in self.outcomes)
+    def decided(self) -> int:
+        """Calls this decision ended: denied, or approved with the last approval their quorum needed."""
+        return sum(outcome.won and outcome.row.status != Call.Status.PENDING for outcome in self.outcomes)
+
+    def waiting(self) -> list[transitions.Outcome]:
+        """Approvals recorded on calls whose quorum needs more."""
+        return [outcome for outcome in self.outcomes if outcome.won and outcome.row.status == Call.Status.PENDING]
 
     def lost(self) -> list[transitions.Outcome]:
         return [outcome for outcome in self.outcomes if not outcome.won]

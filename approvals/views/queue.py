@@ -47,9 +47,11 @@ def bulk_decide(request):
     if done.refused:
         messages.error(request, done.refused)
         return redirect(return_to(request))
-    if done.won:
+    if done.decided:
         verb = "Approved" if form.approves else "Denied"
-        messages.success(request, f"{verb} {done.won} call{pluralize(done.won)}.")
+        messages.success(request, f"{verb} {done.decided} call{pluralize(done.decided)}.")
+    for outcome in done.waiting():
+        messages.info(request, f"Call {outcome.row.pk} ({outcome.row.tool_name}): {outcome.message}")
     for outcome in done.lost():
         messages.warning(request, f"Call {outcome.row.pk} ({outcome.row.tool_name}): {outcome.message}")
     if done.missing:

@@ -7,6 +7,7 @@ from django.urls import reverse
 from approvals import roles
 from approvals.calls import lifecycle
 from approvals.models import AuditEvent, Call
+from approvals.policy import rules
 from approvals.protocol import revisions
 from approvals.tokens.credentials import create_token
 from tests.fixtures.sockets import open_socket, signed_in
@@ -132,6 +133,17 @@ def test_it_approves_together_only_calls_to_one_tool_with_the_same_arguments(per
     page = bulk_post(client, twins, "approve", follow=True).content.decode()
     assert "Approved 2 calls." in page
     assert set(Call.objects.filter(status=Call.Status.APPROVED).values_list("pk", flat=True)) == {t.pk for t in twins}
+
+
+def test_it_counts_a_bulk_approval_as_one_of_a_quorum(person, make_call, refund_tool):
+    rules.create_rule(rules.RuleRequest("ask", tool_glob="*", name="two people", approvals_needed=2))
+    twins = [make_call(refund_tool, SAME) for _ in range(2)]
+    _, ann = person("ann", roles.OPERATOR)
+    page = bulk_post(ann, twins, "approve", follow=True).content.decode()
+    assert "Approved" not in page and page.count("Approval recorded: 1 of 2 approvals: ann") == 2
+    _, bob = person("bob", roles.OPERATOR)
+    assert "Approved 2 calls." in bulk_post(bob, twins, "approve", follow=True).content.decode()
+    assert {Call.objects.get(pk=c.pk).status for c in twins} == {Call.Status.APPROVED}
 
 
 def test_it_decides_the_rest_when_someone_decided_one_of_the_selection_first(person, make_call, refund_tool):
