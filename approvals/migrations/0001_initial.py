@@ -8,8 +8,21 @@ search; it covers exactly approvals.audit.query.search_expression().
 The head may not be deleted, nor updated except forward: its seq only grows (and its hash
 changes only with it), and so does its anchor, which pruning alone moves. Neither the
 events nor the head may be truncated. The console's own role in the production recipe
-cannot drop or disable a trigger; the tables' owner can, which is what the HMAC links and
-the witness outside the database are for (approvals.audit.witness).
+cannot drop or disable a trigger.
+
+The prune switch (approvals.audit_prune) is any session's to set, since pruning needs it;
+three more triggers leave it only the old events:
+
+- events are deleted only up to the head's anchor, which pruning moves first;
+- the anchor moves only onto an existing event, with that hash, older than 23 hours (the
+  shortest retention is a day; the hour spared covers clocks that disagree);
+- an event is inserted only with a time at most an hour before the database's clock, so
+  no event can be made old to serve as an anchor.
+
+Whoever holds the console's login can so delete, with the switch, only events older than
+23 hours, and verification still names an anchor no audit.pruned event attests. The
+tables' owner can drop the triggers, which is what the HMAC links and the witness outside
+the database are for (approvals.audit.witness).
 
 SQLite gets none of this: an embedded console relies on verification alone.
 """
@@ -65,6 +78,13 @@ HEAD_GUARD = [
                 OLD.seq, NEW.seq, OLD.anchor_seq, NEW.anchor_seq
                 USING ERRCODE = 'insufficient_privilege';
         END IF;
+        IF NEW.anchor_seq > OLD.anchor_seq AND NOT EXISTS (
+            SELECT 1 FROM approvals_auditevent
+            WHERE seq = NEW.anchor_seq AND hash = NEW.anchor_hash AND at < now() - interval '23 hours'
+        ) THEN
+            RAISE EXCEPTION 'the audit anchor moves only onto an event older than 23 hours (seq %)', NEW.anchor_seq
+                USING ERRCODE = 'insufficient_privilege';
+        END IF;
         RETURN NEW;
     END $$
     """,
@@ -95,6 +115,51 @@ DROP_HEAD_GUARD = [
     "DROP FUNCTION IF EXISTS approvals_audit_no_truncate()",
     "DROP TRIGGER IF EXISTS approvals_audit_head_forward_only ON approvals_audithead",
     "DROP FUNCTION IF EXISTS approvals_audit_head_forward_only()",
+]
+
+
+def statement_guard(name: str, event: str, rows: str, refused_when: str, message: str) -> list[str]:
+    """An AFTER `event` trigger refusing the statement when any of its `rows` (a transition table) matches."""
+    return [
+        f"""
+        CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            IF EXISTS (SELECT 1 FROM {rows} WHERE {refused_when}) THEN
+                RAISE EXCEPTION '{message}' USING ERRCODE = 'insufficient_privilege';
+            END IF;
+            RETURN NULL;
+        END $$
+        """,
+        f"""
+        CREATE TRIGGER {name} AFTER {event} ON approvals_auditevent
+            REFERENCING {"OLD" if event == "DELETE" else "NEW"} TABLE AS {rows}
+            FOR EACH STATEMENT EXECUTE FUNCTION {name}()
+        """,
+    ]
+
+
+PRUNE_GUARDS = [
+    *statement_guard(
+        "approvals_audit_prune_to_anchor",
+        "DELETE",
+        "pruned",
+        "seq > COALESCE((SELECT anchor_seq FROM approvals_audithead WHERE id = 1), 0)",
+        "audit events are deleted only up to the anchor, which pruning moves first",
+    ),
+    *statement_guard(
+        "approvals_audit_no_backdating",
+        "INSERT",
+        "added",
+        "at < now() - interval '1 hour'",
+        "audit events are written at the time they happen, not earlier",
+    ),
+]
+
+DROP_PRUNE_GUARDS = [
+    "DROP TRIGGER IF EXISTS approvals_audit_no_backdating ON approvals_auditevent",
+    "DROP FUNCTION IF EXISTS approvals_audit_no_backdating()",
+    "DROP TRIGGER IF EXISTS approvals_audit_prune_to_anchor ON approvals_auditevent",
+    "DROP FUNCTION IF EXISTS approvals_audit_prune_to_anchor()",
 ]
 
 
@@ -946,4 +1011,5 @@ class Migration(migrations.Migration):
         migrations.RunPython(create_audit_head, migrations.RunPython.noop),
         migrations.RunPython(on_postgresql(APPEND_ONLY_AND_SEARCH), on_postgresql(DROP_APPEND_ONLY_AND_SEARCH)),
         migrations.RunPython(on_postgresql(HEAD_GUARD), on_postgresql(DROP_HEAD_GUARD)),
+        migrations.RunPython(on_postgresql(PRUNE_GUARDS), on_postgresql(DROP_PRUNE_GUARDS)),
     ]
