@@ -465,6 +465,10 @@ class Call(models.Model):
     decided_at = models.DateTimeField(null=True, blank=True)
     forwarded_at = models.DateTimeField(null=True, blank=True)
     answered_at = models.DateTimeField(null=True, blank=True)
+    # The web process holding the client's request, and until when it vouches for the call: it renews the
+    # lease while it holds the call, so a lapsed lease on an open call means that process died.
+    holder = models.CharField(max_length=100, blank=True)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-received_at", "-id"]

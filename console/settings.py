@@ -170,13 +170,18 @@ else:
     CELERY_TASK_ALWAYS_EAGER = True
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_IGNORE_RESULT = True
+# How often calls and input requests past their deadline, or whose process died, are ended.
+STALE_CALLS_INTERVAL_SECONDS = float(os.environ.get("STALE_CALLS_INTERVAL_SECONDS", 15))
+# Without celery beat (embedded), each daphne process runs the schedule below itself.
+PERIODIC_WORK_IN_PROCESS = env_bool("PERIODIC_WORK_IN_PROCESS", not REDIS_URL)
 CELERY_BEAT_SCHEDULE = {
     "sync-servers": {
         "task": "approvals.tasks.sync_all_servers",
         "schedule": float(os.environ.get("SYNC_INTERVAL_SECONDS", 900)),
     },
-    "expire-stale-calls": {"task": "approvals.tasks.expire_stale_calls", "schedule": 60.0},
-    "expire-stale-inputs": {"task": "approvals.tasks.expire_stale_inputs", "schedule": 60.0},
+    "expire-stale-calls": {"task": "approvals.tasks.expire_stale_calls", "schedule": STALE_CALLS_INTERVAL_SECONDS},
+    "expire-stale-inputs": {"task": "approvals.tasks.expire_stale_inputs", "schedule": STALE_CALLS_INTERVAL_SECONDS},
+    "prune-sessions": {"task": "approvals.tasks.prune_sessions", "schedule": 3600.0},
     "verify-audit-chain": {
         "task": "approvals.tasks.verify_audit_chain",
         "schedule": float(os.environ.get("AUDIT_VERIFY_INTERVAL_SECONDS", 3600)),
@@ -244,6 +249,9 @@ APPROVAL_TIMEOUT_SECONDS = float(os.environ.get("APPROVAL_TIMEOUT_SECONDS", 600)
 SEPARATION_OF_DUTIES = env_bool("SEPARATION_OF_DUTIES")
 # A waiting call re-reads its row this often, so a lost wake-up never strands it.
 CALL_REREAD_SECONDS = float(os.environ.get("CALL_REREAD_SECONDS", 5))
+# A web process vouches for the calls it holds this long, renewing every CALL_REREAD_SECONDS; a call whose
+# lease lapsed lost its process and ends at the next STALE_CALLS_INTERVAL_SECONDS.
+CALL_LEASE_SECONDS = float(os.environ.get("CALL_LEASE_SECONDS", 30))
 UPSTREAM_CALL_TIMEOUT_SECONDS = float(os.environ.get("UPSTREAM_CALL_TIMEOUT_SECONDS", 600))
 # How long what an upstream server asks for mid-call waits for its answer (an operator's form, or the
 # client's). Shorter than the upstream call's own timeout, which also covers the time spent waiting.

@@ -5,6 +5,8 @@ same transaction and announce the change after commit. calls.runner strings them
 together for the gateway, inside the web process that holds the client's stream.
 """
 
+import os
+import socket
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -41,6 +43,11 @@ class ClientContext:
     capabilities: dict = field(default_factory=dict)
     log_level: str | None = None  # set by a legacy client's logging/setLevel
     streaming: bool = False  # the answer is an SSE stream, which can carry requests to the client
+
+
+def holding_process() -> str:
+    """This process, as a call's holder; read at each call so that a forked child names itself."""
+    return f"{socket.gethostname()}:{os.getpid()}"[:100]
 
 
 def binding_digest(arguments_digest: str, tool_digest: str) -> str:
@@ -126,6 +133,8 @@ def receive_call(
         arguments_digest=sha256_digest(arguments),
         tool_digest=tool.digest,
         received_at=now,
+        holder=holding_process(),
+        lease_expires_at=now + timedelta(seconds=settings.CALL_LEASE_SECONDS),
     )
     errors = validate(tool.definition.get("inputSchema") or {}, arguments)
     verdict = None if errors else engine.evaluate(policy_rules(), call_facts(ctx.token, tool, arguments))
@@ -392,24 +401,57 @@ def cancel_by_request(token: ClientToken, session_id: str, jsonrpc_id, reason: s
 def expire_stale_calls() -> int:
     """End calls whose waiting request is gone (a crashed or restarted process), so none is left hanging.
 
-    Pending calls past their deadline expire; approved or running calls that no
-    answer could still reach (past the upstream call timeout) fail.
+    Pending calls past their deadline expire; open calls whose process stopped renewing
+    their lease are abandoned; approved or running calls that no answer could still
+    reach (past the upstream call timeout) fail.
     """
     now = timezone.now()
     stale = Call.objects.filter(status=Call.Status.PENDING, expires_at__lte=now).only("received_at", "expires_at")
     expired = sum(end_pending(call.pk, Call.Status.EXPIRED, expired_reason(call)) for call in list(stale))
+    abandoned = end_abandoned_calls()
     # A minute's grace beyond the longest an upstream call may take, for the answer to be written.
     cutoff = now - timedelta(seconds=settings.UPSTREAM_CALL_TIMEOUT_SECONDS + 60)
-    running = Call.objects.filter(status__in=Call.IN_FLIGHT, decided_at__lte=cutoff)
-    abandoned = sum(fail_abandoned(pk) for pk in list(running.values_list("pk", flat=True)))
-    return expired + abandoned
+    running = Call.objects.filter(status__in=Call.IN_FLIGHT, decided_at__lte=cutoff).values_list("pk", flat=True)
+    unanswered = sum(fail_unanswered(pk, Call.IN_FLIGHT, PROCESS_STOPPED) for pk in list(running))
+    return expired + abandoned + unanswered
 
 
-def fail_abandoned(call_id) -> bool:
-    reason = "the console process that held the call stopped before it was answered"
+ABANDONED = "abandoned: the client's connection closed"
+PROCESS_STOPPED = "the console process that held the call stopped before it was answered"
+NEVER_FORWARDED = "approved, but the console process that held the call stopped before forwarding it; it was not run"
+STOPPED_UPSTREAM = (
+    "the console process that forwarded the call stopped before the upstream server answered; it may have run"
+)
+
+
+def end_abandoned_calls() -> int:
+    """End the open calls whose holding process stopped renewing their lease: it died, and the client's stream with it.
+
+    A pending call is cancelled as abandoned, so no operator is offered it any more; an
+    approved one fails unrun; a forwarded one fails, its outcome unknown. Each move is
+    conditional, so a decision racing with it either wins (and the next pass ends the
+    approved call) or loses.
+    """
+    lapsed = Call.objects.filter(status__in=Call.OPEN, lease_expires_at__lt=timezone.now()).values_list("pk", flat=True)
+    return sum(end_abandoned(pk) for pk in list(lapsed))
+
+
+def end_abandoned(call_id) -> bool:
+    return (
+        end_pending(call_id, Call.Status.CANCELLED, ABANDONED)
+        or fail_unanswered(call_id, [Call.Status.APPROVED], NEVER_FORWARDED)
+        or fail_unanswered(call_id, [Call.Status.FORWARDED], STOPPED_UPSTREAM)
+    )
+
+
+@transaction.atomic
+def fail_unanswered(call_id, sources, reason: str) -> bool:
+    """Fail a call that nothing will answer any more, and what it still waits for with it."""
     changes = {"status": Call.Status.FAILED, "error": reason, "is_error": True, "answered_at": timezone.now()}
     audit = {"call.failed": {"error": reason}}
-    won, _ = transitions.move(Call, call_id, Call.IN_FLIGHT, changes, actor=SYSTEM, audit=audit, event="call.finished")
+    won, _ = transitions.move(Call, call_id, sources, changes, actor=SYSTEM, audit=audit, event="call.finished")
+    if won:
+        requests.end_open_requests(call_id, reason, SYSTEM)
     return won
 
 

@@ -14,7 +14,7 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 
 from approvals.audit.chain import Actor
-from approvals.calls import lifecycle
+from approvals.calls import holding, lifecycle
 from approvals.catalog.specs import upstream_spec
 from approvals.catalog.watch import on_upstream_notification
 from approvals.inputs import continuations
@@ -96,18 +96,20 @@ async def run_call(ctx: lifecycle.ClientContext, jsonrpc_id, params: dict, emit,
         raise
     if result is not None:
         return result
-    try:
-        if call.status == Call.Status.PENDING:
-            call = await wait_for_decision(call, emit)
-        if call.status not in Call.IN_FLIGHT:
-            return tool_error_result(lifecycle.error_text(call))
-        on_request = input_runner.input_handler(call, ctx, emit)
-        if ctx.era == MODERN and input_runner.relays_to_client(call.tool and call.tool.server, ctx):
-            return await continuations.run_detached(call, ctx, forward(call, emit, log_level, on_request))
-        return await forward(call, emit, log_level, on_request)
-    except asyncio.CancelledError:
-        await cancelled(call, ctx)
-        raise
+    with holding.holding(call.pk):
+        try:
+            if call.status == Call.Status.PENDING:
+                call = await wait_for_decision(call, emit)
+            if call.status not in Call.IN_FLIGHT:
+                return tool_error_result(lifecycle.error_text(call))
+            on_request = input_runner.input_handler(call, ctx, emit)
+            if ctx.era == MODERN and input_runner.relays_to_client(call.tool and call.tool.server, ctx):
+                running = holding.held_while(call.pk, forward(call, emit, log_level, on_request))
+                return await continuations.run_detached(call, ctx, running)
+            return await forward(call, emit, log_level, on_request)
+        except asyncio.CancelledError:
+            await cancelled(call, ctx)
+            raise
 
 
 async def cancelled(call: Call, ctx: lifecycle.ClientContext):
@@ -126,20 +128,28 @@ async def status_of(call_id) -> str:
 
 
 async def wait_for_decision(call: Call, emit) -> Call:
+    """The call once decided, expired or cancelled; the process's batched re-read stands in for a timer of its own."""
     started = time.monotonic()
+
+    async def tell_progress():
+        if call.progress_token is not None:
+            await emit(progress(call.progress_token, time.monotonic() - started, "waiting for operator approval"))
 
     async def decided() -> Call | None:
         # While it is pending, the status alone; the whole row once it changed.
         if await status_of(call.pk) != Call.Status.PENDING:
             return await reread(call.pk)
-        if call.progress_token is not None:
-            await emit(progress(call.progress_token, time.monotonic() - started, "waiting for operator approval"))
+        await tell_progress()
         return None
 
     def expire():
         return sync_to_async(lifecycle.end_pending)(call.pk, Call.Status.EXPIRED, lifecycle.expired_reason(call))
 
-    return await events.wait_until(events.call_group(call.pk), decided, call.expires_at, expire)
+    quiet = tell_progress if call.progress_token is not None else None
+    with holding.waiting_for_decision(call.pk):
+        return await events.wait_until(
+            events.call_group(call.pk), decided, call.expires_at, expire, reread=False, quiet=quiet
+        )
 
 
 def progress(token, value, message):

@@ -27,6 +27,8 @@ CATALOG = "catalog"
 UPSTREAM = "upstream"
 # Per event loop, the layer that has a channel kept open on it (see keep_listening).
 _KEPT: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, object]" = weakref.WeakKeyDictionary()
+# Per event loop, the one channel every wait of the loop listens on (see Wakeups).
+_WAKEUPS: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Wakeups]" = weakref.WeakKeyDictionary()
 # The event loop serving this request or socket; contextvars follow sync_to_async into worker threads.
 SERVING_LOOP: ContextVar[asyncio.AbstractEventLoop | None] = ContextVar("serving_loop", default=None)
 
@@ -138,30 +140,122 @@ async def listening(group: str) -> AsyncIterator[Listener]:
             await listener.close()
 
 
+class Wakeups:
+    """Every wait of one event loop on one channel: a wait costs an asyncio.Event, not a channel and a receive.
+
+    The messages to the groups waited on name their group (see to_waiters); the one
+    receive sets the events of that group. Whatever else learns that a group's row
+    changed (a batched re-read) sets them too, with wake. Once nothing waits, the
+    receive stops and the channel goes; the next wait opens another.
+    """
+
+    def __init__(self, layer):
+        self.layer, self.loop = layer, asyncio.get_running_loop()
+        self.waiting: dict[str, set[asyncio.Event]] = {}
+        self.channel = asyncio.ensure_future(layer.new_channel())
+        self.receiving = asyncio.ensure_future(self.receive())
+
+    async def receive(self):
+        channel = await self.channel
+        while True:
+            try:
+                message = await self.layer.receive(channel)
+            except Exception:
+                # A broken connection to the layer: the waits still re-read their rows, and the layer may come back.
+                log.exception("wake-ups could not be received from the channel layer")
+                await asyncio.sleep(1)
+                continue
+            self.wake(message.get("group"))
+
+    def wake(self, group):
+        for event in self.waiting.get(group, ()):
+            event.set()
+
+    @contextlib.asynccontextmanager
+    async def joined(self, group: str) -> AsyncIterator[asyncio.Event]:
+        """An event set on every wake-up of `group` for the block; the group is joined before the block starts."""
+        event = asyncio.Event()
+        members = self.waiting.setdefault(group, set())
+        members.add(event)
+        try:
+            await self.layer.group_add(group, await self.channel)
+            yield event
+        finally:
+            members.discard(event)
+            if not members and self.waiting.get(group) is members:
+                del self.waiting[group]
+                # Never let a failing clean-up hide why the block ended (a cancellation, above all).
+                with contextlib.suppress(Exception):
+                    await self.layer.group_discard(group, await self.channel)
+            if not self.waiting:
+                self.retire()
+
+    def retire(self):
+        if _WAKEUPS.get(self.loop) is self:
+            del _WAKEUPS[self.loop]
+        # Cancelling the receive is what lets the Redis pub/sub layer unsubscribe the channel.
+        self.receiving.cancel()
+
+
+def loop_wakeups() -> Wakeups:
+    """This event loop's Wakeups, on the current channel layer."""
+    loop, layer = asyncio.get_running_loop(), get_channel_layer()
+    found = _WAKEUPS.get(loop)
+    if found is None or found.layer is not layer:
+        found = _WAKEUPS[loop] = Wakeups(layer)
+    return found
+
+
+def wake_here(group: str):
+    """Wake the waits on `group` in this event loop, as a message to the group would."""
+    found = _WAKEUPS.get(asyncio.get_running_loop())
+    if found is not None:
+        found.wake(group)
+
+
 async def wait_until(
     group: str,
     look: Callable[[], Awaitable[T | None]],
     deadline: datetime,
     on_deadline: Callable[[], Awaitable] | None = None,
+    *,
+    reread: bool = True,
+    quiet: Callable[[], Awaitable] | None = None,
 ) -> T | None:
     """What `look` finds, or None when `deadline` passes first.
 
     `look` re-reads what is waited on and returns it once the wait is over, None
-    before. It runs at once, after every message to `group`, and at least every
-    CALL_REREAD_SECONDS, since a message may be lost; the group is joined before the
-    first look, so no change after it goes unnoticed. At the deadline `on_deadline`
+    before. It runs at once and after every wake-up of `group` (a message, or
+    wake_here); with `reread`, also at least every CALL_REREAD_SECONDS, since a
+    message may be lost. Without it, something else re-reads for the wait and wakes
+    it (calls.holding, one query for all the calls a process holds), and `quiet`, if
+    given, runs every CALL_REREAD_SECONDS instead. The group is joined before the first
+    look, so no change after it goes unnoticed. At the deadline `on_deadline`
     (expiring what is waited on) runs first, if given, and `look` has the last word.
     """
-    async with listening(group) as wake_ups:
-        while (found := await look()) is None:
+    timed = reread or quiet is not None
+    async with loop_wakeups().joined(group) as woken:
+        looking = True
+        while True:
+            if looking:
+                woken.clear()
+                if (found := await look()) is not None:
+                    return found
             remaining = (deadline - timezone.now()).total_seconds()
             if remaining <= 0:
                 if on_deadline is None:
                     return None
                 await on_deadline()
                 return await look()
-            await wake_ups.next(timeout=min(settings.CALL_REREAD_SECONDS, remaining))
-        return found
+            try:
+                await asyncio.wait_for(
+                    woken.wait(), min(settings.CALL_REREAD_SECONDS, remaining) if timed else remaining
+                )
+                looking = True
+            except TimeoutError:
+                looking = reread
+                if quiet is not None and not reread:
+                    await quiet()
 
 
 async def keep_listening(layer):
@@ -178,10 +272,15 @@ async def keep_listening(layer):
         await layer.new_channel()
 
 
+def to_waiters(group: str, kind: str, **fields) -> tuple[str, dict]:
+    """A wake-up for the waits on `group`: it names the group, since one channel of a process listens for many."""
+    return group, {"type": kind, "group": group, **fields}
+
+
 def call_changed(call, event: str):
     """Wake the request waiting on this call, wherever it lives, and tell the operators."""
     send_after_commit(
-        (call_group(call.pk), {"type": "call.update", "status": call.status}),
+        to_waiters(call_group(call.pk), "call.update", status=call.status),
         (OPERATORS, {"type": "call.event", "event": event, "call_id": call.pk, "status": call.status}),
     )
 
@@ -219,7 +318,7 @@ def session_ended(session_key: str):
 def input_changed(request, event: str):
     """Wake the handler waiting for this input request and the request relaying its call, and tell the operators."""
     send_after_commit(
-        (input_group(request.pk), {"type": "input.update", "status": request.status}),
-        (call_group(request.call_id), {"type": "call.update", "status": "", "input_id": request.pk}),
+        to_waiters(input_group(request.pk), "input.update", status=request.status),
+        to_waiters(call_group(request.call_id), "call.update", status="", input_id=request.pk),
         (OPERATORS, {"type": "input.event", "event": event, "input_id": request.pk, "call_id": request.call_id}),
     )

@@ -1,0 +1,111 @@
+"""The calls a web process holds: one lease renewal and one re-read per interval for all of them.
+
+A call is held by the request that brought it (and, for a 2026-07-28 client answering its own
+input requests, by the task running it upstream) until it is answered. Each event loop keeps
+the ids of the calls it holds; every CALL_REREAD_SECONDS one task renews their lease in one
+UPDATE and, in one SELECT, finds which of those waiting for a decision are decided, waking
+only those. A held call costs its id in a set: no query, timer or task of its own.
+
+The lease is what tells the rest of the console that the process still holds the call:
+lifecycle.end_abandoned_calls ends the open calls whose lease lapsed.
+"""
+
+import asyncio
+import contextlib
+import logging
+import weakref
+from collections import Counter
+from datetime import timedelta
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.utils import timezone
+
+from approvals.live import events
+from approvals.models import Call
+
+log = logging.getLogger(__name__)
+
+
+def lease_end():
+    return timezone.now() + timedelta(seconds=settings.CALL_LEASE_SECONDS)
+
+
+def renew(held: list[int], waiting: list[int]) -> list[int]:
+    """Extend the lease of the `held` calls still open, and name those of `waiting` no longer pending."""
+    Call.objects.filter(pk__in=held, status__in=Call.OPEN).update(lease_expires_at=lease_end())
+    if not waiting:
+        return []
+    return list(Call.objects.filter(pk__in=waiting).exclude(status=Call.Status.PENDING).values_list("pk", flat=True))
+
+
+class Held:
+    """The calls one event loop holds, and the task that renews and re-reads them while there are any."""
+
+    def __init__(self):
+        self.calls: Counter[int] = Counter()  # how many tasks of the loop hold each call
+        self.waiting: set[int] = set()  # of those, the ones waiting for a decision
+        self.renewing: asyncio.Task | None = None
+
+    def hold(self, call_id):
+        self.calls[call_id] += 1
+        if self.renewing is None or self.renewing.done():
+            self.renewing = asyncio.ensure_future(self.renew_while_held())
+
+    def release(self, call_id):
+        self.calls[call_id] -= 1
+        if self.calls[call_id] <= 0:
+            del self.calls[call_id]
+            self.waiting.discard(call_id)
+
+    async def renew_while_held(self):
+        while self.calls:
+            await asyncio.sleep(settings.CALL_REREAD_SECONDS)
+            if not self.calls:
+                return
+            try:
+                # Off the request threads: this must not queue behind a slow page or call.
+                decided = await sync_to_async(renew, thread_sensitive=False)(list(self.calls), list(self.waiting))
+            except Exception:
+                log.exception("the leases of %d held calls could not be renewed", len(self.calls))
+                continue
+            for call_id in decided:
+                events.wake_here(events.call_group(call_id))
+
+
+_HELD: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Held]" = weakref.WeakKeyDictionary()
+
+
+def loop_held() -> Held:
+    loop = asyncio.get_running_loop()
+    if loop not in _HELD:
+        _HELD[loop] = Held()
+    return _HELD[loop]
+
+
+@contextlib.contextmanager
+def holding(call_id):
+    """Hold the call for the block: its lease is renewed while the block runs."""
+    held = loop_held()
+    held.hold(call_id)
+    try:
+        yield
+    finally:
+        held.release(call_id)
+
+
+@contextlib.contextmanager
+def waiting_for_decision(call_id):
+    """Within holding(call_id): the batched re-read wakes the call's group once the call is no longer pending."""
+    held = loop_held()
+    held.waiting.add(call_id)
+    try:
+        yield
+    finally:
+        held.waiting.discard(call_id)
+
+
+async def held_while(call_id, work):
+    """Await `work` holding the call: for a call run in a task that outlives the request that started it."""
+    with holding(call_id):
+        return await work
