@@ -5,6 +5,7 @@ from celery import shared_task
 from approvals.audit import retention, verify
 from approvals.calls import lifecycle
 from approvals.catalog import sync
+from approvals.gateway import sessions
 from approvals.inputs import requests
 from approvals.models import Server
 
@@ -41,3 +42,8 @@ def verify_audit_chain(run_by="schedule"):
 def prune_audit():
     pruned = retention.prune()
     return pruned.summary() if pruned else "Events are kept forever."
+
+
+@shared_task
+def prune_sessions():
+    return sessions.prune_sessions()

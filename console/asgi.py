@@ -22,6 +22,7 @@ from django.core.handlers.exception import convert_exception_to_response  # noqa
 from django.template import engines  # noqa: E402
 from django.urls import get_resolver  # noqa: E402
 
+from approvals import housekeeping  # noqa: E402
 from approvals.gateway.limits import McpEndpointGuard  # noqa: E402
 from approvals.gateway.origins import OwnPagesOnly  # noqa: E402
 from approvals.live.events import served_by_its_loop  # noqa: E402
@@ -82,4 +83,17 @@ def freeze_what_start_up_made():
     gc.freeze()
 
 
+def run_periodic_work_with_the_server():
+    """Under daphne, start the process's periodic work once the server's event loop runs (approvals.housekeeping).
+
+    Daphne sends no ASGI lifespan events; it runs its asyncio loop as twisted's reactor,
+    installed before it imports this module, so the reactor says when the loop runs.
+    """
+    if "twisted.internet.reactor" in sys.modules:
+        from twisted.internet import reactor
+
+        reactor.callWhenRunning(reactor.callLater, 0, housekeeping.start)
+
+
 freeze_what_start_up_made()
+run_periodic_work_with_the_server()
