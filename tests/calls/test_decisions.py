@@ -6,13 +6,7 @@ from django.db import connection
 from approvals.calls import lifecycle
 from approvals.models import AuditEvent, Call
 from approvals.protocol import revisions
-
-
-def pending_call(client_token, tool, arguments=None):
-    ctx = lifecycle.ClientContext(client_token, revisions.MODERN, "2026-07-28")
-    call, answer = lifecycle.receive_call(ctx, tool, arguments or {"order_id": 7, "amount": 20}, 1, None)
-    assert answer is None and call.status == Call.Status.PENDING
-    return call
+from tests.fixtures.calls import pending_call
 
 
 def actions(call):
