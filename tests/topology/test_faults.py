@@ -22,7 +22,7 @@ from approvals.calls import lifecycle
 from approvals.catalog import servers, sync
 from approvals.models import AuditEvent, Call
 from approvals.tokens.credentials import create_token
-from tests.fixtures.gateway import MODERN, modern_envelope
+from tests.fixtures.gateway import hold_call
 from tests.fixtures.people import PASSWORD, make_user
 from tests.fixtures.processes import celery_beat, celery_worker, daphne
 from tests.fixtures.servers import free_port
@@ -73,30 +73,6 @@ def demo_server():
     return server
 
 
-async def hold_call(base: str, secret: str, tool: str, arguments: dict, number: int):
-    """A client's tools/call on an SSE stream, kept open until the task is cancelled or the console goes."""
-    headers = {
-        "Authorization": f"Bearer {secret}",
-        "Accept": "application/json, text/event-stream",
-        "MCP-Protocol-Version": MODERN,
-        "Mcp-Method": "tools/call",
-        "Mcp-Name": tool,
-    }
-    body = {
-        "jsonrpc": "2.0",
-        "id": number,
-        "method": "tools/call",
-        "params": modern_envelope(name=tool, arguments=arguments),
-    }
-    with contextlib.suppress(httpx.HTTPError):
-        async with (
-            httpx.AsyncClient(timeout=None) as http,
-            http.stream("POST", f"{base}/mcp", json=body, headers=headers) as response,
-        ):
-            async for _ in response.aiter_bytes():
-                pass
-
-
 def calls_with(status, count):
     def found():
         calls = list(Call.objects.filter(status=status))
@@ -131,14 +107,15 @@ def test_it_ends_the_calls_of_a_killed_embedded_process_once_the_console_runs_ag
     embedded = {**FAST, "PERIODIC_WORK_IN_PROCESS": "1"}
 
     async def hold_two_and_kill(process):
-        base = f"http://127.0.0.1:{first}"
-        holding = [
-            asyncio.create_task(hold_call(base, secret, "demo_lookup_customer", {"customer_id": f"C00{n}"}, n))
-            for n in (1, 2)
-        ]
-        await eventually(pending(2), message="two calls held")
-        kill(process)
-        await asyncio.gather(*holding)
+        url = f"http://127.0.0.1:{first}/mcp"
+        async with httpx.AsyncClient(timeout=None) as http:
+            holding = [
+                asyncio.create_task(hold_call(http, url, secret, "demo_lookup_customer", {"customer_id": f"C00{n}"}, n))
+                for n in (1, 2)
+            ]
+            await eventually(pending(2), message="two calls held")
+            kill(process)
+            await asyncio.gather(*holding)
 
     with daphne(first, embedded) as process:
         asyncio.run(hold_two_and_kill(process))
@@ -167,14 +144,23 @@ def test_it_accounts_for_every_call_of_a_process_killed_while_it_holds_calls_and
     bases = [f"http://127.0.0.1:{port}" for port in ports]
 
     async def scenario(doomed):
+        async with httpx.AsyncClient(timeout=None) as http:
+            await kill_while_holding(http, doomed)
+
+    async def kill_while_holding(http, doomed):
+        doomed_url, surviving_url = (f"{base}/mcp" for base in bases)
         on_doomed = [
-            asyncio.create_task(hold_call(bases[0], secret, "demo_lookup_customer", {"customer_id": f"C00{n}"}, n))
+            asyncio.create_task(
+                hold_call(http, doomed_url, secret, "demo_lookup_customer", {"customer_id": f"C00{n}"}, n)
+            )
             for n in (1, 2, 3)
         ]
         export = asyncio.create_task(
-            hold_call(bases[0], secret, "demo_export_report", {"report": "orders", "seconds": 30}, 4)
+            hold_call(http, doomed_url, secret, "demo_export_report", {"report": "orders", "seconds": 30}, 4)
         )
-        survivor = asyncio.create_task(hold_call(bases[1], secret, "demo_lookup_customer", {"customer_id": "C009"}, 5))
+        survivor = asyncio.create_task(
+            hold_call(http, surviving_url, secret, "demo_lookup_customer", {"customer_id": "C009"}, 5)
+        )
         await eventually(pending(5), message="five calls held")
         exporting = await Call.objects.aget(tool_name="demo_export_report")
         assert (await sync_to_async(lifecycle.decide)(exporting.pk, ann, True)).won
