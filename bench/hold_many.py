@@ -1,0 +1,266 @@
+"""Many calls held at once in one daphne process: what they cost while they wait.
+
+    .venv/bin/python bench/hold_many.py [--calls 2000] [--setup embedded services]
+
+One token's clients (2026-07-28, each call on an SSE stream of its own) call `echo` under an
+ask rule, and nobody decides: every call waits. The server runs with
+MAX_PENDING_CALLS_PER_TOKEN=0 (no cap). With 10 calls held, then with --calls held, it
+measures:
+
+- recorded: from sending the burst of calls to the last one recorded as pending, and from
+  the first of them recorded to the last (Call.received_at); target: within 60 s of the first;
+- RSS: the daphne process's resident memory with every call held (and its peak); target < 400 MB;
+- queue page: GET /queue/ signed in as an operator, first and median of five; target < 300 ms;
+- push: a new call's arrival on an open queue websocket (the page's), from the client sending
+  it, median of five, with 10 held and with --calls held; target: as fast with many as with 10;
+- cancel: the client streams all closed at once, until every held call is cancelled.
+
+Setups: `embedded` is SQLite in a temporary directory and the in-memory channel layer.
+`services` is PostgreSQL (a database of its own, push_bench, created and dropped here) and
+Redis, from DATABASE_URL and REDIS_URL (defaults as in bench/push_latency.py); it runs only
+when both are set or named with --setup. The upstream is tests/servers/sdk_server.py over
+HTTP; nothing reaches it, since no call is approved. Everything listens on loopback and
+everything started is stopped.
+"""
+
+import argparse
+import asyncio
+import os
+import re
+import shutil
+import signal
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from contextlib import ExitStack
+from datetime import datetime
+from pathlib import Path
+
+import httpx
+import psycopg
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gateway_overhead import REPO, BenchError
+from push_latency import (
+    DEFAULT_DATABASE_URL,
+    DEFAULT_REDIS_URL,
+    Operator,
+    Timings,
+    base_env,
+    bench_database,
+    daphne,
+    prepare,
+)
+
+from tests.fixtures.gateway import hold_call
+from tests.fixtures.servers import SERVERS, free_port, running
+
+FEW = 10
+PROBES = 5
+RECORD_SECONDS = 180
+PROBE = re.compile(r"hold-many probe \d+")
+
+
+class Watcher(Operator):
+    """The queue page's socket, noting when each probe's row arrives; it decides nothing."""
+
+    def __init__(self, base: str):
+        super().__init__(base, Timings())
+        self.expected: dict[str, asyncio.Future] = {}
+
+    def on_pending(self, message: dict, now: float):
+        found = PROBE.search(message["html"])
+        waiting = found and self.expected.get(found.group(0))
+        if waiting and not waiting.done():
+            waiting.set_result(now)
+
+
+class Database:
+    """Counts of the console's calls, read straight from its database."""
+
+    def __init__(self, env: dict):
+        self.url = env.get("DATABASE_URL")
+        self.path = Path(env.get("CONSOLE_VAR_DIR", "")) / "console.sqlite3"
+
+    def rows(self, sql: str) -> list[tuple]:
+        if self.url:
+            with psycopg.connect(self.url) as connection:
+                return connection.execute(sql).fetchall()
+        with sqlite3.connect(self.path, timeout=30) as connection:
+            return connection.execute(sql).fetchall()
+
+    def count(self, status: str) -> int:
+        return self.rows(f"SELECT count(*) FROM approvals_call WHERE status = '{status}'")[0][0]
+
+    def received(self, since_id: int) -> tuple[datetime, datetime]:
+        first, last = self.rows(f"SELECT min(received_at), max(received_at) FROM approvals_call WHERE id > {since_id}")[
+            0
+        ]
+        return moment(first), moment(last)
+
+    def last_id(self) -> int:
+        return self.rows("SELECT coalesce(max(id), 0) FROM approvals_call")[0][0]
+
+
+def moment(value) -> datetime:
+    return value if isinstance(value, datetime) else datetime.fromisoformat(value)
+
+
+async def wait_for(condition, seconds: float, what: str):
+    deadline = time.monotonic() + seconds
+    while not await asyncio.to_thread(condition):
+        if time.monotonic() > deadline:
+            raise BenchError(f"{what} did not happen within {seconds:g} s")
+        await asyncio.sleep(0.25)
+
+
+def memory_mb(pid: int) -> tuple[float, float]:
+    """The process's resident memory now and at its peak, in MB."""
+    fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in line)
+    return int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024
+
+
+class Bench:
+    def __init__(self, base: str, pid: int, secret: str, tool: str, database: Database):
+        self.base, self.pid, self.secret, self.tool, self.database = base, pid, secret, tool, database
+        self.http = httpx.AsyncClient(
+            timeout=None, limits=httpx.Limits(max_connections=None, max_keepalive_connections=None)
+        )
+        self.holding: list[asyncio.Task] = []
+        self.watcher = Watcher(base)
+        self.probes = 0
+
+    def hold(self, text: str):
+        number = len(self.holding) + 1
+        self.holding.append(
+            asyncio.create_task(
+                hold_call(self.http, f"{self.base}/mcp", self.secret, self.tool, {"message": text}, number)
+            )
+        )
+
+    async def hold_until_recorded(self, count: int) -> tuple[float, float]:
+        """Send `count` calls at once: seconds until the last is recorded, and from the first recorded to the last."""
+        since, held = self.database.last_id(), self.database.count("pending")
+        sent = time.monotonic()
+        for _ in range(count):
+            self.hold(f"hold-many {len(self.holding)}")
+        await wait_for(lambda: self.database.count("pending") >= held + count, RECORD_SECONDS, f"{count} calls held")
+        first, last = self.database.received(since)
+        return time.monotonic() - sent, (last - first).total_seconds()
+
+    async def push_ms(self) -> float:
+        """A new call's arrival on the open queue socket, from its sending: median of PROBES, in ms."""
+        latencies = []
+        for _ in range(PROBES):
+            self.probes += 1
+            text = f"hold-many probe {self.probes}"
+            arrival = self.watcher.expected[text] = asyncio.get_running_loop().create_future()
+            sent = time.time()
+            self.hold(text)
+            latencies.append((await asyncio.wait_for(arrival, 60) - sent) * 1000)
+        return statistics.median(latencies)
+
+    async def queue_page_ms(self) -> tuple[float, float, int]:
+        """GET /queue/ signed in: the first time, the median of five, and its size in bytes."""
+        times, size = [], 0
+        for _ in range(5):
+            started = time.monotonic()
+            response = await self.watcher.http.get("/queue/")
+            times.append((time.monotonic() - started) * 1000)
+            if response.status_code != 200:
+                raise BenchError(f"the queue page answered HTTP {response.status_code}")
+            size = len(response.content)
+        return times[0], statistics.median(times), size
+
+    async def close_all(self) -> tuple[float, int]:
+        """Close every client stream at once: seconds until no call is pending, and how many ended cancelled."""
+        cancelled_before = self.database.count("cancelled")
+        started = time.monotonic()
+        for task in self.holding:
+            task.cancel()
+        await asyncio.gather(*self.holding, return_exceptions=True)
+        await wait_for(lambda: self.database.count("pending") == 0, RECORD_SECONDS, "every held call cancelled")
+        return time.monotonic() - started, self.database.count("cancelled") - cancelled_before
+
+    async def run(self, calls: int) -> dict:
+        await self.watcher.sign_in()
+        await self.watcher.watch()
+        try:
+            await self.hold_until_recorded(FEW)
+            push_few = await self.push_ms()
+            # The probes are held calls too: the burst brings the total to `calls`.
+            wall, span = await self.hold_until_recorded(calls - FEW - PROBES)
+            rss, peak = memory_mb(self.pid)
+            page_first, page_median, page_bytes = await self.queue_page_ms()
+            push_many = await self.push_ms()
+            held = len(self.holding)
+            close_seconds, cancelled = await self.close_all()
+        finally:
+            await self.watcher.close()
+            await self.http.aclose()
+        return {
+            "held": held,
+            "recorded s": wall,
+            "first → last s": span,
+            "RSS MB": rss,
+            "peak MB": peak,
+            "queue first ms": page_first,
+            "queue median ms": page_median,
+            "queue KB": page_bytes / 1024,
+            f"push ms, {FEW} held": push_few,
+            "push ms, all held": push_many,
+            "cancel s": close_seconds,
+            "cancelled": cancelled,
+        }
+
+
+def run_setup(name: str, upstream_url: str, calls: int) -> dict:
+    with ExitStack() as stack:
+        if name == "embedded":
+            var_dir = tempfile.mkdtemp(prefix="hold-bench-")
+            stack.callback(shutil.rmtree, var_dir, ignore_errors=True)
+            env = base_env(CONSOLE_VAR_DIR=var_dir)
+        else:
+            database = stack.enter_context(bench_database(os.environ.get("DATABASE_URL", DEFAULT_DATABASE_URL)))
+            env = base_env(DATABASE_URL=database, REDIS_URL=os.environ.get("REDIS_URL", DEFAULT_REDIS_URL))
+        env["MAX_PENDING_CALLS_PER_TOKEN"] = "0"
+        tool, secret = prepare(env, upstream_url)
+        base, pid = daphne(stack, env)
+        return asyncio.run(Bench(base, pid, secret, tool, Database(env)).run(calls))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--calls", type=int, default=2000, help="calls held at once (default 2000)")
+    services = bool(os.environ.get("DATABASE_URL") and os.environ.get("REDIS_URL"))
+    default = ["embedded", "services"] if services else ["embedded"]
+    parser.add_argument("--setup", nargs="+", choices=["embedded", "services"], default=default)
+    args = parser.parse_args()
+    if args.calls < FEW + 2 * PROBES:
+        parser.error(f"--calls must be at least {FEW + 2 * PROBES}")
+    results = {}
+    with ExitStack() as stack:
+        port = free_port()
+        stack.enter_context(running([sys.executable, str(SERVERS / "sdk_server.py"), str(port)], port=port))
+        for name in args.setup:
+            print(f"measuring {name}…", file=sys.stderr)
+            results[name] = run_setup(name, f"http://127.0.0.1:{port}/mcp", args.calls)
+    measures = list(next(iter(results.values())))
+    lines = [f"| measure | {' | '.join(results)} |", "|---|" + "---:|" * len(results)]
+    for measure in measures:
+        lines.append(f"| {measure} | {' | '.join(f'{values[measure]:.1f}' for values in results.values())} |")
+    print("\n".join(lines))
+    if any(values["cancelled"] != values["held"] for values in results.values()):
+        sys.exit("bench: closing the streams did not cancel every held call")
+
+
+if __name__ == "__main__":
+    # A plain kill still unwinds the ExitStacks, so nothing started here outlives the bench.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    os.chdir(REPO)
+    try:
+        main()
+    except BenchError as exc:
+        sys.exit(f"bench: {exc}")
