@@ -59,6 +59,8 @@ from tests.fixtures.servers import SERVERS, free_port, running
 
 FEW = 10
 PROBES = 5
+# Connections being opened at once: daphne listens with twisted's backlog of 50.
+OPENING_AT_ONCE = 50
 RECORD_SECONDS = 180
 PROBE = re.compile(r"hold-many probe \d+")
 
@@ -108,12 +110,12 @@ def moment(value) -> datetime:
     return value if isinstance(value, datetime) else datetime.fromisoformat(value)
 
 
-async def wait_for(condition, seconds: float, what: str):
+async def wait_for(condition, seconds: float, what: str, every: float = 0.25):
     deadline = time.monotonic() + seconds
     while not await asyncio.to_thread(condition):
         if time.monotonic() > deadline:
             raise BenchError(f"{what} did not happen within {seconds:g} s")
-        await asyncio.sleep(0.25)
+        await asyncio.sleep(every)
 
 
 def memory_mb(pid: int) -> tuple[float, float]:
@@ -129,6 +131,7 @@ class Bench:
             timeout=None, limits=httpx.Limits(max_connections=None, max_keepalive_connections=None)
         )
         self.holding: list[asyncio.Task] = []
+        self.opening = asyncio.Semaphore(OPENING_AT_ONCE)
         self.watcher = Watcher(base)
         self.probes = 0
 
@@ -136,7 +139,9 @@ class Bench:
         number = len(self.holding) + 1
         self.holding.append(
             asyncio.create_task(
-                hold_call(self.http, f"{self.base}/mcp", self.secret, self.tool, {"message": text}, number)
+                hold_call(
+                    self.http, f"{self.base}/mcp", self.secret, self.tool, {"message": text}, number, self.opening
+                )
             )
         )
 
@@ -146,7 +151,13 @@ class Bench:
         sent = time.monotonic()
         for _ in range(count):
             self.hold(f"hold-many {len(self.holding)}")
-        await wait_for(lambda: self.database.count("pending") >= held + count, RECORD_SECONDS, f"{count} calls held")
+
+        def all_recorded():
+            recorded = self.database.count("pending") - held
+            print(f"  {time.monotonic() - sent:5.1f} s: {recorded} of {count} recorded", file=sys.stderr)
+            return recorded >= count
+
+        await wait_for(all_recorded, RECORD_SECONDS, f"{count} calls held", every=5)
         first, last = self.database.received(since)
         return time.monotonic() - sent, (last - first).total_seconds()
 

@@ -12,6 +12,7 @@ import weakref
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.db import connection
 
 from approvals.audit.chain import Actor
 from approvals.calls import holding, lifecycle
@@ -84,7 +85,7 @@ async def run_call(ctx: lifecycle.ClientContext, jsonrpc_id, params: dict, emit,
     progress_token = meta.get("progressToken")
     log_level = meta.get(META_LOG_LEVEL) if meta.get(META_LOG_LEVEL) in LOG_LEVELS else ctx.log_level
     receiving = asyncio.ensure_future(
-        sync_to_async(lifecycle.receive_call)(ctx, tool, arguments, jsonrpc_id, progress_token)
+        holding.recorded(sync_to_async(lifecycle.receive_call)(ctx, tool, arguments, jsonrpc_id, progress_token))
     )
     try:
         # Shielded: once the row is written the call must be seen through, even if the client left meanwhile.
@@ -139,6 +140,7 @@ async def wait_for_decision(call: Call, emit) -> Call:
         # While it is pending, the status alone; the whole row once it changed.
         if await status_of(call.pk) != Call.Status.PENDING:
             return await reread(call.pk)
+        await let_go_of_the_database()
         await tell_progress()
         return None
 
@@ -150,6 +152,20 @@ async def wait_for_decision(call: Call, emit) -> Call:
         return await events.wait_until(
             events.call_group(call.pk), decided, call.expires_at, expire, reread=False, quiet=quiet
         )
+
+
+async def let_go_of_the_database():
+    """Give back the connection of the request's thread: a call may wait many minutes, and the pool has a few dozen.
+
+    Django hands a request's connection back only when the request ends; thousands of held
+    calls would hold as many (SQLite's each with its page cache) or wait for the pool.
+    """
+    await sync_to_async(close_connection)()
+
+
+def close_connection():
+    # Looked up here, in the thread that runs it: a connection belongs to its thread.
+    connection.close()
 
 
 def progress(token, value, message):

@@ -1,4 +1,4 @@
-"""The calls a process holds: one lease renewal and one re-read per interval for all of them, and what a lapsed lease ends."""
+"""The calls a process holds: one lease renewal and one re-read per interval for all, and what a lapsed lease ends."""
 
 import asyncio
 from datetime import timedelta
