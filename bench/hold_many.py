@@ -16,7 +16,7 @@ measures:
 - cancel: the client streams all closed at once, until every held call is cancelled.
 
 Setups: `embedded` is SQLite in a temporary directory and the in-memory channel layer.
-`services` is PostgreSQL (a database of its own, push_bench, created and dropped here) and
+`services` is PostgreSQL (a database of its own, hold_bench, created and dropped here) and
 Redis, from DATABASE_URL and REDIS_URL (defaults as in bench/push_latency.py); it runs only
 when both are set or named with --setup. The upstream is tests/servers/sdk_server.py over
 HTTP; nothing reaches it, since no call is approved. Everything listens on loopback and
@@ -57,6 +57,7 @@ from push_latency import (
 from tests.fixtures.gateway import hold_call
 from tests.fixtures.servers import SERVERS, free_port, running
 
+BENCH_DATABASE = "hold_bench"
 FEW = 10
 PROBES = 5
 # Connections being opened at once: daphne listens with twisted's backlog of 50.
@@ -234,7 +235,9 @@ def run_setup(name: str, upstream_url: str, calls: int) -> dict:
             stack.callback(shutil.rmtree, var_dir, ignore_errors=True)
             env = base_env(CONSOLE_VAR_DIR=var_dir)
         else:
-            database = stack.enter_context(bench_database(os.environ.get("DATABASE_URL", DEFAULT_DATABASE_URL)))
+            database = stack.enter_context(
+                bench_database(os.environ.get("DATABASE_URL", DEFAULT_DATABASE_URL), BENCH_DATABASE)
+            )
             env = base_env(DATABASE_URL=database, REDIS_URL=os.environ.get("REDIS_URL", DEFAULT_REDIS_URL))
         env["MAX_PENDING_CALLS_PER_TOKEN"] = "0"
         tool, secret = prepare(env, upstream_url)

@@ -245,17 +245,17 @@ def base_env(**extra) -> dict:
 
 
 @contextmanager
-def bench_database(server_url: str):
+def bench_database(server_url: str, name: str = BENCH_DATABASE):
     """A database of the bench's own on the server DATABASE_URL names, dropped afterwards."""
     admin = urlsplit(server_url)._replace(path="/postgres").geturl()
     with psycopg.connect(admin, autocommit=True) as connection:
-        connection.execute(f"DROP DATABASE IF EXISTS {BENCH_DATABASE} WITH (FORCE)")
-        connection.execute(f"CREATE DATABASE {BENCH_DATABASE}")
+        connection.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        connection.execute(f"CREATE DATABASE {name}")
     try:
-        yield urlsplit(server_url)._replace(path=f"/{BENCH_DATABASE}").geturl()
+        yield urlsplit(server_url)._replace(path=f"/{name}").geturl()
     finally:
         with psycopg.connect(admin, autocommit=True) as connection:
-            connection.execute(f"DROP DATABASE IF EXISTS {BENCH_DATABASE} WITH (FORCE)")
+            connection.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
 def daphne(stack: ExitStack, env: dict) -> tuple[str, int]:
