@@ -39,17 +39,17 @@ def renew(held: list[int], waiting: list[int]) -> list[int]:
     return list(Call.objects.filter(pk__in=waiting).exclude(status=Call.Status.PENDING).values_list("pk", flat=True))
 
 
-# Calls a process records at once. A burst of thousands would otherwise start as many threads at once,
-# all taking turns at the interpreter lock and queueing for SQLite's one writer or the pool's connections
-# until some time out; in line here, each is recorded in a moment, in arrival order.
-RECORDING_AT_ONCE = 4
+# Calls a process records or cancels at once. A burst of thousands would otherwise start as many threads
+# at once, all taking turns at the interpreter lock and queueing for SQLite's one writer or the pool's
+# connections until some time out; in line here, each is written in a moment, in arrival order.
+WRITES_AT_ONCE = 4
 
 
 class Held:
     """The calls one event loop holds, and the task that renews and re-reads them while there are any."""
 
     def __init__(self):
-        self.recording = asyncio.Semaphore(RECORDING_AT_ONCE)
+        self.writing = asyncio.Semaphore(WRITES_AT_ONCE)
         self.calls: Counter[int] = Counter()  # how many tasks of the loop hold each call
         self.waiting: set[int] = set()  # of those, the ones waiting for a decision
         self.renewing: asyncio.Task | None = None
@@ -118,7 +118,7 @@ async def held_while(call_id, work):
         return await work
 
 
-async def recorded(recording):
-    """Await `recording` (a call being recorded) once fewer than RECORDING_AT_ONCE are under way in this loop."""
-    async with loop_held().recording:
-        return await recording
+async def in_turn(writing):
+    """Await `writing` (a call recorded or cancelled) once fewer than WRITES_AT_ONCE are under way in this loop."""
+    async with loop_held().writing:
+        return await writing

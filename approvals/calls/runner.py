@@ -85,7 +85,7 @@ async def run_call(ctx: lifecycle.ClientContext, jsonrpc_id, params: dict, emit,
     progress_token = meta.get("progressToken")
     log_level = meta.get(META_LOG_LEVEL) if meta.get(META_LOG_LEVEL) in LOG_LEVELS else ctx.log_level
     receiving = asyncio.ensure_future(
-        holding.recorded(sync_to_async(lifecycle.receive_call)(ctx, tool, arguments, jsonrpc_id, progress_token))
+        holding.in_turn(sync_to_async(lifecycle.receive_call)(ctx, tool, arguments, jsonrpc_id, progress_token))
     )
     try:
         # Shielded: once the row is written the call must be seen through, even if the client left meanwhile.
@@ -115,9 +115,10 @@ async def run_call(ctx: lifecycle.ClientContext, jsonrpc_id, params: dict, emit,
 
 async def cancelled(call: Call, ctx: lifecycle.ClientContext):
     """The client closed the stream: that is how a client cancels over HTTP."""
-    await asyncio.shield(
-        sync_to_async(lifecycle.cancel_running)(call.pk, "the client closed the request", Actor.client(ctx.token))
+    cancelling = sync_to_async(lifecycle.cancel_running)(
+        call.pk, "the client closed the request", Actor.client(ctx.token)
     )
+    await asyncio.shield(holding.in_turn(cancelling))
 
 
 async def reread(call_id) -> Call:
