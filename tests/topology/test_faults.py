@@ -7,9 +7,7 @@ that what takes under a minute with the defaults takes seconds here.
 import asyncio
 import contextlib
 import logging
-import shlex
 import signal
-import sys
 import time
 
 import httpx
@@ -19,9 +17,9 @@ from django.utils import timezone
 
 from approvals import housekeeping
 from approvals.calls import lifecycle
-from approvals.catalog import servers, sync
 from approvals.models import AuditEvent, Call
 from approvals.tokens.credentials import create_token
+from tests.fixtures.catalog import DEMO_COMMAND, add_synced_server
 from tests.fixtures.gateway import hold_call
 from tests.fixtures.people import PASSWORD, make_user
 from tests.fixtures.processes import celery_beat, celery_worker, daphne
@@ -61,18 +59,6 @@ async def test_it_runs_each_job_of_the_schedule_at_its_interval_and_goes_on_afte
     assert any(record.levelno == logging.ERROR and "failing" in record.getMessage() for record in caplog.records)
 
 
-def demo_server():
-    server = servers.add_server(
-        name="Demo",
-        transport="stdio",
-        command=shlex.join([sys.executable, "-m", "approvals.demo.server"]),
-        accept_tools=True,
-        schedule_sync=False,
-    )
-    assert sync.sync_server(server).ok
-    return server
-
-
 def calls_with(status, count):
     def found():
         calls = list(Call.objects.filter(status=status))
@@ -102,7 +88,7 @@ def test_it_ends_the_calls_of_a_killed_embedded_process_once_the_console_runs_ag
     """`make run`: one process, no beat. Restarted after a crash, it ends what the dead one held, within a minute."""
     make_user("ann", superuser=True)
     _, secret = create_token("agent")
-    demo_server()
+    add_synced_server("Demo", transport="stdio", command=DEMO_COMMAND)
     first, second = free_port(), free_port()
     embedded = {**FAST, "PERIODIC_WORK_IN_PROCESS": "1"}
 
@@ -139,7 +125,7 @@ def test_it_accounts_for_every_call_of_a_process_killed_while_it_holds_calls_and
     """Two daphne processes, a worker and beat on PostgreSQL and Redis; one process dies by SIGKILL."""
     ann = make_user("ann", superuser=True)
     _, secret = create_token("agent")
-    demo_server()
+    add_synced_server("Demo", transport="stdio", command=DEMO_COMMAND)
     ports = [free_port(), free_port()]
     bases = [f"http://127.0.0.1:{port}" for port in ports]
 
