@@ -611,6 +611,8 @@ class Migration(migrations.Migration):
                 ("decided_at", models.DateTimeField(blank=True, null=True)),
                 ("forwarded_at", models.DateTimeField(blank=True, null=True)),
                 ("answered_at", models.DateTimeField(blank=True, null=True)),
+                ("holder", models.CharField(blank=True, max_length=100)),
+                ("lease_expires_at", models.DateTimeField(blank=True, null=True)),
                 (
                     "decided_by",
                     models.ForeignKey(
