@@ -28,12 +28,9 @@ import asyncio
 import contextlib
 import os
 import re
-import shutil
-import signal
 import sqlite3
 import statistics
 import sys
-import tempfile
 import time
 from contextlib import ExitStack
 from datetime import datetime
@@ -43,17 +40,8 @@ import httpx
 import psycopg
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gateway_overhead import REPO, BenchError
-from push_latency import (
-    DEFAULT_DATABASE_URL,
-    DEFAULT_REDIS_URL,
-    Operator,
-    Timings,
-    base_env,
-    bench_database,
-    daphne,
-    prepare,
-)
+from gateway_overhead import REPO, BenchError, run_as_script
+from push_latency import Operator, Timings, daphne, prepare, setup_env
 
 from tests.fixtures.gateway import hold_call
 from tests.fixtures.servers import SERVERS, free_port, running
@@ -233,15 +221,7 @@ class Bench:
 
 def run_setup(name: str, upstream_url: str, calls: int) -> dict:
     with ExitStack() as stack:
-        if name == "embedded":
-            var_dir = tempfile.mkdtemp(prefix="hold-bench-")
-            stack.callback(shutil.rmtree, var_dir, ignore_errors=True)
-            env = base_env(CONSOLE_VAR_DIR=var_dir)
-        else:
-            database = stack.enter_context(
-                bench_database(os.environ.get("DATABASE_URL", DEFAULT_DATABASE_URL), BENCH_DATABASE)
-            )
-            env = base_env(DATABASE_URL=database, REDIS_URL=os.environ.get("REDIS_URL", DEFAULT_REDIS_URL))
+        env = setup_env(stack, name, BENCH_DATABASE)
         env["MAX_PENDING_CALLS_PER_TOKEN"] = "0"
         tool, secret = prepare(env, upstream_url)
         base, pid = daphne(stack, env)
@@ -274,10 +254,5 @@ def main():
 
 
 if __name__ == "__main__":
-    # A plain kill still unwinds the ExitStacks, so nothing started here outlives the bench.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     os.chdir(REPO)
-    try:
-        main()
-    except BenchError as exc:
-        sys.exit(f"bench: {exc}")
+    run_as_script(main, "bench")

@@ -46,7 +46,6 @@ import random
 import re
 import secrets
 import shutil
-import signal
 import sys
 import tempfile
 import time
@@ -59,7 +58,16 @@ import psycopg
 from autobahn.asyncio.websocket import WebSocketClientFactory, WebSocketClientProtocol
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gateway_overhead import LEGACY_REVISION, MODERN_REVISION, REPO, BenchError, McpClient, Sample, manage
+from gateway_overhead import (
+    LEGACY_REVISION,
+    MODERN_REVISION,
+    REPO,
+    BenchError,
+    McpClient,
+    Sample,
+    manage,
+    run_as_script,
+)
 from machine import collector_off, cpu_check_ms, cpu_times, process_cpu_ms, stolen_share
 
 from tests.fixtures.servers import SERVERS, free_port, running
@@ -271,15 +279,20 @@ def console_cpu_ms(pids: set[int]) -> float | None:
     return None if None in used else sum(used)
 
 
+def setup_env(stack: ExitStack, name: str, database_name: str = BENCH_DATABASE) -> dict:
+    """The console's environment for a setup: "embedded" in a scratch folder, else PostgreSQL and Redis in a
+    database of its own; `stack` removes what it made."""
+    if name == "embedded":
+        var_dir = tempfile.mkdtemp(prefix="bench-")
+        stack.callback(shutil.rmtree, var_dir, ignore_errors=True)
+        return base_env(CONSOLE_VAR_DIR=var_dir)
+    database = stack.enter_context(bench_database(os.environ.get("DATABASE_URL", DEFAULT_DATABASE_URL), database_name))
+    return base_env(DATABASE_URL=database, REDIS_URL=os.environ.get("REDIS_URL", DEFAULT_REDIS_URL))
+
+
 def run_setup(name: str, upstream_url: str, args) -> Timings:
     with ExitStack() as stack:
-        if name == "embedded":
-            var_dir = tempfile.mkdtemp(prefix="push-bench-")
-            stack.callback(shutil.rmtree, var_dir, ignore_errors=True)
-            env = base_env(CONSOLE_VAR_DIR=var_dir)
-        else:
-            database = stack.enter_context(bench_database(os.environ.get("DATABASE_URL", DEFAULT_DATABASE_URL)))
-            env = base_env(DATABASE_URL=database, REDIS_URL=os.environ.get("REDIS_URL", DEFAULT_REDIS_URL))
+        env = setup_env(stack, name)
         tool, secret = prepare(env, upstream_url)
         with ExitStack() as consoles:
             client_base, client_pid = daphne(consoles, env)
@@ -395,10 +408,5 @@ def main():
 
 
 if __name__ == "__main__":
-    # A plain kill still unwinds the ExitStacks, so nothing started here outlives the bench.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     os.chdir(REPO)
-    try:
-        main()
-    except BenchError as exc:
-        sys.exit(f"bench: {exc}")
+    run_as_script(main, "bench")
