@@ -3,9 +3,9 @@
     .venv/bin/python bench/hold_many.py [--calls 2000] [--setup embedded services]
 
 One token's clients (2026-07-28, each call on an SSE stream of its own) call `echo` under an
-ask rule, and nobody decides: every call waits. The server runs with
-MAX_PENDING_CALLS_PER_TOKEN=0 (no cap). With 10 calls held, then with --calls held, it
-measures:
+ask rule, and nobody decides: every call waits. The server runs with no per-token cap on
+pending calls or open streams (MAX_PENDING_CALLS_PER_TOKEN=0, MCP_MAX_STREAMS_PER_TOKEN=0).
+With 10 calls held, then with --calls held, it measures:
 
 - recorded: from sending the burst of calls to the last one recorded as pending, and from
   the first of them recorded to the last (Call.received_at); target: within 60 s of the first;
@@ -222,7 +222,7 @@ class Bench:
 def run_setup(name: str, upstream_url: str, calls: int) -> dict:
     with ExitStack() as stack:
         env = setup_env(stack, name, BENCH_DATABASE)
-        env["MAX_PENDING_CALLS_PER_TOKEN"] = "0"
+        env.update(MAX_PENDING_CALLS_PER_TOKEN="0", MCP_MAX_STREAMS_PER_TOKEN="0")
         tool, secret = prepare(env, upstream_url)
         base, pid = daphne(stack, env)
         return asyncio.run(Bench(base, pid, secret, tool, Database(env)).run(calls))
