@@ -12,13 +12,16 @@ lifecycle.end_abandoned_calls ends the open calls whose lease lapsed.
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 import weakref
 from collections import Counter
+from collections.abc import Callable
 from datetime import timedelta
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.db import close_old_connections, transaction
 from django.utils import timezone
 
 from approvals.live import events
@@ -33,23 +36,84 @@ def lease_end():
 
 def renew(held: list[int], waiting: list[int]) -> list[int]:
     """Extend the lease of the `held` calls still open, and name those of `waiting` no longer pending."""
-    Call.objects.filter(pk__in=held, status__in=Call.OPEN).update(lease_expires_at=lease_end())
-    if not waiting:
-        return []
-    return list(Call.objects.filter(pk__in=waiting).exclude(status=Call.Status.PENDING).values_list("pk", flat=True))
+    try:
+        Call.objects.filter(pk__in=held, status__in=Call.OPEN).update(lease_expires_at=lease_end())
+        if not waiting:
+            return []
+        return list(
+            Call.objects.filter(pk__in=waiting).exclude(status=Call.Status.PENDING).values_list("pk", flat=True)
+        )
+    finally:
+        # Run in the loop's shared threads, which live on: a connection kept there is one the pool lacks.
+        close_old_connections()
 
 
-# Calls a process records or cancels at once. A burst of thousands would otherwise start as many threads
+# Most calls one transaction records or cancels. A burst of thousands would otherwise start as many threads
 # at once, all taking turns at the interpreter lock and queueing for SQLite's one writer or the pool's
-# connections until some time out; in line here, each is written in a moment, in arrival order.
-WRITES_AT_ONCE = 4
+# connections until some time out; in batches, each is written in a moment, in arrival order.
+WRITES_AT_ONCE = 50
+
+
+def write_together(works: list[Callable]) -> list[tuple]:
+    """Run `works` in one transaction, each in a savepoint of its own: per work, (its result, None) or (None, error)."""
+    outcomes = []
+    try:
+        with transaction.atomic():
+            for work in works:
+                try:
+                    with transaction.atomic():
+                        outcomes.append((work(), None))
+                except Exception as exc:
+                    outcomes.append((None, exc))
+    finally:
+        # Run in the loop's shared threads, which live on: a connection kept there is one the pool lacks.
+        close_old_connections()
+    return outcomes
+
+
+class Writes:
+    """The calls one event loop records or cancels, written by one task of its own in batches.
+
+    A write waits for no request: a request cut short (by daphne, 10 s after its client left)
+    cannot strand it half-done in a thread of that request's that nothing ends, holding a
+    connection the pool never gets back.
+    """
+
+    def __init__(self):
+        self.queue: list[tuple[Callable, asyncio.Future]] = []
+        self.writing: asyncio.Task | None = None
+
+    def submit(self, work: Callable) -> asyncio.Future:
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        self.queue.append((work, future))
+        if self.writing is None or self.writing.done():
+            # A context of its own, not the request's that happened to come first.
+            self.writing = loop.create_task(self.write_all(), context=contextvars.Context())
+        return future
+
+    async def write_all(self):
+        # Announcements after commit go through this loop (approvals.live.events.send_after_commit).
+        events.SERVING_LOOP.set(asyncio.get_running_loop())
+        while self.queue:
+            batch, self.queue = self.queue[:WRITES_AT_ONCE], self.queue[WRITES_AT_ONCE:]
+            try:
+                outcomes = await sync_to_async(write_together, thread_sensitive=False)([work for work, _ in batch])
+            except Exception as exc:
+                outcomes = [(None, exc)] * len(batch)
+            for (_, future), (result, error) in zip(batch, outcomes, strict=True):
+                if not future.done():
+                    if error is None:
+                        future.set_result(result)
+                    else:
+                        future.set_exception(error)
 
 
 class Held:
     """The calls one event loop holds, and the task that renews and re-reads them while there are any."""
 
     def __init__(self):
-        self.writing = asyncio.Semaphore(WRITES_AT_ONCE)
+        self.writes = Writes()
         self.calls: Counter[int] = Counter()  # how many tasks of the loop hold each call
         self.waiting: set[int] = set()  # of those, the ones waiting for a decision
         self.renewing: asyncio.Task | None = None
@@ -118,7 +182,6 @@ async def held_while(call_id, work):
         return await work
 
 
-async def in_turn(writing):
-    """Await `writing` (a call recorded or cancelled) once fewer than WRITES_AT_ONCE are under way in this loop."""
-    async with loop_held().writing:
-        return await writing
+def write(work: Callable) -> asyncio.Future:
+    """The outcome of `work` (recording or cancelling a call), run in this loop's next batch of writes."""
+    return loop_held().writes.submit(work)

@@ -6,11 +6,12 @@ seconds, so a lost message delays a waiting call but never strands it.
 """
 
 import asyncio
+import functools
 import logging
 import time
 import weakref
 
-from asgiref.sync import sync_to_async
+from asgiref.sync import SyncToAsync, sync_to_async
 from django.conf import settings
 from django.db import connection
 
@@ -84,8 +85,10 @@ async def run_call(ctx: lifecycle.ClientContext, jsonrpc_id, params: dict, emit,
     meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
     progress_token = meta.get("progressToken")
     log_level = meta.get(META_LOG_LEVEL) if meta.get(META_LOG_LEVEL) in LOG_LEVELS else ctx.log_level
-    receiving = asyncio.ensure_future(
-        holding.in_turn(sync_to_async(lifecycle.receive_call)(ctx, tool, arguments, jsonrpc_id, progress_token))
+    # The call is written in the loop's batch, not in this request's thread: what that thread holds is not needed.
+    await let_go_of_the_thread()
+    receiving = holding.write(
+        functools.partial(lifecycle.receive_call, ctx, tool, arguments, jsonrpc_id, progress_token)
     )
     try:
         # Shielded: once the row is written the call must be seen through, even if the client left meanwhile.
@@ -115,10 +118,10 @@ async def run_call(ctx: lifecycle.ClientContext, jsonrpc_id, params: dict, emit,
 
 async def cancelled(call: Call, ctx: lifecycle.ClientContext):
     """The client closed the stream: that is how a client cancels over HTTP."""
-    cancelling = sync_to_async(lifecycle.cancel_running)(
-        call.pk, "the client closed the request", Actor.client(ctx.token)
+    cancelling = functools.partial(
+        lifecycle.cancel_running, call.pk, "the client closed the request", Actor.client(ctx.token)
     )
-    await asyncio.shield(holding.in_turn(cancelling))
+    await asyncio.shield(holding.write(cancelling))
 
 
 async def reread(call_id) -> Call:
@@ -141,7 +144,7 @@ async def wait_for_decision(call: Call, emit) -> Call:
         # While it is pending, the status alone; the whole row once it changed.
         if await status_of(call.pk) != Call.Status.PENDING:
             return await reread(call.pk)
-        await let_go_of_the_database()
+        await let_go_of_the_thread()
         await tell_progress()
         return None
 
@@ -155,13 +158,21 @@ async def wait_for_decision(call: Call, emit) -> Call:
         )
 
 
-async def let_go_of_the_database():
-    """Give back the connection of the request's thread: a call may wait many minutes, and the pool has a few dozen.
+async def let_go_of_the_thread():
+    """Give back the request's database connection and its thread: a call may wait many minutes.
 
-    Django hands a request's connection back only when the request ends; thousands of held
-    calls would hold as many (SQLite's each with its page cache) or wait for the pool.
+    Django runs a request's synchronous work in a thread of the request's own, kept until the
+    request ends, and hands its connection back only then; thousands of held calls would keep as
+    many threads (each with its stack, and SQLite's connections each with a page cache) and wait
+    for the pool's few dozen connections. Without its executor, the request's next synchronous
+    work (a decision read, a cancellation, the response's close) starts a thread afresh.
     """
     await sync_to_async(close_connection)()
+    context = SyncToAsync.thread_sensitive_context.get(None)
+    executor = SyncToAsync.context_to_thread_executor.pop(context, None) if context is not None else None
+    if executor is not None:
+        # Its thread ends once idle; nothing of this request's state lives there between two calls.
+        executor.shutdown(wait=False)
 
 
 def close_connection():

@@ -9,7 +9,7 @@ import asyncio
 import logging
 import threading
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 
 from django.conf import settings
 from django.http import StreamingHttpResponse
@@ -76,39 +76,38 @@ class OpenStreams:
 OPEN_STREAMS = OpenStreams()
 
 
-class HeldStream:
-    """A stream's events that give back its place in OPEN_STREAMS however the stream ends.
+class EventStream(StreamingHttpResponse):
+    """An SSE answer whose events are closed, with the work they carry, within the request however it ends.
 
-    Django calls close() on the response in the end, even when the client left before
-    the first event was read and the events' own `finally` never ran.
+    Django closes the iterator it takes from aiter(response), but StreamingHttpResponse wraps ours
+    in generators of its own, so ours would be closed only when collected: later, in a task outside
+    the request, whose thread-sensitive work would start a thread (and a database connection) that
+    nothing gives back. Its place in OPEN_STREAMS goes back with Django's response.close(), which
+    also runs when the client left before the first event was read.
     """
 
-    def __init__(self, events: AsyncIterator[bytes], release: Callable[[], None]):
-        self.events, self.close = events, release
+    def __init__(self, events: AsyncGenerator[bytes], release: Callable[[], None], headers: dict):
+        super().__init__(events, content_type="text/event-stream", headers=headers)
+        self.events = events
+        self._resource_closers.append(release)
 
-    def __aiter__(self):
-        return self.relay()
-
-    async def relay(self):
+    async def __aiter__(self):
         try:
-            async for chunk in self.events:
+            async for chunk in super().__aiter__():
                 yield chunk
         finally:
             # Passes the end on to the events' own `finally`, which cancels the work they carry.
             await self.events.aclose()
-            self.close()
 
 
 def sse_response(
-    events: AsyncIterator[bytes], token, session_id: str = "", headers: dict | None = None, msg_id=None
+    events: AsyncGenerator[bytes], token, session_id: str = "", headers: dict | None = None, msg_id=None
 ) -> StreamingHttpResponse:
     """The events as an SSE answer; 429 with a JSON-RPC error when the token or session holds its most streams."""
     release = OPEN_STREAMS.take(token.pk, session_id)
     if isinstance(release, str):
         raise Refused(error_response(JsonRpcError(INVALID_REQUEST, release), 429, msg_id, headers))
-    return StreamingHttpResponse(
-        HeldStream(events, release), content_type="text/event-stream", headers={**SSE_HEADERS, **(headers or {})}
-    )
+    return EventStream(events, release, {**SSE_HEADERS, **(headers or {})})
 
 
 def event(message: dict) -> bytes:
