@@ -169,13 +169,16 @@ def record(
 
 @contextmanager
 def batch():
-    """Events recorded inside are appended together when it ends: one lock of the head, one insert."""
+    """Events recorded inside are appended together when it ends: one lock of the head, one insert.
+
+    It gives the list of events recorded so far, from which a caller drops those of work it rolled back.
+    """
     if getattr(_batches, "events", None) is not None:
-        yield
+        yield _batches.events
         return
     _batches.events = []
     try:
-        yield
+        yield _batches.events
         events = _batches.events
     finally:
         _batches.events = None

@@ -24,6 +24,7 @@ from django.conf import settings
 from django.db import close_old_connections, transaction
 from django.utils import timezone
 
+from approvals.audit import chain
 from approvals.live import events
 from approvals.models import Call
 
@@ -55,15 +56,20 @@ WRITES_AT_ONCE = 50
 
 
 def write_together(works: list[Callable]) -> list[tuple]:
-    """Run `works` in one transaction, each in a savepoint of its own: per work, (its result, None) or (None, error)."""
+    """Run `works` in one transaction with one append to the audit chain: per work, (its result, None) or (None, error).
+
+    Each work must be atomic itself: a savepoint within the batch, so that one failing leaves the others be.
+    """
     outcomes = []
     try:
-        with transaction.atomic():
+        with transaction.atomic(), chain.batch() as recorded:
             for work in works:
+                kept = len(recorded)
                 try:
-                    with transaction.atomic():
-                        outcomes.append((work(), None))
+                    outcomes.append((work(), None))
                 except Exception as exc:
+                    # Its savepoint rolled back: its audit events go with it.
+                    del recorded[kept:]
                     outcomes.append((None, exc))
     finally:
         # Run in the loop's shared threads, which live on: a connection kept there is one the pool lacks.

@@ -1,0 +1,134 @@
+"""What a held call costs its process while it waits, and how held calls are written and cancelled in bulk."""
+
+import asyncio
+import threading
+from collections import Counter
+
+import pytest
+from asgiref.sync import SyncToAsync, ThreadSensitiveContext
+from django.db import transaction
+from django.db.backends.base.base import BaseDatabaseWrapper
+
+from approvals.calls import holding, lifecycle, runner
+from approvals.models import AuditEvent, Call
+from approvals.protocol import revisions
+from tests.fixtures.waiting import eventually
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+HELD = 20
+PARAMS = {"name": "shop_issue_refund", "arguments": {"order_id": 7, "amount": 20}}
+
+
+async def nowhere(message):
+    pass
+
+
+def context(token):
+    return lifecycle.ClientContext(token, revisions.MODERN, "2026-07-28")
+
+
+async def as_a_request(work):
+    """Run `work` as Django runs a request: its synchronous parts in a thread of the request's own."""
+    async with ThreadSensitiveContext():
+        return await work
+
+
+@pytest.fixture
+def open_connections(monkeypatch):
+    """Database connections opened and not closed since, per thread other than the test's own."""
+    opened = Counter()
+    connect, close = BaseDatabaseWrapper.connect, BaseDatabaseWrapper.close
+
+    def counting_connect(self):
+        connect(self)
+        opened[threading.get_ident()] += 1
+
+    def counting_close(self):
+        was_open = self.connection is not None
+        close(self)
+        if was_open and self.connection is None:
+            opened[threading.get_ident()] -= 1
+
+    monkeypatch.setattr(BaseDatabaseWrapper, "connect", counting_connect)
+    monkeypatch.setattr(BaseDatabaseWrapper, "close", counting_close)
+    # The test's own queries: sync ones in its thread, async ones in the thread Django's async ORM runs them in.
+    tests = {threading.get_ident(), SyncToAsync.single_thread_executor.submit(threading.get_ident).result()}
+    return lambda: sum(count for thread, count in opened.items() if thread not in tests)
+
+
+async def held(token, count: int) -> list[asyncio.Task]:
+    """`count` calls waiting for a decision, each in a request of its own."""
+    tasks = [
+        asyncio.create_task(as_a_request(runner.run_call(context(token), n, PARAMS, nowhere))) for n in range(count)
+    ]
+    await eventually(lambda: len(holding.loop_held().waiting) == count, timeout=30, message=f"{count} calls waiting")
+    return tasks
+
+
+async def test_it_keeps_no_thread_and_no_connection_for_a_call_while_it_waits(
+    client_token, refund_tool, open_connections
+):
+    before = threading.active_count()
+
+    waiting = await held(client_token, HELD)
+
+    # Each lets go once it has found its call still pending.
+    await eventually(lambda: open_connections() == 0, message="every connection given back")
+    # The loop's own shared threads (renewing leases, writing calls) may start meanwhile, but no thread per call.
+    assert threading.active_count() < before + HELD / 2
+    for task in waiting:
+        task.cancel()
+    await asyncio.gather(*waiting, return_exceptions=True)
+
+
+async def test_it_cancels_every_call_whose_request_was_cut_short_and_gives_back_every_connection(
+    client_token, refund_tool, open_connections
+):
+    waiting = await held(client_token, HELD)
+    await eventually(lambda: open_connections() == 0, message="every waiting call let go of its connection")
+
+    # The client left: its stream's task is cancelled; daphne, tired of waiting, cancels it again.
+    for task in waiting:
+        task.cancel()
+    await asyncio.sleep(0)
+    for task in waiting:
+        task.cancel()
+    await asyncio.gather(*waiting, return_exceptions=True)
+
+    async def all_cancelled():
+        return await Call.objects.filter(status=Call.Status.CANCELLED).acount() == HELD
+
+    await eventually(all_cancelled, timeout=30, message="every call cancelled")
+    assert await AuditEvent.objects.filter(action="call.cancelled").acount() == HELD
+    await eventually(lambda: open_connections() == 0, message="every connection given back")
+
+
+async def test_it_records_a_burst_of_calls_in_a_few_transactions(client_token, refund_tool, monkeypatch):
+    batches = []
+    write_together = holding.write_together
+    monkeypatch.setattr(holding, "write_together", lambda works: batches.append(len(works)) or write_together(works))
+
+    waiting = await held(client_token, HELD)
+
+    assert sum(batches) == HELD
+    assert len(batches) < HELD / 2
+    for task in waiting:
+        task.cancel()
+    await asyncio.gather(*waiting, return_exceptions=True)
+
+
+def test_it_keeps_the_other_writes_of_a_batch_when_one_fails(client_token, refund_tool):
+    def receive(order_id):
+        return lifecycle.receive_call(context(client_token), refund_tool, {"order_id": order_id, "amount": 5}, 1, None)
+
+    @transaction.atomic
+    def failing():
+        receive(3)
+        raise ValueError("no")
+
+    outcomes = holding.write_together([lambda: receive(1), failing, lambda: receive(2)])
+
+    assert [error is None for _, error in outcomes] == [True, False, True]
+    assert sorted(Call.objects.values_list("arguments__order_id", flat=True)) == [1, 2]
+    assert AuditEvent.objects.filter(action="call.received").count() == 2
