@@ -8,6 +8,7 @@ from approvals.catalog import sync
 from approvals.gateway import sessions
 from approvals.inputs import requests
 from approvals.models import Server
+from approvals.tokens import changes
 
 
 @shared_task
@@ -25,7 +26,7 @@ def sync_all_servers():
 
 @shared_task
 def expire_stale_calls():
-    return lifecycle.expire_stale_calls()
+    return lifecycle.expire_stale_calls() + changes.cancel_calls_of_expired_tokens()
 
 
 @shared_task

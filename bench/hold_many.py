@@ -13,7 +13,9 @@ With 10 calls held, then with --calls held, it measures:
 - queue page: GET /queue/ signed in as an operator, first and median of five; target < 300 ms;
 - push: a new call's arrival on an open queue websocket (the page's), from the client sending
   it, median of five, with 10 held and with --calls held; target: as fast with many as with 10;
-- cancel: the client streams all closed at once, until every held call is cancelled.
+- cancel: the client streams all closed at once, until every held call is cancelled;
+- CPU: daphne's CPU time per call while the burst is recorded and while the calls are cancelled,
+  which other work on a shared machine disturbs less than the wall-clock figures.
 
 Setups: `embedded` is SQLite in a temporary directory and the in-memory channel layer.
 `services` is PostgreSQL (a database of its own, hold_bench, created and dropped here) and
@@ -41,6 +43,7 @@ import psycopg
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gateway_overhead import REPO, BenchError, run_as_script
+from machine import process_cpu_ms
 from push_latency import Operator, Timings, daphne, prepare, setup_env
 
 from tests.fixtures.gateway import hold_call
@@ -194,12 +197,16 @@ class Bench:
             await self.hold_until_recorded(FEW)
             push_few = await self.push_ms()
             # The probes are held calls too: the burst brings the total to `calls`.
-            wall, span = await self.hold_until_recorded(calls - FEW - PROBES)
+            burst, cpu_before = calls - FEW - PROBES, process_cpu_ms(self.pid)
+            wall, span = await self.hold_until_recorded(burst)
+            recording_cpu = (process_cpu_ms(self.pid) - cpu_before) / burst
             rss, peak = memory_mb(self.pid)
             page_first, page_median, page_bytes = await self.queue_page_ms()
             push_many = await self.push_ms()
             held = len(self.holding)
+            cpu_before = process_cpu_ms(self.pid)
             close_seconds, cancelled = await self.close_all()
+            cancelling_cpu = (process_cpu_ms(self.pid) - cpu_before) / held
         finally:
             await self.watcher.close()
             await self.http.aclose()
@@ -216,6 +223,8 @@ class Bench:
             "push ms, all held": push_many,
             "cancel s": close_seconds,
             "cancelled": cancelled,
+            "CPU ms per call recorded": recording_cpu,
+            "CPU ms per call cancelled": cancelling_cpu,
         }
 
 

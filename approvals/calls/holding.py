@@ -13,6 +13,7 @@ lifecycle.end_abandoned_calls ends the open calls whose lease lapsed.
 import asyncio
 import contextlib
 import contextvars
+import functools
 import logging
 import weakref
 from collections import Counter
@@ -25,6 +26,7 @@ from django.db import close_old_connections, transaction
 from django.utils import timezone
 
 from approvals.audit import chain
+from approvals.calls import lifecycle
 from approvals.live import events
 from approvals.models import Call
 
@@ -49,6 +51,24 @@ def renew(held: list[int], waiting: list[int]) -> list[int]:
         close_old_connections()
 
 
+def connection_given_back(func: Callable) -> Callable:
+    """`func`, then its thread's database connection given back (to the pool, on PostgreSQL).
+
+    Django hands a request's connection back only when the request ends: a request that goes on to
+    hold its call for minutes would keep it all that time, and a few dozen such requests take the
+    pool's every connection, leaving the writes of their own calls (and every other request) waiting.
+    """
+
+    @functools.wraps(func)
+    def given_back(*args, **kwargs):
+        try:
+            return func(*args, **kwargs)
+        finally:
+            close_old_connections()
+
+    return given_back
+
+
 # Most calls one transaction records or cancels. A burst of thousands would otherwise start as many threads
 # at once, all taking turns at the interpreter lock and queueing for SQLite's one writer or the pool's
 # connections until some time out; in batches, each is written in a moment, in arrival order.
@@ -62,7 +82,7 @@ def write_together(works: list[Callable]) -> list[tuple]:
     """
     outcomes = []
     try:
-        with transaction.atomic(), chain.batch() as recorded:
+        with transaction.atomic(), chain.batch() as recorded, lifecycle.policy_read_once():
             for work in works:
                 kept = len(recorded)
                 try:

@@ -7,10 +7,13 @@ together for the gateway, inside the web process that holds the client's stream.
 
 import os
 import socket
+import threading
 import time
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
+from functools import lru_cache
 
 from django.conf import settings
 from django.db import transaction
@@ -50,6 +53,7 @@ def holding_process() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"[:100]
 
 
+@lru_cache(maxsize=4096)
 def binding_digest(arguments_digest: str, tool_digest: str) -> str:
     """What an operator's approval is bound to: these arguments to this tool definition."""
     return sha256_digest({"arguments": arguments_digest, "tool": tool_digest})
@@ -98,12 +102,33 @@ def refuse_unreviewed(ctx: ClientContext, tool: Tool) -> dict:
     )
 
 
-def policy_rules():
+_read_once = threading.local()
+
+
+@contextmanager
+def policy_read_once():
+    """Within the block, this thread reads the enabled policy rules once: for calls recorded together."""
+    _read_once.rows = None
+    try:
+        yield
+    finally:
+        del _read_once.rows
+
+
+def enabled_rules() -> list[PolicyRule]:
+    if not hasattr(_read_once, "rows"):
+        return list(PolicyRule.objects.filter(enabled=True))
+    if _read_once.rows is None:
+        _read_once.rows = list(PolicyRule.objects.filter(enabled=True))
+    return _read_once.rows
+
+
+def policy_rules(rows: list[PolicyRule] | None = None):
     return [
         engine.Rule(
             r.pk, r.name, r.action, r.tool_glob, r.server_id, r.client_id, r.annotations, r.conditions, r.message
         )
-        for r in PolicyRule.objects.filter(enabled=True)
+        for r in (enabled_rules() if rows is None else rows)
     ]
 
 
@@ -137,7 +162,8 @@ def receive_call(
         lease_expires_at=now + timedelta(seconds=settings.CALL_LEASE_SECONDS),
     )
     errors = validate(tool.definition.get("inputSchema") or {}, arguments)
-    verdict = None if errors else engine.evaluate(policy_rules(), call_facts(ctx.token, tool, arguments))
+    rows = [] if errors else enabled_rules()
+    verdict = None if errors else engine.evaluate(policy_rules(rows), call_facts(ctx.token, tool, arguments))
     if errors:
         call.status, call.error, call.is_error, call.answered_at = Call.Status.REJECTED, "; ".join(errors), True, now
     else:
@@ -167,7 +193,7 @@ def receive_call(
         refusal = limits.why_no_more_pending(ctx.token)
         if refusal:
             return None, refuse_pending(ctx, tool, refusal)
-        timeout, call.approvals_needed, call.separation_of_duties = hold_terms(verdict.rule)
+        timeout, call.approvals_needed, call.separation_of_duties = hold_terms(verdict.rule, rows)
         call.status, call.expires_at = Call.Status.PENDING, now + timedelta(seconds=timeout)
     call.save(force_insert=True)
     with chain.batch():
@@ -193,10 +219,10 @@ def receive_call(
     return call, None
 
 
-def hold_terms(rule: engine.Rule | None) -> tuple[float, int, bool]:
-    """How a held call is decided, from the rule that asked (None: no rule matched): its timeout in
-    seconds, the approvals it needs, and whether its token's owner is kept from approving it."""
-    row = PolicyRule.objects.filter(pk=rule.id).first() if rule is not None else None
+def hold_terms(rule: engine.Rule | None, rows: list[PolicyRule]) -> tuple[float, int, bool]:
+    """How a held call is decided, from the rule of `rows` that asked (None: no rule matched): its timeout
+    in seconds, the approvals it needs, and whether its token's owner is kept from approving it."""
+    row = next((row for row in rows if row.pk == rule.id), None) if rule is not None else None
     if row is None:
         return settings.APPROVAL_TIMEOUT_SECONDS, 1, settings.SEPARATION_OF_DUTIES
     separated = {PolicyRule.SeparationOfDuties.REQUIRE: True, PolicyRule.SeparationOfDuties.OFF: False}.get(

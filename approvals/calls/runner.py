@@ -13,7 +13,6 @@ import weakref
 
 from asgiref.sync import SyncToAsync, sync_to_async
 from django.conf import settings
-from django.db import connection
 
 from approvals.audit.chain import Actor
 from approvals.calls import holding, lifecycle
@@ -77,7 +76,7 @@ async def run_call(ctx: lifecycle.ClientContext, jsonrpc_id, params: dict, emit,
     if not isinstance(name, str) or not isinstance(arguments, dict):
         raise JsonRpcError(INVALID_PARAMS, "tools/call needs a string 'name' and an object 'arguments'")
     if tool is None:
-        tool = await sync_to_async(lifecycle.find_tool)(ctx.token, name)
+        tool = await sync_to_async(holding.connection_given_back(lifecycle.find_tool))(ctx.token, name)
     if tool is None:
         raise JsonRpcError(INVALID_PARAMS, f"Unknown tool: {name}")
     if tool.status != Tool.Status.ACTIVE:
@@ -85,8 +84,8 @@ async def run_call(ctx: lifecycle.ClientContext, jsonrpc_id, params: dict, emit,
     meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
     progress_token = meta.get("progressToken")
     log_level = meta.get(META_LOG_LEVEL) if meta.get(META_LOG_LEVEL) in LOG_LEVELS else ctx.log_level
-    # The call is written in the loop's batch, not in this request's thread: what that thread holds is not needed.
-    await let_go_of_the_thread()
+    # The call is written in the loop's batch, not in this request's thread, which it no longer needs.
+    let_go_of_the_thread()
     receiving = holding.write(
         functools.partial(lifecycle.receive_call, ctx, tool, arguments, jsonrpc_id, progress_token)
     )
@@ -128,8 +127,9 @@ async def reread(call_id) -> Call:
     return await Call.objects.select_related("tool__server").aget(pk=call_id)
 
 
-async def status_of(call_id) -> str:
-    return await Call.objects.filter(pk=call_id).values_list("status", flat=True).aget()
+@holding.connection_given_back
+def status_of(call_id) -> str:
+    return Call.objects.filter(pk=call_id).values_list("status", flat=True).get()
 
 
 async def wait_for_decision(call: Call, emit) -> Call:
@@ -142,9 +142,9 @@ async def wait_for_decision(call: Call, emit) -> Call:
 
     async def decided() -> Call | None:
         # While it is pending, the status alone; the whole row once it changed.
-        if await status_of(call.pk) != Call.Status.PENDING:
+        if await sync_to_async(status_of)(call.pk) != Call.Status.PENDING:
             return await reread(call.pk)
-        await let_go_of_the_thread()
+        let_go_of_the_thread()
         await tell_progress()
         return None
 
@@ -158,26 +158,20 @@ async def wait_for_decision(call: Call, emit) -> Call:
         )
 
 
-async def let_go_of_the_thread():
-    """Give back the request's database connection and its thread: a call may wait many minutes.
+def let_go_of_the_thread():
+    """Give back the request's thread: a call may wait many minutes.
 
     Django runs a request's synchronous work in a thread of the request's own, kept until the
-    request ends, and hands its connection back only then; thousands of held calls would keep as
-    many threads (each with its stack, and SQLite's connections each with a page cache) and wait
-    for the pool's few dozen connections. Without its executor, the request's next synchronous
-    work (a decision read, a cancellation, the response's close) starts a thread afresh.
+    request ends; thousands of held calls would keep as many, each with its stack (and, on
+    SQLite, a connection with its page cache). Without its executor, the request's next
+    synchronous work (a decision read, the response's close) starts a thread afresh; its
+    connection was given back already (holding.connection_given_back).
     """
-    await sync_to_async(close_connection)()
     context = SyncToAsync.thread_sensitive_context.get(None)
     executor = SyncToAsync.context_to_thread_executor.pop(context, None) if context is not None else None
     if executor is not None:
         # Its thread ends once idle; nothing of this request's state lives there between two calls.
         executor.shutdown(wait=False)
-
-
-def close_connection():
-    # Looked up here, in the thread that runs it: a connection belongs to its thread.
-    connection.close()
 
 
 def progress(token, value, message):

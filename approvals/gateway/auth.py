@@ -8,6 +8,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.urls import reverse
 
+from approvals.calls import holding
 from approvals.gateway.http import Refused, rejection
 from approvals.gateway.loopback import is_loopback_address
 from approvals.models import ClientToken
@@ -29,7 +30,8 @@ async def identify(request) -> ClientToken:
             raise Refused(unauthorized(request, invalid=bool(header)))
         # Keyed by the credential rather than the row id, which a database may hand out again. During a
         # rotation's grace period the old and the new secret are counted apart.
-        lookup, key = sync_to_async(admit)(secret, request.META.get("REMOTE_ADDR") or ""), hash_secret(secret)
+        admitting = sync_to_async(holding.connection_given_back(admit))
+        lookup, key = admitting(secret, request.META.get("REMOTE_ADDR") or ""), hash_secret(secret)
     # The count goes alongside the lookup, each a round trip to its own service: in a thread of its
     # own, as the request's thread is the lookup's. An unknown credential is counted too, under its
     # own key, and refused below all the same.

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from asgiref.sync import sync_to_async
 
-from approvals.calls import lifecycle, runner
+from approvals.calls import holding, lifecycle, runner
 from approvals.gateway import streams
 from approvals.gateway.http import jsonrpc_response
 from approvals.models import Tool
@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 async def called_tool(ctx: lifecycle.ClientContext, params: dict) -> Tool:
     """The tool a call names, when this token may use it; refusing early spares the client an SSE stream."""
     name = params.get("name")
-    tool = await sync_to_async(lifecycle.find_tool)(ctx.token, name)
+    tool = await sync_to_async(holding.connection_given_back(lifecycle.find_tool))(ctx.token, name)
     if tool is None:
         raise JsonRpcError(INVALID_PARAMS, f"Unknown tool: {name}")
     return tool

@@ -9,6 +9,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from approvals.audit import chain
+from approvals.audit.chain import SYSTEM
 from approvals.calls import lifecycle
 from approvals.models import Call, ClientToken, RetiredSecret
 from approvals.tokens.credentials import actor_of, hash_secret, new_secret, snapshot, stamp
@@ -67,3 +68,25 @@ def revoke_token(token: ClientToken, user=None) -> bool:
             chain.record("token.revoked", actor, token=token, data={"before": before, "after": snapshot(token)})
             lifecycle.cancel_unforwarded(Call.objects.filter(token=token), REVOKED_REASON, actor)
     return bool(revoked)
+
+
+def expired_reason(token: ClientToken) -> str:
+    return f"the client token expired at {stamp(token.expires_at)}"
+
+
+def cancel_calls_of_expired_tokens() -> int:
+    """Cancel the waiting calls of each token past its expiry, as a revocation does: no later approval runs them.
+
+    The client is refused from its expiry on, but a call made before it would otherwise wait on, and
+    could still be approved and run. Each cancellation is audited and the queue's row updated live.
+    """
+    expired = (
+        Call.objects.filter(status__in=Call.OPEN, token__expires_at__lte=timezone.now(), token__revoked_at__isnull=True)
+        .values_list("token_id", flat=True)
+        .distinct()
+    )
+    cancelled = 0
+    for token in ClientToken.objects.filter(pk__in=list(expired)):
+        with transaction.atomic(), chain.batch():
+            cancelled += lifecycle.cancel_unforwarded(Call.objects.filter(token=token), expired_reason(token), SYSTEM)
+    return cancelled
