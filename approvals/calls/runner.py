@@ -142,7 +142,8 @@ async def wait_for_decision(call: Call, emit) -> Call:
 
     async def decided() -> Call | None:
         # While it is pending, the status alone; the whole row once it changed.
-        if await sync_to_async(status_of)(call.pk) != Call.Status.PENDING:
+        # In the loop's shared threads: the request's own thread is let go of while the call waits.
+        if await sync_to_async(status_of, thread_sensitive=False)(call.pk) != Call.Status.PENDING:
             return await reread(call.pk)
         let_go_of_the_thread()
         await tell_progress()
