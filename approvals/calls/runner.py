@@ -9,15 +9,14 @@ import asyncio
 import functools
 import logging
 import time
-import weakref
 
 from asgiref.sync import SyncToAsync, sync_to_async
 from django.conf import settings
 
 from approvals.audit.chain import Actor
 from approvals.calls import holding, lifecycle
+from approvals.calls.upstream_sessions import session_pool
 from approvals.catalog.specs import upstream_spec
-from approvals.catalog.watch import on_upstream_notification
 from approvals.inputs import continuations
 from approvals.inputs import runner as input_runner
 from approvals.live import events
@@ -25,44 +24,9 @@ from approvals.models import Call, Tool
 from approvals.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError
 from approvals.protocol.results import check_call_result, tool_error_result
 from approvals.protocol.revisions import LOG_LEVELS, META_LOG_LEVEL, MODERN
-from approvals.upstream import SessionPool, UpstreamError
-from approvals.upstream.pool import running_loop_pool
+from approvals.upstream import UpstreamError
 
 log = logging.getLogger(__name__)
-# How often the listener for retired servers joins its group again (the Redis layers forget members after a day).
-REJOIN_SECONDS = 3600
-# Per pool, the task closing its sessions to retired servers: kept referenced, as the loop holds tasks weakly.
-_CLOSERS: "weakref.WeakKeyDictionary[SessionPool, asyncio.Task]" = weakref.WeakKeyDictionary()
-
-
-def session_pool() -> SessionPool:
-    """This event loop's upstream sessions, with the console's handlers for what servers send outside a call."""
-    return running_loop_pool(pool_closing_retired_servers)
-
-
-def pool_closing_retired_servers() -> SessionPool:
-    pool = SessionPool(on_notification=on_upstream_notification, on_request=input_runner.unclaimed_request)
-    _CLOSERS[pool] = asyncio.ensure_future(close_retired_servers(pool))
-    return pool
-
-
-async def close_retired_servers(pool: SessionPool):
-    """Close the pool's session to each server retired anywhere (disabled, changed or deleted), for the loop's life.
-
-    A changed server would be reopened on its next use anyway, since the pool compares its spec; a disabled or
-    deleted one has no next use, and its stdio child would run on.
-    """
-    async with events.listening(events.UPSTREAM) as retired:
-        while True:
-            message = await retired.next(timeout=REJOIN_SECONDS)
-            if message is None:
-                await retired.rejoin()
-            elif isinstance(message.get("server"), str):
-                try:
-                    await pool.close(message["server"])
-                except Exception:
-                    # One session failing to close must not end the listening for the next ones.
-                    log.exception("closing the sessions to %s failed", message["server"])
 
 
 async def run_call(ctx: lifecycle.ClientContext, jsonrpc_id, params: dict, emit, tool: Tool | None = None) -> dict:

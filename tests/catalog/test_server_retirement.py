@@ -119,3 +119,23 @@ async def test_it_cancels_and_stops_the_child_when_an_admin_deletes_the_server_i
     assert not await Server.objects.filter(pk=family.pk).aexists()
     assert (await Call.objects.aget(pk=call.pk)).status == Call.Status.CANCELLED
     await eventually(lambda: gone(child), timeout=5, message="the deleted server's child gone")
+
+
+async def test_it_stops_the_child_of_a_server_disabled_unannounced_on_the_housekeeping_schedule(family, settings):
+    settings.STALE_CALLS_INTERVAL_SECONDS = 0.2
+    _, child = await running_child(family)
+
+    # Behind the console's back: no process hears of it but through the sweep.
+    await Server.objects.filter(pk=family.pk).aupdate(enabled=False)
+
+    await eventually(lambda: gone(child), message="the disabled server's child stopped")
+
+
+async def test_it_keeps_the_session_of_a_server_unchanged_across_sweeps(family, settings):
+    settings.STALE_CALLS_INTERVAL_SECONDS = 0.1
+    session, child = await running_child(family)
+
+    await asyncio.sleep(0.5)
+
+    assert session.alive and not gone(child)
+    assert await runner.session_pool().get(await sync_to_async(upstream_spec)(family)) is session

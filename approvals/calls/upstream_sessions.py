@@ -1,0 +1,96 @@
+"""This event loop's sessions to upstream servers, and the closing of those to servers retired since they opened.
+
+A server disabled, changed or deleted anywhere is announced to every process (live.events.upstream_retired);
+the announcement reaches those listening when it is sent, at most once, so a sweep on the housekeeping
+schedule closes whatever sessions it missed.
+"""
+
+import asyncio
+import logging
+import weakref
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+
+from approvals.calls import holding
+from approvals.catalog.specs import upstream_spec
+from approvals.catalog.watch import on_upstream_notification
+from approvals.inputs import runner as input_runner
+from approvals.live import events
+from approvals.models import Server
+from approvals.upstream import SessionPool
+from approvals.upstream.pool import running_loop_pool
+from approvals.upstream.spec import ServerSpec
+
+log = logging.getLogger(__name__)
+# How often the listener for retired servers joins its group again (the Redis layers forget members after a day).
+REJOIN_SECONDS = 3600
+# Per pool, the task closing its sessions to retired servers: kept referenced, as the loop holds tasks weakly.
+_CLOSERS: "weakref.WeakKeyDictionary[SessionPool, asyncio.Task]" = weakref.WeakKeyDictionary()
+
+
+def session_pool() -> SessionPool:
+    """This event loop's upstream sessions, with the console's handlers for what servers send outside a call."""
+    return running_loop_pool(pool_closing_retired_servers)
+
+
+class RememberingPool(SessionPool):
+    """A SessionPool that remembers the spec each server's session was last asked for, for the sweep."""
+
+    def __init__(self, **handlers):
+        super().__init__(**handlers)
+        self.specs: dict[str, ServerSpec] = {}
+
+    async def get(self, spec: ServerSpec):
+        self.specs[spec.name] = spec
+        return await super().get(spec)
+
+
+def pool_closing_retired_servers() -> SessionPool:
+    pool = RememberingPool(on_notification=on_upstream_notification, on_request=input_runner.unclaimed_request)
+    _CLOSERS[pool] = asyncio.ensure_future(close_retired_servers(pool))
+    return pool
+
+
+async def close_retired_servers(pool: RememberingPool):
+    """Close the pool's session to each server retired anywhere (disabled, changed or deleted), for the loop's life.
+
+    A changed server would be reopened on its next use anyway, since the pool compares its spec; a disabled or
+    deleted one has no next use, and its stdio child would run on. The broadcast of a retirement reaches the
+    processes listening when it is sent, at most once: on the housekeeping schedule a sweep closes whatever
+    sessions it missed.
+    """
+    loop = asyncio.get_running_loop()
+    async with events.listening(events.UPSTREAM) as retired:
+        rejoin_at = loop.time() + REJOIN_SECONDS
+        while True:
+            message = await retired.next(timeout=settings.STALE_CALLS_INTERVAL_SECONDS)
+            try:
+                if message is None:
+                    await close_sessions_of_retired_servers(pool)
+                elif isinstance(message.get("server"), str):
+                    pool.specs.pop(message["server"], None)
+                    await pool.close(message["server"])
+            except Exception:
+                # One session failing to close must not end the listening for the next ones.
+                log.exception("closing the sessions to retired servers failed")
+            if loop.time() >= rejoin_at:
+                await retired.rejoin()
+                rejoin_at = loop.time() + REJOIN_SECONDS
+
+
+async def close_sessions_of_retired_servers(pool: RememberingPool):
+    """Close the pool's sessions to servers no longer enabled, or no longer as the session was opened for."""
+    if not pool.specs:
+        return
+    opened = dict(pool.specs)
+    current = await sync_to_async(holding.connection_given_back(current_specs), thread_sensitive=False)(list(opened))
+    for name, spec in opened.items():
+        # A session asked for afresh meanwhile is the pool's to keep.
+        if current.get(name) != spec and pool.specs.get(name) == spec:
+            del pool.specs[name]
+            await pool.close(name)
+
+
+def current_specs(names: list[str]) -> dict[str, ServerSpec]:
+    return {server.name: upstream_spec(server) for server in Server.objects.filter(name__in=names, enabled=True)}
