@@ -13,8 +13,9 @@ import psycopg
 from django import forms
 from django.contrib.auth import get_user_model
 from django.db import OperationalError, connection, transaction
+from django.db.models import Q, TextField
 from django.db.models.fields.json import KT
-from django.db.models.functions import Upper
+from django.db.models.functions import Cast, Upper
 
 from approvals.models import AuditEvent, AuditHead, Call, ClientToken, Server, Tool
 
@@ -127,7 +128,12 @@ class AuditFilter(forms.Form):
         required=False,
         help_text="The final status of the event's call.",
     )
-    q = forms.CharField(required=False, max_length=200, label="Arguments contain")
+    q = forms.CharField(
+        required=False,
+        max_length=200,
+        label="Arguments contain",
+        help_text="Large arguments, of which an event keeps a preview, are searched whole in their call.",
+    )
 
     def clean(self):
         cleaned = super().clean()
@@ -164,8 +170,22 @@ def filter_events(cleaned: dict):
                 ended = ended.filter(**{"token" if name == "client" else name: cleaned[name]})
         events = events.filter(call_id__in=ended.values("pk"))
     if cleaned.get("q"):
-        events = events.alias(arguments_text=search_expression()).filter(arguments_text__contains=cleaned["q"].upper())
+        events = events.alias(arguments_text=search_expression()).filter(arguments_matching(cleaned["q"]))
     return events
+
+
+def arguments_matching(text: str) -> Q:
+    """Events that name arguments containing `text`, whatever its case.
+
+    An event holds arguments whole only up to AUDIT_PREVIEW_BYTES, and a preview beyond:
+    for those the call's own row, which holds them whole as made and as edited, is searched.
+    """
+    needle = text.upper()
+    large = Call.objects.alias(
+        made=Upper(Cast("arguments", TextField())), edited=Upper(Cast("edited_arguments", TextField()))
+    ).filter(Q(made__contains=needle) | Q(edited__contains=needle))
+    previewed = Q(data__has_key="arguments_preview", call_id__in=large.values("pk"))
+    return Q(arguments_text__contains=needle) | previewed
 
 
 @dataclass

@@ -5,7 +5,7 @@ import io
 
 import pytest
 
-from approvals.audit import export, verify
+from approvals.audit import export, query, verify
 from approvals.calls import lifecycle
 from approvals.models import AuditEvent, Call
 from approvals.protocol import revisions
@@ -69,3 +69,18 @@ def test_it_still_verifies_and_exports_the_chain(large_call):
     assert verify.verify_chain().ok
     rows = list(csv.reader(io.StringIO("".join(export.export_chunks(AuditEvent.objects.all(), "csv")))))
     assert rows[-1][0] == export.HEAD_MARK and len(rows) - 2 == AuditEvent.objects.count()
+
+
+def test_it_finds_text_of_large_arguments_beyond_the_events_preview(shop, client_token, settings):
+    tool = make_tool(shop, "store_note", inputSchema=NOTE)
+    ctx = lifecycle.ClientContext(client_token, revisions.MODERN, "2026-07-28")
+    lifecycle.receive_call(ctx, tool, {"text": "x" * (2 * settings.AUDIT_PREVIEW_BYTES) + " order A-4711"}, 1, None)
+    lifecycle.receive_call(ctx, tool, {"text": "x" * (2 * settings.AUDIT_PREVIEW_BYTES) + " order B-1"}, 2, None)
+
+    def searched(text):
+        form = query.AuditFilter({"q": text})
+        assert form.is_valid(), form.errors
+        return list(query.filter_events(form.cleaned_data).values_list("action", "call_id"))
+
+    assert searched("a-4711") == [("call.received", Call.objects.get(jsonrpc_id=1).pk)]
+    assert searched("C-9") == []
