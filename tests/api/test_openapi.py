@@ -1,4 +1,4 @@
-"""The OpenAPI document: valid OpenAPI 3, true to every answer, and rendered by a page that loads nothing from elsewhere."""
+"""The OpenAPI document: valid OpenAPI 3, true to every answer, rendered by a page that loads nothing from elsewhere."""
 
 import re
 
