@@ -48,10 +48,12 @@ def still_allowed(user_pk, api_key: str | None, session_key: str | None) -> bool
 
 async def event_stream(after: str | None, user_pk, api_key, session_key) -> AsyncIterator[str]:
     window = journal.window()
-    yield f"retry: {RETRY_MS}\n\n"
+    lost = after is not None and await window.lost_after(after)
     if after is None:
         after = await window.latest()
-    elif await window.lost_after(after):
+    # Sent once the stream's starting point is fixed: a client that has read it misses nothing that follows.
+    yield f"retry: {RETRY_MS}\n\n"
+    if lost:
         yield frame("stream.reset", {"detail": "Events after Last-Event-ID left the window: read /api/v1/queue again."})
     recheck_at = time.monotonic() + settings.SOCKET_ACCESS_RECHECK_SECONDS
     while True:

@@ -1,0 +1,141 @@
+"""`GET /api/v1/events`: the queue's events as Server-Sent Events, with ids to resume from, keep-alives, and
+refusals in JSON rather than a stream that never starts."""
+
+import asyncio
+import json
+
+import httpx
+import pytest
+from asgiref.sync import sync_to_async
+
+from approvals import roles
+from approvals.api import keys
+from approvals.api.models import ApiKey
+from approvals.calls import lifecycle
+from approvals.models import Call, Tool
+from approvals.protocol import revisions
+from approvals.tokens.credentials import create_token
+from tests.api.conftest import bearer, key_of
+from tests.fixtures.catalog import REFUND, make_server, make_tool
+
+TIMEOUT = 10
+
+
+class Events:
+    """One open stream, read an event at a time."""
+
+    def __init__(self, response: httpx.Response):
+        self.response, self.lines = response, response.aiter_lines()
+
+    async def close(self):
+        await self.response.aclose()
+
+    async def next(self, comments=False) -> dict:
+        """The next event ({"id", "event", "data"}), or with `comments` a comment line as {"comment": …}."""
+        event: dict = {}
+        while True:
+            line = await asyncio.wait_for(anext(self.lines), TIMEOUT)
+            if line.startswith(":") and comments:
+                return {"comment": line[1:].strip()}
+            if line == "" and "event" in event:
+                return event
+            name, _, value = line.partition(": ")
+            if name == "data":
+                event["data"] = json.loads(value)
+            elif name in ("id", "event"):
+                event[name] = value
+
+
+@pytest.fixture
+def refund(transactional_db) -> Tool:
+    return make_tool(make_server("Shop", slug="shop", tool_prefix="shop_"), **REFUND)
+
+
+def receive(tool: Tool, amount: int) -> Call:
+    ctx = lifecycle.ClientContext(create_token(f"agent {amount}")[0], revisions.MODERN, "2026-07-28")
+    return lifecycle.receive_call(ctx, tool, {"order_id": 1, "amount": amount}, 1, None)[0]
+
+
+async def opened(http: httpx.AsyncClient, secret: str, after: str | None = None) -> Events:
+    headers = bearer(secret) | ({"Last-Event-ID": after} if after else {})
+    response = await http.send(http.build_request("GET", "/api/v1/events", headers=headers), stream=True)
+    assert response.status_code == 200 and response.headers["content-type"] == "text/event-stream"
+    events = Events(response)
+    assert await asyncio.wait_for(anext(events.lines), TIMEOUT) == "retry: 2000"
+    return events
+
+
+async def test_it_delivers_call_pending_with_an_id(refund, operator_keys, live_console):
+    async with httpx.AsyncClient(base_url=live_console, timeout=TIMEOUT) as http:
+        events = await opened(http, operator_keys[0])
+        call = await sync_to_async(receive)(refund, 20)
+        event = await events.next()
+        await events.close()
+
+    assert event["event"] == "call.pending" and event["data"] == {"call_id": call.pk, "status": "pending"}
+    assert event["id"].split("-")[0].isdigit()
+
+
+async def test_it_resumes_after_last_event_id_without_loss_or_repeats(refund, operator_keys, live_console):
+    ann = operator_keys[0]
+    user = await ApiKey.objects.select_related("user").aget(user__username="ann")
+    async with httpx.AsyncClient(base_url=live_console, timeout=TIMEOUT) as http:
+        events = await opened(http, ann)
+        first = await sync_to_async(receive)(refund, 20)
+        seen = await events.next()
+        await events.close()
+
+        # While no stream is open: a decision and a new call.
+        await sync_to_async(lifecycle.decide)(first.pk, user.user, False, "no")
+        second = await sync_to_async(receive)(refund, 30)
+
+        events = await opened(http, ann, after=seen["id"])
+        missed = [await events.next(), await events.next()]
+        third = await sync_to_async(receive)(refund, 40)
+        following = await events.next()
+        await events.close()
+
+    assert [(e["event"], e["data"]["call_id"]) for e in missed] == [
+        ("call.decided", first.pk),
+        ("call.pending", second.pk),
+    ]
+    assert (following["event"], following["data"]["call_id"]) == ("call.pending", third.pk)
+    ids = [tuple(map(int, e["id"].split("-"))) for e in [seen, *missed, following]]
+    assert ids == sorted(set(ids))
+
+
+async def test_it_keeps_an_idle_stream_open_with_comments(settings, operator_keys, live_console):
+    settings.MCP_SSE_KEEPALIVE_SECONDS = 0.2
+    async with httpx.AsyncClient(base_url=live_console, timeout=TIMEOUT) as http:
+        events = await opened(http, operator_keys[0])
+        comment = await events.next(comments=True)
+        await events.close()
+
+    assert comment == {"comment": "keep-alive"}
+
+
+async def test_it_ends_the_stream_once_its_key_is_revoked(settings, operator_keys, live_console):
+    settings.SOCKET_ACCESS_RECHECK_SECONDS = 0.3
+    key = await ApiKey.objects.select_related("user").aget(user__username="ann")
+    async with httpx.AsyncClient(base_url=live_console, timeout=TIMEOUT) as http:
+        events = await opened(http, operator_keys[0])
+        await sync_to_async(keys.revoke_key)(key.user, key.pk)
+        ended = await events.next()
+        rest = [line async for line in events.lines]
+
+    assert ended["event"] == "access.ended" and rest == []
+
+
+@pytest.mark.parametrize(
+    "headers, status",
+    [({}, 401), ({"Authorization": "Bearer mcpk_unknown"}, 401), ("roleless", 403), ("bad id", 400)],
+)
+def test_it_refuses_in_json_at_once(transactional_db, live_console, headers, status):
+    if headers == "roleless":
+        headers = bearer(key_of("nobody"))
+    elif headers == "bad id":
+        headers = bearer(key_of("ann", roles.OPERATOR)) | {"Last-Event-ID": "yesterday"}
+
+    refused = httpx.get(live_console + "/api/v1/events", headers=headers, timeout=5)
+
+    assert refused.status_code == status and refused.json()["detail"]
