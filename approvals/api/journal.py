@@ -132,12 +132,15 @@ class RedisWindow:
         return newest[0][0].decode() if newest else "0-0"
 
     async def lost_after(self, after: str) -> bool:
+        """Whether entries after `after` were trimmed: it is older than the oldest kept (or, with none kept,
+        than the newest made). It may say so of an id that has just left the window itself, never miss a loss."""
         try:
             info = await self.reader().xinfo_stream(STREAM_KEY)
         except redis.ResponseError:  # no stream yet: nothing was ever trimmed
             return False
-        dropped = info.get("max-deleted-entry-id", b"0-0")
-        return parse_id(after) < parse_id(dropped.decode() if isinstance(dropped, bytes) else dropped)
+        oldest = info["first-entry"][0] if info.get("first-entry") else info["last-generated-id"]
+        kept_from = parse_id(oldest.decode() if isinstance(oldest, bytes) else oldest)
+        return parse_id(after) < kept_from and info["length"] < info["entries-added"]
 
     async def read(self, after: str, timeout: float) -> list[Entry]:
         found = await self.reader().xread({STREAM_KEY: after}, count=100, block=max(1, int(timeout * 1000)))
