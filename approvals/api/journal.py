@@ -1,10 +1,9 @@
 """The events the queue page receives, kept in a bounded window that `GET /api/v1/events` reads and resumes from.
 
 call_changed and input_changed note each event here; it is appended once the change
-commits, in the committing thread. With REDIS_URL the window is a Redis stream, so
-that every web process appends to and reads from the same one, and its ids order the
-events across processes; embedded (one process, as its in-memory channel layer is) it
-is a deque in the process. An id is `<milliseconds>-<sequence>`, as Redis makes them,
+commits. With REDIS_URL the window is a Redis stream, so that every web process appends
+to and reads from the same one, and its ids order the events across processes; embedded
+(one process, as its in-memory channel layer is) it is a deque in the process. An id is `<milliseconds>-<sequence>`, as Redis makes them,
 and what a stream resumes after (`Last-Event-ID`).
 """
 
@@ -23,6 +22,9 @@ import redis
 import redis.asyncio
 from django.conf import settings
 from django.db import transaction
+
+# Imported as a module: live.events imports this one for its hooks.
+from approvals.live import events as live
 
 # About an hour of a busy console; Redis trims in whole nodes, so it keeps at least this many.
 WINDOW = 10_000
@@ -115,10 +117,22 @@ class RedisWindow:
         self.readers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, redis.asyncio.Redis] = (
             weakref.WeakKeyDictionary()
         )
+        self.writers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, LoopWriter] = weakref.WeakKeyDictionary()
 
     def append(self, event: str, data: dict):
+        """Under a web process its event loop writes it, so the committing thread (a client's call, an operator's
+        decision) never waits for Redis; elsewhere (a celery worker, a command) the thread writes and waits."""
         fields = {"event": event, "data": json.dumps(data, separators=(",", ":"))}
-        self.client.xadd(STREAM_KEY, fields, maxlen=WINDOW, approximate=True)
+        loop = live.SERVING_LOOP.get()
+        if loop is None or loop.is_closed():
+            self.client.xadd(STREAM_KEY, fields, maxlen=WINDOW, approximate=True)
+        else:
+            loop.call_soon_threadsafe(self.writer(loop).add, fields)
+
+    def writer(self, loop: asyncio.AbstractEventLoop) -> "LoopWriter":
+        if loop not in self.writers:
+            self.writers[loop] = LoopWriter(self.url)
+        return self.writers[loop]
 
     def reader(self) -> redis.asyncio.Redis:
         # One client per event loop: an asyncio connection belongs to the loop that opened it.
@@ -149,6 +163,29 @@ class RedisWindow:
             for _, entries in found or []
             for entry_id, fields in entries
         ]
+
+
+class LoopWriter:
+    """One event loop's appends, written in the order they came, those that queued meanwhile in one round trip."""
+
+    def __init__(self, url: str):
+        self.client = redis.asyncio.Redis.from_url(url)
+        self.queued: list[dict] = []
+        self.writing: asyncio.Future | None = None
+
+    def add(self, fields: dict):
+        self.queued.append(fields)
+        if self.writing is None or self.writing.done():
+            self.writing = asyncio.ensure_future(self.write())
+            self.writing.add_done_callback(live.log_failed_send)
+
+    async def write(self):
+        while self.queued:
+            batch, self.queued = self.queued, []
+            async with self.client.pipeline(transaction=False) as pipe:
+                for fields in batch:
+                    pipe.xadd(STREAM_KEY, fields, maxlen=WINDOW, approximate=True)
+                await pipe.execute()
 
 
 _window: MemoryWindow | RedisWindow | None = None

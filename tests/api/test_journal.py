@@ -7,6 +7,7 @@ from django.db import transaction
 
 from approvals.api import journal
 from approvals.api.journal import STREAM_KEY, MemoryWindow, RedisWindow
+from approvals.live import events as live
 
 
 async def test_it_reads_what_came_after_an_id_in_order():
@@ -77,3 +78,21 @@ async def test_it_keeps_the_window_in_redis_for_every_process(settings):
     assert [(e.event, e.data["call_id"]) for e in found] == [("call.decided", 1), ("call.pending", 2)]
     assert kept_whole and await reader.lost_after(start) and not await reader.lost_after(found[1].id)
     writer.client.delete(STREAM_KEY)
+
+
+@pytest.mark.redis
+async def test_it_has_a_web_processs_loop_write_to_redis_in_order(settings):
+    window = RedisWindow(settings.REDIS_URL)
+    window.client.delete(STREAM_KEY)
+    token = live.SERVING_LOOP.set(asyncio.get_running_loop())
+    try:
+        start = await window.latest()
+        await asyncio.to_thread(lambda: [window.append("call.pending", {"call_id": n}) for n in range(50)])
+        found = []
+        while len(found) < 50:
+            found += await window.read(found[-1].id if found else start, timeout=2)
+    finally:
+        live.SERVING_LOOP.reset(token)
+        window.client.delete(STREAM_KEY)
+
+    assert [e.data["call_id"] for e in found] == list(range(50))
