@@ -16,15 +16,22 @@ import json
 import os
 import sys
 import time
-from contextlib import ExitStack
 
 import httpx
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gateway_overhead import REPO, BenchError, manage, run_as_script
-from push_latency import OPERATOR, TIMEOUT_SECONDS, Timings, measure, parsed_arguments, prepare, run_setup, span_rows
-
-from tests.fixtures.servers import SERVERS, free_port, running
+from push_latency import (
+    OPERATOR,
+    TIMEOUT_SECONDS,
+    Timings,
+    each_setup,
+    measure,
+    parsed_arguments,
+    prepare,
+    run_setup,
+    span_rows,
+)
 
 MAKE_KEY = (
     "from django.contrib.auth.models import User; from approvals.api.keys import create_key; "
@@ -98,26 +105,22 @@ def main():
         "|---|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     failed = False
-    with ExitStack() as stack:
-        port = free_port()
-        stack.enter_context(running([sys.executable, str(SERVERS / "sdk_server.py"), str(port)], port=port))
-        for name in args.setup:
-            print(f"measuring {name}…", file=sys.stderr)
-            run = WithBot()
-            timings = run_setup(name, f"http://127.0.0.1:{port}/mcp", args, measure=run.measure, prepare=run.prepare)
-            missing = len(timings.pushed) - len(run.streamed)
-            if timings.errors or missing:
-                print(f"{name}: {timings.errors} calls failed, {missing} never streamed", file=sys.stderr)
-                failed = True
-            stolen = "n/a" if timings.stolen is None else f"{timings.stolen:.1f}"
-            spans = [
-                ("websocket", "the client sends tools/call", timings.sent, timings.pushed),
-                ("websocket", "the console records the call", timings.received_at, timings.pushed),
-                ("GET /api/v1/events", "the client sends tools/call", timings.sent, run.streamed),
-                ("GET /api/v1/events", "the console records the call", timings.received_at, run.streamed),
-            ]
-            tail = (stolen, f"{timings.cpu_check:.0f}")
-            lines += span_rows(name, timings, spans, (50, 95, 99), with_calls=True, tail=tail)
+    for name, upstream_url in each_setup(args):
+        run = WithBot()
+        timings = run_setup(name, upstream_url, args, measure=run.measure, prepare=run.prepare)
+        missing = len(timings.pushed) - len(run.streamed)
+        if timings.errors or missing:
+            print(f"{name}: {timings.errors} calls failed, {missing} never streamed", file=sys.stderr)
+            failed = True
+        stolen = "n/a" if timings.stolen is None else f"{timings.stolen:.1f}"
+        spans = [
+            ("websocket", "the client sends tools/call", timings.sent, timings.pushed),
+            ("websocket", "the console records the call", timings.received_at, timings.pushed),
+            ("GET /api/v1/events", "the client sends tools/call", timings.sent, run.streamed),
+            ("GET /api/v1/events", "the console records the call", timings.received_at, run.streamed),
+        ]
+        tail = (stolen, f"{timings.cpu_check:.0f}")
+        lines += span_rows(name, timings, spans, (50, 95, 99), with_calls=True, tail=tail)
     print("\n".join(lines))
     if failed:
         sys.exit(1)

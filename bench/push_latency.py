@@ -386,6 +386,16 @@ def parsed_arguments(doc: str, *extra) -> argparse.Namespace:
     return args
 
 
+def each_setup(args):
+    """Each setup's name and the upstream's URL, the upstream running meanwhile; the setup is announced on stderr."""
+    with ExitStack() as stack:
+        port = free_port()
+        stack.enter_context(running([sys.executable, str(SERVERS / "sdk_server.py"), str(port)], port=port))
+        for name in args.setup:
+            print(f"measuring {name}…", file=sys.stderr)
+            yield name, f"http://127.0.0.1:{port}/mcp"
+
+
 def main():
     stages_flag = (("--stages",), {"action": "store_true", "help": "also print where the time goes, step by step"})
     args = parsed_arguments(__doc__, stages_flag)
@@ -400,17 +410,13 @@ def main():
     ]
     stages = ["", "| setup | from | to | p50 ms | p95 ms |", "|---|---|---|---:|---:|"]
     failed = False
-    with ExitStack() as stack:
-        port = free_port()
-        stack.enter_context(running([sys.executable, str(SERVERS / "sdk_server.py"), str(port)], port=port))
-        for name in args.setup:
-            print(f"measuring {name}…", file=sys.stderr)
-            timings = run_setup(name, f"http://127.0.0.1:{port}/mcp", args)
-            if timings.errors:
-                print(f"{name}: {timings.errors} calls failed", file=sys.stderr)
-                failed = True
-            lines += rows(name, timings)
-            stages += stage_rows(name, timings)
+    for name, upstream_url in each_setup(args):
+        timings = run_setup(name, upstream_url, args)
+        if timings.errors:
+            print(f"{name}: {timings.errors} calls failed", file=sys.stderr)
+            failed = True
+        lines += rows(name, timings)
+        stages += stage_rows(name, timings)
     print("\n".join(lines + (stages if args.stages else [])))
     if failed:
         sys.exit(1)

@@ -3,8 +3,8 @@
 call_changed and input_changed note each event here; it is appended once the change
 commits. With REDIS_URL the window is a Redis stream, so that every web process appends
 to and reads from the same one, and its ids order the events across processes; embedded
-(one process, as its in-memory channel layer is) it is a deque in the process. An id is `<milliseconds>-<sequence>`, as Redis makes them,
-and what a stream resumes after (`Last-Event-ID`).
+(one process, as its in-memory channel layer is) it is a deque in the process. An id is
+`<milliseconds>-<sequence>`, as Redis makes them, and what a stream resumes after (`Last-Event-ID`).
 """
 
 import asyncio
