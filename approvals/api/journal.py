@@ -59,7 +59,8 @@ class MemoryWindow:
         self.lock = threading.Lock()
         self.sequence = itertools.count()
         self.last = (0, 0)
-        self.dropped = (0, 0)  # the newest id the window let go of
+        # The newest id the window let go of; at first, whatever came before this process began.
+        self.dropped = (int(time.time() * 1000), 0)
         self.waiters: set[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = set()
 
     def append(self, event: str, data: dict):

@@ -9,7 +9,7 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from approvals import roles
-from approvals.api import keys
+from approvals.api import journal, keys
 from approvals.api.models import ApiKey
 from approvals.calls import lifecycle
 from approvals.models import Call, Tool
@@ -102,6 +102,23 @@ async def test_it_resumes_after_last_event_id_without_loss_or_repeats(refund, op
     assert (following["event"], following["data"]["call_id"]) == ("call.pending", third.pk)
     ids = [tuple(map(int, e["id"].split("-"))) for e in [seen, *missed, following]]
     assert ids == sorted(set(ids))
+
+
+async def test_it_says_when_events_after_last_event_id_left_the_window(monkeypatch, operator_keys, live_console):
+    window = journal.MemoryWindow(size=1)
+    monkeypatch.setattr(journal, "_window", window)
+    window.append("call.pending", {"call_id": 1, "status": "pending"})
+    seen = await window.latest()
+    for call_id in (2, 3):
+        window.append("call.pending", {"call_id": call_id, "status": "pending"})
+
+    async with httpx.AsyncClient(base_url=live_console, timeout=TIMEOUT) as http:
+        events = await opened(http, operator_keys[0], after=seen)
+        reset, kept = await events.next(), await events.next()
+        await events.close()
+
+    assert reset["event"] == "stream.reset" and "id" not in reset
+    assert kept["data"]["call_id"] == 3
 
 
 async def test_it_keeps_an_idle_stream_open_with_comments(settings, operator_keys, live_console):

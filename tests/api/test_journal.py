@@ -48,6 +48,15 @@ async def test_it_knows_when_events_after_an_id_left_the_window():
     assert await window.lost_after(first)
 
 
+async def test_it_counts_what_came_before_its_process_as_lost():
+    earlier = MemoryWindow()
+    earlier.append("call.pending", {"call_id": 1})
+    seen = await earlier.latest()
+    await asyncio.sleep(0.01)
+
+    assert await MemoryWindow().lost_after(seen)
+
+
 def test_it_appends_only_once_the_change_commits(transactional_db, monkeypatch):
     window = MemoryWindow()
     monkeypatch.setattr(journal, "_window", window)
