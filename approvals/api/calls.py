@@ -5,7 +5,7 @@ from datetime import timedelta
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
-from ninja import Query, Router, Schema
+from ninja import Field, Query, Router, Schema
 from ninja import Status as Answer
 
 from approvals.api import shapes
@@ -26,7 +26,7 @@ class QueueQuery(Schema):
     client: str = ""
     server: str = ""
     tool: str = ""
-    min_age: int = 0
+    min_age: int = Field(0, ge=0, le=10**9, description="Seconds waited at least.")
 
 
 class CallsQuery(Schema):
@@ -54,15 +54,16 @@ def queue(request: HttpRequest, filters: Query[QueueQuery]):
     """What waits for an operator: `client` is a token's name, `server` a server's slug, `tool` an exposed
     name; `min_age` keeps what has waited at least that many seconds."""
     require(request, VIEW_CALLS)
-    received_by = timezone.now() - timedelta(seconds=max(filters.min_age, 0))
+    received_by = timezone.now() - timedelta(seconds=filters.min_age)
     calls = narrowed(rows.pending_calls(), filters.client, filters.server, filters.tool)
     inputs = shown_inputs().filter(status=InputRequest.Status.PENDING, routed_to=InputRequest.Route.OPERATOR)
     inputs = narrowed(inputs, filters.client, filters.server, filters.tool, prefix="call__")
     return {
         "calls": [shapes.call_summary(c) for c in calls.filter(received_at__lte=received_by)[:MAX_PAGE]],
         "inputs": [
-            shapes.input_summary(i) for i in inputs.filter(created_at__lte=received_by).order_by("created_at", "pk")
-        ][:MAX_PAGE],
+            shapes.input_summary(i)
+            for i in inputs.filter(created_at__lte=received_by).order_by("created_at", "pk")[:MAX_PAGE]
+        ],
     }
 
 

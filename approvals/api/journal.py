@@ -8,7 +8,6 @@ to and reads from the same one, and its ids order the events across processes; e
 """
 
 import asyncio
-import itertools
 import json
 import logging
 import re
@@ -57,7 +56,6 @@ class MemoryWindow:
     def __init__(self, size: int = WINDOW):
         self.entries: deque[Entry] = deque(maxlen=size)
         self.lock = threading.Lock()
-        self.sequence = itertools.count()
         self.last = (0, 0)
         # The newest id the window let go of; at first, whatever came before this process began.
         self.dropped = (int(time.time() * 1000), 0)

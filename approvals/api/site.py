@@ -11,7 +11,7 @@ from ninja import NinjaAPI, Swagger
 from ninja.errors import AuthenticationError, ValidationError
 
 from approvals.api import audit, calls, inputs, stream
-from approvals.api.auth import AUTH, ApiKeyAuth, require
+from approvals.api.auth import AUTH, NO_ROLE, ApiKeyAuth, require
 from approvals.api.schemas import Error, Me
 from approvals.roles import ROLES, can_decide, has_role
 
@@ -33,7 +33,7 @@ def signed_in(view):
         if not request.user.is_authenticated:
             return redirect_to_login(request.get_full_path())
         if not has_role(request.user):
-            return api.create_response(request, {"detail": "Your account holds no role in the console."}, status=403)
+            return api.create_response(request, {"detail": NO_ROLE}, status=403)
         return view(request, *args, **kwargs)
 
     return checked

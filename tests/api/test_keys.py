@@ -4,6 +4,7 @@ user with the user's roles, and the browser's session works too, with its CSRF t
 import hashlib
 import re
 
+import pytest
 from django.test import Client
 
 from approvals import roles
@@ -107,3 +108,24 @@ def test_it_takes_the_browsers_session_and_asks_its_csrf_token_for_a_change(held
     assert without.status_code == 403 and "CSRF" in without.json()["detail"]
     assert with_token.status_code == 200 and with_token.json()["call"]["status"] == "denied"
     assert browser.get("/api/v1/me").json()["authenticated_by"] == "session"
+
+
+HUGE = 10**30
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        f"/api/v1/calls/{HUGE}",
+        f"/api/v1/inputs/{HUGE}",
+        f"/api/v1/calls?before={HUGE}&limit={HUGE}",
+        f"/api/v1/queue?min_age={HUGE}",
+        f"/api/v1/audit?tool={HUGE}&before={HUGE}",
+        "/api/v1/audit?since=yesterday",
+        "/api/v1/calls?status=nonsense",
+    ],
+)
+def test_it_answers_numbers_out_of_range_and_nonsense_in_json_without_a_server_error(db, client, url):
+    answer = client.get(url, headers=bearer(key_of("ada", roles.ADMIN)))
+
+    assert answer.status_code in (200, 404, 422) and answer.headers["content-type"].startswith("application/json")
