@@ -93,7 +93,7 @@ def call(request: HttpRequest, call_id: int):
 
 @router.post(
     "/calls/{call_id}/decision",
-    response={200: Decided, 404: Error, 409: Conflict, 422: Invalid, **REFUSED},
+    response={200: Decided, 400: Error, 404: Error, 409: Conflict, 422: Invalid, **REFUSED},
     summary="Approve, deny, or edit then approve a pending call",
 )
 def decide(request: HttpRequest, call_id: int, decision: Decision):

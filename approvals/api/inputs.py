@@ -27,7 +27,7 @@ def input_request(request: HttpRequest, input_id: int):
 
 @router.post(
     "/inputs/{input_id}/answer",
-    response={200: Answered, 404: Error, 409: Conflict, 422: Invalid, **REFUSED},
+    response={200: Answered, 400: Error, 404: Error, 409: Conflict, 422: Invalid, **REFUSED},
     summary="Accept (with a form's content), decline or cancel an input request",
 )
 def answer(request: HttpRequest, input_id: int, body: AnswerBody):

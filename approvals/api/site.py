@@ -54,9 +54,17 @@ api.add_router("", audit.router)
 api.add_router("", stream.router)
 
 
+def field_named(loc) -> str:
+    """Where a problem is, as the client wrote it: `binding`, `arguments`, `min_age`, not ninja's own path."""
+    parts = [str(part) for part in loc]
+    if parts[:1] == ["body"]:
+        return ".".join(parts[2:]) or "body"
+    return parts[-1] if parts else "request"
+
+
 @api.exception_handler(ValidationError)
 def invalid(request, exc: ValidationError):
-    errors = [f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg', '')}" for e in exc.errors]
+    errors = [f"{field_named(e.get('loc', ()))}: {e.get('msg', '')}" for e in exc.errors]
     return api.create_response(request, {"detail": "The request is not valid.", "errors": errors}, status=422)
 
 

@@ -157,3 +157,15 @@ def test_it_answers_an_input_request_checked_against_its_schema(client, held, op
         "content": {"account": "acme", "notify": True},
     }
     assert AuditEvent.objects.filter(action="input.answered", actor_name="ann").exists()
+
+
+def test_it_names_the_fields_at_fault_and_refuses_a_body_that_is_not_json(client, held, operator_keys):
+    call, _ = held
+    url, key = f"/api/v1/calls/{call.pk}/decision", bearer(operator_keys[0])
+
+    missing = client.post(url, {"action": "approve"}, content_type="application/json", headers=key)
+    garbled = client.post(url, "{", content_type="application/json", headers=key)
+
+    assert missing.status_code == 422 and missing.json()["errors"] == ["binding: Field required"]
+    assert garbled.status_code == 400 and garbled.json()["detail"]
+    assert Call.objects.get(pk=call.pk).status == Call.Status.PENDING

@@ -41,10 +41,16 @@ def test_it_answers_requests_made_from_the_document_as_the_document_says(documen
                 ("every parameter", {k: v for k, v in filled.items() if k != "Last-Event-ID"}, {}, bearer(admin_key)),
                 ("no credentials", {}, {}, {}),
             ]
+            if body:
+                attempts.append(("a body that is not JSON", {}, {}, bearer(admin_key)))
             if "Last-Event-ID" in filled:
                 attempts.append(("resuming", {}, {"Last-Event-ID": filled["Last-Event-ID"]}, bearer(admin_key)))
             for label, params, headers, auth in attempts:
                 request = http.build_request(method, url, params=params, headers={**headers, **auth}, json=json_body)
+                if label == "a body that is not JSON":
+                    request = http.build_request(
+                        method, url, headers={**auth, "Content-Type": "application/json"}, content=b"{"
+                    )
                 with http.stream(request.method, request.url, headers=request.headers, content=request.content) as r:
                     media = r.headers.get("content-type", "")
                     answer = r.json() if media.startswith("application/json") and r.read() else None
