@@ -6,10 +6,10 @@ from approvals import roles
 from approvals.api import keys
 from approvals.calls import lifecycle
 from approvals.inputs import requests
-from approvals.models import Call, InputRequest
+from approvals.models import Call, InputRequest, Tool
 from approvals.protocol import revisions
 from approvals.tokens.credentials import create_token
-from tests.fixtures.catalog import REFUND, make_tool
+from tests.fixtures.catalog import REFUND, make_server, make_tool
 from tests.fixtures.people import make_user
 
 FORM = {
@@ -33,20 +33,22 @@ def bearer(secret: str) -> dict:
 
 
 @pytest.fixture
-def held(transactional_db):
+def held(refund):
     """A refund call held for a decision, and an input request of another call asking an operator for a form."""
-    from approvals.models import Server
-
-    shop = Server.objects.create(name="Shop", slug="shop", transport="stdio", command="true", tool_prefix="shop_")
-    tool = make_tool(shop, **REFUND)
     token = create_token("agent")[0]
     ctx = lifecycle.ClientContext(token, revisions.MODERN, "2026-07-28")
-    call, answer = lifecycle.receive_call(ctx, tool, {"order_id": 7, "amount": 20}, 1, None)
+    call, answer = lifecycle.receive_call(ctx, refund, {"order_id": 7, "amount": 20}, 1, None)
     assert answer is None and call.status == Call.Status.PENDING
-    asking, _ = lifecycle.receive_call(ctx, tool, {"order_id": 8, "amount": 30}, 2, None)
+    asking, _ = lifecycle.receive_call(ctx, refund, {"order_id": 8, "amount": 30}, 2, None)
     Call.objects.filter(pk=asking.pk).update(status=Call.Status.FORWARDED)
     asked = requests.open_request(asking, requests.ELICIT, FORM, InputRequest.Route.OPERATOR)
     return call, asked
+
+
+@pytest.fixture
+def refund(transactional_db) -> Tool:
+    """shop_issue_refund, with no rule: its calls wait for an operator."""
+    return make_tool(make_server("Shop", slug="shop", tool_prefix="shop_"), **REFUND)
 
 
 @pytest.fixture

@@ -1,9 +1,6 @@
 """`GET /api/v1/events`: the queue's events as Server-Sent Events, with ids to resume from, keep-alives, and
 refusals in JSON rather than a stream that never starts."""
 
-import asyncio
-import json
-
 import httpx
 import pytest
 from asgiref.sync import sync_to_async
@@ -12,57 +9,8 @@ from approvals import roles
 from approvals.api import journal, keys
 from approvals.api.models import ApiKey
 from approvals.calls import lifecycle
-from approvals.models import Call, Tool
-from approvals.protocol import revisions
-from approvals.tokens.credentials import create_token
 from tests.api.conftest import bearer, key_of
-from tests.fixtures.catalog import REFUND, make_server, make_tool
-
-TIMEOUT = 10
-
-
-class Events:
-    """One open stream, read an event at a time."""
-
-    def __init__(self, response: httpx.Response):
-        self.response, self.lines = response, response.aiter_lines()
-
-    async def close(self):
-        await self.response.aclose()
-
-    async def next(self, comments=False) -> dict:
-        """The next event ({"id", "event", "data"}), or with `comments` a comment line as {"comment": …}."""
-        event: dict = {}
-        while True:
-            line = await asyncio.wait_for(anext(self.lines), TIMEOUT)
-            if line.startswith(":") and comments:
-                return {"comment": line[1:].strip()}
-            if line == "" and "event" in event:
-                return event
-            name, _, value = line.partition(": ")
-            if name == "data":
-                event["data"] = json.loads(value)
-            elif name in ("id", "event"):
-                event[name] = value
-
-
-@pytest.fixture
-def refund(transactional_db) -> Tool:
-    return make_tool(make_server("Shop", slug="shop", tool_prefix="shop_"), **REFUND)
-
-
-def receive(tool: Tool, amount: int) -> Call:
-    ctx = lifecycle.ClientContext(create_token(f"agent {amount}")[0], revisions.MODERN, "2026-07-28")
-    return lifecycle.receive_call(ctx, tool, {"order_id": 1, "amount": amount}, 1, None)[0]
-
-
-async def opened(http: httpx.AsyncClient, secret: str, after: str | None = None) -> Events:
-    headers = bearer(secret) | ({"Last-Event-ID": after} if after else {})
-    response = await http.send(http.build_request("GET", "/api/v1/events", headers=headers), stream=True)
-    assert response.status_code == 200 and response.headers["content-type"] == "text/event-stream"
-    events = Events(response)
-    assert await asyncio.wait_for(anext(events.lines), TIMEOUT) == "retry: 2000"
-    return events
+from tests.api.streams import TIMEOUT, opened, receive
 
 
 async def test_it_delivers_call_pending_with_an_id(refund, operator_keys, live_console):
