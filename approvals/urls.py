@@ -2,7 +2,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from approvals.signin.forms import ThrottledAuthenticationForm
-from approvals.views import audit, calls, catalog, connect, inputs, policy, queue, review, servers, tokens
+from approvals.views import account, audit, calls, catalog, connect, inputs, policy, queue, review, servers, tokens
 
 urlpatterns = [
     path("login/", auth_views.LoginView.as_view(authentication_form=ThrottledAuthenticationForm), name="login"),
@@ -52,4 +52,6 @@ urlpatterns = [
     path("audit/verify/", audit.audit_verify, name="audit_verify"),
     path("audit/retention/", audit.audit_retention_view, name="audit_retention"),
     path("audit/decisions/", audit.my_decisions, name="my_decisions"),
+    path("account/", account.account, name="account"),
+    path("account/keys/<int:pk>/revoke/", account.revoke, name="api_key_revoke"),
 ]

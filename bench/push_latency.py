@@ -290,7 +290,8 @@ def setup_env(stack: ExitStack, name: str, database_name: str = BENCH_DATABASE) 
     return base_env(DATABASE_URL=database, REDIS_URL=os.environ.get("REDIS_URL", DEFAULT_REDIS_URL))
 
 
-def run_setup(name: str, upstream_url: str, args) -> Timings:
+def run_setup(name: str, upstream_url: str, args, measure=measure, prepare=prepare) -> Timings:
+    """One setup's run; another bench passes its own `measure` (same arguments) and `prepare`."""
     with ExitStack() as stack:
         env = setup_env(stack, name)
         tool, secret = prepare(env, upstream_url)
@@ -366,8 +367,9 @@ def span_rows(name: str, timings: Timings, spans, percentiles, with_calls=False,
     return lines
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def parsed_arguments(doc: str, *extra) -> argparse.Namespace:
+    """The run's options, shared with benches built on this one; `extra` are (flags, options) of further ones."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=200, help="measured calls per setup (default 200)")
     parser.add_argument("--clients", type=int, default=4, help="clients calling at once (default 4)")
     parser.add_argument(
@@ -376,10 +378,27 @@ def main():
     parser.add_argument("--seconds", type=float, default=90, help="at most this long per setup (default 90)")
     parser.add_argument("--revision", default=LEGACY_REVISION, choices=[LEGACY_REVISION, MODERN_REVISION])
     parser.add_argument("--setup", nargs="+", choices=["embedded", "services"], default=["embedded", "services"])
-    parser.add_argument("--stages", action="store_true", help="also print where the time goes, step by step")
+    for flags, options in extra:
+        parser.add_argument(*flags, **options)
     args = parser.parse_args()
     if args.calls < 1 or args.clients < 1 or args.pause < 0:
         parser.error("--calls and --clients must be at least 1, --pause at least 0")
+    return args
+
+
+def each_setup(args):
+    """Each setup's name and the upstream's URL, the upstream running meanwhile; the setup is announced on stderr."""
+    with ExitStack() as stack:
+        port = free_port()
+        stack.enter_context(running([sys.executable, str(SERVERS / "sdk_server.py"), str(port)], port=port))
+        for name in args.setup:
+            print(f"measuring {name}…", file=sys.stderr)
+            yield name, f"http://127.0.0.1:{port}/mcp"
+
+
+def main():
+    stages_flag = (("--stages",), {"action": "store_true", "help": "also print where the time goes, step by step"})
+    args = parsed_arguments(__doc__, stages_flag)
     lines = [
         f"{args.clients} clients (revision {args.revision}) each calling `echo` under an ask rule, "
         f"{args.pause:g} s after "
@@ -391,17 +410,13 @@ def main():
     ]
     stages = ["", "| setup | from | to | p50 ms | p95 ms |", "|---|---|---|---:|---:|"]
     failed = False
-    with ExitStack() as stack:
-        port = free_port()
-        stack.enter_context(running([sys.executable, str(SERVERS / "sdk_server.py"), str(port)], port=port))
-        for name in args.setup:
-            print(f"measuring {name}…", file=sys.stderr)
-            timings = run_setup(name, f"http://127.0.0.1:{port}/mcp", args)
-            if timings.errors:
-                print(f"{name}: {timings.errors} calls failed", file=sys.stderr)
-                failed = True
-            lines += rows(name, timings)
-            stages += stage_rows(name, timings)
+    for name, upstream_url in each_setup(args):
+        timings = run_setup(name, upstream_url, args)
+        if timings.errors:
+            print(f"{name}: {timings.errors} calls failed", file=sys.stderr)
+            failed = True
+        lines += rows(name, timings)
+        stages += stage_rows(name, timings)
     print("\n".join(lines + (stages if args.stages else [])))
     if failed:
         sys.exit(1)

@@ -63,6 +63,8 @@ ACTIONS = [
     "token.changed",
     "token.rotated",
     "token.revoked",
+    "api_key.created",
+    "api_key.revoked",
     "rule.created",
     "rule.changed",
     "rule.moved",

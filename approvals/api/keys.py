@@ -1,0 +1,59 @@
+"""Personal API keys: random, shown once, stored as hashes, bound to a user, revocable, each change audited."""
+
+import secrets
+
+from django.db import transaction
+from django.utils import timezone
+
+from approvals.api.models import ApiKey
+from approvals.audit import chain
+from approvals.audit.chain import Actor
+from approvals.tokens.credentials import TOUCH_INTERVAL, hash_secret
+
+PREFIX = "mcpk_"
+MAX_NAME = 100
+
+
+def new_key() -> tuple[str, str]:
+    """A fresh key and the prefix by which people recognise it."""
+    secret = PREFIX + secrets.token_urlsafe(32)
+    return secret, secret[: len(PREFIX) + 6]
+
+
+@transaction.atomic
+def create_key(user, name: str) -> tuple[ApiKey, str]:
+    """A new key for `user` and its secret; the secret exists only in what this returns."""
+    secret, prefix = new_key()
+    key = ApiKey.objects.create(user=user, name=name.strip()[:MAX_NAME], prefix=prefix, key_hash=hash_secret(secret))
+    chain.record("api_key.created", Actor.user(user), data={"key_id": key.pk, "name": key.name, "prefix": prefix})
+    return key, secret
+
+
+@transaction.atomic
+def revoke_key(user, key_id) -> bool:
+    """Revoke one of the user's own keys; False when it is not theirs or already revoked."""
+    now = timezone.now()
+    revoked = ApiKey.objects.filter(pk=key_id, user=user, revoked_at__isnull=True).update(revoked_at=now)
+    if revoked:
+        key = ApiKey.objects.get(pk=key_id)
+        data = {"key_id": key.pk, "name": key.name, "prefix": key.prefix}
+        chain.record("api_key.revoked", Actor.user(user), data=data)
+    return bool(revoked)
+
+
+def user_of(secret: str):
+    """The active user this key acts as, noting its use; None for an unknown, revoked or deactivated one's key."""
+    if not secret.startswith(PREFIX):
+        return None
+    key = ApiKey.objects.select_related("user").filter(key_hash=hash_secret(secret), revoked_at__isnull=True).first()
+    if key is None or not key.user.is_active:
+        return None
+    now = timezone.now()
+    # Written at most once a TOUCH_INTERVAL: a busy bot must not make every request a write.
+    if key.last_used_at is None or now - key.last_used_at > TOUCH_INTERVAL:
+        ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
+    return key.user
+
+
+def keys_of(user):
+    return ApiKey.objects.filter(user=user)
