@@ -74,6 +74,11 @@ ACTIONS = [
     "admin.deleted",
     "retention.changed",
     "audit.pruned",
+    "webhook.created",
+    "webhook.changed",
+    "webhook.rotated",
+    "webhook.deleted",
+    "webhook.redelivered",
 ]
 
 

@@ -21,6 +21,8 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from approvals.webhooks import announce
+
 OPERATORS = "operators"
 CATALOG = "catalog"
 # Every event loop holding upstream sessions (calls.runner): close those to a server that was retired.
@@ -283,6 +285,7 @@ def call_changed(call, event: str):
         to_waiters(call_group(call.pk), "call.update", status=call.status),
         (OPERATORS, {"type": "call.event", "event": event, "call_id": call.pk, "status": call.status}),
     )
+    announce.call_changed(call, event)
 
 
 def catalog_changed(server_id):
@@ -322,3 +325,4 @@ def input_changed(request, event: str):
         to_waiters(call_group(request.call_id), "call.update", status="", input_id=request.pk),
         (OPERATORS, {"type": "input.event", "event": event, "input_id": request.pk, "call_id": request.call_id}),
     )
+    announce.input_changed(request, event)
