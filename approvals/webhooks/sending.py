@@ -139,10 +139,13 @@ def record(delivery, number, status, elapsed_ms, error, requested_by) -> Webhook
 
 
 def send_due() -> int:
-    """Send the deliveries due and not under way (their attempt lost), and drop those long finished."""
+    """Send the deliveries due and not under way (their attempt lost), and drop those long finished.
+
+    A disabled endpoint's deliveries wait, and go out once it is enabled again.
+    """
     now = timezone.now()
     due = list(
-        WebhookDelivery.objects.filter(next_attempt_at__lte=now, delivered_at__isnull=True)
+        WebhookDelivery.objects.filter(next_attempt_at__lte=now, delivered_at__isnull=True, endpoint__enabled=True)
         .order_by("next_attempt_at")
         .values_list("pk", flat=True)[:500]
     )

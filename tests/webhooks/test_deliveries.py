@@ -9,9 +9,11 @@ import threading
 
 import pytest
 from django.test import Client
+from django.utils.timezone import now
 
 from approvals.calls import lifecycle
-from approvals.models import AuditEvent, Call, WebhookDelivery
+from approvals.models import AuditEvent, Call, WebhookDelivery, WebhookEndpoint
+from approvals.webhooks.sending import send_due
 from tests.fixtures.calls import pending_call
 from tests.fixtures.gateway import sdk_client
 from tests.fixtures.people import make_user
@@ -157,3 +159,22 @@ def test_it_redelivers_on_an_admin_s_request_and_audits_it(sending, receiver, en
     assert len(hook.received(2)) == 2
     event = AuditEvent.objects.get(action="webhook.redelivered")
     assert event.actor_name == "ada" and event.data["delivery"]["message_id"] == delivery.message_id
+
+
+def test_it_sends_again_what_a_stopped_process_left_due_unless_its_endpoint_is_disabled(
+    sending, receiver, endpoint, client_token, refund_tool
+):
+    hook, off = receiver(), receiver()
+    added, secret = endpoint(hook.url, events=["call.pending"])
+    disabled, _ = endpoint(off.url, events=["call.pending"])
+    WebhookEndpoint.objects.filter(pk=disabled.pk).update(enabled=False)
+    lost = {"type": "call.pending", "timestamp": "2026-11-23T10:00:00+00:00", "data": {"call": {"id": 1}}}
+    for one in (added, disabled):
+        WebhookDelivery.objects.create(
+            endpoint=one, message_id=f"msg_lost{one.pk}", event_type="call.pending", payload=lost, next_attempt_at=now()
+        )
+
+    assert send_due() == 1
+    assert hook.verified(secret, 1) == [lost]
+    attempts_recorded(added, 1)
+    assert off.requests == []
