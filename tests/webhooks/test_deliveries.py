@@ -178,3 +178,17 @@ def test_it_sends_again_what_a_stopped_process_left_due_unless_its_endpoint_is_d
     assert hook.verified(secret, 1) == [lost]
     attempts_recorded(added, 1)
     assert off.requests == []
+
+
+def test_it_gives_up_waiting_at_the_timeout_and_stops_after_the_last_attempt(
+    settings, receiver, endpoint, client_token, refund_tool
+):
+    settings.WEBHOOK_TIMEOUT_SECONDS, settings.WEBHOOK_ATTEMPTS = 0.5, 1
+    hook = receiver(hang=True)
+    added, _ = endpoint(hook.url, events=["call.pending"])
+    pending_call(client_token, refund_tool)
+
+    (attempt,) = attempts_recorded(added, 1)
+    assert attempt.error == "no answer within 0.5 seconds" and attempt.status_code is None
+    assert attempt.response_ms < 5000
+    assert WebhookDelivery.objects.get(endpoint=added).state == "failed"
