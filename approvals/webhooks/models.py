@@ -3,6 +3,8 @@
 from django.db import models
 from django.utils import timezone
 
+from approvals.webhooks.transport import answered_text
+
 # What an endpoint may subscribe to, and what each stands for on its page.
 EVENT_TYPES = {
     "call.pending": "A call waits for a decision",
@@ -81,3 +83,8 @@ class WebhookAttempt(models.Model):
     @property
     def ok(self) -> bool:
         return not self.error
+
+    @property
+    def detail(self) -> str:
+        """What the error says beyond the status code shown beside it."""
+        return "" if self.error == answered_text(self.status_code) else self.error

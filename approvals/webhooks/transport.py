@@ -14,6 +14,10 @@ import httpx
 MAX_RESPONSE_BYTES = 64 * 1024
 
 
+def answered_text(status: int) -> str:
+    return f"answered {status}"
+
+
 class WebhookError(Exception):
     """An attempt that failed: no answer, or one that is not a 2xx. `status` is the answer's code, if any."""
 
@@ -73,7 +77,7 @@ class Transport:
         if response.is_redirect:
             raise WebhookError(f"answered {status}, a redirect, which is not followed", status, elapsed)
         if not response.is_success:
-            raise WebhookError(f"answered {status}", status, elapsed)
+            raise WebhookError(answered_text(status), status, elapsed)
         return Answer(status, elapsed)
 
 
