@@ -43,7 +43,13 @@ class WebhookEndpoint(models.Model):
 class WebhookDelivery(models.Model):
     """One event for one endpoint: sent at once, then retried with growing delays until it is delivered."""
 
-    endpoint = models.ForeignKey(WebhookEndpoint, on_delete=models.CASCADE, related_name="deliveries")
+    # No database constraint: on PostgreSQL checking one would lock the endpoint's row inside the transaction of
+    # the call whose event this is, which may hold the audit head already, while an admin deleting the endpoint
+    # holds its row and waits for the head. Django still deletes an endpoint's deliveries with it, and the sweep
+    # drops one written for an endpoint deleted meanwhile.
+    endpoint = models.ForeignKey(
+        WebhookEndpoint, on_delete=models.CASCADE, related_name="deliveries", db_constraint=False
+    )
     message_id = models.CharField(max_length=40, unique=True)
     event_type = models.CharField(max_length=40)
     payload = models.JSONField()

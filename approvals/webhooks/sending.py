@@ -20,7 +20,7 @@ from django.db import close_old_connections, transaction
 from django.utils import timezone
 from standardwebhooks import Webhook
 
-from approvals.models import WebhookAttempt, WebhookDelivery
+from approvals.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from approvals.webhooks import bodies
 from approvals.webhooks.transport import Transport, WebhookError
 from console.celery import app
@@ -139,7 +139,8 @@ def record(delivery, number, status, elapsed_ms, error, requested_by) -> Webhook
 
 
 def send_due() -> int:
-    """Send the deliveries due and not under way (their attempt lost), and drop those long finished.
+    """Send the deliveries due and not under way (their attempt lost); drop those long finished or whose endpoint
+    is gone.
 
     A disabled endpoint's deliveries wait, and go out once it is enabled again.
     """
@@ -150,9 +151,9 @@ def send_due() -> int:
         .values_list("pk", flat=True)[:500]
     )
     send_soon(due)
-    WebhookDelivery.objects.filter(
-        created_at__lt=now - timedelta(days=KEEP_DAYS), next_attempt_at__isnull=True
-    ).delete()
+    finished = WebhookDelivery.objects.filter(created_at__lt=now - timedelta(days=KEEP_DAYS), next_attempt_at=None)
+    finished.delete()
+    WebhookDelivery.objects.exclude(endpoint_id__in=WebhookEndpoint.objects.values("pk")).delete()
     return len(due)
 
 

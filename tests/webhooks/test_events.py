@@ -1,6 +1,9 @@
 """Which steps become which webhook events, for the endpoints that want them, and the bodies they get."""
 
+from datetime import timedelta
+
 import pytest
+from django.utils import timezone
 
 from approvals.audit import verify
 from approvals.calls import lifecycle
@@ -100,3 +103,20 @@ def test_it_keeps_slack_markup_out_of_names():
 def test_it_waits_four_times_longer_before_each_retry_and_never_more_than_an_hour(settings):
     settings.WEBHOOK_RETRY_SECONDS = 10
     assert [sending.retry_delay(n) for n in range(1, 8)] == [10, 40, 160, 640, 2560, 3600, 3600]
+
+
+def test_it_drops_deliveries_long_finished_or_whose_endpoint_is_gone(hooks):
+    endpoint, month_ago, later = hooks(), timezone.now() - timedelta(days=31), timezone.now() + timedelta(hours=1)
+
+    def delivery(name, endpoint_id=endpoint.pk, **fields):
+        return WebhookDelivery.objects.create(
+            endpoint_id=endpoint_id, message_id=name, event_type="call.pending", payload={}, **fields
+        )
+
+    delivery("recent")
+    delivery("old", created_at=month_ago)
+    delivery("old but retrying", created_at=month_ago, next_attempt_at=later)
+    delivery("orphan", endpoint_id=endpoint.pk + 1000, next_attempt_at=later)
+
+    assert sending.send_due() == 0
+    assert set(WebhookDelivery.objects.values_list("message_id", flat=True)) == {"recent", "old but retrying"}
