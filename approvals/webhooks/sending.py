@@ -61,14 +61,18 @@ def deliver(delivery_id: int, requested_by: str = "") -> WebhookAttempt | None:
         return None
     delivery, number = claimed
     endpoint = delivery.endpoint
-    text = bodies.body(delivery.payload, endpoint.slack)
     try:
+        text = bodies.body(delivery.payload, endpoint.slack)
         answer = Transport(settings.WEBHOOK_TIMEOUT_SECONDS).post(
             endpoint.url, text.encode(), signed_headers(endpoint.secret, delivery.message_id, text)
         )
         status, elapsed_ms, error = answer.status, answer.elapsed_ms, ""
     except WebhookError as failure:
         status, elapsed_ms, error = failure.status, failure.elapsed_ms, failure.message
+    except Exception as exc:
+        # Recorded as a failed attempt like any other, so that the retries run out rather than repeat unseen.
+        log.exception("webhook delivery %s failed in the console", delivery_id)
+        status, elapsed_ms, error = None, None, f"the console could not send it: {type(exc).__name__}"
     return record(delivery, number, status, elapsed_ms, error, requested_by)
 
 

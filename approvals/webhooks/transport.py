@@ -36,6 +36,7 @@ def url_problem(url: str) -> str:
     """Why a URL cannot be an endpoint, or ""."""
     try:
         parts = urlsplit(url)
+        parts.port  # noqa: B018 -- reading it checks it
     except ValueError:
         return "the URL cannot be read"
     if parts.scheme not in ("http", "https"):
@@ -70,7 +71,7 @@ class Transport:
                         break
         except httpx.TimeoutException:
             raise WebhookError(f"no answer within {self.timeout:g} seconds", elapsed_ms=ms_since(started)) from None
-        except (httpx.HTTPError, OSError) as exc:
+        except (httpx.HTTPError, httpx.InvalidURL, OSError, ValueError) as exc:
             raise WebhookError(f"{type(exc).__name__}: {exc}"[:500], elapsed_ms=ms_since(started)) from None
         elapsed = ms_since(started)
         status = response.status_code
