@@ -85,7 +85,8 @@ def announce(event_type: str, data, path: str):
         for endpoint in endpoints
     )
     ids = [delivery.pk for delivery in deliveries]
-    transaction.on_commit(lambda: sending.send_soon(ids))
+    # Robust: a broker that fails must not fail the call whose event this is; the deliveries stay due.
+    transaction.on_commit(lambda: sending.send_soon(ids), robust=True)
 
 
 def call_data(call) -> dict:

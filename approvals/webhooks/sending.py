@@ -46,7 +46,8 @@ def schedule(delivery_id: int, delay: float, requested_by: str = ""):
     if app.conf.task_always_eager:
         sender().submit(delivery_id, delay, requested_by)
     else:
-        app.send_task("approvals.tasks.deliver_webhook", args=[delivery_id, requested_by], countdown=delay)
+        # No retries on a broker that does not answer: this may run on a call's request, and send_due sends it later.
+        app.send_task("approvals.tasks.deliver_webhook", args=[delivery_id, requested_by], countdown=delay, retry=False)
 
 
 def retry_delay(attempt: int) -> float:
@@ -138,7 +139,7 @@ def record(delivery, number, status, elapsed_ms, error, requested_by) -> Webhook
     if changes:
         WebhookDelivery.objects.filter(pk=delivery.pk).update(**changes)
     if delay is not None:
-        transaction.on_commit(lambda: schedule(delivery.pk, delay))
+        transaction.on_commit(lambda: schedule(delivery.pk, delay), robust=True)
     return attempt
 
 
