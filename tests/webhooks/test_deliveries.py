@@ -14,6 +14,7 @@ from django.utils.timezone import now
 from approvals.calls import lifecycle
 from approvals.models import AuditEvent, Call, WebhookDelivery, WebhookEndpoint
 from approvals.webhooks.sending import send_due
+from console.celery import app
 from tests.fixtures.calls import pending_call
 from tests.fixtures.gateway import sdk_client
 from tests.fixtures.people import make_user
@@ -192,3 +193,21 @@ def test_it_gives_up_waiting_at_the_timeout_and_stops_after_the_last_attempt(
     assert attempt.error == "no answer within 0.5 seconds" and attempt.status_code is None
     assert attempt.response_ms < 5000
     assert WebhookDelivery.objects.get(endpoint=added).state == "failed"
+
+
+def test_it_receives_the_call_when_the_broker_refuses_the_delivery_and_leaves_it_due(
+    monkeypatch, endpoint, client_token, refund_tool
+):
+    def refused(*args, **kwargs):
+        raise ConnectionRefusedError("the broker is down")
+
+    monkeypatch.setattr(app, "send_task", refused)
+    added, _ = endpoint("http://127.0.0.1:9/hook", events=["call.pending"])
+    app.conf.task_always_eager = False
+    try:
+        call = pending_call(client_token, refund_tool)
+    finally:
+        app.conf.task_always_eager = True
+    assert Call.objects.get(pk=call.pk).status == Call.Status.PENDING
+    delivery = WebhookDelivery.objects.get(endpoint=added)
+    assert delivery.attempts == 0 and delivery.next_attempt_at <= now()
