@@ -72,19 +72,18 @@ def create_endpoint(fields: dict, user) -> tuple[WebhookEndpoint, str]:
 @transaction.atomic
 def change_endpoint(endpoint: WebhookEndpoint, fields: dict, user) -> bool:
     """Apply `fields` (of EDITABLE); False when nothing changed."""
+    if not set(fields) <= set(EDITABLE):
+        raise ValueError(f"only {', '.join(EDITABLE)} can be changed")
     errors = problems({**snapshot(endpoint), **fields})
     if errors:
         raise EndpointError(errors)
     endpoint = WebhookEndpoint.objects.select_for_update().get(pk=endpoint.pk)
     before = snapshot(endpoint)
-    for field, value in fields.items():
-        if field not in EDITABLE:
-            raise ValueError(f"{field} cannot be changed")
-        setattr(endpoint, field, value)
-    if snapshot(endpoint) == before:
+    after = {**before, **fields}
+    if after == before:
         return False
-    endpoint.save(update_fields=list(fields))
-    record("webhook.changed", user, endpoint, before, snapshot(endpoint))
+    WebhookEndpoint.objects.filter(pk=endpoint.pk).update(**fields)
+    record("webhook.changed", user, endpoint, before, after)
     return True
 
 
