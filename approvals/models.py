@@ -549,6 +549,8 @@ class InputRequest(models.Model):
         return f"input request {self.pk} ({self.method}) of call {self.call_id}"
 
 
-# The audit log's and the API's models live beside them; imported here so Django and callers find them in one place.
+# The audit log's, the API's and the webhooks' models live beside them; imported here so Django and callers find them
+# in one place.
 from approvals.api.models import ApiKey  # noqa: E402,F401
 from approvals.audit.models import AuditEvent, AuditHead, AuditSettings, AuditVerification  # noqa: E402,F401
+from approvals.webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint  # noqa: E402,F401

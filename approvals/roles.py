@@ -19,6 +19,7 @@ PERMISSIONS = {
         "delete_policyrule",
         "decide_call",
         "manage_tokens",
+        "manage_webhooks",
         "view_auditevent",
         "change_auditsettings",
     ],

@@ -9,6 +9,7 @@ from approvals.gateway import sessions
 from approvals.inputs import requests
 from approvals.models import Server
 from approvals.tokens import changes
+from approvals.webhooks import sending
 
 
 @shared_task
@@ -48,3 +49,14 @@ def prune_audit():
 @shared_task
 def prune_sessions():
     return sessions.prune_sessions()
+
+
+@shared_task
+def deliver_webhook(delivery_id, requested_by=""):
+    attempt = sending.deliver(delivery_id, requested_by)
+    return attempt.error or attempt.status_code if attempt else None
+
+
+@shared_task
+def send_due_webhooks():
+    return sending.send_due()

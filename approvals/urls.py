@@ -2,7 +2,20 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from approvals.signin.forms import ThrottledAuthenticationForm
-from approvals.views import account, audit, calls, catalog, connect, inputs, policy, queue, review, servers, tokens
+from approvals.views import (
+    account,
+    audit,
+    calls,
+    catalog,
+    connect,
+    inputs,
+    policy,
+    queue,
+    review,
+    servers,
+    tokens,
+    webhooks,
+)
 
 urlpatterns = [
     path("login/", auth_views.LoginView.as_view(authentication_form=ThrottledAuthenticationForm), name="login"),
@@ -43,6 +56,12 @@ urlpatterns = [
     path("tokens/<int:pk>/", tokens.token_edit, name="token_edit"),
     path("tokens/<int:pk>/rotate/", tokens.token_rotate, name="token_rotate"),
     path("tokens/<int:pk>/revoke/", tokens.token_revoke, name="token_revoke"),
+    path("webhooks/", webhooks.webhook_list, name="webhooks"),
+    path("webhooks/new/", webhooks.webhook_add, name="webhook_add"),
+    path("webhooks/<int:pk>/", webhooks.webhook_detail, name="webhook"),
+    path("webhooks/<int:pk>/rotate/", webhooks.webhook_rotate, name="webhook_rotate"),
+    path("webhooks/<int:pk>/delete/", webhooks.webhook_delete, name="webhook_delete"),
+    path("webhooks/deliveries/<int:pk>/redeliver/", webhooks.webhook_redeliver, name="webhook_redeliver"),
     path("connect/", connect.connect, name="connect"),
     path("audit/", audit.audit_log, name="audit"),
     path("audit/events/<int:seq>/", audit.audit_event, name="audit_event"),

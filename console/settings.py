@@ -183,6 +183,7 @@ CELERY_BEAT_SCHEDULE = {
     "expire-stale-calls": {"task": "approvals.tasks.expire_stale_calls", "schedule": STALE_CALLS_INTERVAL_SECONDS},
     "expire-stale-inputs": {"task": "approvals.tasks.expire_stale_inputs", "schedule": STALE_CALLS_INTERVAL_SECONDS},
     "prune-sessions": {"task": "approvals.tasks.prune_sessions", "schedule": 3600.0},
+    "send-due-webhooks": {"task": "approvals.tasks.send_due_webhooks", "schedule": 60.0},
     "verify-audit-chain": {
         "task": "approvals.tasks.verify_audit_chain",
         "schedule": float(os.environ.get("AUDIT_VERIFY_INTERVAL_SECONDS", 3600)),
@@ -257,6 +258,11 @@ UPSTREAM_CALL_TIMEOUT_SECONDS = float(os.environ.get("UPSTREAM_CALL_TIMEOUT_SECO
 # How long what an upstream server asks for mid-call waits for its answer (an operator's form, or the
 # client's). Shorter than the upstream call's own timeout, which also covers the time spent waiting.
 INPUT_TIMEOUT_SECONDS = float(os.environ.get("INPUT_TIMEOUT_SECONDS", 300))
+# Webhooks (approvals.webhooks): the longest wait on an endpoint, attempts per event, and the first
+# retry's delay, each later one four times longer (at most an hour).
+WEBHOOK_TIMEOUT_SECONDS = float(os.environ.get("WEBHOOK_TIMEOUT_SECONDS", 10))
+WEBHOOK_ATTEMPTS = int(os.environ.get("WEBHOOK_ATTEMPTS", 8))
+WEBHOOK_RETRY_SECONDS = float(os.environ.get("WEBHOOK_RETRY_SECONDS", 10))
 MAX_RESULT_BYTES = int(os.environ.get("MAX_RESULT_BYTES", 4 * 1024 * 1024))
 
 # The audit log: days events are kept (0: forever); admins may change it on the audit page.

@@ -217,7 +217,7 @@ document.addEventListener("DOMContentLoaded", () => {
     const row = message.html ? fragment(message.html) : null;
     const tool = row?.querySelector(".call-tool")?.textContent.trim() || "A tool call";
     const note = new Notification("A call waits for approval", { body: tool, tag: `call-${message.call_id}` });
-    note.onclick = () => { window.focus(); location.assign(`/queue/#call-${message.call_id}`); };
+    note.onclick = () => { window.focus(); location.assign(`/calls/${message.call_id}/`); };
   };
 
   const resync = async () => {

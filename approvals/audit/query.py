@@ -77,6 +77,11 @@ ACTIONS = [
     "admin.deleted",
     "retention.changed",
     "audit.pruned",
+    "webhook.created",
+    "webhook.changed",
+    "webhook.rotated",
+    "webhook.deleted",
+    "webhook.redelivered",
 ]
 
 

@@ -22,6 +22,7 @@ from approvals.audit import chain, witness
 from approvals.audit.chain import HASHED, Actor, event_hash
 from approvals.audit.query import stream_rows
 from approvals.models import AuditEvent, AuditHead, AuditVerification
+from approvals.webhooks import announce
 
 CHUNK = 5000
 PRUNED = "audit.pruned"
@@ -264,16 +265,20 @@ def run(run_by: str, expect=None) -> AuditVerification:
     """Verify and keep the result for the audit page."""
     started = timezone.now()
     verdict = verify_chain(expect)
-    return AuditVerification.objects.create(
-        started_at=started,
-        finished_at=timezone.now(),
-        ok=verdict.ok,
-        checked=verdict.checked,
-        first_seq=verdict.first_seq,
-        last_seq=verdict.last_seq,
-        broken_seq=verdict.broken_seq,
-        expected=verdict.expected,
-        found=verdict.found,
-        problem=verdict.problem,
-        run_by=run_by,
-    )
+    with transaction.atomic():
+        verification = AuditVerification.objects.create(
+            started_at=started,
+            finished_at=timezone.now(),
+            ok=verdict.ok,
+            checked=verdict.checked,
+            first_seq=verdict.first_seq,
+            last_seq=verdict.last_seq,
+            broken_seq=verdict.broken_seq,
+            expected=verdict.expected,
+            found=verdict.found,
+            problem=verdict.problem,
+            run_by=run_by,
+        )
+        if not verification.ok:
+            announce.verification_failed(verification)
+    return verification

@@ -17,6 +17,7 @@ from approvals.models import Server, Tool, ToolChange
 from approvals.protocol.tools import check_tool, tool_digest
 from approvals.upstream import ServerIdentity, ServerSpec, UpstreamError, open_session
 from approvals.upstream.session import decline
+from approvals.webhooks import announce
 
 log = logging.getLogger(__name__)
 
@@ -144,6 +145,7 @@ def apply_catalog(
         }
         chain.record("catalog.changed", SYSTEM, server=server, data=changes)
         events.catalog_changed(server.pk)
+        announce.tools_need_review(server, report.review)
     return report
 
 

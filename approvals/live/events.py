@@ -22,6 +22,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from approvals.api import journal
+from approvals.webhooks import announce
 
 OPERATORS = "operators"
 CATALOG = "catalog"
@@ -286,6 +287,7 @@ def call_changed(call, event: str):
         (OPERATORS, {"type": "call.event", "event": event, "call_id": call.pk, "status": call.status}),
     )
     journal.note(event, call_id=call.pk, status=call.status)
+    announce.call_changed(call, event)
 
 
 def catalog_changed(server_id):
@@ -326,3 +328,4 @@ def input_changed(request, event: str):
         (OPERATORS, {"type": "input.event", "event": event, "input_id": request.pk, "call_id": request.call_id}),
     )
     journal.note(event, input_id=request.pk, call_id=request.call_id, status=request.status)
+    announce.input_changed(request, event)

@@ -1,0 +1,118 @@
+"""What the rest of the console calls when something webhooks tell of happens: one small call at each seam.
+
+Each runs inside the transaction that made the change: a delivery row for every
+endpoint that wants the event is written with it, and sending starts after commit
+(approvals.webhooks.sending), off the request that made the change. The body is
+fixed now, so that a receiver reads the call as it was at this step, and it names
+what happened without the arguments, results or anything to act on: a receiver
+follows the link and signs in.
+"""
+
+import uuid
+
+from django.db import transaction
+from django.urls import reverse
+from django.utils import timezone
+
+from approvals.models import Call, InputRequest, WebhookDelivery, WebhookEndpoint
+
+# A call's live events (approvals.live.events) and the webhook each is, when it is one.
+CALL_EVENTS = {"call.pending": "call.pending", "call.decided": "call.decided"}
+# Ended otherwise than by a decision; a denial is call.decided.
+FINISHED = {Call.Status.COMPLETED, Call.Status.FAILED, Call.Status.EXPIRED, Call.Status.CANCELLED}
+
+
+def call_changed(call, live_event: str):
+    """A call moved on; `call` is any row with a call's fields (its id, tool name, status, token, server)."""
+    event_type = CALL_EVENTS.get(live_event)
+    if event_type is None and call.status in FINISHED:
+        event_type = "call.finished"
+    if event_type is not None:
+        announce(event_type, lambda: {"call": call_data(call)}, path=reverse("call", args=[call.pk]))
+
+
+def input_changed(request: InputRequest, live_event: str):
+    """An input request that an operator must answer (not one passed through to the client)."""
+    if live_event == "input.pending" and request.routed_to == InputRequest.Route.OPERATOR:
+        announce(
+            "input.requested",
+            lambda: {"input": input_data(request), "call": call_data(request.call)},
+            path=reverse("input", args=[request.pk]),
+        )
+
+
+def tools_need_review(server, exposed_names: list[str]):
+    if exposed_names:
+        data = {"server": {"id": server.pk, "name": server.name}, "tools": sorted(exposed_names)}
+        announce("tool.needs_review", lambda: data, path=reverse("review"))
+
+
+def verification_failed(verification):
+    """A verification of the audit chain that did not find it intact (broken, or not verified)."""
+    data = {
+        "verification": {
+            "id": verification.pk,
+            "broken_seq": verification.broken_seq,
+            "problem": verification.problem,
+            "run_by": verification.run_by,
+            "finished_at": verification.finished_at.isoformat(),
+        }
+    }
+    announce("audit.verification_failed", lambda: data, path=reverse("audit"))
+
+
+def announce(event_type: str, data, path: str):
+    """A delivery of `event_type` for each enabled endpoint that wants it; `data()` builds the body's data once."""
+    endpoints = [e for e in WebhookEndpoint.objects.filter(enabled=True) if event_type in e.events]
+    if not endpoints:
+        return
+    from approvals.webhooks import sending
+
+    body, now = data(), timezone.now()
+    deliveries = WebhookDelivery.objects.bulk_create(
+        WebhookDelivery(
+            endpoint=endpoint,
+            message_id=f"msg_{uuid.uuid4().hex}",
+            event_type=event_type,
+            payload={
+                "type": event_type,
+                "timestamp": now.isoformat(),
+                "data": {**body, "url": endpoint.console_url.rstrip("/") + path},
+            },
+            created_at=now,
+            next_attempt_at=now,
+        )
+        for endpoint in endpoints
+    )
+    ids = [delivery.pk for delivery in deliveries]
+    # Robust: a broker that fails must not fail the call whose event this is; the deliveries stay due.
+    transaction.on_commit(lambda: sending.send_soon(ids), robust=True)
+
+
+def call_data(call) -> dict:
+    token, server = getattr(call, "token", None), getattr(call, "server", None)
+    return {
+        "id": call.pk,
+        "tool": call.tool_name,
+        "status": call.status,
+        "client": token.name if token is not None else "",
+        "server": server.name if server is not None else "",
+        "decided_by": call.decided_by_name,
+        "reason": call.reason,
+        "received_at": stamp(call.received_at),
+        "decided_at": stamp(call.decided_at),
+        "answered_at": stamp(call.answered_at),
+    }
+
+
+def input_data(request: InputRequest) -> dict:
+    return {
+        "id": request.pk,
+        "method": request.method,
+        "mode": request.mode,
+        "expires_at": stamp(request.expires_at),
+    }
+
+
+def stamp(when) -> str | None:
+    return when.isoformat() if when is not None else None

@@ -1,0 +1,46 @@
+"""The bytes a delivery posts: the event as stored, or for a Slack-compatible endpoint one line of text with a link."""
+
+import json
+
+
+def body(payload: dict, slack: bool) -> str:
+    content = {"text": slack_text(payload)} if slack else payload
+    return json.dumps(content, separators=(",", ":"), ensure_ascii=False)
+
+
+def slack_text(payload: dict) -> str:
+    data = payload.get("data", {})
+    link = f"<{data.get('url', '')}|{LINK_WORDS.get(payload.get('type'), 'open it')}>"
+    return f"{describe(payload.get('type', ''), data)}: {link}"
+
+
+LINK_WORDS = {
+    "call.pending": "decide it",
+    "input.requested": "answer it",
+    "tool.needs_review": "review them",
+    "audit.verification_failed": "open the audit log",
+}
+
+
+def describe(event_type: str, data: dict) -> str:
+    call = data.get("call", {})
+    the_call = f"Call {call.get('id')} to `{escape(call.get('tool', ''))}` from {escape(call.get('client', ''))}"
+    if event_type == "call.pending":
+        return f"{the_call} waits for a decision"
+    if event_type == "call.decided":
+        return f"{the_call} was {call.get('status')} by {escape(call.get('decided_by', ''))}"
+    if event_type == "call.finished":
+        return f"{the_call} ended: {call.get('status')}"
+    if event_type == "input.requested":
+        return f"{the_call} asks for input"
+    if event_type == "tool.needs_review":
+        tools = ", ".join(f"`{escape(name)}`" for name in data.get("tools", []))
+        return f"Tools of {escape(data.get('server', {}).get('name', ''))} wait for review: {tools}"
+    if event_type == "audit.verification_failed":
+        return f"Verifying the audit log failed: {escape(data.get('verification', {}).get('problem', ''))}"
+    return escape(event_type)
+
+
+def escape(text) -> str:
+    """Slack reads &, < and > as markup: a tool name must not become a link or a mention."""
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

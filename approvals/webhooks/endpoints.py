@@ -1,0 +1,125 @@
+"""Admins' changes to webhook endpoints, each one audit event in the same transaction; a secret is returned once."""
+
+import base64
+import secrets
+from urllib.parse import urlsplit
+
+from django.db import transaction
+from django.utils import timezone
+
+from approvals.audit import chain
+from approvals.audit.chain import Actor
+from approvals.models import WebhookDelivery, WebhookEndpoint
+from approvals.webhooks import sending
+from approvals.webhooks.models import EVENT_TYPES
+from approvals.webhooks.transport import url_problem
+
+EDITABLE = ("url", "description", "events", "slack", "enabled", "console_url")
+
+
+class EndpointError(Exception):
+    def __init__(self, errors: list[str]):
+        super().__init__("; ".join(errors))
+        self.errors = errors
+
+
+def new_secret() -> str:
+    """A Standard Webhooks secret: whsec_ and 24 random bytes in base64."""
+    return "whsec_" + base64.b64encode(secrets.token_bytes(24)).decode()
+
+
+def snapshot(endpoint: WebhookEndpoint) -> dict:
+    return {field: getattr(endpoint, field) for field in EDITABLE}
+
+
+def audited(fields: dict | None) -> dict | None:
+    """An endpoint as the audit log keeps it: a URL's path may be a credential (Slack's are), so only its origin."""
+    return None if fields is None else {**fields, "url": origin_of(fields["url"])}
+
+
+def origin_of(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}" + ("/…" if parts.path.strip("/") or parts.query else "")
+
+
+def problems(fields: dict) -> list[str]:
+    errors = []
+    for name in ("url", "console_url"):
+        problem = url_problem(fields.get(name, ""))
+        if problem:
+            errors.append(f"{'URL' if name == 'url' else 'console address'}: {problem}")
+    if len(fields.get("url", "")) > 2000:
+        errors.append("URL: at most 2000 characters")
+    unknown = [event for event in fields.get("events", []) if event not in EVENT_TYPES]
+    if unknown:
+        errors.append(f"unknown events: {', '.join(unknown)}")
+    if not fields.get("events"):
+        errors.append("choose at least one event")
+    return errors
+
+
+@transaction.atomic
+def create_endpoint(fields: dict, user) -> tuple[WebhookEndpoint, str]:
+    """A new endpoint and its secret, which is shown this once."""
+    errors = problems(fields)
+    if errors:
+        raise EndpointError(errors)
+    endpoint = WebhookEndpoint.objects.create(**fields, secret=new_secret(), created_by=user)
+    record("webhook.created", user, endpoint, None, snapshot(endpoint))
+    return endpoint, endpoint.secret
+
+
+@transaction.atomic
+def change_endpoint(endpoint: WebhookEndpoint, fields: dict, user) -> bool:
+    """Apply `fields` (of EDITABLE); False when nothing changed."""
+    if not set(fields) <= set(EDITABLE):
+        raise ValueError(f"only {', '.join(EDITABLE)} can be changed")
+    errors = problems({**snapshot(endpoint), **fields})
+    if errors:
+        raise EndpointError(errors)
+    endpoint = WebhookEndpoint.objects.select_for_update().get(pk=endpoint.pk)
+    before = snapshot(endpoint)
+    after = {**before, **fields}
+    if after == before:
+        return False
+    WebhookEndpoint.objects.filter(pk=endpoint.pk).update(**fields)
+    record("webhook.changed", user, endpoint, before, after)
+    return True
+
+
+@transaction.atomic
+def rotate_secret(endpoint: WebhookEndpoint, user) -> str:
+    """A new secret, shown once; deliveries from now on are signed with it."""
+    endpoint = WebhookEndpoint.objects.select_for_update().get(pk=endpoint.pk)
+    endpoint.secret, endpoint.secret_rotated_at = new_secret(), timezone.now()
+    endpoint.save(update_fields=["secret", "secret_rotated_at"])
+    record("webhook.rotated", user, endpoint, None, None, secret="replaced")
+    return endpoint.secret
+
+
+@transaction.atomic
+def delete_endpoint(endpoint: WebhookEndpoint, user):
+    record("webhook.deleted", user, endpoint, snapshot(endpoint), None)
+    endpoint.delete()
+
+
+@transaction.atomic
+def redeliver(delivery: WebhookDelivery, user):
+    """One more attempt at a delivery now, whatever became of it, off this request."""
+    record(
+        "webhook.redelivered",
+        user,
+        delivery.endpoint,
+        None,
+        None,
+        delivery={"id": delivery.pk, "message_id": delivery.message_id, "event": delivery.event_type},
+    )
+    name = user.get_username()
+    transaction.on_commit(lambda: sending.schedule(delivery.pk, 0.0, requested_by=name))
+
+
+def record(action, user, endpoint, before, after, **extra):
+    data = {"endpoint_id": endpoint.pk, "url": origin_of(endpoint.url), **extra}
+    if before is not None or after is not None:
+        data |= {"before": audited(before), "after": audited(after)}
+    chain.record(action, Actor.user(user), data=data)
