@@ -19,7 +19,7 @@ from django.utils import timezone
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM, Actor
 from approvals.audit.values import value_fields
-from approvals.calls import transitions
+from approvals.calls import agent_tools, transitions
 from approvals.inputs import requests
 from approvals.live import events
 from approvals.models import Call, CallApproval, ClientToken, PolicyRule, Tool
@@ -316,7 +316,7 @@ def decide(
     if refusal:
         return transitions.Outcome(False, call, refusal)
     if edited_arguments is not None:
-        errors = validate((call.tool.definition if call.tool else {}).get("inputSchema") or {}, edited_arguments)
+        errors = validate(agent_tools.input_schema(call), edited_arguments)
         if errors:
             return transitions.Outcome(False, call, "The edited arguments are not valid.", errors)
     return approve_call(call, user, reason, edited_arguments)
