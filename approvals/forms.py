@@ -8,7 +8,7 @@ from django.core.validators import RegexValidator, URLValidator
 
 from approvals.catalog import servers
 from approvals.display.schema_forms import build_form, is_flat
-from approvals.models import ClientToken, PolicyRule, Server, Tool
+from approvals.models import CallKind, ClientToken, PolicyRule, Server, Tool
 from approvals.policy import engine, rules
 from approvals.protocol.tools import DEFAULT_ANNOTATIONS
 
@@ -238,12 +238,20 @@ class RuleForm(EditingForm):
 
     name = forms.CharField(max_length=100, required=False, help_text="Shown in the queue as the rule that decided.")
     action = forms.ChoiceField(choices=PolicyRule.Action.choices, widget=forms.RadioSelect)
+    applies_to = SafeChoiceField(
+        CallKind,
+        CallKind.TOOL,
+        label="Applies to",
+        help_text="Tool calls match tools by exposed name; permission requests match a coding agent's own tools "
+        "(Bash, Edit, Read...) and their input.",
+    )
     server = forms.ChoiceField(required=False, help_text="Only calls to this upstream server.")
     tool_glob = forms.CharField(
         label="Tools",
         initial="*",
         max_length=200,
-        help_text="Exposed tool name pattern: * any characters, ? one, e.g. records_get_*.",
+        help_text="Exposed tool name pattern: * any characters, ? one, e.g. records_get_*; for permission requests "
+        "the agent's tool, e.g. Bash.",
         widget=forms.TextInput(attrs={"spellcheck": "false", "autocomplete": "off"}),
     )
     client = forms.ChoiceField(required=False, help_text="Only calls from this client token.")
@@ -309,6 +317,7 @@ class RuleForm(EditingForm):
         return {
             "name": rule.name,
             "action": rule.action,
+            "applies_to": rule.applies_to,
             "server": rule.server.name if rule.server else "",
             "tool_glob": rule.tool_glob,
             "client": rule.client.name if rule.client else "",
@@ -343,6 +352,7 @@ class RuleForm(EditingForm):
         data = self.cleaned_data
         return rules.RuleRequest(
             action=data["action"],
+            applies_to=data["applies_to"],
             server=data["server"] or None,
             tool_glob=data["tool_glob"].strip(),
             client=data["client"] or None,
