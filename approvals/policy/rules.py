@@ -64,7 +64,6 @@ class RuleError(ValueError):
 @dataclass
 class RuleRequest:
     action: str
-    applies_to: str = PolicyRule._meta.get_field("applies_to").default
     server: str | None = None
     tool_glob: str = "*"
     client: str | None = None
@@ -77,6 +76,7 @@ class RuleRequest:
     approvals_needed: int = 1
     approval_timeout_seconds: int | None = None  # None: the global APPROVAL_TIMEOUT_SECONDS
     separation_of_duties: str = PolicyRule.SeparationOfDuties.INHERIT
+    applies_to: str = CallKind.TOOL
 
 
 @dataclass
