@@ -6,12 +6,14 @@ import json
 import pytest
 from asgiref.sync import sync_to_async
 
+from approvals import roles
 from approvals.audit.models import AuditEvent
 from approvals.calls import lifecycle
 from approvals.models import Call, PolicyRule
 from approvals.tokens.credentials import create_token
 from tests.fixtures.calls import wait_for_pending_call
 from tests.fixtures.gateway import sdk_client
+from tests.fixtures.people import make_user
 from tests.gateway.test_sdk_clients import both_eras, text_of
 
 PROMPT = "approval_prompt"
@@ -124,3 +126,44 @@ async def test_it_tells_the_agent_what_to_fix_in_malformed_arguments(mcp_url, se
     assert result.is_error
     assert "'input' must be an object" in text_of(result)
     assert not await Call.objects.aexists()
+
+
+async def test_a_rule_asking_two_operators_and_not_the_tokens_owner_holds_it_until_both_approve(mcp_url):
+    owner, ann, bob = [await sync_to_async(make_user)(name, roles.OPERATOR) for name in ("owner", "ann", "bob")]
+    _, secret = await sync_to_async(create_token)("owned agent", user=owner, owner=owner)
+    await PolicyRule.objects.acreate(
+        name="two for shell",
+        action="ask",
+        applies_to="permission",
+        tool_glob="Bash",
+        approvals_needed=2,
+        separation_of_duties="require",
+    )
+
+    async with sdk_client(mcp_url, secret) as client:
+        asking = asyncio.ensure_future(client.call_tool(PROMPT, BASH))
+        call = await wait_for_pending_call()
+        refused = await sync_to_async(lifecycle.decide)(call.pk, owner, True)
+        first = await sync_to_async(lifecycle.decide)(call.pk, ann, True)
+        assert not asking.done()
+        second = await sync_to_async(lifecycle.decide)(call.pk, bob, True)
+        result = await asyncio.wait_for(asking, 10)
+
+    assert not refused.won and "separation of duties" in refused.message
+    assert first.won and (await Call.objects.aget()).approvals_needed == 2
+    assert second.won
+    assert decision_of(result) == {"behavior": "allow", "updatedInput": BASH["input"]}
+
+
+async def test_a_request_nobody_decides_in_time_is_denied_saying_so(mcp_url, secret):
+    await PolicyRule.objects.acreate(
+        name="quick", action="ask", applies_to="permission", tool_glob="*", approval_timeout_seconds=1
+    )
+
+    async with sdk_client(mcp_url, secret) as client:
+        result = await asyncio.wait_for(client.call_tool(PROMPT, BASH), 15)
+
+    decision = decision_of(result)
+    assert decision["behavior"] == "deny"
+    assert "no operator decided within 1 seconds" in decision["message"]
+    assert (await Call.objects.aget()).status == Call.Status.EXPIRED
