@@ -10,6 +10,7 @@ from approvals.catalog import servers
 from approvals.display.schema_forms import build_form, is_flat
 from approvals.models import CallKind, ClientToken, PolicyRule, Server, Tool
 from approvals.policy import engine, rules
+from approvals.protocol import permission_prompt
 from approvals.protocol.tools import DEFAULT_ANNOTATIONS
 
 
@@ -442,3 +443,32 @@ class TryForm(forms.Form):
         if tried and self.cleaned_data["arguments"] is not None:
             return json.dumps(self.cleaned_data["arguments"], ensure_ascii=False)
         return self["arguments"].value() or "{}"
+
+
+class TryPermissionForm(forms.Form):
+    """A coding agent's permission request to try against the policy: the client, the agent's tool, its input."""
+
+    token = forms.ModelChoiceField(queryset=ClientToken.objects.all(), label="Agent's token", empty_label=None)
+    agent_tool = forms.CharField(
+        label="Asks to use",
+        max_length=permission_prompt.MAX_TOOL_NAME,
+        help_text="The coding agent's own tool, e.g. Bash, Edit, Read.",
+        widget=forms.TextInput(attrs={"spellcheck": "false", "autocomplete": "off"}),
+    )
+    tool_input = forms.CharField(
+        label="Input",
+        initial="{}",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false"}),
+        help_text='What the agent would run its tool with, as a JSON object, e.g. {"command": "ls"}.',
+    )
+
+    def clean_tool_input(self):
+        tool_input = json_field(self.cleaned_data["tool_input"], {})
+        if not isinstance(tool_input, dict):
+            raise forms.ValidationError("The input must be a JSON object.")
+        return tool_input
+
+    def request(self):
+        """(token, agent's tool, input) to try."""
+        return self.cleaned_data["token"], self.cleaned_data["agent_tool"].strip(), self.cleaned_data["tool_input"]

@@ -385,3 +385,24 @@ def test_it_refuses_a_permission_rule_that_names_a_server(admin_client, shop):
     assert response.status_code == 200
     assert "permission requests come from an agent, not a server" in response.content.decode()
     assert not PolicyRule.objects.exists()
+
+
+def test_it_tries_a_permission_request_and_says_why_the_rules_for_tools_did_not_match(login, two_rules, agent):
+    rules.create_rule(
+        rules.RuleRequest(
+            "deny",
+            tool_glob="Bash",
+            applies_to="permission",
+            conditions=[{"path": "command", "op": "contains", "value": "rm -rf"}],
+            name="no rm -rf",
+            message="No recursive deletes",
+        )
+    )
+    query = {"ask-token": agent.pk, "ask-agent_tool": "Bash", "ask-tool_input": '{"command": "rm -rf /"}'}
+
+    page = login("operator").get(reverse("policy_try"), query).content.decode()
+
+    assert "<h2 data-decision>deny, by no rm -rf</h2>" in page
+    assert "The client would be told: No recursive deletes" in page
+    assert "the rule applies to tool calls" in page
+    assert not Call.objects.exists()
