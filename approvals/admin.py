@@ -234,8 +234,8 @@ class ToolChangeAdmin(RecordAdmin):
 
 @admin.register(Call)
 class CallAdmin(RecordAdmin):
-    list_display = ["id", "tool_name", "token", "status", "decided_by_name", "received_at"]
-    list_filter = ["status", "era"]
+    list_display = ["id", "kind", "tool_name", "token", "status", "decided_by_name", "received_at"]
+    list_filter = ["kind", "status", "era"]
     search_fields = ["tool_name", "request_id"]
 
 

@@ -8,8 +8,9 @@ from django.core.validators import RegexValidator, URLValidator
 
 from approvals.catalog import servers
 from approvals.display.schema_forms import build_form, is_flat
-from approvals.models import ClientToken, PolicyRule, Server, Tool
+from approvals.models import CallKind, ClientToken, PolicyRule, Server, Tool
 from approvals.policy import engine, rules
+from approvals.protocol import permission_prompt
 from approvals.protocol.tools import DEFAULT_ANNOTATIONS
 
 
@@ -238,12 +239,20 @@ class RuleForm(EditingForm):
 
     name = forms.CharField(max_length=100, required=False, help_text="Shown in the queue as the rule that decided.")
     action = forms.ChoiceField(choices=PolicyRule.Action.choices, widget=forms.RadioSelect)
+    applies_to = SafeChoiceField(
+        CallKind,
+        CallKind.TOOL,
+        label="Applies to",
+        help_text="Tool calls match tools by exposed name; permission requests match a coding agent's own tools "
+        "(Bash, Edit, Read...) and their input.",
+    )
     server = forms.ChoiceField(required=False, help_text="Only calls to this upstream server.")
     tool_glob = forms.CharField(
         label="Tools",
         initial="*",
         max_length=200,
-        help_text="Exposed tool name pattern: * any characters, ? one, e.g. records_get_*.",
+        help_text="Exposed tool name pattern: * any characters, ? one, e.g. records_get_*; for permission requests "
+        "the agent's tool, e.g. Bash.",
         widget=forms.TextInput(attrs={"spellcheck": "false", "autocomplete": "off"}),
     )
     client = forms.ChoiceField(required=False, help_text="Only calls from this client token.")
@@ -309,6 +318,7 @@ class RuleForm(EditingForm):
         return {
             "name": rule.name,
             "action": rule.action,
+            "applies_to": rule.applies_to,
             "server": rule.server.name if rule.server else "",
             "tool_glob": rule.tool_glob,
             "client": rule.client.name if rule.client else "",
@@ -343,6 +353,7 @@ class RuleForm(EditingForm):
         data = self.cleaned_data
         return rules.RuleRequest(
             action=data["action"],
+            applies_to=data["applies_to"],
             server=data["server"] or None,
             tool_glob=data["tool_glob"].strip(),
             client=data["client"] or None,
@@ -432,3 +443,32 @@ class TryForm(forms.Form):
         if tried and self.cleaned_data["arguments"] is not None:
             return json.dumps(self.cleaned_data["arguments"], ensure_ascii=False)
         return self["arguments"].value() or "{}"
+
+
+class TryPermissionForm(forms.Form):
+    """A coding agent's permission request to try against the policy: the client, the agent's tool, its input."""
+
+    token = forms.ModelChoiceField(queryset=ClientToken.objects.all(), label="Agent's token", empty_label=None)
+    agent_tool = forms.CharField(
+        label="Asks to use",
+        max_length=permission_prompt.MAX_TOOL_NAME,
+        help_text="The coding agent's own tool, e.g. Bash, Edit, Read.",
+        widget=forms.TextInput(attrs={"spellcheck": "false", "autocomplete": "off"}),
+    )
+    tool_input = forms.CharField(
+        label="Input",
+        initial="{}",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false"}),
+        help_text='What the agent would run its tool with, as a JSON object, e.g. {"command": "ls"}.',
+    )
+
+    def clean_tool_input(self):
+        tool_input = json_field(self.cleaned_data["tool_input"], {})
+        if not isinstance(tool_input, dict):
+            raise forms.ValidationError("The input must be a JSON object.")
+        return tool_input
+
+    def request(self):
+        """(token, agent's tool, input) to try."""
+        return self.cleaned_data["token"], self.cleaned_data["agent_tool"].strip(), self.cleaned_data["tool_input"]

@@ -343,6 +343,17 @@ class McpSession(models.Model):
     closed_at = models.DateTimeField(null=True, blank=True)
 
 
+class CallKind(models.TextChoices):
+    """What a client asks the console to let through: a tool call, or a coding agent's permission request.
+
+    Each kind is a Call, so holding, quorum, separation of duties, audit and the queue apply to all;
+    a rule applies to one kind.
+    """
+
+    TOOL = "tool", "Tool calls"
+    PERMISSION = "permission", "Permission requests from coding agents"
+
+
 class PolicyRule(models.Model):
     """One ordered rule: the first enabled rule that matches a call decides it."""
 
@@ -366,6 +377,7 @@ class PolicyRule(models.Model):
     position = models.PositiveIntegerField(default=0, db_index=True)
     name = models.CharField(max_length=100, blank=True)
     action = models.CharField(max_length=5, choices=Action.choices)
+    applies_to = models.CharField(max_length=20, choices=CallKind.choices, default=CallKind.TOOL)
     server = models.ForeignKey(Server, null=True, blank=True, on_delete=models.CASCADE, related_name="rules")
     tool_glob = models.CharField(max_length=200, default="*", help_text="Exposed tool name pattern, e.g. github_*")
     client = models.ForeignKey(ClientToken, null=True, blank=True, on_delete=models.CASCADE, related_name="rules")
@@ -403,7 +415,14 @@ class PolicyRule(models.Model):
 
 
 class Call(models.Model):
-    """One tools/call from a client, from arrival to its final answer."""
+    """One tools/call from a client, from arrival to its final answer.
+
+    A permission request (kind `permission`) is a coding agent asking, through the console's own
+    approval_prompt tool, whether it may run one of its own tools: `tool_name` is the agent's tool
+    (Bash, Edit, ...), `arguments` its input, and there is no upstream tool or server.
+    """
+
+    Kind = CallKind
 
     class Status(models.TextChoices):
         REJECTED = "rejected", "Rejected (invalid arguments)"
@@ -426,10 +445,13 @@ class Call(models.Model):
     # Ended by something other than a decision or an answer; the reason (or error) says what.
     CUT_SHORT = {Status.REJECTED, Status.EXPIRED, Status.CANCELLED}
 
+    kind = models.CharField(max_length=20, choices=CallKind.choices, default=CallKind.TOOL, db_index=True)
     token = models.ForeignKey(ClientToken, on_delete=models.PROTECT, related_name="calls")
     tool = models.ForeignKey(Tool, null=True, on_delete=models.SET_NULL, related_name="calls")
     server = models.ForeignKey(Server, null=True, on_delete=models.SET_NULL, related_name="calls")
-    tool_name = models.CharField(max_length=200, help_text="The exposed name the client called.")
+    tool_name = models.CharField(
+        max_length=200, help_text="The exposed name the client called; for a permission request, the agent's tool."
+    )
     request_id = models.CharField(max_length=36, db_index=True, help_text="Correlates the audit events of this call.")
     era = models.CharField(max_length=10)
     protocol_version = models.CharField(max_length=20)

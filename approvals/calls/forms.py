@@ -4,7 +4,7 @@ import json
 
 from django import forms
 
-from approvals.calls import lifecycle
+from approvals.calls import agent_tools, lifecycle
 from approvals.display.schema_forms import build_form, is_flat
 from approvals.models import Call
 
@@ -79,7 +79,7 @@ class ArgumentsEditor:
 
     def __init__(self, call: Call, data=None):
         self.call = call
-        schema = (call.tool.definition if call.tool else {}).get("inputSchema") or {}
+        schema = agent_tools.input_schema(call)
         # An earlier operator's edit, under a quorum, is where the next one starts.
         shown = call.final_arguments
         self.flat = is_flat(schema, shown)

@@ -22,7 +22,7 @@ from django.utils import timezone
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM, Actor
 from approvals.audit.values import value_fields
-from approvals.calls import transitions
+from approvals.calls import agent_tools, transitions
 from approvals.inputs import requests
 from approvals.live import events
 from approvals.models import Call, CallApproval, ClientToken, PolicyRule, Tool
@@ -76,22 +76,17 @@ def find_tool(token: ClientToken, name) -> Tool | None:
     )
 
 
-def record_refusal(ctx: ClientContext, tool: Tool, **data):
+def record_refusal(ctx: ClientContext, server, tool: Tool | None, name: str, **data):
     """A call refused before it became a row: its one audit event."""
     chain.record(
-        "call.refused",
-        Actor.client(ctx.token),
-        server=tool.server,
-        tool=tool,
-        token=ctx.token,
-        data={"tool": tool.exposed_name, **data},
+        "call.refused", Actor.client(ctx.token), server=server, tool=tool, token=ctx.token, data={"tool": name, **data}
     )
 
 
 @transaction.atomic
 def refuse_unreviewed(ctx: ClientContext, tool: Tool) -> dict:
     """A call to a tool whose definition no admin accepted: nothing runs, and the client is told why."""
-    record_refusal(ctx, tool, status=tool.status, digest=tool.digest)
+    record_refusal(ctx, tool.server, tool, tool.exposed_name, status=tool.status, digest=tool.digest)
     if tool.status == Tool.Status.DECLINED:
         return tool_error_result(
             f"The tool {tool.exposed_name} is unavailable: an admin rejected its current definition. It was not run."
@@ -126,10 +121,39 @@ def enabled_rules() -> list[PolicyRule]:
 def policy_rules(rows: list[PolicyRule] | None = None):
     return [
         engine.Rule(
-            r.pk, r.name, r.action, r.tool_glob, r.server_id, r.client_id, r.annotations, r.conditions, r.message
+            r.pk,
+            r.name,
+            r.action,
+            r.tool_glob,
+            r.server_id,
+            r.client_id,
+            r.annotations,
+            r.conditions,
+            r.message,
+            r.applies_to,
         )
         for r in (enabled_rules() if rows is None else rows)
     ]
+
+
+def new_call(ctx: ClientContext, jsonrpc_id, progress_token, arguments: dict, **fields) -> Call:
+    """A call's row as it arrives, before any check or rule: what it is, from whom, held by this process."""
+    now = timezone.now()
+    return Call(
+        token=ctx.token,
+        request_id=str(uuid.uuid4()),
+        era=ctx.era,
+        protocol_version=ctx.protocol_version,
+        session_id=ctx.session_id,
+        jsonrpc_id=jsonrpc_id,
+        progress_token=progress_token,
+        arguments=arguments,
+        arguments_digest=sha256_digest(arguments),
+        received_at=now,
+        holder=holding_process(),
+        lease_expires_at=now + timedelta(seconds=settings.CALL_LEASE_SECONDS),
+        **fields,
+    )
 
 
 @transaction.atomic
@@ -139,41 +163,49 @@ def receive_call(
     """Record the call, check its arguments and apply the policy; the result when no wait follows.
 
     A call that would wait for a decision while its token is at its cap of pending calls is refused unrecorded.
-
-    Everything is worked out first, so the call is one insert and its events one append.
     """
-    now = timezone.now()
-    call = Call(
-        token=ctx.token,
+    call = new_call(
+        ctx,
+        jsonrpc_id,
+        progress_token,
+        arguments,
         tool=tool,
         server=tool.server,
         tool_name=tool.exposed_name,
-        request_id=str(uuid.uuid4()),
-        era=ctx.era,
-        protocol_version=ctx.protocol_version,
-        session_id=ctx.session_id,
-        jsonrpc_id=jsonrpc_id,
-        progress_token=progress_token,
-        arguments=arguments,
-        arguments_digest=sha256_digest(arguments),
         tool_digest=tool.digest,
-        received_at=now,
-        holder=holding_process(),
-        lease_expires_at=now + timedelta(seconds=settings.CALL_LEASE_SECONDS),
     )
     errors = validate(tool.definition.get("inputSchema") or {}, arguments)
-    rows = [] if errors else enabled_rules()
-    verdict = None if errors else engine.evaluate(policy_rules(rows), call_facts(ctx.token, tool, arguments))
     if errors:
-        call.status, call.error, call.is_error, call.answered_at = Call.Status.REJECTED, "; ".join(errors), True, now
-    else:
-        call.policy_action, call.rule_id, call.rule_name, call.policy_at = (
-            verdict.action,
-            verdict.rule and verdict.rule.id,
-            verdict.rule_name,
-            now,
+        call.status, call.error, call.is_error, call.answered_at = (
+            Call.Status.REJECTED,
+            "; ".join(errors),
+            True,
+            call.received_at,
         )
-    if verdict and verdict.action == engine.DENY:
+        call.save(force_insert=True)
+        with chain.batch():
+            record_received(ctx, call, {})
+            chain.record("call.rejected", SYSTEM, call=call, data={"errors": errors})
+        return call, tool_error_result(invalid_arguments_text(tool, errors))
+    verdict = engine.evaluate(policy_rules(), call_facts(ctx.token, tool, arguments))
+    return settle(ctx, call, verdict, Call.Status.FORWARDED)
+
+
+def settle(ctx: ClientContext, call: Call, verdict: engine.Verdict, allowed, received: dict | None = None, result=None):
+    """Apply the policy's verdict to a new call and record it: (call, answer) as receive_call gives them.
+
+    `allowed` is the status an allowed call takes at once, in this same transaction so that nobody
+    can decide it otherwise: a tool call is forwarded, a permission request is completed with `result`.
+    Everything is worked out first, so the call is one insert and its events one append.
+    """
+    now = call.received_at
+    call.policy_action, call.rule_id, call.rule_name, call.policy_at = (
+        verdict.action,
+        verdict.rule and verdict.rule.id,
+        verdict.rule_name,
+        now,
+    )
+    if verdict.action == engine.DENY:
         call.status, call.decided_by_name, call.decided_at, call.reason = (
             Call.Status.DENIED,
             "policy",
@@ -181,42 +213,45 @@ def receive_call(
             verdict.message,
         )
         call.is_error, call.answered_at = True, now
-    elif verdict and verdict.action == engine.ALLOW:
-        # Forwarded at once, in this same transaction: nobody can decide it otherwise now.
-        call.status, call.decided_by_name, call.decided_at, call.forwarded_at = (
-            Call.Status.FORWARDED,
-            "policy",
-            now,
-            now,
-        )
-    elif verdict:
+    elif verdict.action == engine.ALLOW:
+        call.status, call.decided_by_name, call.decided_at = allowed, "policy", now
+        if allowed == Call.Status.FORWARDED:
+            call.forwarded_at = now
+        else:
+            call.result, call.answered_at = result, now
+    else:
         refusal = limits.why_no_more_pending(ctx.token)
         if refusal:
-            return None, refuse_pending(ctx, tool, refusal)
-        timeout, call.approvals_needed, call.separation_of_duties = hold_terms(verdict.rule, rows)
+            return None, refuse_pending(ctx, call, refusal)
+        timeout, call.approvals_needed, call.separation_of_duties = hold_terms(verdict.rule, enabled_rules())
         call.status, call.expires_at = Call.Status.PENDING, now + timedelta(seconds=timeout)
     call.save(force_insert=True)
     with chain.batch():
-        chain.record(
-            "call.received",
-            Actor.client(ctx.token),
-            call=call,
-            data={"tool": tool.exposed_name, **value_fields("arguments", arguments)},
-        )
-        if errors:
-            chain.record("call.rejected", SYSTEM, call=call, data={"errors": errors})
-            return call, tool_error_result(invalid_arguments_text(tool, errors))
+        record_received(ctx, call, received or {})
         chain.record("call.policy", SYSTEM, call=call, data={"action": verdict.action, "rule": verdict.rule_name})
         if call.status == Call.Status.DENIED:
             chain.record("call.denied", SYSTEM, call=call, data={"reason": verdict.message, "rule": verdict.rule_name})
             return call, tool_error_result(error_text(call))
         if call.status == Call.Status.FORWARDED:
-            chain.record("call.forwarded", SYSTEM, call=call, data=value_fields("arguments", arguments))
+            chain.record("call.forwarded", SYSTEM, call=call, data=value_fields("arguments", call.arguments))
             events.call_changed(call, "call.forwarded")
             return call, None
+        if call.status == Call.Status.COMPLETED:
+            chain.record("call.completed", SYSTEM, call=call, data={"result": summarize(result), "error": ""})
+            events.call_changed(call, "call.finished")
+            return call, result
         chain.record("call.pending", SYSTEM, call=call, data={"expires_at": call.expires_at.isoformat()})
         events.call_changed(call, "call.pending")
     return call, None
+
+
+def record_received(ctx: ClientContext, call: Call, extra: dict):
+    chain.record(
+        "call.received",
+        Actor.client(ctx.token),
+        call=call,
+        data={"tool": call.tool_name, **extra, **value_fields("arguments", call.arguments)},
+    )
 
 
 def hold_terms(rule: engine.Rule | None, rows: list[PolicyRule]) -> tuple[float, int, bool]:
@@ -231,10 +266,10 @@ def hold_terms(rule: engine.Rule | None, rows: list[PolicyRule]) -> tuple[float,
     return row.approval_timeout_seconds or settings.APPROVAL_TIMEOUT_SECONDS, row.approvals_needed, separated
 
 
-def refuse_pending(ctx: ClientContext, tool: Tool, refusal: str) -> dict:
+def refuse_pending(ctx: ClientContext, call: Call, refusal: str) -> dict:
     """A call that would wait for a decision but may not: no row, one audit event, and the client told why."""
-    record_refusal(ctx, tool, reason=refusal)
-    return tool_error_result(f"The call to {tool.exposed_name} was not run: {refusal}.")
+    record_refusal(ctx, call.server, call.tool, call.tool_name, reason=refusal)
+    return tool_error_result(f"The call to {call.tool_name} was not run: {refusal}.")
 
 
 def call_facts(token: ClientToken, tool: Tool, arguments: dict) -> engine.CallFacts:
@@ -244,6 +279,7 @@ def call_facts(token: ClientToken, tool: Tool, arguments: dict) -> engine.CallFa
         tool_name=tool.exposed_name,
         arguments=arguments,
         annotations=annotations(tool.definition) if tool.server.trusted else None,
+        kind=Call.Kind.TOOL,
     )
 
 
@@ -305,7 +341,7 @@ def decide(
     if refusal:
         return transitions.Outcome(False, call, refusal)
     if edited_arguments is not None:
-        errors = validate((call.tool.definition if call.tool else {}).get("inputSchema") or {}, edited_arguments)
+        errors = validate(agent_tools.input_schema(call), edited_arguments)
         if errors:
             return transitions.Outcome(False, call, "The edited arguments are not valid.", errors)
     return approve_call(call, user, reason, edited_arguments)

@@ -48,19 +48,9 @@ async def run_call(ctx: lifecycle.ClientContext, jsonrpc_id, params: dict, emit,
     meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
     progress_token = meta.get("progressToken")
     log_level = meta.get(META_LOG_LEVEL) if meta.get(META_LOG_LEVEL) in LOG_LEVELS else ctx.log_level
-    # The call is written in the loop's batch, not in this request's thread, which it no longer needs.
-    let_go_of_the_thread()
-    receiving = holding.write(
-        functools.partial(lifecycle.receive_call, ctx, tool, arguments, jsonrpc_id, progress_token)
+    call, result = await record_arrival(
+        ctx, functools.partial(lifecycle.receive_call, ctx, tool, arguments, jsonrpc_id, progress_token)
     )
-    try:
-        # Shielded: once the row is written the call must be seen through, even if the client left meanwhile.
-        call, result = await asyncio.shield(receiving)
-    except asyncio.CancelledError:
-        call, _ = await receiving
-        if call is not None:
-            await cancelled(call, ctx)
-        raise
     if result is not None:
         return result
     with holding.holding(call.pk):
@@ -77,6 +67,21 @@ async def run_call(ctx: lifecycle.ClientContext, jsonrpc_id, params: dict, emit,
         except asyncio.CancelledError:
             await cancelled(call, ctx)
             raise
+
+
+async def record_arrival(ctx: lifecycle.ClientContext, receive) -> tuple[Call | None, dict | None]:
+    """Run `receive` (lifecycle.receive_call or its like) in the loop's batch: the call's row, and its answer if no
+    wait follows. The request's thread is let go of first, since the call no longer needs it."""
+    let_go_of_the_thread()
+    receiving = holding.write(receive)
+    try:
+        # Shielded: once the row is written the call must be seen through, even if the client left meanwhile.
+        return await asyncio.shield(receiving)
+    except asyncio.CancelledError:
+        call, _ = await receiving
+        if call is not None:
+            await cancelled(call, ctx)
+        raise
 
 
 async def cancelled(call: Call, ctx: lifecycle.ClientContext):

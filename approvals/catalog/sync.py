@@ -14,6 +14,7 @@ from approvals.catalog import surface
 from approvals.catalog.specs import upstream_spec
 from approvals.live import events
 from approvals.models import Server, Tool, ToolChange
+from approvals.protocol import permission_prompt
 from approvals.protocol.tools import check_tool, tool_digest
 from approvals.upstream import ServerIdentity, ServerSpec, UpstreamError, open_session
 from approvals.upstream.session import decline
@@ -23,6 +24,8 @@ log = logging.getLogger(__name__)
 
 # Every major LLM API accepts tool names of this shape; MCP allows more ('.', up to 128).
 EXPOSED_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+# The names of the console's own tools on /mcp, which no upstream tool may take.
+RESERVED_NAMES = frozenset({permission_prompt.NAME})
 
 
 @dataclass
@@ -154,6 +157,8 @@ def judge(server, definition, taken, taken_here):
     exposed, reason = exposed_name_for(server.tool_prefix, definition["name"])
     if check.errors:
         reason = "; ".join(check.errors)
+    elif exposed in RESERVED_NAMES:
+        reason = f"exposed name {exposed!r} is the console's own tool; give the server a tool prefix"
     elif not reason:
         owner = taken_here.get(exposed)
         if exposed in taken or (owner is not None and owner != definition["name"]):

@@ -9,6 +9,8 @@ import shlex
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from approvals.protocol import permission_prompt
+
 SERVER_NAME = "approval-console"
 TOKEN_PLACEHOLDER = "<token>"
 # The hosts mcp-remote itself lets through over plain http (it does not count [::1]).
@@ -34,6 +36,15 @@ def snippets(url: str, token: str | None = None) -> list[Snippet]:
             "a shell",
             f'claude mcp add --transport http {SERVER_NAME} {shlex.quote(url)} --header "Authorization: {bearer}"',
             "Add --scope user to use it in every project; the default scope is this project, for you alone.",
+        ),
+        Snippet(
+            "claude-code-permissions",
+            "Claude Code asking operators for permission",
+            "a shell, to run Claude Code headless with its permission prompts in the queue",
+            permission_prompt_command(url, bearer),
+            f"Each tool use the agent would ask you about waits here as a permission request. The token must "
+            f"allow the tool {permission_prompt.NAME}; rules for permission requests allow, deny or ask by the "
+            "agent's tool (Bash, Edit, Read...) and its input.",
         ),
         Snippet(
             "claude-desktop",
@@ -77,6 +88,21 @@ def snippets(url: str, token: str | None = None) -> list[Snippet]:
             "Keep a file that holds a token out of version control.",
         ),
     ]
+
+
+def permission_prompt_command(url: str, bearer: str) -> str:
+    config = {"mcpServers": {SERVER_NAME: {"type": "http", "url": url, "headers": {"Authorization": bearer}}}}
+    return shlex.join(
+        [
+            "claude",
+            "-p",
+            "--mcp-config",
+            json.dumps(config, separators=(",", ":")),
+            "--permission-prompt-tool",
+            f"mcp__{SERVER_NAME}__{permission_prompt.NAME}",
+            "Fix the failing tests",
+        ]
+    )
 
 
 def allow_http(url: str) -> list[str]:

@@ -6,6 +6,7 @@ the URI template, each unique among active rows), and a signed cursor naming
 the last route of the page.
 """
 
+import heapq
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -15,6 +16,7 @@ from django.db.models import QuerySet
 
 from approvals.audit import chain
 from approvals.audit.chain import Actor
+from approvals.calls.permissions import BUILTIN_TOOLS, BuiltinTool
 from approvals.models import ClientToken, Prompt, Resource, ResourceTemplate, SurfaceItem, Tool
 from approvals.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError
 from approvals.tokens.credentials import token_allows
@@ -22,7 +24,7 @@ from approvals.tokens.credentials import token_allows
 CURSOR_SALT = "approvals.gateway.list-cursor"
 
 
-def exposed_definition(row: Tool | SurfaceItem) -> dict:
+def exposed_definition(row: Tool | SurfaceItem | BuiltinTool) -> dict:
     """The upstream definition as clients see it: everything intact but the name (a URI stays as given)."""
     return {**row.definition, "name": row.exposed_name}
 
@@ -81,9 +83,15 @@ def page(listing: Listing, token: ClientToken, params: dict, era: str) -> dict:
         .order_by(listing.route)
         .only(listing.route, "exposed_name", "definition")
     )
+    if listing is TOOLS:
+        # The console's own tools take their place in the order of names, so paging treats them alike.
+        own = [tool for name, tool in sorted(BUILTIN_TOOLS.items()) if name > after]
+        candidates = heapq.merge(candidates.iterator(), own, key=lambda row: row.exposed_name)
+    else:
+        candidates = candidates.iterator()
     rows, more = [], False
     # Token scopes are shell-style globs, which SQL cannot match: filter while reading, stop one past the page.
-    for row in candidates.iterator():
+    for row in candidates:
         if not token_allows(token, row.exposed_name):
             continue
         if len(rows) == size:

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from asgiref.sync import sync_to_async
 
-from approvals.calls import holding, lifecycle, runner
+from approvals.calls import holding, lifecycle, permissions, runner
 from approvals.gateway import streams
 from approvals.gateway.http import jsonrpc_response
 from approvals.models import Tool
@@ -21,17 +21,19 @@ from approvals.protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, JsonRpcEr
 log = logging.getLogger(__name__)
 
 
-async def called_tool(ctx: lifecycle.ClientContext, params: dict) -> Tool:
+async def called_tool(ctx: lifecycle.ClientContext, params: dict) -> Tool | permissions.BuiltinTool:
     """The tool a call names, when this token may use it; refusing early spares the client an SSE stream."""
     name = params.get("name")
-    tool = await sync_to_async(holding.connection_given_back(lifecycle.find_tool))(ctx.token, name)
+    tool = permissions.builtin_tool(ctx.token, name) or await sync_to_async(
+        holding.connection_given_back(lifecycle.find_tool)
+    )(ctx.token, name)
     if tool is None:
         raise JsonRpcError(INVALID_PARAMS, f"Unknown tool: {name}")
     return tool
 
 
 async def respond_to_call(
-    tool: Tool,
+    tool: Tool | permissions.BuiltinTool,
     ctx: lifecycle.ClientContext,
     request: Request,
     *,
@@ -43,9 +45,12 @@ async def respond_to_call(
 ):
     """The response to a tools/call; `finish` dresses the CallToolResult for the era.
 
-    `run` answers the call: run_call for a new one, continuations.continue_call for a client's retry.
+    `run` answers the call: run_call for a new one, continuations.continue_call for a client's retry;
+    the console's own tools answer for themselves.
     """
     ctx = dataclasses.replace(ctx, streaming=stream)
+    if isinstance(tool, permissions.BuiltinTool):
+        run = permissions.run_prompt
 
     async def respond(emit) -> dict:
         try:

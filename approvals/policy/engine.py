@@ -12,6 +12,9 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 ALLOW, ASK, DENY = "allow", "ask", "deny"
+# What a rule applies to: the kinds of Call (models.CallKind), named here so the engine stays plain Python.
+TOOL, PERMISSION = "tool", "permission"
+KIND_WORDS = {TOOL: "tool calls", PERMISSION: "permission requests"}
 _MISSING = object()
 OPERATORS = ("eq", "ne", "in", "not_in", "lt", "lte", "gt", "gte", "contains", "glob", "exists", "absent")
 
@@ -27,15 +30,19 @@ class Rule:
     annotations: dict = field(default_factory=dict)
     conditions: list = field(default_factory=list)
     message: str = ""
+    applies_to: str = TOOL
 
 
 @dataclass(frozen=True)
 class CallFacts:
+    """What a rule can match: for a permission request, the agent's tool and its input, and no server."""
+
     client_id: int
-    server_id: int
+    server_id: int | None
     tool_name: str
     arguments: dict
-    annotations: dict | None  # None when the server is not trusted
+    annotations: dict | None  # None when the server is not trusted, or there is none
+    kind: str = TOOL
 
 
 @dataclass(frozen=True)
@@ -87,6 +94,8 @@ def attempt(rule: Rule, facts: CallFacts) -> Trial:
     unexpected shape never slips past a restriction nor earns an allowance.
     """
     misses, notes = [], []
+    if rule.applies_to != facts.kind:
+        misses.append(f"the rule applies to {KIND_WORDS.get(rule.applies_to, rule.applies_to)}")
     if rule.server_id is not None and rule.server_id != facts.server_id:
         misses.append("the call goes to another server")
     if rule.client_id is not None and rule.client_id != facts.client_id:

@@ -15,7 +15,7 @@ from django.db import transaction
 
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM, Actor
-from approvals.models import ClientToken, PolicyRule, Server
+from approvals.models import CallKind, ClientToken, PolicyRule, Server
 from approvals.policy import engine
 from approvals.protocol.tools import DEFAULT_ANNOTATIONS
 
@@ -25,6 +25,7 @@ FILE_FIELDS = (
     "uid",
     "name",
     "action",
+    "applies_to",
     "server",
     "tool_glob",
     "client",
@@ -40,6 +41,7 @@ FILE_TYPES = {
     "uid": (str,),
     "name": (str,),
     "action": (str,),
+    "applies_to": (str,),
     "server": (str, type(None)),
     "tool_glob": (str,),
     "client": (str, type(None)),
@@ -74,6 +76,7 @@ class RuleRequest:
     approvals_needed: int = 1
     approval_timeout_seconds: int | None = None  # None: the global APPROVAL_TIMEOUT_SECONDS
     separation_of_duties: str = PolicyRule.SeparationOfDuties.INHERIT
+    applies_to: str = CallKind.TOOL
 
 
 @dataclass
@@ -102,6 +105,12 @@ def problems(request: RuleRequest) -> tuple[list[tuple[str, str]], Server | None
     found = []
     if request.action not in PolicyRule.Action.values:
         found.append(("action", f"action must be one of {', '.join(PolicyRule.Action.values)}, not {request.action!r}"))
+    if request.applies_to not in CallKind.values:
+        found.append(
+            ("applies_to", f"a rule applies to one of {', '.join(CallKind.values)}, not {request.applies_to!r}")
+        )
+    elif request.applies_to != CallKind.TOOL and (request.server or request.annotations):
+        found.append(("server", "permission requests come from an agent, not a server: name no server or annotations"))
     server = client = None
     if request.server:
         server = Server.objects.filter(name=request.server).first()
@@ -165,6 +174,7 @@ def serialize(rule: PolicyRule) -> dict:
         "position": rule.position,
         "name": rule.name,
         "action": rule.action,
+        "applies_to": rule.applies_to,
         "server": rule.server.name if rule.server else None,
         "tool_glob": rule.tool_glob,
         "client": rule.client.name if rule.client else None,
@@ -203,6 +213,7 @@ def place(ordered: list[PolicyRule]) -> None:
 
 def assign(rule: PolicyRule, request: RuleRequest, server, client) -> None:
     rule.action = request.action
+    rule.applies_to = request.applies_to
     rule.server = server
     rule.tool_glob = request.tool_glob
     rule.client = client
@@ -422,7 +433,7 @@ def hold_words(rule) -> list[str]:
 
 def summary(rule):
     """One line that reads like the rule: 'ask records_* on Records from ci-bot where readOnlyHint=false'."""
-    words = [rule.action, rule.tool_glob]
+    words = [rule.action, rule.tool_glob if rule.applies_to == CallKind.TOOL else f"permission for {rule.tool_glob}"]
     if rule.server:
         words.append(f"on {rule.server.name}")
     if rule.client:

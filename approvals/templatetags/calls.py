@@ -4,8 +4,8 @@ from django import template
 from django.utils import timezone
 
 from approvals import roles
-from approvals.calls import lifecycle
-from approvals.display import results, rows, timeline, values
+from approvals.calls import agent_tools, lifecycle
+from approvals.display import permissions, results, rows, timeline, values
 from approvals.routing import LIVE_PATH
 
 register = template.Library()
@@ -19,6 +19,7 @@ register.filter("outcome", timeline.outcome_text)
 register.simple_tag(values.value_tree, name="value_tree")
 register.simple_tag(timeline.call_timeline, name="call_timeline")
 register.simple_tag(rows.pending_count, name="pending_count")
+register.simple_tag(permissions.permission_view, name="permission_view")
 
 
 @register.filter
@@ -27,12 +28,12 @@ def tool_changed(call):
 
     Approving such a call runs nothing.
     """
+    if call.kind == call.Kind.PERMISSION:
+        return False
     return call.tool is None or call.tool.digest != call.tool_digest or call.tool.status != call.tool.Status.ACTIVE
 
 
-@register.filter
-def input_schema(call):
-    return (call.tool.definition if call.tool else {}).get("inputSchema") or {}
+register.filter("input_schema", agent_tools.input_schema)
 
 
 @register.filter

@@ -8,7 +8,7 @@ from django.views.decorators.http import require_POST
 
 from approvals.audit.chain import Actor
 from approvals.display.policy import rule_rows, tool_paths
-from approvals.forms import RuleForm, TryForm
+from approvals.forms import RuleForm, TryForm, TryPermissionForm
 from approvals.models import PolicyRule
 from approvals.policy import engine, rules, trial
 from approvals.views.access import permission_or_403
@@ -122,6 +122,10 @@ def rule_delete(request, pk):
 @permission_or_403(READ_RULES)
 def policy_try(request):
     form = TryForm(request.GET if "tool" in request.GET else None)
+    asking = TryPermissionForm(request.GET if "ask-agent_tool" in request.GET else None, prefix="ask")
     tried = form.call() if form.is_bound and form.is_valid() else None
     outcome = trial.try_call(*tried) if tried else None
-    return render(request, "approvals/policy_try.html", {"form": form, "outcome": outcome})
+    if asking.is_bound and asking.is_valid():
+        outcome = trial.try_permission(*asking.request())
+    context = {"form": form, "asking": asking, "outcome": outcome}
+    return render(request, "approvals/policy_try.html", context)

@@ -1,6 +1,6 @@
 import pytest
 
-from approvals.policy.engine import ALLOW, ASK, DENY, CallFacts, Rule, check_conditions, evaluate
+from approvals.policy.engine import ALLOW, ASK, DENY, PERMISSION, CallFacts, Rule, check_conditions, evaluate
 
 
 def facts(tool="demo_delete_record", arguments=None, annotations=None, server_id=1, client_id=7):
@@ -141,3 +141,35 @@ def test_it_says_why_each_rule_above_the_deciding_one_did_not_match():
 def test_it_says_annotations_do_not_count_for_an_untrusted_server():
     verdict = evaluate([Rule(1, "", ALLOW, annotations={"readOnlyHint": True})], facts(annotations=None))
     assert "server is not trusted" in verdict.trials[0].misses[0]
+
+
+def permission(tool="Bash", arguments=None):
+    return CallFacts(
+        client_id=7, server_id=None, tool_name=tool, arguments=arguments or {}, annotations=None, kind=PERMISSION
+    )
+
+
+def test_a_rule_applies_to_tool_calls_or_to_permission_requests_never_both():
+    tools = Rule(1, "every tool", DENY)
+    prompts = Rule(2, "reads", ALLOW, tool_glob="Read", applies_to=PERMISSION)
+    assert evaluate([tools, prompts], permission("Read")).rule == prompts
+    assert evaluate([prompts, tools], facts(tool="Read")).rule == tools
+    assert evaluate([tools], permission("Read")).trials[0].misses == ("the rule applies to tool calls",)
+
+
+def test_it_matches_a_permission_request_by_the_agents_tool_and_its_input():
+    rm = Rule(
+        1,
+        "no rm -rf",
+        DENY,
+        tool_glob="Bash",
+        applies_to=PERMISSION,
+        conditions=[{"path": "command", "op": "contains", "value": "rm -rf"}],
+        message="No recursive deletes",
+    )
+    reads = [Rule(2, "", ALLOW, tool_glob=name, applies_to=PERMISSION) for name in ("Read", "Grep")]
+    rules = [rm, *reads]
+    assert evaluate(rules, permission(arguments={"command": "rm -rf /"})).message == "No recursive deletes"
+    assert evaluate(rules, permission(arguments={"command": "ls"})).action == ASK
+    assert evaluate(rules, permission("Grep", {"pattern": "TODO"})).action == ALLOW
+    assert evaluate(rules, permission("Write", {"file_path": "/x"})).action == ASK

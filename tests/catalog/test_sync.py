@@ -124,6 +124,15 @@ def test_it_rejects_the_later_of_two_tools_with_the_same_exposed_name(scripted):
     assert names(first) == ["search"], "a resync must not let the newcomer take the name"
 
 
+def test_it_keeps_the_name_of_the_consoles_own_tool_from_upstream_tools(scripted):
+    server = scripted("Bare", [[tool("approval_prompt"), tool("search")]], prefix="")
+    sync.sync_server(server)
+    assert names(server) == ["search"]
+    squatter = server.tools.get(upstream_name="approval_prompt")
+    assert squatter.status == Tool.Status.REJECTED
+    assert "the console's own tool" in squatter.reason
+
+
 def test_it_rejects_names_that_llm_apis_would_refuse(scripted):
     server = scripted("Names", [[tool("dotted.name"), tool("x" * 70)]])
     sync.sync_server(server)

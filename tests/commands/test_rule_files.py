@@ -55,6 +55,7 @@ def test_it_exports_every_rule_in_order_with_its_uid_and_names(three_rules):
         "uid": str(three_rules[1].uid),
         "name": "big",
         "action": "ask",
+        "applies_to": "tool",
         "server": "Shop",
         "tool_glob": "*",
         "client": "agent",

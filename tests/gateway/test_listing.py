@@ -43,7 +43,9 @@ def test_it_exposes_the_upstream_definition_with_only_the_name_changed(raw, demo
 
 def test_it_pages_through_the_tools_in_name_order_with_an_opaque_cursor(raw, demo_server, settings):
     settings.MCP_TOOLS_PAGE_SIZE = 2
-    every = sorted(Tool.objects.filter(status=Tool.Status.ACTIVE).values_list("exposed_name", flat=True))
+    upstream = Tool.objects.filter(status=Tool.Status.ACTIVE).values_list("exposed_name", flat=True)
+    # The console's own approval_prompt takes its place among them.
+    every = sorted([*upstream, "approval_prompt"])
 
     pages, cursor = [], None
     while True:
@@ -68,7 +70,7 @@ def test_it_refuses_a_cursor_it_did_not_make(raw, demo_server):
 def test_it_leaves_out_the_tools_of_a_disabled_server(raw, demo_server):
     Server.objects.filter(pk=demo_server.pk).update(enabled=False)
 
-    assert listed_names(raw.modern("tools/list")) == []
+    assert listed_names(raw.modern("tools/list")) == ["approval_prompt"]
 
 
 def test_it_records_each_listing_in_the_audit_log_as_the_clients_doing(narrow):

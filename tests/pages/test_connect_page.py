@@ -12,6 +12,8 @@ from approvals.tokens import credentials
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 README_URL = "https://console.example.com/mcp"
+# Every snippet carries the Authorization header once.
+SNIPPETS = len(snippets.snippets(README_URL))
 
 
 def connect_page(client):
@@ -38,7 +40,7 @@ def test_it_shows_a_snippet_for_each_client_with_the_url_and_a_placeholder(opera
     for client_name in ("Claude Code", "Claude Desktop", "Cursor", "VS Code"):
         assert f"<h2>{client_name}</h2>" in page
     assert page.count("http://testserver/mcp") >= 5
-    assert page.count("Bearer &lt;token&gt;") == 4
+    assert page.count("Bearer &lt;token&gt;") == SNIPPETS
 
 
 def test_it_gives_each_snippet_a_copy_button_that_only_the_script_reveals(operator_client):
@@ -65,7 +67,7 @@ def test_it_creates_a_token_on_the_spot_and_fills_it_into_every_snippet(admin_cl
     secret = response.context["secret"]
     page = response.content.decode()
     assert credentials.authenticate(secret).name == "alice-laptop"
-    assert page.count(f"Bearer {secret}") == 4 and "&lt;token&gt;" not in page
+    assert page.count(f"Bearer {secret}") == SNIPPETS and "&lt;token&gt;" not in page
     assert "only time the secret is shown" in page
     assert "no-store" in response["Cache-Control"]
 
@@ -81,7 +83,7 @@ def test_it_shows_the_errors_and_no_secret_when_the_token_cannot_be_made(admin_c
     response = admin_client.post(reverse("connect"), {"name": "alice-laptop", "tool_globs": "*"})
     page = response.content.decode()
     assert "exists already" in page and response.context["secret"] is None
-    assert page.count("Bearer &lt;token&gt;") == 4
+    assert page.count("Bearer &lt;token&gt;") == SNIPPETS
 
 
 def test_the_claude_code_command_splits_into_the_right_arguments():
@@ -135,3 +137,15 @@ def test_the_readme_shows_the_same_snippets_as_the_page():
     section = section[: section.index("\n## ", 3)]
     for snippet in snippets.snippets(README_URL):
         assert snippet.text in section, f"README's {snippet.client} snippet differs from approvals/display/snippets.py"
+
+
+def test_it_gives_claude_code_the_permission_prompt_tool_with_the_console_and_the_token():
+    argv = shlex.split(by_key(README_URL, "mcpc_abc")["claude-code-permissions"])
+    assert argv[:2] == ["claude", "-p"]
+    assert argv[argv.index("--permission-prompt-tool") + 1] == "mcp__approval-console__approval_prompt"
+    config = json.loads(argv[argv.index("--mcp-config") + 1])
+    assert config == {
+        "mcpServers": {
+            "approval-console": {"type": "http", "url": README_URL, "headers": {"Authorization": "Bearer mcpc_abc"}}
+        }
+    }

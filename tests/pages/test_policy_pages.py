@@ -360,3 +360,49 @@ def test_it_keeps_json_as_the_alternative_and_fills_the_fields_from_it(admin_cli
     response = admin_client.get(reverse("policy_try"), {**pay, "input": "json", "arguments": arguments})
     assert response.context["outcome"].verdict.action == "deny"
     assert response.context["form"].schema_form["amount"].value() == 300
+
+
+def test_it_adds_a_rule_for_permission_requests_and_lists_it_as_one(admin_client, shop):
+    data = form_data(
+        action="deny",
+        applies_to="permission",
+        tool_glob="Bash",
+        conditions='[{"path": "command", "op": "contains", "value": "rm -rf"}]',
+        message="No recursive deletes",
+    )
+    response = admin_client.post(reverse("rule_add"), data)
+    assert response.status_code == 302
+    rule = PolicyRule.objects.get()
+    assert (rule.applies_to, rule.tool_glob) == ("permission", "Bash")
+    listed = admin_client.get(reverse("rules")).content.decode()
+    assert "<span data-applies-to>permission for the agent's</span> tool <code>Bash</code>" in listed
+    assert rules.export_rules()["rules"][0]["applies_to"] == "permission"
+
+
+def test_it_refuses_a_permission_rule_that_names_a_server(admin_client, shop):
+    data = form_data(action="allow", applies_to="permission", tool_glob="Read", server="Shop")
+    response = admin_client.post(reverse("rule_add"), data)
+    assert response.status_code == 200
+    assert "permission requests come from an agent, not a server" in response.content.decode()
+    assert not PolicyRule.objects.exists()
+
+
+def test_it_tries_a_permission_request_and_says_why_the_rules_for_tools_did_not_match(login, two_rules, agent):
+    rules.create_rule(
+        rules.RuleRequest(
+            "deny",
+            tool_glob="Bash",
+            applies_to="permission",
+            conditions=[{"path": "command", "op": "contains", "value": "rm -rf"}],
+            name="no rm -rf",
+            message="No recursive deletes",
+        )
+    )
+    query = {"ask-token": agent.pk, "ask-agent_tool": "Bash", "ask-tool_input": '{"command": "rm -rf /"}'}
+
+    page = login("operator").get(reverse("policy_try"), query).content.decode()
+
+    assert "<h2 data-decision>deny, by no rm -rf</h2>" in page
+    assert "The client would be told: No recursive deletes" in page
+    assert "the rule applies to tool calls" in page
+    assert not Call.objects.exists()

@@ -7,6 +7,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from approvals import roles
+from approvals.display import snippets
 from approvals.models import AuditEvent, ClientToken
 from approvals.tokens import changes, credentials
 from tests.fixtures.catalog import make_server, make_tool
@@ -121,7 +122,7 @@ def test_it_answers_the_create_post_itself_rather_than_redirecting_with_the_secr
 def test_it_puts_the_new_token_into_the_connection_snippets(admin_client):
     response = create(admin_client)
     page = response.content.decode()
-    assert page.count(f"Bearer {secret_of(response)}") == 4
+    assert page.count(f"Bearer {secret_of(response)}") == len(snippets.snippets("http://testserver/mcp"))
     assert "http://testserver/mcp" in page
 
 

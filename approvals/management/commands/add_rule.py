@@ -2,7 +2,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from approvals.models import PolicyRule
+from approvals.models import CallKind, PolicyRule
 from approvals.policy import rules
 
 
@@ -14,6 +14,12 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--action", required=True, choices=PolicyRule.Action.values)
+        parser.add_argument(
+            "--applies-to",
+            choices=CallKind.values,
+            default=CallKind.TOOL,
+            help="tool calls (default), or coding agents' permission requests, whose --tool is the agent's tool",
+        )
         parser.add_argument("--server", metavar="NAME", help="only calls to this upstream server")
         parser.add_argument("--tool", default="*", metavar="GLOB", help="exposed tool name pattern (default '*')")
         parser.add_argument("--client", metavar="NAME", help="only calls from this client token")
@@ -63,6 +69,7 @@ class Command(BaseCommand):
             "approvals_needed": options["approvals_needed"],
             "approval_timeout_seconds": options["approval_timeout"],
             "separation_of_duties": options["separation_of_duties"],
+            "applies_to": options["applies_to"],
         }
         try:
             request = rules.RuleRequest(

@@ -50,6 +50,7 @@ def row(call):
         "received_at": call.received_at.isoformat(),
         "age_seconds": int((timezone.now() - call.received_at).total_seconds()),
         "client": call.token.name,
+        "kind": call.kind,
         "tool": call.tool_name,
         "status": call.status,
         "rule": call.rule_name,

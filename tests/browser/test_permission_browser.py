@@ -1,0 +1,40 @@
+"""An operator edits a coding agent's shell command in Chromium and allows it; the agent reads the edited input."""
+
+import json
+
+import pytest
+from playwright.sync_api import expect
+
+from approvals import roles
+from approvals.tokens import credentials
+from tests.browser.test_queue_browser import ClientCall, queue_page
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture
+def console(live_console, transactional_db, person):
+    """A token for the agent, and the session cookie of operator ann."""
+    _, secret = credentials.create_token("coding agent")
+    _, browser_client = person("ann", roles.OPERATOR)
+    sessions = {"ann": browser_client.cookies["sessionid"].value}
+    return {"url": live_console, "mcp": live_console + "/mcp", "secret": secret, "sessions": sessions}
+
+
+def test_an_operator_edits_the_command_then_allows_it_and_the_agent_reads_the_edit(console, open_browser):
+    ann = queue_page(open_browser(), console, "ann")
+    asking = {"command": "rm -r build", "description": "Clean the build directory"}
+    agent = ClientCall(console["mcp"], console["secret"], "approval_prompt", {"tool_name": "Bash", "input": asking})
+
+    row = ann.locator("[data-queue] [data-call-row]", has_text="Bash")
+    expect(row.locator("[data-command]")).to_have_text("rm -r build")
+    expect(row).to_contain_text("Clean the build directory")
+    row.get_by_role("link", name="Edit then approve").click()
+    ann.get_by_label("Command").fill("rm -r build/tmp")
+    ann.get_by_role("button", name="Approve with these arguments").click()
+    expect(ann.locator(".message.success")).to_contain_text("Approved with edited arguments")
+
+    answer = agent.answer()
+    assert not answer.is_error
+    edited = {"command": "rm -r build/tmp", "description": "Clean the build directory"}
+    assert json.loads(agent.text()) == {"behavior": "allow", "updatedInput": edited}
