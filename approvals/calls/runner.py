@@ -50,19 +50,24 @@ async def close_retired_servers(pool: SessionPool):
     """Close the pool's session to each server retired anywhere (disabled, changed or deleted), for the loop's life.
 
     A changed server would be reopened on its next use anyway, since the pool compares its spec; a disabled or
-    deleted one has no next use, and its stdio child would run on.
+    deleted one has no next use, and its stdio child would run on. Resource subscriptions a client gave up
+    anywhere are dropped here too: the pool that holds them may be this one.
     """
     async with events.listening(events.UPSTREAM) as retired:
         while True:
             message = await retired.next(timeout=REJOIN_SECONDS)
             if message is None:
                 await retired.rejoin()
-            elif isinstance(message.get("server"), str):
-                try:
+                continue
+            try:
+                if message.get("type") == "upstream.released" and isinstance(message.get("holder"), str):
+                    uri = message.get("uri")
+                    await pool.release(message["holder"], uri=uri if isinstance(uri, str) else None)
+                elif isinstance(message.get("server"), str):
                     await pool.close(message["server"])
-                except Exception:
-                    # One session failing to close must not end the listening for the next ones.
-                    log.exception("closing the sessions to %s failed", message["server"])
+            except Exception:
+                # One session failing to close must not end the listening for the next ones.
+                log.exception("acting on %s failed", message)
 
 
 async def run_call(ctx: lifecycle.ClientContext, jsonrpc_id, params: dict, emit, tool: Tool | None = None) -> dict:

@@ -12,6 +12,7 @@ environment: SQLITE_PATH names the test file, or DATABASE_URL the test database.
 
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -67,6 +68,9 @@ PASSTHROUGH = [
 CLIENT = ["initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry"]
 CONSOLE_CLIENT = Path(__file__).with_name("console_client.py")
 SCENARIO_SECONDS = 60
+# Each whole suite, by how many scenarios it runs one after another (the pending ones are not yet in active).
+SUITES = {"active": 30, "pending": 2}
+SUITE_SECONDS = 600
 
 
 @pytest.fixture
@@ -184,3 +188,26 @@ def test_it_passes_the_client_scenarios_with_the_console_as_the_client(conforman
     # The suite's mock servers listen without naming a host: the preload keeps them on loopback.
     env = {**child_database_env(), **node_env(), "CONSOLE_MCP_URL": console_url}
     run_all(conformance_node, ["client", "--command", command], CLIENT, tmp_path, env)
+
+
+def run_suite(node: str, url: str, suite: str, output: Path) -> tuple[str, dict[str, list[dict]]]:
+    """The CLI's printed report of a whole suite, and the checks it saved, by scenario."""
+    argv = [node, str(CONFORMANCE), "server", "--url", url, "--suite", suite, "--output-dir", str(output)]
+    done = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=SUITE_SECONDS)
+    results = {}
+    for saved in sorted(output.glob("*/checks.json"), key=lambda path: path.stat().st_mtime):
+        # Saved as server-<scenario>-<timestamp>.
+        results[re.sub(r"^server-|-\d{4}-\d\d-\d\dT.*$", "", saved.parent.name)] = json.loads(saved.read_text())
+    return done.stdout + done.stderr, results
+
+
+@pytest.mark.parametrize("suite", SUITES)
+def test_it_passes_the_whole_suite_with_input_requests_passed_to_the_client(
+    conformance_node, console_url, tmp_path, suite
+):
+    Server.objects.filter(name="Conformance").update(input_routing=Server.InputRouting.CLIENT_IF_CAPABLE)
+    report, results = run_suite(conformance_node, console_url, suite, tmp_path)
+    print(f"{report}\n=== SUMMARY ===\n{summary(results)}")
+    assert len(results) == SUITES[suite], f"the {suite} suite ran {len(results)} scenarios:\n{report}"
+    failing = {s: c for s, c in results.items() if any(check["status"] == "FAILURE" for check in c)}
+    assert not failing, f"conformance scenarios failed:\n{summary(failing)}"
