@@ -43,7 +43,16 @@ class Listening:
         self.uris: set[str] = set()
         self._changed = asyncio.Event()
         self._acknowledged = asyncio.Event()
+        self._task: asyncio.Task | None = None
+
+    async def start(self) -> None:
+        """Start listening, and wait (within the timeout) for the first acknowledgement, so no change is missed."""
         self._task = asyncio.create_task(self._run())
+        if self.filter():
+            try:
+                await asyncio.wait_for(self._acknowledged.wait(), self._timeout)
+            except TimeoutError:
+                log.warning("%s: subscriptions/listen was not acknowledged; listening on regardless", self.name)
 
     async def subscribe(self, uri: str) -> None:
         """Add `uri` to the stream's filter, once the server acknowledged the stream that carries it."""
@@ -61,8 +70,9 @@ class Listening:
         self._acknowledged.set()
 
     async def close(self) -> None:
-        self._task.cancel()
-        await asyncio.gather(self._task, return_exceptions=True)
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
 
     def filter(self) -> dict:
         wanted: dict = dict(self._flags)

@@ -87,6 +87,7 @@ class UpstreamSession(SurfaceRequests):
         if self._era == MODERN and self._on_notification is not None:
             flags = list_flags(self.identity.capabilities)
             self._listening = Listening(self.spec.name, self._listen, flags, self.spec.timeout)
+            await self._listening.start()
 
     async def aclose(self) -> None:
         if self._closed:

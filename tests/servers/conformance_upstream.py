@@ -4,8 +4,9 @@
 
 Each tool, resource, template and prompt is one the suite's server scenarios
 (tools-call-*, resources-*, prompts-*, completion-complete) ask for by name, and
-answers what that scenario checks for; touch_watched_resource lets the console's
-own tests announce an update of the resource the subscription scenarios watch.
+answers what that scenario checks for; touch_watched_resource and
+announce_list_changes let the console's own tests announce an update of the
+resource the subscription scenarios watch, and changes of every list.
 Built with the official SDK, so that a failing scenario points at the console,
 not at a home-made server.
 """
@@ -245,6 +246,15 @@ async def touch_watched_resource(ctx: Context) -> str:
     """Announces an update of test://watched-resource to its subscribers."""
     await ctx.notify_resource_updated("test://watched-resource")
     return "test://watched-resource updated"
+
+
+@server.tool(structured_output=False)
+async def announce_list_changes(ctx: Context) -> str:
+    """Tells listening clients that the tool, prompt and resource lists changed."""
+    await ctx.notify_tools_changed()
+    await ctx.notify_prompts_changed()
+    await ctx.notify_resources_changed()
+    return "announced"
 
 
 @server.prompt(description="A prompt without arguments.")
