@@ -7,25 +7,20 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from approvals.protocol import headers as mcp_headers
-from approvals.protocol import identity, jsonrpc
+from approvals.protocol import jsonrpc
 from approvals.protocol.revisions import (
-    LATEST_LEGACY,
-    LEGACY,
-    LEGACY_VERSIONS,
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
     META_LOG_LEVEL,
     META_PROTOCOL_VERSION,
-    META_SERVER_INFO,
     MODERN,
-    MODERN_VERSIONS,
-    REVISIONS,
 )
 from approvals.protocol.tools import x_mcp_header_problems
 
 from .errors import UpstreamError
 from .exchange import Exchange, OnNotification, OnRequest
 from .listening import ACKNOWLEDGED, Listening, list_flags
+from .negotiation import CLIENT_INFO, Negotiation
 from .spec import HTTP, STDIO, ServerIdentity, ServerSpec
 from .surface import SurfaceRequests
 from .transport_http import HttpTransport
@@ -34,7 +29,6 @@ from .transport_stdio import StdioTransport
 log = logging.getLogger(__name__)
 
 
-CLIENT_INFO = {"name": identity.NAME, "version": identity.version()}
 # Declared only when someone will answer: a server must not ask a client that cannot.
 ANSWERING_CAPABILITIES = {"elicitation": {"form": {}, "url": {}}, "sampling": {}}
 MAX_INPUT_ROUNDS = 10
@@ -47,11 +41,7 @@ async def decline(method: str, params: dict) -> dict:
     raise jsonrpc.JsonRpcError(jsonrpc.METHOD_NOT_FOUND, f"{method} is not supported by this client")
 
 
-class _NoCommonRevision(UpstreamError):
-    """The server named the revisions it speaks, and none is ours: trying the other era cannot help."""
-
-
-class UpstreamSession(SurfaceRequests):
+class UpstreamSession(Negotiation, SurfaceRequests):
     def __init__(
         self, spec: ServerSpec, *, on_request: OnRequest | None = None, on_notification: OnNotification | None = None
     ):
@@ -161,83 +151,6 @@ class UpstreamSession(SurfaceRequests):
             await self._request("server/discover", {})
         else:
             await self._request("ping", {})
-
-    async def _negotiate(self) -> ServerIdentity:
-        attempts = [self._discover, self._initialize]
-        if self.spec.revision in LEGACY_VERSIONS:
-            attempts.reverse()
-        refusals = []
-        for attempt in attempts:
-            try:
-                return await attempt()
-            except _NoCommonRevision:
-                raise
-            except UpstreamError as exc:
-                # Only a refusal is a verdict on the era; a server we cannot reach is just down.
-                if exc.retryable:
-                    raise
-                refusals.append(exc)
-        raise UpstreamError(
-            f"{self.spec.name}: speaks no revision this client does: " + "; ".join(exc.message for exc in refusals),
-            code=refusals[-1].code,
-        )
-
-    async def _discover(self) -> ServerIdentity:
-        self._era, self._version = MODERN, MODERN_VERSIONS[0]
-        try:
-            result = await self._request("server/discover", {})
-        except UpstreamError as exc:
-            supported = exc.data.get("supported") if isinstance(exc.data, dict) else None
-            if (
-                exc.code == jsonrpc.UNSUPPORTED_PROTOCOL_VERSION
-                and isinstance(supported, list)
-                and not any(v in REVISIONS for v in supported)
-            ):
-                raise _NoCommonRevision(
-                    f"{self.spec.name}: speaks only {supported}, none of which this client does", code=exc.code
-                ) from None
-            raise
-        supported = result.get("supportedVersions")
-        version = next((v for v in MODERN_VERSIONS if isinstance(supported, list) and v in supported), None)
-        if version is None:
-            raise UpstreamError(
-                f"{self.spec.name}: server/discover offers no modern revision this client speaks ({supported!r})"
-            )
-        self._version = version
-        meta = result.get("_meta")
-        server_info = meta.get(META_SERVER_INFO) if isinstance(meta, dict) else None
-        return self._identity(version, MODERN, server_info, result)
-
-    async def _initialize(self) -> ServerIdentity:
-        self._era, self._version = LEGACY, None
-        offered = self.spec.revision if self.spec.revision in LEGACY_VERSIONS else LATEST_LEGACY
-        result = await self._request(
-            "initialize", {"protocolVersion": offered, "capabilities": self._capabilities, "clientInfo": CLIENT_INFO}
-        )
-        version = result.get("protocolVersion")
-        if version not in LEGACY_VERSIONS:
-            await self._transport.end_session()
-            raise UpstreamError(
-                f"{self.spec.name}: initialize answered with protocol version {version!r}, "
-                "which this client does not speak"
-            )
-        self._version = self._transport.legacy_version = version
-        await self._transport.notify(jsonrpc.notification("notifications/initialized"), {})
-        if self._on_notification is not None:
-            await self._transport.start_listening()
-        return self._identity(version, LEGACY, result.get("serverInfo"), result)
-
-    def _identity(self, version: str, era: str, server_info: Any, result: dict) -> ServerIdentity:
-        capabilities, instructions = result.get("capabilities", {}), result.get("instructions", "")
-        if (
-            not isinstance(server_info, dict | None)
-            or not isinstance(capabilities, dict)
-            or not isinstance(instructions, str | None)
-        ):
-            raise UpstreamError(
-                f"{self.spec.name}: described itself in malformed terms (serverInfo, capabilities or instructions)"
-            )
-        return ServerIdentity(version, era, server_info or {}, capabilities, instructions or "")
 
     async def _request(self, method: str, params: dict, *, headers: dict | None = None, **routing) -> dict:
         """Send one request and return its result; `routing` says where messages that belong to it go (see Exchange)."""
@@ -386,8 +299,8 @@ class UpstreamSession(SurfaceRequests):
         if exchange is None and token is not None:
             # On stdio nothing but the token ties a notification to its call.
             exchange = next((e for e in self._in_flight.values() if e.progress_token == token), None)
-        if exchange is None and note.method == "notifications/message":
-            # A log line names no request; while one call runs it can only be that call's.
+        if exchange is None and note.method in ("notifications/message", "notifications/elicitation/complete"):
+            # A log line or an elicitation's completion names no request; with one call running it is that call's.
             exchange = self._sole_call()
         if exchange is not None and token is not None and token == exchange.progress_token:
             exchange.touch()
