@@ -2,7 +2,10 @@
 
 The console fronts tests/servers/conformance_upstream.py (no prefix, an allow-all
 rule, anonymous clients allowed, since the suite sends no token) and the suite's
-CLI drives the console's /mcp endpoint, one server scenario at a time.
+CLI drives the console's /mcp endpoint through its whole active suite, and its
+pending one. What the upstream asks mid-call reaches the suite's client only when
+the server's routing passes it through, so these runs route it so. The client
+scenarios run one at a time, with the console as the client.
 
 Daphne runs in a subprocess here, not in the live-server thread other tests use:
 ALLOW_ANONYMOUS_CLIENTS is read by settings at startup, and the test process's
@@ -30,40 +33,6 @@ pytestmark = pytest.mark.node
 
 CONFORMANCE = NODE_DIR / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
 NODE_MAJOR = 22
-REQUIRED = [
-    "server-initialize",
-    "ping",
-    "tools-list",
-    "tools-call-simple-text",
-    "tools-call-image",
-    "tools-call-audio",
-    "tools-call-embedded-resource",
-    "tools-call-mixed-content",
-    "tools-call-with-logging",
-    "tools-call-error",
-    "tools-call-with-progress",
-    "dns-rebinding-protection",
-]
-# Resources, prompts and completion of the upstream, through the console (subscriptions are not served yet).
-SURFACE = [
-    "resources-list",
-    "resources-read-text",
-    "resources-read-binary",
-    "resources-templates-read",
-    "prompts-list",
-    "prompts-get-simple",
-    "prompts-get-with-args",
-    "prompts-get-embedded-resource",
-    "prompts-get-with-image",
-    "completion-complete",
-]
-# What the upstream asks mid-call reaches the suite's client only when the server's routing passes it through.
-PASSTHROUGH = [
-    "tools-call-elicitation",
-    "elicitation-sep1034-defaults",
-    "elicitation-sep1330-enums",
-    "tools-call-sampling",
-]
 # The console as the client: console_client.py adds the suite's mock server as an upstream and calls its tools.
 CLIENT = ["initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry"]
 CONSOLE_CLIENT = Path(__file__).with_name("console_client.py")
@@ -166,21 +135,6 @@ def run_all(node: str, target: list[str], scenarios: list[str], tmp_path: Path, 
     print(f"\n=== SUMMARY ===\n{summary(results)}")
     failing = [s for s, checks in results.items() if any(c["status"] == "FAILURE" for c in checks)]
     assert not failing, f"conformance scenarios failed:\n{summary(results)}"
-
-
-def test_it_passes_every_required_server_scenario(conformance_node, console_url, tmp_path):
-    run_all(conformance_node, ["server", "--url", console_url], REQUIRED, tmp_path)
-
-
-def test_it_passes_the_resource_prompt_and_completion_scenarios(conformance_node, console_url, tmp_path):
-    run_all(conformance_node, ["server", "--url", console_url], SURFACE, tmp_path)
-
-
-def test_it_passes_the_input_scenarios_when_the_server_passes_input_requests_to_the_client(
-    conformance_node, console_url, tmp_path
-):
-    Server.objects.filter(name="Conformance").update(input_routing=Server.InputRouting.CLIENT_IF_CAPABLE)
-    run_all(conformance_node, ["server", "--url", console_url], PASSTHROUGH, tmp_path)
 
 
 def test_it_passes_the_client_scenarios_with_the_console_as_the_client(conformance_node, console_url, tmp_path):

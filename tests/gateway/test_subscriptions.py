@@ -43,24 +43,6 @@ def listen_ack(raw, notifications: dict) -> dict:
     return json.loads(first[len("data: ") :])["params"]["notifications"]
 
 
-@pytest.mark.parametrize("era", ["modern", "legacy"])
-def test_it_promises_subscriptions_and_list_changes_only_as_enabled_servers_offer_them(raw, db, era):
-    def capabilities():
-        if era == "modern":
-            return result_of(raw.modern("server/discover"))["capabilities"]
-        params = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
-        return result_of(raw.post({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}))[
-            "capabilities"
-        ]
-
-    make_server("Plain", capabilities={"resources": {}, "prompts": {}})
-    plain = capabilities()
-    make_server("Watched", capabilities={"resources": {"subscribe": True}}, url="https://watched.example")
-
-    assert plain["resources"] == {"listChanged": True} and plain["prompts"] == {"listChanged": True}
-    assert capabilities()["resources"] == {"listChanged": True, "subscribe": True}
-
-
 def test_a_listen_stream_honours_only_the_lists_and_resources_it_can_serve(raw, surface_server):
     ack = listen_ack(
         raw,
