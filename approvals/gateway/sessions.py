@@ -109,5 +109,11 @@ def prune_sessions(idle=timedelta(days=1)) -> int:
     cutoff = timezone.now() - idle
     live_sessions = Call.objects.filter(status__in=Call.OPEN).values("session_id")
     stale = McpSession.objects.filter(last_seen_at__lt=cutoff) | McpSession.objects.filter(closed_at__isnull=False)
-    deleted, _ = stale.exclude(pk__in=live_sessions).delete()
+    stale = stale.exclude(pk__in=live_sessions)
+    # An idle session's subscriptions go with it, wherever they are held upstream.
+    for session_id in (
+        stale.filter(closed_at__isnull=True).exclude(resource_subscriptions=[]).values_list("pk", flat=True)
+    ):
+        events.subscriptions_released(holder(session_id))
+    deleted, _ = stale.delete()
     return deleted

@@ -111,6 +111,6 @@ class Listening:
             if self._changed.is_set():
                 continue
             if not stream.cancelled() and isinstance(stream.exception(), UpstreamError):
-                log.info("%s: the listen stream ended: %s", self.name, stream.exception().message)
+                log.debug("%s: the listen stream ended: %s", self.name, stream.exception().message)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._changed.wait(), PAUSE_SECONDS)

@@ -56,6 +56,14 @@ def test_a_client_that_cannot_gets_a_tool_error_naming_the_url(raw, browser_step
     assert SIGN_IN_URL in answer["result"]["content"][0]["text"]
 
 
+def test_a_modern_client_reads_the_url_in_the_tool_error_since_its_revision_has_no_such_error(raw, browser_step):
+    response = raw.modern("tools/call", headers={"Accept": "application/json"}, name="sign_in", arguments={})
+
+    result = response.json()["result"]
+    assert result["isError"] is True
+    assert SIGN_IN_URL in result["content"][0]["text"]
+
+
 def test_the_completion_of_a_url_elicitation_reaches_the_calls_stream(raw, browser_step):
     messages = call(raw, session_of(raw, URL_CLIENT), "signed_in", stream=True)
 
