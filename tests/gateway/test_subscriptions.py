@@ -2,15 +2,19 @@
 
 import asyncio
 import json
+import shlex
+import sys
 
 import pytest
 from asgiref.sync import sync_to_async
 from mcp.client.subscriptions import PromptsListChanged, ResourcesListChanged
 from mcp_types import PromptListChangedNotification, ResourceListChangedNotification
 
-from approvals.models import AuditEvent, McpSession
+from approvals.models import AuditEvent, McpSession, PolicyRule, Server
 from tests.fixtures.catalog import SURFACE_COMMAND, add_synced_server, make_server
 from tests.fixtures.gateway import MODERN, modern_envelope, sdk_client
+from tests.fixtures.servers import SERVERS
+from tests.fixtures.waiting import eventually
 
 both_modes = pytest.mark.parametrize("mode", ["auto", "legacy"], ids=["modern", "legacy"])
 CHANGE_SECONDS = 15
@@ -117,3 +121,19 @@ async def test_it_tells_clients_when_the_resource_and_prompt_lists_change(mcp_ur
 
     assert changes == {"resources", "prompts"}
     assert any(name.startswith("surface_two_") for name in prompts)
+
+
+async def test_a_modern_server_that_announces_a_list_change_on_its_listen_stream_is_synced(mcp_url, secret):
+    """The session a call runs on listens (2026-07-28 has no GET stream): the announcement syncs the server."""
+    command = shlex.join([sys.executable, str(SERVERS / "conformance_upstream.py")])
+    server = await sync_to_async(add_synced_server)("conformance", transport="stdio", command=command, tool_prefix="")
+    await PolicyRule.objects.acreate(name="announce", action=PolicyRule.Action.ALLOW, tool_glob="announce_list_changes")
+    synced = (await Server.objects.aget(pk=server.pk)).last_sync_at
+
+    async with sdk_client(mcp_url, secret) as client:
+        await client.call_tool("announce_list_changes", {})
+
+    async def synced_again():
+        return (await Server.objects.aget(pk=server.pk)).last_sync_at > synced
+
+    await eventually(synced_again, timeout=CHANGE_SECONDS, message="the announced change synced")
