@@ -130,12 +130,8 @@ async def call_tool(request, ctx: ClientContext, message: Request):
 async def listen(request, ctx: ClientContext, message: Request):
     """subscriptions/listen: an SSE answer that stays open and carries the change notifications asked for."""
     http.require_event_stream(request)
-    events, release = await subscriptions.listen_stream(ctx, message.id, message.params.get("notifications"))
-    try:
-        return streams.sse_response(events, ctx.token, msg_id=message.id)
-    except http.Refused:
-        await release()
-        raise
+    events = subscriptions.listen_stream(ctx, message.id, message.params.get("notifications"))
+    return streams.sse_response(events, ctx.token, msg_id=message.id)
 
 
 HANDLERS = {

@@ -156,22 +156,23 @@ async def response_events(respond: Callable[[Emit], Awaitable[dict]]) -> AsyncIt
 
 
 async def change_events(
-    first: list[dict],
+    first: Callable[[], Awaitable[list[dict]]],
     notifications_for: Callable[[dict], Awaitable[list[dict]]],
     still_wanted: Callable[[], Awaitable[bool]],
     finish: Callable[[], Awaitable[None]] | None = None,
 ) -> AsyncIterator[bytes]:
-    """The `first` messages, then what `notifications_for` makes of each catalog event, until the client leaves.
+    """The messages `first()` makes, then what `notifications_for` makes of each catalog event, until the client leaves.
 
     The events are the catalog's changes and the resource updates upstream servers
     announce (see live.events). `still_wanted` is asked at each keep-alive; when it
-    answers False the stream ends. `finish` runs however it ends.
+    answers False the stream ends. `finish` runs however it ends, once `first` ran:
+    what `first` takes up (subscriptions) is taken only by a stream that started.
     """
     try:
         # Joined before the first message goes out, so no change after it can be missed.
         async with events.listening(events.CATALOG) as changes:
             yield OPENING
-            for message in first:
+            for message in await first():
                 yield event(message)
             while True:
                 message = await changes.next(timeout=settings.MCP_SSE_KEEPALIVE_SECONDS)

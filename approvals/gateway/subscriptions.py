@@ -108,17 +108,21 @@ def session_stream(session_id: str):
                 return [jsonrpc.notification("notifications/resources/updated", {"uri": uri})]
         return []
 
+    async def nothing_first():
+        return []
+
     async def session_still_open():
         return await sync_to_async(sessions.is_open)(session_id)
 
-    return streams.change_events([], notifications_for, session_still_open)
+    return streams.change_events(nothing_first, notifications_for, session_still_open)
 
 
-async def listen_stream(ctx: ClientContext, msg_id, wanted) -> tuple:
-    """A 2026-07-28 subscriptions/listen: its events, and a release of what it subscribed to should they never run.
+def listen_stream(ctx: ClientContext, msg_id, wanted):
+    """A 2026-07-28 subscriptions/listen: its events, the acknowledgement first.
 
     What it honours is what its acknowledgement names: the lists some enabled server
     offers, and the resources the token reaches on servers that offer subscriptions.
+    It subscribes to those once it starts, and lets go when it ends.
     """
     if not isinstance(wanted, dict):
         raise JsonRpcError(INVALID_PARAMS, "subscriptions/listen needs a 'notifications' object")
@@ -127,28 +131,24 @@ async def listen_stream(ctx: ClientContext, msg_id, wanted) -> tuple:
         raise JsonRpcError(INVALID_PARAMS, "'resourceSubscriptions' must be a list of resource URIs")
     if len(set(uris)) > MAX_SUBSCRIPTIONS:
         raise JsonRpcError(INVALID_PARAMS, f"A listen stream may hold at most {MAX_SUBSCRIPTIONS} subscriptions")
-    offered = {"tools", *await sync_to_async(routes.offered_kinds)()}
-    honoured = {flag: True for flag, kind in LIST_FLAGS.items() if wanted.get(flag) is True and kind in offered}
     holder = f"listen:{uuid.uuid4().hex}"
+    meta = {META_SUBSCRIPTION_ID: msg_id}
+    subscribed: dict[str, str] = {}  # URI: the server holding it
+    lists: set[str] = set()
 
-    async def release():
-        await session_pool().release(holder)
-
-    subscribed: dict[str, str] = {}
-    try:
+    async def acknowledgement():
+        offered = {"tools", *await sync_to_async(routes.offered_kinds)()}
+        honoured = {flag: True for flag, kind in LIST_FLAGS.items() if wanted.get(flag) is True and kind in offered}
+        lists.update(LIST_FLAGS[flag] for flag in honoured)
         for uri in dict.fromkeys(uris):
             try:
                 subscribed[uri] = await subscribe_upstream(ctx, uri, holder)
             except JsonRpcError:
                 continue  # not honoured: the acknowledgement leaves it out
-    except BaseException:
-        await release()
-        raise
-    if subscribed:
-        honoured["resourceSubscriptions"] = list(subscribed)
-    meta = {META_SUBSCRIPTION_ID: msg_id}
-    ack = jsonrpc.notification("notifications/subscriptions/acknowledged", {"notifications": honoured, "_meta": meta})
-    lists = {kind for flag, kind in LIST_FLAGS.items() if flag in honoured}
+        if subscribed:
+            honoured["resourceSubscriptions"] = list(subscribed)
+        params = {"notifications": honoured, "_meta": meta}
+        return [jsonrpc.notification("notifications/subscriptions/acknowledged", params)]
 
     async def notifications_for(message: dict) -> list[dict]:
         if message.get("type") == "catalog.changed":
@@ -161,4 +161,7 @@ async def listen_stream(ctx: ClientContext, msg_id, wanted) -> tuple:
     async def token_still_valid():
         return await sync_to_async(credentials.still_valid)(ctx.token.pk)
 
-    return streams.change_events([ack], notifications_for, token_still_valid, release), release
+    async def release():
+        await session_pool().release(holder)
+
+    return streams.change_events(acknowledgement, notifications_for, token_still_valid, release)
