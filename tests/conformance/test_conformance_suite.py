@@ -4,8 +4,9 @@ The console fronts tests/servers/conformance_upstream.py (no prefix, an allow-al
 rule, anonymous clients allowed, since the suite sends no token) and the suite's
 CLI drives the console's /mcp endpoint through its whole active suite, and its
 pending one. What the upstream asks mid-call reaches the suite's client only when
-the server's routing passes it through, so these runs route it so. The client
-scenarios run one at a time, with the console as the client.
+the server's routing passes it through, so these runs route it so; with the
+default routing an operator answers it in the queue instead. The client scenarios
+run one at a time, with the console as the client.
 
 Daphne runs in a subprocess here, not in the live-server thread other tests use:
 ALLOW_ANONYMOUS_CLIENTS is read by settings at startup, and the test process's
@@ -19,13 +20,18 @@ import re
 import shlex
 import subprocess
 import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from django.contrib.auth.models import User
+from django.db import connection
 
 from approvals.catalog.servers import add_server
 from approvals.catalog.sync import sync_server
-from approvals.models import PolicyRule, Server
+from approvals.inputs import requests
+from approvals.models import Call, InputRequest, PolicyRule, Server
 from tests.fixtures.processes import child_database_env, daphne
 from tests.fixtures.servers import NODE_DIR, REPO, SERVERS, free_port, node_bin, node_env
 
@@ -40,6 +46,8 @@ SCENARIO_SECONDS = 60
 # Each whole suite, by how many scenarios it runs one after another (the pending ones are not yet in active).
 SUITES = {"active": 30, "pending": 2}
 SUITE_SECONDS = 600
+# The scenarios whose tool asks for a form: with the default routing an operator answers it.
+ELICITATIONS = ["tools-call-elicitation", "elicitation-sep1034-defaults", "elicitation-sep1330-enums"]
 
 
 @pytest.fixture
@@ -165,3 +173,34 @@ def test_it_passes_the_whole_suite_with_input_requests_passed_to_the_client(
     assert len(results) == SUITES[suite], f"the {suite} suite ran {len(results)} scenarios:\n{report}"
     failing = {s: c for s, c in results.items() if any(check["status"] == "FAILURE" for check in c)}
     assert not failing, f"conformance scenarios failed:\n{summary(failing)}"
+
+
+def decline_what_waits(stop: threading.Event) -> int:
+    """An operator declining every input request waiting in the queue until `stop`; how many it declined."""
+    operator = User.objects.create(username="queue-operator")
+    declined = 0
+    try:
+        while not stop.is_set():
+            waiting = InputRequest.objects.filter(status=InputRequest.Status.PENDING, routed_to="operator")
+            declined += sum(requests.answer(pk, operator, "decline").won for pk in waiting.values_list("pk", flat=True))
+            stop.wait(0.1)
+        return declined
+    finally:
+        connection.close()
+
+
+def test_with_the_default_routing_an_operator_answers_the_elicitations_through_the_queue(
+    conformance_node, console_url, tmp_path
+):
+    """The suite's client is never asked (its own checks say so); each call waits for the operator, then completes."""
+    stop = threading.Event()
+    with ThreadPoolExecutor(1) as operator:
+        declined = operator.submit(decline_what_waits, stop)
+        for scenario in ELICITATIONS:
+            run_scenario(conformance_node, ["server", "--url", console_url], scenario, tmp_path / scenario)
+        stop.set()
+
+    calls = Call.objects.filter(tool__upstream_name__startswith="test_elicitation")
+    assert declined.result() == len(ELICITATIONS)
+    assert sorted(calls.values_list("status", flat=True)) == [Call.Status.COMPLETED] * len(ELICITATIONS)
+    assert all("action=decline" in call.result["content"][0]["text"] for call in calls)
