@@ -338,6 +338,9 @@ class McpSession(models.Model):
     log_level = models.CharField(
         max_length=10, blank=True, help_text="Set by logging/setLevel; log messages below it are not relayed."
     )
+    resource_subscriptions = models.JSONField(
+        default=list, blank=True, help_text="The resource URIs the client subscribed to (resources/subscribe)."
+    )
     created_at = models.DateTimeField(default=timezone.now)
     last_seen_at = models.DateTimeField(default=timezone.now)
     closed_at = models.DateTimeField(null=True, blank=True)

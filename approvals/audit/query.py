@@ -49,6 +49,8 @@ ACTIONS = [
     "templates.listed",
     "prompts.listed",
     "resource.read",
+    "resource.subscribed",
+    "resource.unsubscribed",
     "prompt.got",
     "completion.asked",
     "catalog.changed",

@@ -14,7 +14,7 @@ from asgiref.sync import SyncToAsync, sync_to_async
 from django.conf import settings
 
 from approvals.audit.chain import Actor
-from approvals.calls import holding, lifecycle
+from approvals.calls import holding, lifecycle, url_elicitation
 from approvals.calls.upstream_sessions import session_pool
 from approvals.catalog.specs import upstream_spec
 from approvals.inputs import continuations
@@ -63,7 +63,9 @@ async def run_call(ctx: lifecycle.ClientContext, jsonrpc_id, params: dict, emit,
             if ctx.era == MODERN and input_runner.relays_to_client(call.tool and call.tool.server, ctx):
                 running = holding.held_while(call.pk, forward(call, emit, log_level, on_request))
                 return await continuations.run_detached(call, ctx, running)
-            return await forward(call, emit, log_level, on_request)
+            return await forward(
+                call, emit, log_level, on_request, url_elicitation_client=url_elicitation.taken_by(ctx)
+            )
         except asyncio.CancelledError:
             await cancelled(call, ctx)
             raise
@@ -149,13 +151,25 @@ def progress(token, value, message):
     return {"jsonrpc": "2.0", "method": "notifications/progress", "params": params}
 
 
-async def forward(call: Call, emit, log_level: str | None = None, on_request=None) -> dict:
-    """Run an approved call upstream and record its result; a call the policy allowed is already marked forwarded."""
+async def forward(
+    call: Call, emit, log_level: str | None = None, on_request=None, *, url_elicitation_client: bool = False
+) -> dict:
+    """Run an approved call upstream and record its result; a call the policy allowed is already marked forwarded.
+
+    With `url_elicitation_client` (see url_elicitation.taken_by), an upstream's -32042 is raised to the client
+    once the call is recorded, and its notifications/elicitation/complete are relayed.
+    """
     tool = call.tool
+
+    async def recorded(outcome: tuple) -> dict:
+        *recordable, relayed = outcome
+        result = await sync_to_async(lifecycle.record_result)(call, *recordable)
+        if relayed is not None and url_elicitation_client:
+            raise relayed
+        return result
+
     if call.status != Call.Status.APPROVED:
-        return await sync_to_async(lifecycle.record_result)(
-            call, *await call_upstream(call, emit, log_level, on_request)
-        )
+        return await recorded(await call_upstream(call, emit, log_level, on_request, url_elicitation_client))
     if tool is None or tool.digest != call.tool_digest or tool.status != tool.Status.ACTIVE:
         reason = "the tool's definition changed after the call was made; the approval does not cover the new definition"
         text = f"The call to {call.tool_name} was not run: {reason}."
@@ -163,10 +177,10 @@ async def forward(call: Call, emit, log_level: str | None = None, on_request=Non
     # The mark's transaction runs while the request travels upstream rather than before it, and the
     # result is recorded after the mark. A call cancelled in between has its upstream request cancelled.
     marking = asyncio.ensure_future(sync_to_async(lifecycle.mark_forwarded)(call))
-    calling = asyncio.ensure_future(call_upstream(call, emit, log_level, on_request))
+    calling = asyncio.ensure_future(call_upstream(call, emit, log_level, on_request, url_elicitation_client))
     try:
         if await asyncio.shield(marking):
-            return await sync_to_async(lifecycle.record_result)(call, *await calling)
+            return await recorded(await calling)
     finally:
         if not calling.done():
             calling.cancel()
@@ -175,8 +189,9 @@ async def forward(call: Call, emit, log_level: str | None = None, on_request=Non
     return tool_error_result(lifecycle.error_text(call))
 
 
-async def call_upstream(call: Call, emit, log_level, on_request) -> tuple:
-    """The upstream's outcome as lifecycle.record_result takes it: the status, the result, the error, the start."""
+async def call_upstream(call: Call, emit, log_level, on_request, url_elicitation_client=False) -> tuple:
+    """The upstream's outcome: what lifecycle.record_result takes (the status, the result, the error, the start),
+    and the error to pass on as it is to a client that can act on it (see url_elicitation), if any."""
     tool = call.tool
     upstream_token = f"call-{call.pk}" if call.progress_token is not None else None
 
@@ -184,6 +199,9 @@ async def call_upstream(call: Call, emit, log_level, on_request) -> tuple:
         if method == "notifications/progress" and call.progress_token is not None:
             await emit({"jsonrpc": "2.0", "method": method, "params": {**params, "progressToken": call.progress_token}})
         elif method == "notifications/message" and severe_enough(params.get("level"), log_level):
+            await emit({"jsonrpc": "2.0", "method": method, "params": params})
+        elif method == "notifications/elicitation/complete" and url_elicitation_client:
+            # The URL elicitation it completes went to the client as it was, its elicitationId with it.
             await emit({"jsonrpc": "2.0", "method": method, "params": params})
 
     started = time.monotonic()
@@ -203,9 +221,12 @@ async def call_upstream(call: Call, emit, log_level, on_request) -> tuple:
         )
     except (TimeoutError, UpstreamError) as exc:
         message = exc.message if isinstance(exc, UpstreamError) else "no answer in time"
+        if isinstance(exc, UpstreamError) and (needed := url_elicitation.required(exc)):
+            text = url_elicitation.tool_error_text(tool.server.name, call.tool_name, needed)
+            return Call.Status.FAILED, tool_error_result(text), message, started, url_elicitation.error(exc, needed)
         retry = " It may succeed if retried." if getattr(exc, "retryable", True) else ""
         text = f"The upstream server {tool.server.name} failed to run {call.tool_name}: {message}.{retry}"
-        return Call.Status.FAILED, tool_error_result(text), message, started
+        return Call.Status.FAILED, tool_error_result(text), message, started, None
     # In a thread of its own: validating structuredContent costs time in proportion to the result, and the
     # loop holds every other client's stream meanwhile.
     check = await sync_to_async(check_call_result, thread_sensitive=False)(
@@ -214,8 +235,8 @@ async def call_upstream(call: Call, emit, log_level, on_request) -> tuple:
     if check.errors:
         problem = "; ".join(check.errors)
         text = f"The upstream server {tool.server.name} returned a malformed result for {call.tool_name}: {problem}"
-        return Call.Status.FAILED, tool_error_result(text), problem, started
-    return Call.Status.COMPLETED, without_envelope(result), "", started
+        return Call.Status.FAILED, tool_error_result(text), problem, started, None
+    return Call.Status.COMPLETED, without_envelope(result), "", started, None
 
 
 def without_envelope(result: dict) -> dict:

@@ -56,7 +56,8 @@ async def close_retired_servers(pool: RememberingPool):
     """Close the pool's session to each server retired anywhere (disabled, changed or deleted), for the loop's life.
 
     A changed server would be reopened on its next use anyway, since the pool compares its spec; a disabled or
-    deleted one has no next use, and its stdio child would run on. The broadcast of a retirement reaches the
+    deleted one has no next use, and its stdio child would run on. Resource subscriptions a client gave up
+    anywhere are dropped here too: the pool that holds them may be this one. The broadcast of a retirement reaches the
     processes listening when it is sent, at most once: on the housekeeping schedule a sweep closes whatever
     sessions it missed.
     """
@@ -68,12 +69,15 @@ async def close_retired_servers(pool: RememberingPool):
             try:
                 if message is None:
                     await close_sessions_of_retired_servers(pool)
+                elif message.get("type") == "upstream.released" and isinstance(message.get("holder"), str):
+                    uri = message.get("uri")
+                    await pool.release(message["holder"], uri=uri if isinstance(uri, str) else None)
                 elif isinstance(message.get("server"), str):
                     pool.specs.pop(message["server"], None)
                     await pool.close(message["server"])
             except Exception:
                 # One session failing to close must not end the listening for the next ones.
-                log.exception("closing the sessions to retired servers failed")
+                log.exception("acting on %s failed", message)
             if loop.time() >= rejoin_at:
                 await retired.rejoin()
                 rejoin_at = loop.time() + REJOIN_SECONDS

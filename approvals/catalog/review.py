@@ -115,5 +115,5 @@ def decide(tool_id, actor, note, shown_digest, status) -> Outcome:
         tool=tool,
         data={"tool": tool.exposed_name, "digest": tool.digest, "reviewed_digest": reviewed, "note": note},
     )
-    events.catalog_changed(tool.server_id)
+    events.catalog_changed(tool.server_id, lists=("tools",))
     return Outcome(True, tool, f"{verb} {tool.exposed_name} (digest {tool.digest[:12]})")

@@ -6,7 +6,7 @@ exposed name, as with tools; a row it may not use does not exist for it.
 
 from approvals.audit import chain
 from approvals.audit.chain import Actor
-from approvals.catalog.surface import KINDS, offers
+from approvals.catalog.surface import KINDS, RESOURCES, offers
 from approvals.models import ClientToken, Prompt, Resource, ResourceTemplate, Server, SurfaceItem
 from approvals.protocol.uri_templates import matches
 from approvals.tokens.credentials import token_allows
@@ -44,12 +44,16 @@ def completion_route(token: ClientToken, ref_uri: str) -> ResourceTemplate | Res
 
 
 def offered_kinds() -> set[str]:
-    """The capabilities (resources, prompts, completions) that some enabled server offers."""
+    """The capabilities (resources, prompts, completions) that some enabled server offers, and "subscribe"."""
     kinds = set()
     for capabilities in Server.objects.filter(enabled=True).values_list("capabilities", flat=True):
+        if not isinstance(capabilities, dict):
+            continue
         kinds |= {kind.capability for kind in KINDS if offers(capabilities, kind)}
-        if isinstance(capabilities, dict) and isinstance(capabilities.get("completions"), dict):
+        if isinstance(capabilities.get("completions"), dict):
             kinds.add("completions")
+        if offers(capabilities, RESOURCES) and capabilities["resources"].get("subscribe") is True:
+            kinds.add("subscribe")
     return kinds
 
 

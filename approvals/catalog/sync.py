@@ -127,6 +127,7 @@ def apply_catalog(
         apply_tool(server, existing.get(name), definition, exposed, status, reason, warnings, now, report)
     report.surface = surface.apply_surface(server, identity.capabilities, listings or {}, exposed_name_for, now)
     server.accept_next_listing = False
+    capabilities_changed = server.capabilities != identity.capabilities
     server.revision = identity.revision
     server.server_info = identity.server_info
     server.capabilities = identity.capabilities
@@ -147,9 +148,20 @@ def apply_catalog(
             **report.surface,
         }
         chain.record("catalog.changed", SYSTEM, server=server, data=changes)
-        events.catalog_changed(server.pk)
         announce.tools_need_review(server, report.review)
+    if report.changed_anything or capabilities_changed:
+        # What the console offers follows the servers' capabilities: every list may have come or gone.
+        events.catalog_changed(server.pk, events.LISTS if capabilities_changed else changed_lists(report))
     return report
+
+
+def changed_lists(report: SyncReport) -> list[str]:
+    """The lists clients are told changed: tools, resources (templates among them) and prompts."""
+    tools = report.added or report.changed or report.removed or report.rejected or report.review
+    touched = {"tools"} if tools else set()
+    touched |= {"resources" for kind in ("resources", "resource_templates") if kind in report.surface}
+    touched |= {"prompts"} if "prompts" in report.surface else set()
+    return [name for name in events.LISTS if name in touched]
 
 
 def judge(server, definition, taken, taken_here):

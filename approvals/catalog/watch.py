@@ -1,9 +1,11 @@
-"""Listening to upstream servers between calls, so a changed tool list is synced at once.
+"""Listening to upstream servers between calls, so a changed tool list is synced at once and updates relayed.
 
-Legacy servers announce `notifications/tools/list_changed` (and the same of
-resources and prompts) on a session's stream; the console keeps one session per enabled server open for that (the
-`watch_servers` command) and also listens on the sessions it forwards calls on.
-Servers that announce nothing are still synced periodically by celery beat.
+Servers announce `notifications/tools/list_changed` (and the same of resources
+and prompts) on a legacy session's stream or a 2026-07-28 listen stream; the
+console keeps one session per enabled server open for that (the `watch_servers`
+command) and also listens on the sessions it forwards calls on. Servers that
+announce nothing are still synced periodically by celery beat. A resource update
+a subscribed session hears is passed to the clients' streams, wherever they are.
 """
 
 import asyncio
@@ -14,6 +16,7 @@ from asgiref.sync import sync_to_async
 
 from approvals.catalog import servers
 from approvals.catalog.specs import upstream_spec
+from approvals.live import events
 from approvals.models import Server
 from approvals.upstream import ServerSpec, SessionPool, UpstreamError
 
@@ -38,6 +41,9 @@ async def on_upstream_notification(spec: ServerSpec, method: str, params: dict):
     if method in LIST_CHANGES:
         log.info("%s: %s; syncing", spec.name, method)
         await sync_to_async(sync_by_name)(spec.name)
+    elif method == "notifications/resources/updated" and isinstance(params.get("uri"), str):
+        # It arrived in whichever process holds the session that subscribed; the subscribers' streams may be elsewhere.
+        await events.resource_updated(spec.name, params["uri"])
 
 
 def enabled_specs() -> list[ServerSpec]:

@@ -6,7 +6,7 @@ from django.http import HttpResponse
 from approvals.calls import lifecycle
 from approvals.calls.lifecycle import ClientContext
 from approvals.catalog import routes
-from approvals.gateway import listing, sessions, streams, surface
+from approvals.gateway import listing, sessions, streams, subscriptions, surface
 from approvals.gateway.http import (
     SESSION_HEADER,
     VERSION_HEADER,
@@ -24,7 +24,12 @@ from approvals.inputs import requests
 from approvals.models import ClientToken, McpSession
 from approvals.protocol import jsonrpc
 from approvals.protocol.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JsonRpcError, Notification, Request
-from approvals.protocol.revisions import LEGACY, LOG_LEVELS, negotiate_legacy
+from approvals.protocol.revisions import LEGACY, LEGACY_VERSIONS, LOG_LEVELS, negotiate_legacy
+
+SUBSCRIPTIONS = {
+    "resources/subscribe": subscriptions.subscribe_in_session,
+    "resources/unsubscribe": subscriptions.unsubscribe_in_session,
+}
 
 
 def method_error_status(code: int) -> int:
@@ -84,8 +89,11 @@ async def require_session(request, token: ClientToken) -> McpSession:
     if session is None:
         raise Refused(rejection(404, "Not Found: unknown or closed session; initialize a new one"))
     version = request.headers.get(VERSION_HEADER)
-    if version is not None and version != session.protocol_version:
-        message = f"Bad Request: MCP-Protocol-Version {version} differs from the session's {session.protocol_version}"
+    # Another revision the console speaks is no reason to refuse: the session's own still shapes the answer.
+    if version is not None and version not in LEGACY_VERSIONS:
+        message = (
+            f"Bad Request: unsupported MCP-Protocol-Version {version}; this session speaks {session.protocol_version}"
+        )
         raise Refused(rejection(400, message, headers={SESSION_HEADER: session.pk}))
     return session
 
@@ -123,24 +131,18 @@ async def respond_to_request(request, ctx: ClientContext, session: McpSession, m
             error_status=method_error_status,
             headers=headers,
         )
-    if message.method in surface.METHODS:
-        result = await surface.answer(ctx, message.method, message.params)
+    if message.method in surface.METHODS or message.method in SUBSCRIPTIONS:
+        answer = SUBSCRIPTIONS.get(message.method)
+        result = await (answer(ctx, message.params) if answer else surface.answer(ctx, message.method, message.params))
         return jsonrpc_response(jsonrpc.result(message.id, result), headers=headers)
     raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {message.method}")
 
 
 async def open_stream(request, token: ClientToken):
-    """GET: the session's stream of server-sent notifications, here only tools/list_changed."""
+    """GET: the session's stream of server-sent notifications: the lists' changes and its resources' updates."""
     require_event_stream(request)
     session = await require_session(request, token)
-
-    def change():
-        return jsonrpc.notification("notifications/tools/list_changed")
-
-    async def session_still_open():
-        return await sync_to_async(sessions.is_open)(session.pk)
-
-    events = streams.catalog_events([], change, session_still_open)
+    events = subscriptions.session_stream(session.pk)
     return streams.sse_response(events, token, session.pk, {SESSION_HEADER: session.pk})
 
 

@@ -5,7 +5,7 @@ from asgiref.sync import sync_to_async
 from approvals.calls import runner
 from approvals.calls.lifecycle import ClientContext
 from approvals.catalog import routes
-from approvals.gateway import http, listing, mirrored, streams, surface
+from approvals.gateway import http, listing, mirrored, streams, subscriptions, surface
 from approvals.gateway.server_info import INSTRUCTIONS, capabilities, server_info
 from approvals.gateway.tool_calls import called_tool, respond_to_call
 from approvals.inputs import continuations
@@ -24,8 +24,7 @@ from approvals.protocol.jsonrpc import (
     Request,
     Response,
 )
-from approvals.protocol.revisions import META_SERVER_INFO, META_SUBSCRIPTION_ID, MODERN, SUPPORTED
-from approvals.tokens import credentials
+from approvals.protocol.revisions import META_SERVER_INFO, MODERN, SUPPORTED
 
 # The HTTP status of each error code, as the transport spec and the official SDK give them; others go out as 200.
 ERROR_STATUS = {
@@ -131,21 +130,7 @@ async def call_tool(request, ctx: ClientContext, message: Request):
 async def listen(request, ctx: ClientContext, message: Request):
     """subscriptions/listen: an SSE answer that stays open and carries the change notifications asked for."""
     http.require_event_stream(request)
-    wanted = message.params.get("notifications")
-    if not isinstance(wanted, dict):
-        raise JsonRpcError(INVALID_PARAMS, "subscriptions/listen needs a 'notifications' object")
-    # Only tool lists change here; the acknowledgement names what will be honoured and nothing else.
-    honoured = {"toolsListChanged": True} if wanted.get("toolsListChanged") is True else {}
-    meta = {META_SUBSCRIPTION_ID: message.id}
-    ack = jsonrpc.notification("notifications/subscriptions/acknowledged", {"notifications": honoured, "_meta": meta})
-
-    def change():
-        return jsonrpc.notification("notifications/tools/list_changed", {"_meta": meta})
-
-    async def token_still_valid():
-        return await sync_to_async(credentials.still_valid)(ctx.token.pk)
-
-    events = streams.catalog_events([ack], change if honoured else None, token_still_valid)
+    events = subscriptions.listen_stream(ctx, message.id, message.params.get("notifications"))
     return streams.sse_response(events, ctx.token, msg_id=message.id)
 
 

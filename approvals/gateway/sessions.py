@@ -8,10 +8,13 @@ a session answers only to the token that opened it.
 import secrets
 from datetime import timedelta
 
+from django.db import transaction
 from django.utils import timezone
 
 from approvals.audit.chain import Actor
 from approvals.calls import lifecycle
+from approvals.catalog import routes
+from approvals.live import events
 from approvals.models import Call, ClientToken, McpSession
 from approvals.tokens import credentials
 
@@ -52,9 +55,46 @@ def set_log_level(session: McpSession, level: str):
     McpSession.objects.filter(pk=session.pk).update(log_level=level)
 
 
+def holder(session_id: str) -> str:
+    """How the upstream session pools name this session as the holder of its resource subscriptions."""
+    return f"session:{session_id}"
+
+
+def subscriptions(session_id: str) -> list[str]:
+    return McpSession.objects.filter(pk=session_id).values_list("resource_subscriptions", flat=True).first() or []
+
+
+@transaction.atomic
+def add_subscription(session_id: str, uri: str):
+    session = McpSession.objects.select_for_update().get(pk=session_id)
+    if uri not in session.resource_subscriptions:
+        session.resource_subscriptions = [*session.resource_subscriptions, uri]
+        session.save(update_fields=["resource_subscriptions"])
+
+
+@transaction.atomic
+def remove_subscription(session_id: str, uri: str):
+    """Forget the subscription; whichever process subscribed upstream for it lets go there."""
+    session = McpSession.objects.select_for_update().get(pk=session_id)
+    if uri in session.resource_subscriptions:
+        session.resource_subscriptions = [u for u in session.resource_subscriptions if u != uri]
+        session.save(update_fields=["resource_subscriptions"])
+    events.subscriptions_released(holder(session_id), uri)
+
+
+def subscribes(session_id: str, server_name: str, uri: str) -> bool:
+    """Whether the session subscribed to `uri`, and the server named is the one that resource routes to for it."""
+    session = McpSession.objects.select_related("token").filter(pk=session_id, closed_at__isnull=True).first()
+    if session is None or uri not in session.resource_subscriptions:
+        return False
+    route = routes.resource_route(session.token, uri)
+    return route is not None and route.server.name == server_name
+
+
 def close_session(session: McpSession):
     """End the session; calls it still has running end with it, as the client has said it is gone."""
     McpSession.objects.filter(pk=session.pk, closed_at__isnull=True).update(closed_at=timezone.now())
+    events.subscriptions_released(holder(session.pk))
     running = Call.objects.filter(session_id=session.pk, status__in=Call.OPEN).values_list("pk", flat=True)
     for call_id in list(running):
         lifecycle.cancel_running(call_id, "the client ended its session", Actor.client(session.token))
@@ -69,5 +109,11 @@ def prune_sessions(idle=timedelta(days=1)) -> int:
     cutoff = timezone.now() - idle
     live_sessions = Call.objects.filter(status__in=Call.OPEN).values("session_id")
     stale = McpSession.objects.filter(last_seen_at__lt=cutoff) | McpSession.objects.filter(closed_at__isnull=False)
-    deleted, _ = stale.exclude(pk__in=live_sessions).delete()
+    stale = stale.exclude(pk__in=live_sessions)
+    # An idle session's subscriptions go with it, wherever they are held upstream.
+    for session_id in (
+        stale.filter(closed_at__isnull=True).exclude(resource_subscriptions=[]).values_list("pk", flat=True)
+    ):
+        events.subscriptions_released(holder(session_id))
+    deleted, _ = stale.delete()
     return deleted

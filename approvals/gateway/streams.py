@@ -154,25 +154,35 @@ async def response_events(respond: Callable[[Emit], Awaitable[dict]]) -> AsyncIt
             await asyncio.wait({task})
 
 
-async def catalog_events(
-    first: list[dict], change: Callable[[], dict] | None, still_wanted: Callable[[], Awaitable[bool]]
+async def change_events(
+    first: Callable[[], Awaitable[list[dict]]],
+    notifications_for: Callable[[dict], Awaitable[list[dict]]],
+    still_wanted: Callable[[], Awaitable[bool]],
+    finish: Callable[[], Awaitable[None]] | None = None,
 ) -> AsyncIterator[bytes]:
-    """The `first` messages, then `change()` each time the catalog changes, until the client leaves.
+    """The messages `first()` makes, then what `notifications_for` makes of each catalog event, until the client leaves.
 
-    Without `change` only keep-alives follow. `still_wanted` is asked at each
-    keep-alive; when it answers False the stream ends.
+    The events are the catalog's changes and the resource updates upstream servers
+    announce (see live.events). `still_wanted` is asked at each keep-alive; when it
+    answers False the stream ends. `finish` runs however it ends, once `first` ran:
+    what `first` takes up (subscriptions) is taken only by a stream that started.
     """
-    # Joined before the first message goes out, so no change after it can be missed.
-    async with events.listening(events.CATALOG) as changes:
-        yield OPENING
-        for message in first:
-            yield event(message)
-        while True:
-            message = await changes.next(timeout=settings.MCP_SSE_KEEPALIVE_SECONDS)
-            if message is None:
-                if not await still_wanted():
-                    return
-                await changes.rejoin()
-                yield KEEP_ALIVE
-            elif change is not None and message.get("type") == "catalog.changed":
-                yield event(change())
+    try:
+        # Joined before the first message goes out, so no change after it can be missed.
+        async with events.listening(events.CATALOG) as changes:
+            yield OPENING
+            for message in await first():
+                yield event(message)
+            while True:
+                message = await changes.next(timeout=settings.MCP_SSE_KEEPALIVE_SECONDS)
+                if message is None:
+                    if not await still_wanted():
+                        return
+                    await changes.rejoin()
+                    yield KEEP_ALIVE
+                    continue
+                for notification in await notifications_for(message):
+                    yield event(notification)
+    finally:
+        if finish is not None:
+            await finish()

@@ -62,12 +62,17 @@ async def ask_upstream(server: Server, what: str, ask, refusal) -> dict:
         session = await session_pool().get(upstream_spec(server))
         return without_envelope(await ask(session))
     except UpstreamError as exc:
-        if exc.code in REFUSALS:
-            raise refusal(exc.message) from None
-        retry = " It may succeed if retried." if exc.retryable else ""
-        raise JsonRpcError(
-            INTERNAL_ERROR, f"The upstream server {server.name} failed to answer {what}: {exc.message}.{retry}"
-        ) from None
+        raise failure(server, what, exc, refusal) from None
+
+
+def failure(server: Server, what: str, exc: UpstreamError, refusal) -> JsonRpcError:
+    """The client's error for an upstream's failure: its refusal as the client's mistake, anything else as ours."""
+    if exc.code in REFUSALS:
+        return refusal(exc.message)
+    retry = " It may succeed if retried." if exc.retryable else ""
+    return JsonRpcError(
+        INTERNAL_ERROR, f"The upstream server {server.name} failed to answer {what}: {exc.message}.{retry}"
+    )
 
 
 async def audited(action: str, ctx: ClientContext, server: Server | None, data: dict, answer) -> dict:

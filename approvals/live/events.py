@@ -290,11 +290,30 @@ def call_changed(call, event: str):
     announce.call_changed(call, event)
 
 
-def catalog_changed(server_id):
+# The lists a client may be told changed; a change names those it touched.
+LISTS = ("tools", "resources", "prompts")
+
+
+def catalog_changed(server_id, lists=LISTS):
+    """The server's tools, resources or prompts (`lists`) changed: clients' streams say so, operators' pages show it."""
     send_after_commit(
-        (CATALOG, {"type": "catalog.changed", "server_id": server_id}),
+        (CATALOG, {"type": "catalog.changed", "server_id": server_id, "lists": list(lists)}),
         (OPERATORS, {"type": "catalog.event", "event": "catalog.changed", "server_id": server_id}),
     )
+
+
+async def resource_updated(server_name: str, uri: str):
+    """An upstream server said a resource changed: every process's streams subscribed to it pass that on.
+
+    Sent at once: it is news from outside, with no transaction behind it.
+    """
+    message = {"type": "resource.updated", "server": server_name, "uri": uri}
+    await get_channel_layer().group_send(CATALOG, message)
+
+
+def subscriptions_released(holder: str, uri: str | None = None):
+    """A client no longer wants a resource (or any, without `uri`): each process drops its upstream subscriptions."""
+    send_after_commit((UPSTREAM, {"type": "upstream.released", "holder": holder, "uri": uri}))
 
 
 def upstream_retired(server_name: str):

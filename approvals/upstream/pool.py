@@ -2,6 +2,7 @@
 
 import asyncio
 import functools
+import logging
 import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -12,6 +13,8 @@ from .spec import ServerSpec
 
 FIRST_BACKOFF_SECONDS = 0.5
 
+log = logging.getLogger(__name__)
+
 
 @dataclass(eq=False)
 class _Entry:
@@ -21,6 +24,8 @@ class _Entry:
     failures: int = 0  # connects that failed, or sessions that died young, in a row
     retry_at: float = 0.0
     opened_at: float = 0.0
+    # Each resource subscribed to on the server, and who holds the subscription (see subscribe).
+    subscriptions: dict[str, set] = field(default_factory=dict)
 
 
 class SessionPool:
@@ -74,7 +79,42 @@ class SessionPool:
                 self._back_off(entry)
                 raise
             entry.opened_at = loop.time()
+            await self._resubscribe(entry)
             return entry.session
+
+    async def subscribe(self, spec: ServerSpec, uri: str, holder) -> None:
+        """Subscribe to `uri` on the server for `holder` (any hashable); the first holder subscribes upstream.
+
+        The subscription outlives the session: a reopened session subscribes again.
+        """
+        session = await self.get(spec)
+        holders = self._entries[spec.name].subscriptions
+        if uri not in holders:
+            await session.subscribe_resource(uri)
+        holders.setdefault(uri, set()).add(holder)
+
+    async def release(self, holder, name: str | None = None, uri: str | None = None) -> None:
+        """Drop `holder`'s subscriptions (to one server, to one resource); the last holder's going unsubscribes."""
+        entries = list(self._entries.values()) if name is None else [e for e in [self._entries.get(name)] if e]
+        for entry in entries:
+            for subscribed in list(entry.subscriptions) if uri is None else [uri]:
+                holders = entry.subscriptions.get(subscribed, set())
+                holders.discard(holder)
+                if holders or subscribed not in entry.subscriptions:
+                    continue
+                del entry.subscriptions[subscribed]
+                if entry.session is not None and entry.session.alive:
+                    try:
+                        await entry.session.unsubscribe_resource(subscribed)
+                    except UpstreamError as exc:
+                        log.info("%s: unsubscribing from %s failed: %s", entry.spec.name, subscribed, exc.message)
+
+    async def _resubscribe(self, entry: _Entry) -> None:
+        for uri in list(entry.subscriptions):
+            try:
+                await entry.session.subscribe_resource(uri)
+            except UpstreamError as exc:
+                log.warning("%s: subscribing again to %s failed: %s", entry.spec.name, uri, exc.message)
 
     async def close(self, name: str) -> None:
         """Close the session to server `name`, if any: the server was disabled, changed or deleted.

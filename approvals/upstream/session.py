@@ -1,4 +1,4 @@
-"""One session with one upstream server: negotiation, then tools, resources, prompts, completion and ping."""
+"""One session with one upstream server: negotiation, tool calls and ping; the rest of its surface is in surface.py."""
 
 import asyncio
 import itertools
@@ -7,33 +7,28 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from approvals.protocol import headers as mcp_headers
-from approvals.protocol import identity, jsonrpc
-from approvals.protocol.results import check_completion_result, check_prompt_result, check_read_result
+from approvals.protocol import jsonrpc
 from approvals.protocol.revisions import (
-    LATEST_LEGACY,
-    LEGACY,
-    LEGACY_VERSIONS,
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
     META_LOG_LEVEL,
     META_PROTOCOL_VERSION,
-    META_SERVER_INFO,
     MODERN,
-    MODERN_VERSIONS,
-    REVISIONS,
 )
 from approvals.protocol.tools import x_mcp_header_problems
 
 from .errors import UpstreamError
 from .exchange import Exchange, OnNotification, OnRequest
+from .listening import ACKNOWLEDGED, Listening, list_flags
+from .negotiation import CLIENT_INFO, Negotiation
 from .spec import HTTP, STDIO, ServerIdentity, ServerSpec
+from .surface import SurfaceRequests
 from .transport_http import HttpTransport
 from .transport_stdio import StdioTransport
 
 log = logging.getLogger(__name__)
 
 
-CLIENT_INFO = {"name": identity.NAME, "version": identity.version()}
 # Declared only when someone will answer: a server must not ask a client that cannot.
 ANSWERING_CAPABILITIES = {"elicitation": {"form": {}, "url": {}}, "sampling": {}}
 MAX_INPUT_ROUNDS = 10
@@ -46,11 +41,7 @@ async def decline(method: str, params: dict) -> dict:
     raise jsonrpc.JsonRpcError(jsonrpc.METHOD_NOT_FOUND, f"{method} is not supported by this client")
 
 
-class _NoCommonRevision(UpstreamError):
-    """The server named the revisions it speaks, and none is ours: trying the other era cannot help."""
-
-
-class UpstreamSession:
+class UpstreamSession(Negotiation, SurfaceRequests):
     def __init__(
         self, spec: ServerSpec, *, on_request: OnRequest | None = None, on_notification: OnNotification | None = None
     ):
@@ -70,6 +61,7 @@ class UpstreamSession:
         self._in_flight: dict[int, Exchange] = {}
         self._tasks: set[asyncio.Task] = set()
         self._closed = False
+        self._listening: Listening | None = None
 
     @property
     def stderr_tail(self) -> str:
@@ -82,81 +74,21 @@ class UpstreamSession:
     async def open(self) -> None:
         await self._transport.start()
         self.identity = await self._negotiate()
+        if self._era == MODERN and self._on_notification is not None:
+            flags = list_flags(self.identity.capabilities)
+            self._listening = Listening(self.spec.name, self._listen, flags, self.spec.timeout)
+            await self._listening.start()
 
     async def aclose(self) -> None:
         if self._closed:
             return
         self._closed = True
+        if self._listening is not None:
+            await self._listening.close()
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         await self._transport.close()
-
-    async def list_tools(self) -> list[dict]:
-        """Every tool the server lists, following nextCursor to the end, within the spec's caps."""
-        return await self._list_all("tools/list", "tools")
-
-    async def list_resources(self) -> list[dict]:
-        """Every resource the server lists, following nextCursor, within the same caps as tools."""
-        return await self._list_all("resources/list", "resources")
-
-    async def list_resource_templates(self) -> list[dict]:
-        return await self._list_all("resources/templates/list", "resourceTemplates")
-
-    async def list_prompts(self) -> list[dict]:
-        return await self._list_all("prompts/list", "prompts")
-
-    async def read_resource(self, uri: str) -> dict:
-        """The ReadResourceResult for `uri`, its contents checked (text or base64 blob) and within result_max_bytes."""
-        result = self._complete(await self._request("resources/read", {"uri": uri}), f"resources/read {uri}")
-        await self._check(result, check_read_result, f"resources/read {uri}")
-        return result
-
-    async def get_prompt(self, name: str, arguments: dict[str, str]) -> dict:
-        """The GetPromptResult of prompt `name` given `arguments`, its messages checked, within result_max_bytes."""
-        params = {"name": name, "arguments": arguments}
-        result = self._complete(await self._request("prompts/get", params), f"prompts/get {name}")
-        await self._check(result, check_prompt_result, f"prompts/get {name}")
-        return result
-
-    async def complete(self, ref: dict, argument: dict, context: dict | None = None) -> dict:
-        """The CompleteResult for one argument of a prompt or resource template (`ref` as the spec names it)."""
-        params: dict = {"ref": ref, "argument": argument}
-        if context is not None:
-            params["context"] = context
-        result = self._complete(await self._request("completion/complete", params), "completion/complete")
-        await self._check(result, check_completion_result, "completion/complete")
-        return result
-
-    async def _check(self, result: dict, check, what: str) -> None:
-        # In a thread: checking costs time in proportion to the result, and the loop serves every other request.
-        problems = (await asyncio.to_thread(check, result, max_bytes=self.spec.result_max_bytes)).errors
-        if problems:
-            raise UpstreamError(f"{self.spec.name}: {what} answered a malformed result: {'; '.join(problems)}")
-
-    async def _list_all(self, method: str, key: str) -> list[dict]:
-        items: list[dict] = []
-        cursor, seen, total = None, set(), 0
-        for _ in range(self.spec.list_max_pages):
-            result = self._complete(await self._request(method, {} if cursor is None else {"cursor": cursor}), method)
-            total += len(jsonrpc.encode(result))
-            if total > self.spec.list_max_bytes:
-                raise UpstreamError(
-                    f"{self.spec.name}: {method} is larger than list_max_bytes ({self.spec.list_max_bytes} bytes)"
-                )
-            page = result.get(key)
-            if not isinstance(page, list) or not all(isinstance(item, dict) for item in page):
-                raise UpstreamError(f"{self.spec.name}: {method} answered without a list of {key} objects")
-            items.extend(page)
-            cursor = result.get("nextCursor")
-            if cursor is None:
-                return items
-            if not isinstance(cursor, str) or cursor in seen:
-                raise UpstreamError(f"{self.spec.name}: {method} gave the cursor {cursor!r} twice or in a wrong type")
-            seen.add(cursor)
-        raise UpstreamError(
-            f"{self.spec.name}: {method} has more than list_max_pages ({self.spec.list_max_pages}) pages"
-        )
 
     async def call_tool(
         self,
@@ -210,89 +142,15 @@ class UpstreamSession:
             f"{self.spec.name}: tools/call {name} still asked for input after {MAX_INPUT_ROUNDS} rounds"
         )
 
+    async def _listen(self, wanted: dict) -> dict:
+        return await self._request("subscriptions/listen", {"notifications": wanted})
+
     async def ping(self) -> None:
         # 2026-07-28 has no ping; discovery is the cheapest request every modern server answers.
         if self._era == MODERN:
             await self._request("server/discover", {})
         else:
             await self._request("ping", {})
-
-    async def _negotiate(self) -> ServerIdentity:
-        attempts = [self._discover, self._initialize]
-        if self.spec.revision in LEGACY_VERSIONS:
-            attempts.reverse()
-        refusals = []
-        for attempt in attempts:
-            try:
-                return await attempt()
-            except _NoCommonRevision:
-                raise
-            except UpstreamError as exc:
-                # Only a refusal is a verdict on the era; a server we cannot reach is just down.
-                if exc.retryable:
-                    raise
-                refusals.append(exc)
-        raise UpstreamError(
-            f"{self.spec.name}: speaks no revision this client does: " + "; ".join(exc.message for exc in refusals),
-            code=refusals[-1].code,
-        )
-
-    async def _discover(self) -> ServerIdentity:
-        self._era, self._version = MODERN, MODERN_VERSIONS[0]
-        try:
-            result = await self._request("server/discover", {})
-        except UpstreamError as exc:
-            supported = exc.data.get("supported") if isinstance(exc.data, dict) else None
-            if (
-                exc.code == jsonrpc.UNSUPPORTED_PROTOCOL_VERSION
-                and isinstance(supported, list)
-                and not any(v in REVISIONS for v in supported)
-            ):
-                raise _NoCommonRevision(
-                    f"{self.spec.name}: speaks only {supported}, none of which this client does", code=exc.code
-                ) from None
-            raise
-        supported = result.get("supportedVersions")
-        version = next((v for v in MODERN_VERSIONS if isinstance(supported, list) and v in supported), None)
-        if version is None:
-            raise UpstreamError(
-                f"{self.spec.name}: server/discover offers no modern revision this client speaks ({supported!r})"
-            )
-        self._version = version
-        meta = result.get("_meta")
-        server_info = meta.get(META_SERVER_INFO) if isinstance(meta, dict) else None
-        return self._identity(version, MODERN, server_info, result)
-
-    async def _initialize(self) -> ServerIdentity:
-        self._era, self._version = LEGACY, None
-        offered = self.spec.revision if self.spec.revision in LEGACY_VERSIONS else LATEST_LEGACY
-        result = await self._request(
-            "initialize", {"protocolVersion": offered, "capabilities": self._capabilities, "clientInfo": CLIENT_INFO}
-        )
-        version = result.get("protocolVersion")
-        if version not in LEGACY_VERSIONS:
-            await self._transport.end_session()
-            raise UpstreamError(
-                f"{self.spec.name}: initialize answered with protocol version {version!r}, "
-                "which this client does not speak"
-            )
-        self._version = self._transport.legacy_version = version
-        await self._transport.notify(jsonrpc.notification("notifications/initialized"), {})
-        if self._on_notification is not None:
-            await self._transport.start_listening()
-        return self._identity(version, LEGACY, result.get("serverInfo"), result)
-
-    def _identity(self, version: str, era: str, server_info: Any, result: dict) -> ServerIdentity:
-        capabilities, instructions = result.get("capabilities", {}), result.get("instructions", "")
-        if (
-            not isinstance(server_info, dict | None)
-            or not isinstance(capabilities, dict)
-            or not isinstance(instructions, str | None)
-        ):
-            raise UpstreamError(
-                f"{self.spec.name}: described itself in malformed terms (serverInfo, capabilities or instructions)"
-            )
-        return ServerIdentity(version, era, server_info or {}, capabilities, instructions or "")
 
     async def _request(self, method: str, params: dict, *, headers: dict | None = None, **routing) -> dict:
         """Send one request and return its result; `routing` says where messages that belong to it go (see Exchange)."""
@@ -433,12 +291,16 @@ class UpstreamSession:
 
     async def _deliver(self, note: jsonrpc.Notification, exchange: Exchange | None) -> None:
         params = note.params
+        if note.method == ACKNOWLEDGED:
+            if self._listening is not None:
+                self._listening.acknowledged()
+            return
         token = params.get("progressToken") if note.method == "notifications/progress" else None
         if exchange is None and token is not None:
             # On stdio nothing but the token ties a notification to its call.
             exchange = next((e for e in self._in_flight.values() if e.progress_token == token), None)
-        if exchange is None and note.method == "notifications/message":
-            # A log line names no request; while one call runs it can only be that call's.
+        if exchange is None and note.method in ("notifications/message", "notifications/elicitation/complete"):
+            # A log line or an elicitation's completion names no request; with one call running it is that call's.
             exchange = self._sole_call()
         if exchange is not None and token is not None and token == exchange.progress_token:
             exchange.touch()

@@ -2,7 +2,11 @@
 
 The console fronts tests/servers/conformance_upstream.py (no prefix, an allow-all
 rule, anonymous clients allowed, since the suite sends no token) and the suite's
-CLI drives the console's /mcp endpoint, one server scenario at a time.
+CLI drives the console's /mcp endpoint through its whole active suite, and its
+pending one. What the upstream asks mid-call reaches the suite's client only when
+the server's routing passes it through, so these runs route it so; with the
+default routing an operator answers it in the queue instead. The client scenarios
+run one at a time, with the console as the client.
 
 Daphne runs in a subprocess here, not in the live-server thread other tests use:
 ALLOW_ANONYMOUS_CLIENTS is read by settings at startup, and the test process's
@@ -12,16 +16,22 @@ environment: SQLITE_PATH names the test file, or DATABASE_URL the test database.
 
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from django.contrib.auth.models import User
+from django.db import connection
 
 from approvals.catalog.servers import add_server
 from approvals.catalog.sync import sync_server
-from approvals.models import PolicyRule, Server
+from approvals.inputs import requests
+from approvals.models import Call, InputRequest, PolicyRule, Server
 from tests.fixtures.processes import child_database_env, daphne
 from tests.fixtures.servers import NODE_DIR, REPO, SERVERS, free_port, node_bin, node_env
 
@@ -29,44 +39,15 @@ pytestmark = pytest.mark.node
 
 CONFORMANCE = NODE_DIR / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
 NODE_MAJOR = 22
-REQUIRED = [
-    "server-initialize",
-    "ping",
-    "tools-list",
-    "tools-call-simple-text",
-    "tools-call-image",
-    "tools-call-audio",
-    "tools-call-embedded-resource",
-    "tools-call-mixed-content",
-    "tools-call-with-logging",
-    "tools-call-error",
-    "tools-call-with-progress",
-    "dns-rebinding-protection",
-]
-# Resources, prompts and completion of the upstream, through the console (subscriptions are not served yet).
-SURFACE = [
-    "resources-list",
-    "resources-read-text",
-    "resources-read-binary",
-    "resources-templates-read",
-    "prompts-list",
-    "prompts-get-simple",
-    "prompts-get-with-args",
-    "prompts-get-embedded-resource",
-    "prompts-get-with-image",
-    "completion-complete",
-]
-# What the upstream asks mid-call reaches the suite's client only when the server's routing passes it through.
-PASSTHROUGH = [
-    "tools-call-elicitation",
-    "elicitation-sep1034-defaults",
-    "elicitation-sep1330-enums",
-    "tools-call-sampling",
-]
 # The console as the client: console_client.py adds the suite's mock server as an upstream and calls its tools.
 CLIENT = ["initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry"]
 CONSOLE_CLIENT = Path(__file__).with_name("console_client.py")
 SCENARIO_SECONDS = 60
+# Each whole suite, by how many scenarios it runs one after another (the pending ones are not yet in active).
+SUITES = {"active": 30, "pending": 2}
+SUITE_SECONDS = 600
+# The scenarios whose tool asks for a form: with the default routing an operator answers it.
+ELICITATIONS = ["tools-call-elicitation", "elicitation-sep1034-defaults", "elicitation-sep1330-enums"]
 
 
 @pytest.fixture
@@ -164,23 +145,62 @@ def run_all(node: str, target: list[str], scenarios: list[str], tmp_path: Path, 
     assert not failing, f"conformance scenarios failed:\n{summary(results)}"
 
 
-def test_it_passes_every_required_server_scenario(conformance_node, console_url, tmp_path):
-    run_all(conformance_node, ["server", "--url", console_url], REQUIRED, tmp_path)
-
-
-def test_it_passes_the_resource_prompt_and_completion_scenarios(conformance_node, console_url, tmp_path):
-    run_all(conformance_node, ["server", "--url", console_url], SURFACE, tmp_path)
-
-
-def test_it_passes_the_input_scenarios_when_the_server_passes_input_requests_to_the_client(
-    conformance_node, console_url, tmp_path
-):
-    Server.objects.filter(name="Conformance").update(input_routing=Server.InputRouting.CLIENT_IF_CAPABLE)
-    run_all(conformance_node, ["server", "--url", console_url], PASSTHROUGH, tmp_path)
-
-
 def test_it_passes_the_client_scenarios_with_the_console_as_the_client(conformance_node, console_url, tmp_path):
     command = f"{sys.executable} {CONSOLE_CLIENT}"
     # The suite's mock servers listen without naming a host: the preload keeps them on loopback.
     env = {**child_database_env(), **node_env(), "CONSOLE_MCP_URL": console_url}
     run_all(conformance_node, ["client", "--command", command], CLIENT, tmp_path, env)
+
+
+def run_suite(node: str, url: str, suite: str, output: Path) -> tuple[str, dict[str, list[dict]]]:
+    """The CLI's printed report of a whole suite, and the checks it saved, by scenario."""
+    argv = [node, str(CONFORMANCE), "server", "--url", url, "--suite", suite, "--output-dir", str(output)]
+    done = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=SUITE_SECONDS)
+    results = {}
+    for saved in sorted(output.glob("*/checks.json"), key=lambda path: path.stat().st_mtime):
+        # Saved as server-<scenario>-<timestamp>.
+        results[re.sub(r"^server-|-\d{4}-\d\d-\d\dT.*$", "", saved.parent.name)] = json.loads(saved.read_text())
+    return done.stdout + done.stderr, results
+
+
+@pytest.mark.parametrize("suite", SUITES)
+def test_it_passes_the_whole_suite_with_input_requests_passed_to_the_client(
+    conformance_node, console_url, tmp_path, suite
+):
+    Server.objects.filter(name="Conformance").update(input_routing=Server.InputRouting.CLIENT_IF_CAPABLE)
+    report, results = run_suite(conformance_node, console_url, suite, tmp_path)
+    print(f"{report}\n=== SUMMARY ===\n{summary(results)}")
+    assert len(results) == SUITES[suite], f"the {suite} suite ran {len(results)} scenarios:\n{report}"
+    failing = {s: c for s, c in results.items() if any(check["status"] == "FAILURE" for check in c)}
+    assert not failing, f"conformance scenarios failed:\n{summary(failing)}"
+
+
+def decline_what_waits(stop: threading.Event) -> int:
+    """An operator declining every input request waiting in the queue until `stop`; how many it declined."""
+    operator = User.objects.create(username="queue-operator")
+    declined = 0
+    try:
+        while not stop.is_set():
+            waiting = InputRequest.objects.filter(status=InputRequest.Status.PENDING, routed_to="operator")
+            declined += sum(requests.answer(pk, operator, "decline").won for pk in waiting.values_list("pk", flat=True))
+            stop.wait(0.1)
+        return declined
+    finally:
+        connection.close()
+
+
+def test_with_the_default_routing_an_operator_answers_the_elicitations_through_the_queue(
+    conformance_node, console_url, tmp_path
+):
+    """The suite's client is never asked (its own checks say so); each call waits for the operator, then completes."""
+    stop = threading.Event()
+    with ThreadPoolExecutor(1) as operator:
+        declined = operator.submit(decline_what_waits, stop)
+        for scenario in ELICITATIONS:
+            run_scenario(conformance_node, ["server", "--url", console_url], scenario, tmp_path / scenario)
+        stop.set()
+
+    calls = Call.objects.filter(tool__upstream_name__startswith="test_elicitation")
+    assert declined.result() == len(ELICITATIONS)
+    assert sorted(calls.values_list("status", flat=True)) == [Call.Status.COMPLETED] * len(ELICITATIONS)
+    assert all("action=decline" in call.result["content"][0]["text"] for call in calls)

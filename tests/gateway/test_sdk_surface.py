@@ -1,12 +1,18 @@
-"""The official SDK client, in both modes, using server-everything's resources and prompts through the console."""
+"""The official SDK client, in both modes, using server-everything's resources and prompts through the console.
 
+Its subscriptions too: a modern client listens, a legacy one subscribes and hears updates on its GET stream.
+"""
+
+import asyncio
 import base64
 
 import pytest
 from asgiref.sync import sync_to_async
 from mcp import MCPError
-from mcp_types import PromptReference, ResourceTemplateReference
+from mcp.client.subscriptions import ResourceUpdated
+from mcp_types import PromptReference, ResourceTemplateReference, ResourceUpdatedNotification
 
+from approvals.models import AuditEvent, PolicyRule
 from approvals.tokens.credentials import create_token
 from tests.fixtures.catalog import add_synced_server
 from tests.fixtures.gateway import sdk_client
@@ -14,6 +20,8 @@ from tests.fixtures.gateway import sdk_client
 # The SDK's default mode finds the modern era through server/discover; "legacy" forces initialize.
 both_modes = pytest.mark.parametrize("mode", ["auto", "legacy"], ids=["modern", "legacy"])
 TEXT_TEMPLATE = "demo://resource/dynamic/text/{resourceId}"
+# server-everything sends an update when its updates start, then every five seconds.
+UPDATE_SECONDS = 15
 
 
 @pytest.fixture
@@ -98,3 +106,52 @@ async def test_a_token_scoped_away_from_the_server_sees_nothing_of_it(mcp_url, e
             await client.read_resource("demo://resource/dynamic/text/1")
 
     assert prompts == [] and resources == []
+
+
+async def start_updates(client):
+    """server-everything sends updates of what its session subscribed to once this tool started them (it toggles)."""
+    for _ in range(2):
+        result = await client.call_tool("everything_toggle-subscriber-updates", {})
+        if result.content[0].text.startswith("Started"):
+            return
+
+
+@pytest.fixture
+def updates_allowed(everything):
+    PolicyRule.objects.create(
+        name="updates", action=PolicyRule.Action.ALLOW, tool_glob="everything_toggle-subscriber-updates"
+    )
+
+
+async def test_a_modern_client_listening_to_a_resource_hears_its_updates(mcp_url, secret, updates_allowed):
+    async with sdk_client(mcp_url, secret) as client:
+        uri = (await every_resource(client))[0].uri
+        async with client.listen(resource_subscriptions=[uri]) as subscription:
+            await start_updates(client)
+            update = await asyncio.wait_for(anext(subscription), UPDATE_SECONDS)
+
+    assert subscription.honored.resource_subscriptions == [uri]
+    assert update == ResourceUpdated(uri=uri)
+
+
+@pytest.mark.filterwarnings("ignore:resources/(un)?subscribe is removed")
+async def test_a_legacy_client_subscribed_to_a_resource_hears_its_updates_on_its_stream(
+    mcp_url, secret, updates_allowed
+):
+    updates = asyncio.Queue()
+
+    async def on_message(message):
+        if isinstance(message, ResourceUpdatedNotification):
+            await updates.put(message.params.uri)
+
+    async with sdk_client(mcp_url, secret, "legacy", message_handler=on_message) as client:
+        uri = (await every_resource(client))[0].uri
+        await client.subscribe_resource(uri)
+        await start_updates(client)
+        updated = await asyncio.wait_for(updates.get(), UPDATE_SECONDS)
+        await client.unsubscribe_resource(uri)
+
+    assert updated == uri
+    subscribed = await sync_to_async(AuditEvent.objects.get)(action="resource.subscribed")
+    assert subscribed.data["uri"] == uri and subscribed.data["outcome"] == "answered"
+    assert await sync_to_async(AuditEvent.objects.filter(action="resource.unsubscribed").exists)()

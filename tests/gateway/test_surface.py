@@ -37,7 +37,7 @@ def every_page(raw, era, method, key) -> list[dict]:
 
 
 @eras
-def test_it_advertises_resources_prompts_and_completions_only_once_a_server_offers_them(raw, db, era):
+def test_it_advertises_resources_prompts_completions_and_subscriptions_only_once_a_server_offers_them(raw, db, era):
     def offered():
         if era == "modern":
             return result_of(raw.modern("server/discover"))["capabilities"]
@@ -47,10 +47,15 @@ def test_it_advertises_resources_prompts_and_completions_only_once_a_server_offe
         ]
 
     assert set(offered()) == {"tools", "logging"}
-    make_server(capabilities={"resources": {"subscribe": True}, "prompts": {}})
+    make_server(capabilities={"resources": {}, "prompts": {}})
+    plain = offered()
+    make_server("Watched", capabilities={"resources": {"subscribe": True}}, url="https://watched.example")
     assert set(offered()) == {"tools", "logging", "resources", "prompts"}
     make_server("Other", capabilities={"completions": {}}, url="https://other.example", enabled=False)
     assert "completions" not in offered()
+    # Subscriptions only while some server offers them; the console announces every list's changes itself.
+    assert plain["resources"] == {"listChanged": True} and plain["prompts"] == {"listChanged": True}
+    assert offered()["resources"] == {"listChanged": True, "subscribe": True}
 
 
 @eras

@@ -4,8 +4,11 @@
 
 Each tool, resource, template and prompt is one the suite's server scenarios
 (tools-call-*, resources-*, prompts-*, completion-complete) ask for by name, and
-answers what that scenario checks for. Built with the official SDK, so that a
-failing scenario points at the console, not at a home-made server.
+answers what that scenario checks for; touch_watched_resource and
+announce_list_changes let the console's own tests announce an update of the
+resource the subscription scenarios watch, and changes of every list.
+Built with the official SDK, so that a failing scenario points at the console,
+not at a home-made server.
 """
 
 import asyncio
@@ -195,6 +198,25 @@ def test_sampling(prompt: str, reply: Annotated[CreateMessageResult, Resolve(ask
     return "LLM response: " + " ".join(block.text for block in content if isinstance(block, TextContent))
 
 
+# The json-schema-2020-12 scenario (pending in the suite) checks that these keywords reach the client intact.
+JSON_SCHEMA_2020_12 = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "$defs": {"address": {"type": "object", "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}},
+    "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+    "additionalProperties": False,
+}
+
+
+@server.tool(description="Tool with JSON Schema 2020-12 features", structured_output=False)
+def json_schema_2020_12_tool(name: str = "", address: dict | None = None) -> str:
+    return f"Received {name}"
+
+
+# The SDK derives a schema from the signature; the scenario wants this one, word for word.
+server._tool_manager.get_tool("json_schema_2020_12_tool").parameters = JSON_SCHEMA_2020_12
+
+
 @server.resource("test://static-text", name="static-text", mime_type="text/plain")
 def static_text() -> str:
     """A fixed text resource."""
@@ -211,6 +233,28 @@ def static_binary() -> bytes:
 def template_data(id: str) -> str:
     """Data for one id."""
     return json.dumps({"id": id, "templateTest": True, "data": f"Data for ID: {id}"})
+
+
+@server.resource("test://watched-resource", name="watched-resource", mime_type="text/plain")
+def watched_resource() -> str:
+    """A resource its subscribers hear about whenever touch_watched_resource runs."""
+    return "Watched resource content"
+
+
+@server.tool(structured_output=False)
+async def touch_watched_resource(ctx: Context) -> str:
+    """Announces an update of test://watched-resource to its subscribers."""
+    await ctx.notify_resource_updated("test://watched-resource")
+    return "test://watched-resource updated"
+
+
+@server.tool(structured_output=False)
+async def announce_list_changes(ctx: Context) -> str:
+    """Tells listening clients that the tool, prompt and resource lists changed."""
+    await ctx.notify_tools_changed()
+    await ctx.notify_prompts_changed()
+    await ctx.notify_resources_changed()
+    return "announced"
 
 
 @server.prompt(description="A prompt without arguments.")

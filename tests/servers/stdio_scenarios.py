@@ -12,6 +12,8 @@ malformed-surface legacy; answers resources/read, prompts/get and completion/com
 mrtr         modern; its tool `confirm` answers input_required, then reports how it was retried
 mrtr-forever modern; its tool `confirm` always answers input_required
 family       legacy; starts a grandchild, and its tool `pids` names both processes
+browser-step legacy; its tool `sign_in` refuses with -32042, naming a URL to visit first, and
+             `signed_in` announces that URL elicitation complete before it answers
 costly       legacy; tools whose schemas cost the most to check: `name` takes a slug that
              a backtracking matcher needs minutes to refuse, `echo` answers its text as
              structuredContent checked against that slug rule, `tangle` answers a value
@@ -28,6 +30,12 @@ import time
 
 SCENARIO = sys.argv[1]
 REQUEST_STATE = "opaque ☃ state: keep me exactly"
+BROWSER_STEP = {
+    "mode": "url",
+    "url": "https://auth.example/sign-in?step=1",
+    "message": "Sign in to the example service.",
+    "elicitationId": "sign-in-1",
+}
 GRANDCHILD = None
 SLUG = {"type": "string", "pattern": "^[a-z0-9]+[a-z0-9-]*[a-z0-9]+$"}
 TANGLE = {f"a{i}": {"anyOf": [{"$ref": f"#/$defs/a{i + 1}"}, {"$ref": f"#/$defs/a{i + 1}"}]} for i in range(40)}
@@ -117,6 +125,17 @@ def legacy(message):
         pinged = ask_client("s3", "ping", {})
         report = {"elicitation": elicited, "sampling": sampled, "ping": pinged}
         answer(msg_id, text(json.dumps(report)))
+    elif method == "tools/list" and SCENARIO == "browser-step":
+        answer(
+            msg_id, {"tools": [{"name": name, "inputSchema": {"type": "object"}} for name in ("sign_in", "signed_in")]}
+        )
+    elif method == "tools/call" and SCENARIO == "browser-step" and params["name"] == "sign_in":
+        error = {"code": -32042, "message": "Sign in first", "data": {"elicitations": [BROWSER_STEP]}}
+        send({"jsonrpc": "2.0", "id": msg_id, "error": error})
+    elif method == "tools/call" and SCENARIO == "browser-step":
+        complete = {"elicitationId": BROWSER_STEP["elicitationId"]}
+        send({"jsonrpc": "2.0", "method": "notifications/elicitation/complete", "params": complete})
+        answer(msg_id, text("signed in"))
     elif method == "tools/list" and SCENARIO == "costly":
         answer(msg_id, {"tools": COSTLY_TOOLS})
     elif method == "tools/call" and SCENARIO == "costly":

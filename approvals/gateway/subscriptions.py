@@ -1,0 +1,167 @@
+"""Resource subscriptions and change notifications, for clients of either era.
+
+A legacy client subscribes by `resources/subscribe` within its session (kept in
+the session's row, so that any process serves its next request) and hears the
+updates, and the lists' changes, on its GET stream. A 2026-07-28 client names
+what it wants in a `subscriptions/listen` request, whose answer is the stream.
+
+Either way the console subscribes upstream, on the pooled session of the server
+the URI routes to, in the process that took the request; the pool holds the
+subscription for each holder (a session, a listen stream) and lets go upstream
+when the last one does, which any process may announce. An update reaches the
+channel layer from the process that hears it, so a subscriber's stream passes it
+on wherever it is held.
+"""
+
+import uuid
+
+from asgiref.sync import sync_to_async
+
+from approvals.calls.lifecycle import ClientContext
+from approvals.calls.runner import session_pool
+from approvals.catalog import routes
+from approvals.catalog.specs import upstream_spec
+from approvals.gateway import sessions, streams
+from approvals.gateway.surface import (
+    audited,
+    clipped,
+    failure,
+    record_unknown,
+    resource_not_found,
+    string_param,
+)
+from approvals.live.events import LISTS
+from approvals.protocol import jsonrpc
+from approvals.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError
+from approvals.protocol.revisions import META_SUBSCRIPTION_ID
+from approvals.tokens import credentials
+from approvals.upstream import UpstreamError
+
+# Per session or listen stream: each is a subscription held upstream.
+MAX_SUBSCRIPTIONS = 100
+# A listen filter's flag for each list, and the capability that must be offered for it to be honoured.
+LIST_FLAGS = {"toolsListChanged": "tools", "resourcesListChanged": "resources", "promptsListChanged": "prompts"}
+
+
+def offers_subscriptions(capabilities) -> bool:
+    resources = capabilities.get("resources") if isinstance(capabilities, dict) else None
+    return isinstance(resources, dict) and resources.get("subscribe") is True
+
+
+def list_changed(name: str, meta: dict | None = None) -> dict:
+    return jsonrpc.notification(f"notifications/{name}/list_changed", {"_meta": meta} if meta else None)
+
+
+async def subscribe_upstream(ctx: ClientContext, uri: str, holder: str) -> str:
+    """Subscribe to `uri` upstream for `holder`, audited; the name of the server that holds it."""
+    route = await sync_to_async(routes.resource_route)(ctx.token, uri)
+    if route is None:
+        await record_unknown("resource.subscribed", ctx, {"uri": clipped(uri)})
+        raise resource_not_found(ctx, uri)
+    server = route.server
+    if not offers_subscriptions(server.capabilities):
+        raise JsonRpcError(INVALID_PARAMS, f"The server {server.name} offers no subscriptions to its resources")
+
+    def refusal(message):
+        return JsonRpcError(resource_not_found(ctx, uri).code, message, {"uri": uri})
+
+    async def answer():
+        try:
+            await session_pool().subscribe(upstream_spec(server), uri, holder)
+        except UpstreamError as exc:
+            raise failure(server, "resources/subscribe", exc, refusal) from None
+        return {}
+
+    await audited("resource.subscribed", ctx, server, {"uri": clipped(uri), "via": route.exposed_name}, answer)
+    return server.name
+
+
+async def subscribe_in_session(ctx: ClientContext, params: dict) -> dict:
+    uri = string_param(params, "uri", "resources/subscribe")
+    subscribed = await sync_to_async(sessions.subscriptions)(ctx.session_id)
+    if uri not in subscribed and len(subscribed) >= MAX_SUBSCRIPTIONS:
+        raise JsonRpcError(INVALID_PARAMS, f"A session may hold at most {MAX_SUBSCRIPTIONS} subscriptions")
+    await subscribe_upstream(ctx, uri, sessions.holder(ctx.session_id))
+    await sync_to_async(sessions.add_subscription)(ctx.session_id, uri)
+    return {}
+
+
+async def unsubscribe_in_session(ctx: ClientContext, params: dict) -> dict:
+    uri = string_param(params, "uri", "resources/unsubscribe")
+
+    async def answer():
+        await sync_to_async(sessions.remove_subscription)(ctx.session_id, uri)
+        return {}
+
+    return await audited("resource.unsubscribed", ctx, None, {"uri": clipped(uri)}, answer)
+
+
+def session_stream(session_id: str):
+    """A legacy session's GET stream: the lists' changes, and updates of the resources it subscribed to."""
+
+    async def notifications_for(message: dict) -> list[dict]:
+        if message.get("type") == "catalog.changed":
+            return [list_changed(name) for name in LISTS if name in message.get("lists", LISTS)]
+        if message.get("type") == "resource.updated":
+            server, uri = message.get("server"), message.get("uri")
+            if await sync_to_async(sessions.subscribes)(session_id, server, uri):
+                return [jsonrpc.notification("notifications/resources/updated", {"uri": uri})]
+        return []
+
+    async def nothing_first():
+        return []
+
+    async def session_still_open():
+        return await sync_to_async(sessions.is_open)(session_id)
+
+    return streams.change_events(nothing_first, notifications_for, session_still_open)
+
+
+def listen_stream(ctx: ClientContext, msg_id, wanted):
+    """A 2026-07-28 subscriptions/listen: its events, the acknowledgement first.
+
+    What it honours is what its acknowledgement names: the lists some enabled server
+    offers, and the resources the token reaches on servers that offer subscriptions.
+    It subscribes to those once it starts, and lets go when it ends.
+    """
+    if not isinstance(wanted, dict):
+        raise JsonRpcError(INVALID_PARAMS, "subscriptions/listen needs a 'notifications' object")
+    uris = wanted.get("resourceSubscriptions") or []
+    if not isinstance(uris, list) or not all(isinstance(uri, str) and uri for uri in uris):
+        raise JsonRpcError(INVALID_PARAMS, "'resourceSubscriptions' must be a list of resource URIs")
+    if len(set(uris)) > MAX_SUBSCRIPTIONS:
+        raise JsonRpcError(INVALID_PARAMS, f"A listen stream may hold at most {MAX_SUBSCRIPTIONS} subscriptions")
+    holder = f"listen:{uuid.uuid4().hex}"
+    meta = {META_SUBSCRIPTION_ID: msg_id}
+    subscribed: dict[str, str] = {}  # URI: the server holding it
+    lists: set[str] = set()
+
+    async def acknowledgement():
+        offered = {"tools", *await sync_to_async(routes.offered_kinds)()}
+        honoured = {flag: True for flag, kind in LIST_FLAGS.items() if wanted.get(flag) is True and kind in offered}
+        lists.update(LIST_FLAGS[flag] for flag in honoured)
+        for uri in dict.fromkeys(uris):
+            try:
+                subscribed[uri] = await subscribe_upstream(ctx, uri, holder)
+            except JsonRpcError:
+                continue  # not honoured: the acknowledgement leaves it out
+        if subscribed:
+            honoured["resourceSubscriptions"] = list(subscribed)
+        params = {"notifications": honoured, "_meta": meta}
+        return [jsonrpc.notification("notifications/subscriptions/acknowledged", params)]
+
+    async def notifications_for(message: dict) -> list[dict]:
+        if message.get("type") == "catalog.changed":
+            return [list_changed(name, meta) for name in LISTS if name in lists and name in message.get("lists", LISTS)]
+        uri = message.get("uri")
+        if message.get("type") == "resource.updated" and subscribed.get(uri) == message.get("server"):
+            return [jsonrpc.notification("notifications/resources/updated", {"uri": uri, "_meta": meta})]
+        return []
+
+    async def token_still_valid():
+        return await sync_to_async(credentials.still_valid)(ctx.token.pk)
+
+    async def release():
+        await session_pool().release(holder)
+
+    return streams.change_events(acknowledgement, notifications_for, token_still_valid, release)
