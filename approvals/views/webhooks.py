@@ -83,6 +83,9 @@ def webhook_delete(request, pk):
 @permission_or_403(MANAGE_WEBHOOKS)
 def webhook_redeliver(request, pk):
     delivery = get_object_or_404(WebhookDelivery.objects.select_related("endpoint"), pk=pk)
-    endpoints.redeliver(delivery, request.user)
-    messages.success(request, f"{delivery.event_type} {delivery.message_id} is being sent again; reload to see how.")
+    if endpoints.redeliver(delivery, request.user):
+        sent = f"{delivery.event_type} {delivery.message_id}"
+        messages.success(request, f"{sent} is being sent again; reload to see how.")
+    else:
+        messages.error(request, "The task queue did not take the redelivery; nothing was sent. Try again shortly.")
     return redirect("webhook", pk=delivery.endpoint_id)

@@ -1,6 +1,7 @@
 """Admins' changes to webhook endpoints, each one audit event in the same transaction; a secret is returned once."""
 
 import base64
+import logging
 import secrets
 from urllib.parse import urlsplit
 
@@ -14,6 +15,7 @@ from approvals.webhooks import sending
 from approvals.webhooks.models import EVENT_TYPES
 from approvals.webhooks.transport import url_problem
 
+log = logging.getLogger(__name__)
 EDITABLE = ("url", "description", "events", "slack", "enabled", "console_url")
 
 
@@ -104,8 +106,16 @@ def delete_endpoint(endpoint: WebhookEndpoint, user):
 
 
 @transaction.atomic
-def redeliver(delivery: WebhookDelivery, user):
-    """One more attempt at a delivery now, whatever became of it, off this request."""
+def redeliver(delivery: WebhookDelivery, user) -> bool:
+    """One more attempt at a delivery now, whatever became of it, off this request; False when no sender took it.
+
+    Handed over first and audited after, so the log never claims a redelivery that was never sent.
+    """
+    try:
+        sending.schedule(delivery.pk, 0.0, requested_by=user.get_username())
+    except Exception:
+        log.exception("the broker did not take a redelivery of webhook delivery %s", delivery.pk)
+        return False
     record(
         "webhook.redelivered",
         user,
@@ -114,8 +124,7 @@ def redeliver(delivery: WebhookDelivery, user):
         None,
         delivery={"id": delivery.pk, "message_id": delivery.message_id, "event": delivery.event_type},
     )
-    name = user.get_username()
-    transaction.on_commit(lambda: sending.schedule(delivery.pk, 0.0, requested_by=name))
+    return True
 
 
 def record(action, user, endpoint, before, after, **extra):

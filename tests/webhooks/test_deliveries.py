@@ -13,6 +13,7 @@ from django.utils.timezone import now
 
 from approvals.calls import lifecycle
 from approvals.models import AuditEvent, Call, WebhookDelivery, WebhookEndpoint
+from approvals.webhooks import sending as sending_module
 from approvals.webhooks.sending import send_due
 from console.celery import app
 from tests.fixtures.calls import pending_call
@@ -160,6 +161,27 @@ def test_it_redelivers_on_an_admin_s_request_and_audits_it(sending, receiver, en
     assert len(hook.received(2)) == 2
     event = AuditEvent.objects.get(action="webhook.redelivered")
     assert event.actor_name == "ada" and event.data["delivery"]["message_id"] == delivery.message_id
+
+
+def test_it_tells_the_admin_when_the_broker_refuses_a_redelivery_and_audits_none(
+    monkeypatch, sending, receiver, endpoint, client_token, refund_tool
+):
+    added, _ = endpoint(receiver().url, events=["call.pending"])
+    pending_call(client_token, refund_tool)
+    attempts_recorded(added, 1)
+    delivery = WebhookDelivery.objects.get(endpoint=added)
+    admin = Client()
+    admin.force_login(make_user("ada", superuser=True))
+
+    def refused(*args, **kwargs):
+        raise ConnectionRefusedError("the broker is down")
+
+    monkeypatch.setattr(sending_module, "schedule", refused)
+    page = admin.post(f"/webhooks/deliveries/{delivery.pk}/redeliver/", follow=True)
+
+    assert page.status_code == 200
+    assert "did not take the redelivery" in page.content.decode()
+    assert not AuditEvent.objects.filter(action="webhook.redelivered").exists()
 
 
 def test_it_sends_again_what_a_stopped_process_left_due_unless_its_endpoint_is_disabled(
