@@ -318,6 +318,45 @@ class Migration(migrations.Migration):
             },
         ),
         migrations.CreateModel(
+            name="WebhookDelivery",
+            fields=[
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("message_id", models.CharField(max_length=40, unique=True)),
+                ("event_type", models.CharField(max_length=40)),
+                ("payload", models.JSONField()),
+                ("created_at", models.DateTimeField(db_index=True, default=django.utils.timezone.now)),
+                ("attempts", models.PositiveIntegerField(default=0)),
+                ("delivered_at", models.DateTimeField(blank=True, null=True)),
+                ("next_attempt_at", models.DateTimeField(blank=True, db_index=True, null=True)),
+            ],
+            options={
+                "ordering": ["-created_at", "-id"],
+            },
+        ),
+        migrations.CreateModel(
+            name="ApiKey",
+            fields=[
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=100)),
+                ("prefix", models.CharField(help_text="The key's first characters, to recognise it.", max_length=16)),
+                ("key_hash", models.CharField(max_length=64, unique=True)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("last_used_at", models.DateTimeField(blank=True, null=True)),
+                ("revoked_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="api_keys",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+            ],
+            options={
+                "ordering": ["-created_at", "-id"],
+            },
+        ),
+        migrations.CreateModel(
             name="AuditEvent",
             fields=[
                 ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
@@ -442,6 +481,14 @@ class Migration(migrations.Migration):
                         max_length=10,
                     ),
                 ),
+                (
+                    "resource_subscriptions",
+                    models.JSONField(
+                        blank=True,
+                        default=list,
+                        help_text="The resource URIs the client subscribed to (resources/subscribe).",
+                    ),
+                ),
                 ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
                 ("last_seen_at", models.DateTimeField(default=django.utils.timezone.now)),
                 ("closed_at", models.DateTimeField(blank=True, null=True)),
@@ -464,6 +511,14 @@ class Migration(migrations.Migration):
                     "action",
                     models.CharField(
                         choices=[("allow", "Allow"), ("ask", "Ask an operator"), ("deny", "Deny")], max_length=5
+                    ),
+                ),
+                (
+                    "applies_to",
+                    models.CharField(
+                        choices=[("tool", "Tool calls"), ("permission", "Permission requests from coding agents")],
+                        default="tool",
+                        max_length=20,
                     ),
                 ),
                 (
@@ -552,7 +607,22 @@ class Migration(migrations.Migration):
             name="Call",
             fields=[
                 ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
-                ("tool_name", models.CharField(help_text="The exposed name the client called.", max_length=200)),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[("tool", "Tool calls"), ("permission", "Permission requests from coding agents")],
+                        db_index=True,
+                        default="tool",
+                        max_length=20,
+                    ),
+                ),
+                (
+                    "tool_name",
+                    models.CharField(
+                        help_text="The exposed name the client called; for a permission request, the agent's tool.",
+                        max_length=200,
+                    ),
+                ),
                 (
                     "request_id",
                     models.CharField(
@@ -848,6 +918,74 @@ class Migration(migrations.Migration):
             options={
                 "ordering": ["-at", "-id"],
             },
+        ),
+        migrations.CreateModel(
+            name="WebhookAttempt",
+            fields=[
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("number", models.PositiveIntegerField()),
+                ("at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("status_code", models.PositiveSmallIntegerField(blank=True, null=True)),
+                ("response_ms", models.FloatField(blank=True, null=True)),
+                ("error", models.TextField(blank=True)),
+                (
+                    "requested_by",
+                    models.CharField(blank=True, help_text="The admin who asked for a redelivery.", max_length=150),
+                ),
+                (
+                    "delivery",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="attempt_rows",
+                        to="approvals.webhookdelivery",
+                    ),
+                ),
+            ],
+            options={
+                "ordering": ["number", "id"],
+            },
+        ),
+        migrations.CreateModel(
+            name="WebhookEndpoint",
+            fields=[
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("url", models.URLField(max_length=2000)),
+                ("description", models.CharField(blank=True, max_length=200)),
+                ("events", models.JSONField(default=list, help_text="The event types sent to this endpoint.")),
+                (
+                    "slack",
+                    models.BooleanField(default=False, help_text="Post a Slack-compatible body: text with a link."),
+                ),
+                ("console_url", models.URLField(max_length=500)),
+                ("secret", models.CharField(max_length=100)),
+                ("enabled", models.BooleanField(default=True)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("secret_rotated_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+            ],
+            options={
+                "ordering": ["id"],
+                "permissions": [("manage_webhooks", "Add, change and delete webhook endpoints, and redeliver events")],
+            },
+        ),
+        migrations.AddField(
+            model_name="webhookdelivery",
+            name="endpoint",
+            field=models.ForeignKey(
+                db_constraint=False,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="deliveries",
+                to="approvals.webhookendpoint",
+            ),
         ),
         migrations.CreateModel(
             name="CallApproval",
