@@ -66,8 +66,8 @@ def subscriptions(session_id: str) -> list[str]:
 
 @transaction.atomic
 def add_subscription(session_id: str, uri: str):
-    session = McpSession.objects.select_for_update().get(pk=session_id)
-    if uri not in session.resource_subscriptions:
+    session = McpSession.objects.select_for_update().filter(pk=session_id).first()
+    if session is not None and uri not in session.resource_subscriptions:
         session.resource_subscriptions = [*session.resource_subscriptions, uri]
         session.save(update_fields=["resource_subscriptions"])
 
@@ -75,8 +75,8 @@ def add_subscription(session_id: str, uri: str):
 @transaction.atomic
 def remove_subscription(session_id: str, uri: str):
     """Forget the subscription; whichever process subscribed upstream for it lets go there."""
-    session = McpSession.objects.select_for_update().get(pk=session_id)
-    if uri in session.resource_subscriptions:
+    session = McpSession.objects.select_for_update().filter(pk=session_id).first()
+    if session is not None and uri in session.resource_subscriptions:
         session.resource_subscriptions = [u for u in session.resource_subscriptions if u != uri]
         session.save(update_fields=["resource_subscriptions"])
     events.subscriptions_released(holder(session_id), uri)
