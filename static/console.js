@@ -514,8 +514,10 @@ document.addEventListener("DOMContentLoaded", () => {
     return path;
   };
 
-  // Suggestions: the paths of every tool the pattern (and the server, when one is chosen) selects.
+  // Suggestions: the paths of every tool of the rule's kind the pattern (and the server, when one is chosen) selects.
   const tools = JSON.parse(document.getElementById("tool-paths").textContent);
+  const kinds = document.querySelectorAll('input[name="applies_to"]');
+  const kind = () => ([...kinds].find((radio) => radio.checked) || { value: "tool" }).value;
   const glob = document.querySelector('input[name="tool_glob"]');
   const server = document.querySelector('select[name="server"]');
   const suggestions = builder.querySelector("datalist");
@@ -525,12 +527,13 @@ document.addEventListener("DOMContentLoaded", () => {
     const matcher = globRegExp(glob.value.trim() || "*");
     const paths = new Set();
     tools
-      .filter((tool) => matcher.test(tool.tool) && (!server.value || server.value === tool.server))
+      .filter((tool) => tool.kind === kind() && matcher.test(tool.tool) && (!server.value || server.value === tool.server))
       .forEach((tool) => tool.paths.forEach((path) => paths.add(path)));
     suggestions.replaceChildren(...[...paths].sort().map((path) => new Option(path)));
   };
   glob.addEventListener("input", suggest);
   server.addEventListener("change", suggest);
+  kinds.forEach((radio) => radio.addEventListener("change", suggest));
   suggest();
 
   conditions.forEach(addRow);

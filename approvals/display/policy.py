@@ -6,7 +6,8 @@ from datetime import timedelta
 from django.db.models import Count, Max, Q
 from django.utils import timezone
 
-from approvals.models import Call, PolicyRule, Tool
+from approvals.calls.agent_tools import AGENT_TOOL_SCHEMAS
+from approvals.models import Call, CallKind, PolicyRule, Tool
 from approvals.policy.engine import condition_text
 from approvals.policy.rules import hold_words
 
@@ -67,13 +68,22 @@ def argument_paths(schema, prefix="", depth=0, found=None) -> list[str]:
 
 
 def tool_paths() -> list[dict]:
-    """Each tool a rule may name, with its server and argument paths, for the condition builder's suggestions."""
+    """Each tool a rule may name, with its kind, server and argument paths, for the condition builder's suggestions.
+
+    A rule for permission requests names a coding agent's tool: those the console knows the input of are listed too.
+    """
     tools = Tool.objects.filter(status__in=Tool.HELD).select_related("server").order_by("exposed_name")
-    return [
+    upstream = [
         {
+            "kind": CallKind.TOOL,
             "tool": tool.exposed_name,
             "server": tool.server.name,
             "paths": argument_paths(tool.definition.get("inputSchema")),
         }
         for tool in tools
     ]
+    agents = [
+        {"kind": CallKind.PERMISSION, "tool": name, "server": "", "paths": argument_paths(schema)}
+        for name, schema in sorted(AGENT_TOOL_SCHEMAS.items())
+    ]
+    return upstream + agents

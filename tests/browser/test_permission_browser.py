@@ -38,3 +38,18 @@ def test_an_operator_edits_the_command_then_allows_it_and_the_agent_reads_the_ed
     assert not answer.is_error
     edited = {"command": "rm -r build/tmp", "description": "Clean the build directory"}
     assert json.loads(agent.text()) == {"behavior": "allow", "updatedInput": edited}
+
+
+def test_the_rule_form_suggests_the_input_paths_of_an_agents_tool_for_a_permission_rule(console, person, open_browser):
+    _, admin = person("pat", roles.ADMIN)
+    context = open_browser().new_context()
+    context.add_cookies([{"name": "sessionid", "value": admin.cookies["sessionid"].value, "url": console["url"]}])
+    page = context.new_page()
+    page.goto(console["url"] + "/policy/rules/new/")
+
+    page.get_by_label("Permission requests from coding agents").check()
+    page.get_by_label("Tools").fill("Bash")
+    page.get_by_role("button", name="Add condition").click()
+
+    paths = ["command", "description", "run_in_background", "timeout"]
+    expect(page.locator("#argument-paths option")).to_have_text(paths)
