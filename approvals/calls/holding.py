@@ -22,7 +22,7 @@ from datetime import timedelta
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.db import close_old_connections, transaction
+from django.db import OperationalError, close_old_connections, transaction
 from django.utils import timezone
 
 from approvals.audit import chain
@@ -46,9 +46,13 @@ def renew(held: list[int], waiting: list[int]) -> list[int]:
     """
     try:
         due = timezone.now() + timedelta(seconds=settings.CALL_LEASE_SECONDS / 2)
-        Call.objects.filter(pk__in=held, status__in=Call.OPEN, lease_expires_at__lt=due).update(
-            lease_expires_at=lease_end()
-        )
+        with transaction.atomic():
+            # Rows a write holds are skipped, to be renewed at the next re-read: waiting for them, while the
+            # write waits for rows this holds, would deadlock the two.
+            free = Call.objects.select_for_update(skip_locked=True).filter(
+                pk__in=held, status__in=Call.OPEN, lease_expires_at__lt=due
+            )
+            Call.objects.filter(pk__in=list(free.values_list("pk", flat=True))).update(lease_expires_at=lease_end())
         if not waiting:
             return []
         return list(
@@ -131,16 +135,25 @@ class Writes:
         events.SERVING_LOOP.set(asyncio.get_running_loop())
         while self.queue:
             batch, self.queue = self.queue[:WRITES_AT_ONCE], self.queue[WRITES_AT_ONCE:]
-            try:
-                outcomes = await sync_to_async(write_together, thread_sensitive=False)([work for work, _ in batch])
-            except Exception as exc:
-                outcomes = [(None, exc)] * len(batch)
+            outcomes = await self.write_batch([work for work, _ in batch])
+            # Writes another transaction deadlocked (a revocation cancelling many calls) go again, once.
+            again = [i for i, (_, error) in enumerate(outcomes) if isinstance(error, OperationalError)]
+            if again:
+                for i, outcome in zip(again, await self.write_batch([batch[i][0] for i in again]), strict=True):
+                    outcomes[i] = outcome
             for (_, future), (result, error) in zip(batch, outcomes, strict=True):
                 if not future.done():
                     if error is None:
                         future.set_result(result)
                     else:
                         future.set_exception(error)
+
+    @staticmethod
+    async def write_batch(works: list[Callable]) -> list[tuple]:
+        try:
+            return await sync_to_async(write_together, thread_sensitive=False)(works)
+        except Exception as exc:
+            return [(None, exc)] * len(works)
 
 
 class Held:
