@@ -498,6 +498,15 @@ class Call(models.Model):
     class Meta:
         ordering = ["-received_at", "-id"]
         permissions = [("decide_call", "Approve, edit or deny pending calls")]
+        indexes = [
+            # The queue and its counts: pending calls by group, oldest first. Partial, so that
+            # the many ended calls weigh nothing on the live queue.
+            models.Index(
+                fields=["token", "tool_name", "received_at"],
+                condition=models.Q(status="pending"),
+                name="call_pending_queue",
+            ),
+        ]
 
     def __str__(self):
         return f"call {self.pk} {self.tool_name}"

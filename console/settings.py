@@ -251,7 +251,7 @@ APPROVAL_TIMEOUT_SECONDS = float(os.environ.get("APPROVAL_TIMEOUT_SECONDS", 600)
 SEPARATION_OF_DUTIES = env_bool("SEPARATION_OF_DUTIES")
 # A waiting call re-reads its row this often, so a lost wake-up never strands it.
 CALL_REREAD_SECONDS = float(os.environ.get("CALL_REREAD_SECONDS", 5))
-# A web process vouches for the calls it holds this long, renewing every CALL_REREAD_SECONDS; a call whose
+# A web process vouches for the calls it holds this long, renewing once half is left; a call whose
 # lease lapsed lost its process and ends at the next STALE_CALLS_INTERVAL_SECONDS.
 CALL_LEASE_SECONDS = float(os.environ.get("CALL_LEASE_SECONDS", 30))
 UPSTREAM_CALL_TIMEOUT_SECONDS = float(os.environ.get("UPSTREAM_CALL_TIMEOUT_SECONDS", 600))

@@ -8,6 +8,8 @@ only those. A held call costs its id in a set: no query, timer or task of its ow
 
 The lease is what tells the rest of the console that the process still holds the call:
 lifecycle.end_abandoned_calls ends the open calls whose lease lapsed.
+
+The calls a loop records or cancels are written by one task of the loop, in batches (Writes).
 """
 
 import asyncio
@@ -22,7 +24,7 @@ from datetime import timedelta
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.db import close_old_connections, transaction
+from django.db import OperationalError, close_old_connections, transaction
 from django.utils import timezone
 
 from approvals.audit import chain
@@ -35,20 +37,6 @@ log = logging.getLogger(__name__)
 
 def lease_end():
     return timezone.now() + timedelta(seconds=settings.CALL_LEASE_SECONDS)
-
-
-def renew(held: list[int], waiting: list[int]) -> list[int]:
-    """Extend the lease of the `held` calls still open, and name those of `waiting` no longer pending."""
-    try:
-        Call.objects.filter(pk__in=held, status__in=Call.OPEN).update(lease_expires_at=lease_end())
-        if not waiting:
-            return []
-        return list(
-            Call.objects.filter(pk__in=waiting).exclude(status=Call.Status.PENDING).values_list("pk", flat=True)
-        )
-    finally:
-        # Run in the loop's shared threads, which live on: a connection kept there is one the pool lacks.
-        close_old_connections()
 
 
 def connection_given_back(func: Callable) -> Callable:
@@ -69,31 +57,50 @@ def connection_given_back(func: Callable) -> Callable:
     return given_back
 
 
+# Run in the loop's shared threads, which live on: a connection kept there is one the pool lacks.
+@connection_given_back
+def renew(held: list[int], waiting: list[int]) -> list[int]:
+    """Extend the lease of the `held` calls still open, and name those of `waiting` no longer pending.
+
+    A lease is extended only once half of it is left, not at every re-read: each extension is a new
+    version of the call's row, and thousands of held calls would otherwise leave the table and its
+    indexes thick with dead ones between two vacuums, slowing every read of the queue.
+    """
+    due = timezone.now() + timedelta(seconds=settings.CALL_LEASE_SECONDS / 2)
+    with transaction.atomic():
+        # Rows a write holds are skipped, to be renewed at the next re-read: waiting for them, while the
+        # write waits for rows this holds, would deadlock the two.
+        free = Call.objects.select_for_update(skip_locked=True).filter(
+            pk__in=held, status__in=Call.OPEN, lease_expires_at__lt=due
+        )
+        Call.objects.filter(pk__in=list(free.values_list("pk", flat=True))).update(lease_expires_at=lease_end())
+    if not waiting:
+        return []
+    return list(Call.objects.filter(pk__in=waiting).exclude(status=Call.Status.PENDING).values_list("pk", flat=True))
+
+
 # Most calls one transaction records or cancels. A burst of thousands would otherwise start as many threads
 # at once, all taking turns at the interpreter lock and queueing for SQLite's one writer or the pool's
 # connections until some time out; in batches, each is written in a moment, in arrival order.
 WRITES_AT_ONCE = 50
 
 
+@connection_given_back
 def write_together(works: list[Callable]) -> list[tuple]:
     """Run `works` in one transaction with one append to the audit chain: per work, (its result, None) or (None, error).
 
     Each work must be atomic itself: a savepoint within the batch, so that one failing leaves the others be.
     """
     outcomes = []
-    try:
-        with transaction.atomic(), chain.batch() as recorded, lifecycle.policy_read_once():
-            for work in works:
-                kept = len(recorded)
-                try:
-                    outcomes.append((work(), None))
-                except Exception as exc:
-                    # Its savepoint rolled back: its audit events go with it.
-                    del recorded[kept:]
-                    outcomes.append((None, exc))
-    finally:
-        # Run in the loop's shared threads, which live on: a connection kept there is one the pool lacks.
-        close_old_connections()
+    with transaction.atomic(), chain.batch() as recorded, lifecycle.policy_read_once():
+        for work in works:
+            kept = len(recorded)
+            try:
+                outcomes.append((work(), None))
+            except Exception as exc:
+                # Its savepoint rolled back: its audit events go with it.
+                del recorded[kept:]
+                outcomes.append((None, exc))
     return outcomes
 
 
@@ -123,16 +130,25 @@ class Writes:
         events.SERVING_LOOP.set(asyncio.get_running_loop())
         while self.queue:
             batch, self.queue = self.queue[:WRITES_AT_ONCE], self.queue[WRITES_AT_ONCE:]
-            try:
-                outcomes = await sync_to_async(write_together, thread_sensitive=False)([work for work, _ in batch])
-            except Exception as exc:
-                outcomes = [(None, exc)] * len(batch)
+            outcomes = await self.write_batch([work for work, _ in batch])
+            # Writes another transaction deadlocked (a revocation cancelling many calls) go again, once.
+            again = [i for i, (_, error) in enumerate(outcomes) if isinstance(error, OperationalError)]
+            if again:
+                for i, outcome in zip(again, await self.write_batch([batch[i][0] for i in again]), strict=True):
+                    outcomes[i] = outcome
             for (_, future), (result, error) in zip(batch, outcomes, strict=True):
                 if not future.done():
                     if error is None:
                         future.set_result(result)
                     else:
                         future.set_exception(error)
+
+    @staticmethod
+    async def write_batch(works: list[Callable]) -> list[tuple]:
+        try:
+            return await sync_to_async(write_together, thread_sensitive=False)(works)
+        except Exception as exc:
+            return [(None, exc)] * len(works)
 
 
 class Held:

@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 from asgiref.sync import SyncToAsync, ThreadSensitiveContext
-from django.db import transaction
+from django.db import OperationalError, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 from approvals.calls import holding, lifecycle, runner
@@ -132,3 +132,16 @@ def test_it_keeps_the_other_writes_of_a_batch_when_one_fails(client_token, refun
     assert [error is None for _, error in outcomes] == [True, False, True]
     assert sorted(Call.objects.values_list("arguments__order_id", flat=True)) == [1, 2]
     assert AuditEvent.objects.filter(action="call.received").count() == 2
+
+
+async def test_it_writes_again_once_what_another_transaction_deadlocked():
+    tries = []
+
+    def deadlocked_once():
+        tries.append(len(tries))
+        if len(tries) == 1:
+            raise OperationalError("deadlock detected")
+        return "written"
+
+    assert await holding.write(deadlocked_once) == "written"
+    assert len(tries) == 2

@@ -74,7 +74,7 @@ async def test_it_re_reads_every_call_a_process_holds_in_one_query_per_interval(
 
 
 async def test_it_renews_the_lease_of_a_call_while_it_is_held(client_token, refund_tool, settings):
-    settings.CALL_REREAD_SECONDS = 0.05
+    settings.CALL_REREAD_SECONDS, settings.CALL_LEASE_SECONDS = 0.05, 1
     params = {"name": "shop_issue_refund", "arguments": {"order_id": 7, "amount": 20}}
     waiting = asyncio.create_task(runner.run_call(context(client_token), 1, params, nowhere))
     first = await eventually(Call.objects.filter(status=Call.Status.PENDING).afirst, message="a held call")
@@ -154,3 +154,18 @@ async def test_it_wakes_a_held_call_ended_by_the_sweep_and_answers_it(client_tok
 
     result = await asyncio.wait_for(waiting, 5)
     assert "cancelled: abandoned: the client's connection closed" in result["content"][0]["text"]
+
+
+async def test_it_renews_a_lease_only_once_half_of_it_is_left(client_token, refund_tool, settings, monkeypatch):
+    settings.CALL_REREAD_SECONDS, settings.CALL_LEASE_SECONDS = 0.05, 60
+    renewals = counting(monkeypatch, holding, "renew")
+    params = {"name": "shop_issue_refund", "arguments": {"order_id": 7, "amount": 20}}
+    waiting = asyncio.create_task(runner.run_call(context(client_token), 1, params, nowhere))
+    first = await eventually(Call.objects.filter(status=Call.Status.PENDING).afirst, message="a held call")
+
+    await eventually(lambda: len(renewals) >= 5, message="five re-reads")
+
+    assert (await Call.objects.aget(pk=first.pk)).lease_expires_at == first.lease_expires_at
+    waiting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
