@@ -244,7 +244,8 @@ class RuleForm(EditingForm):
         CallKind.TOOL,
         label="Applies to",
         help_text="Tool calls match tools by exposed name; permission requests match a coding agent's own tools "
-        "(Bash, Edit, Read...) and their input.",
+        "(Bash, Edit, Read...) and their input; resource reads match the URI read; prompt gets match the prompt's "
+        "exposed name and its arguments.",
     )
     server = forms.ChoiceField(required=False, help_text="Only calls to this upstream server.")
     tool_glob = forms.CharField(
@@ -252,7 +253,7 @@ class RuleForm(EditingForm):
         initial="*",
         max_length=200,
         help_text="Exposed tool name pattern: * any characters, ? one, e.g. records_get_*; for permission requests "
-        "the agent's tool, e.g. Bash.",
+        "the agent's tool, e.g. Bash; for resource reads the URI, e.g. file://docs/*; for prompts the prompt's name.",
         widget=forms.TextInput(attrs={"spellcheck": "false", "autocomplete": "off"}),
     )
     client = forms.ChoiceField(required=False, help_text="Only calls from this client token.")

@@ -347,7 +347,8 @@ class McpSession(models.Model):
 
 
 class CallKind(models.TextChoices):
-    """What a client asks the console to let through: a tool call, or a coding agent's permission request.
+    """What a client asks the console to let through: a tool call, a coding agent's permission request,
+    a resource read or a prompt get.
 
     Each kind is a Call, so holding, quorum, separation of duties, audit and the queue apply to all;
     a rule applies to one kind.
@@ -355,6 +356,8 @@ class CallKind(models.TextChoices):
 
     TOOL = "tool", "Tool calls"
     PERMISSION = "permission", "Permission requests from coding agents"
+    RESOURCE = "resource", "Resource reads"
+    PROMPT = "prompt", "Prompt gets"
 
 
 class PolicyRule(models.Model):
@@ -422,7 +425,9 @@ class Call(models.Model):
 
     A permission request (kind `permission`) is a coding agent asking, through the console's own
     approval_prompt tool, whether it may run one of its own tools: `tool_name` is the agent's tool
-    (Bash, Edit, ...), `arguments` its input, and there is no upstream tool or server.
+    (Bash, Edit, ...), `arguments` its input, and there is no upstream tool or server. A resource read
+    (kind `resource`) names its URI in `tool_name` (cut to fit) and whole in `arguments["uri"]`; a prompt
+    get (kind `prompt`) names the prompt's exposed name, and `arguments` are the prompt's.
     """
 
     Kind = CallKind
@@ -447,6 +452,8 @@ class Call(models.Model):
     FINAL = {Status.REJECTED, Status.DENIED, Status.EXPIRED, Status.CANCELLED, Status.COMPLETED, Status.FAILED}
     # Ended by something other than a decision or an answer; the reason (or error) says what.
     CUT_SHORT = {Status.REJECTED, Status.EXPIRED, Status.CANCELLED}
+    # Approved or denied as asked: a read's URI and a prompt's arguments are not an operator's to change.
+    AS_ASKED = {CallKind.RESOURCE, CallKind.PROMPT}
 
     kind = models.CharField(max_length=20, choices=CallKind.choices, default=CallKind.TOOL, db_index=True)
     token = models.ForeignKey(ClientToken, on_delete=models.PROTECT, related_name="calls")
@@ -510,6 +517,10 @@ class Call(models.Model):
 
     def __str__(self):
         return f"call {self.pk} {self.tool_name}"
+
+    @property
+    def editable(self) -> bool:
+        return self.kind not in self.AS_ASKED
 
     @property
     def final_arguments(self):

@@ -340,11 +340,16 @@ def decide(
     refusal = approval_refusal(call, user)
     if refusal:
         return transitions.Outcome(False, call, refusal)
+    if edited_arguments is not None and not call.editable:
+        return transitions.Outcome(False, call, NOT_EDITABLE)
     if edited_arguments is not None:
         errors = validate(agent_tools.input_schema(call), edited_arguments)
         if errors:
             return transitions.Outcome(False, call, "The edited arguments are not valid.", errors)
     return approve_call(call, user, reason, edited_arguments)
+
+
+NOT_EDITABLE = "A resource read or a prompt is approved or denied as it was asked; it cannot be edited."
 
 
 def deny(call: Call, user, reason: str) -> transitions.Outcome:
@@ -559,14 +564,18 @@ def expired_reason(call: Call) -> str:
     return f"no operator decided within {wait}"
 
 
+# How the client's answer names what it asked for, per kind of call.
+SUBJECTS = {Call.Kind.RESOURCE: "The read of {}", Call.Kind.PROMPT: "The prompt {}"}
+
+
 def error_text(call: Call) -> str:
-    tool = call.tool_name
+    what = SUBJECTS.get(call.kind, "The call to {}").format(call.tool_name)
     if call.status == Call.Status.DENIED:
         who = f"policy ({call.rule_name})" if call.decided_by_name == "policy" else f"operator {call.decided_by_name}"
         why = f": {call.reason}" if call.reason else ""
-        return f"The call to {tool} was denied by {who}{why}. It was not run; do not retry it unchanged."
+        return f"{what} was denied by {who}{why}. It was not run; do not retry it unchanged."
     if call.status == Call.Status.EXPIRED:
-        return f"The call to {tool} was not run: {call.reason}. You may ask the user and try again later."
+        return f"{what} was not run: {call.reason}. You may ask the user and try again later."
     if call.status == Call.Status.CANCELLED:
-        return f"The call to {tool} was cancelled: {call.reason}."
-    return f"The call to {tool} ended as {call.status}: {call.error or call.reason}"
+        return f"{what} was cancelled: {call.reason}."
+    return f"{what} ended as {call.status}: {call.error or call.reason}"

@@ -5,17 +5,19 @@ is routed by the catalog's table to the one enabled server that serves it, runs
 on that server's pooled session, and is answered as the upstream gave it, less
 its envelope: text and base64 blobs alike pass through unchanged. Each is
 audited with the token, the server and what was asked, whatever came of it.
-No policy or queue stands in front of these yet: they run as soon as they route.
+A read or a prompt that a policy rule names is governed like a call (calls.reads): it may
+wait in the queue, and a denial is the client's error; completion runs as soon as it routes.
 """
 
 from asgiref.sync import sync_to_async
 
+from approvals.calls import reads
 from approvals.calls.lifecycle import ClientContext
 from approvals.calls.runner import session_pool, without_envelope
 from approvals.catalog import routes
 from approvals.catalog.specs import upstream_spec
 from approvals.gateway import listing
-from approvals.models import Prompt, Server
+from approvals.models import Call, Prompt, Server
 from approvals.protocol import jsonrpc
 from approvals.protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND, JsonRpcError
 from approvals.protocol.revisions import MODERN
@@ -105,8 +107,12 @@ async def read_resource(ctx: ClientContext, params: dict) -> dict:
     def refusal(message):
         return JsonRpcError(resource_not_found(ctx, uri).code, message, {"uri": uri})
 
-    async def answer():
+    async def upstream():
         return await ask_upstream(route.server, "resources/read", lambda session: session.read_resource(uri), refusal)
+
+    async def answer():
+        arguments = {"uri": uri}
+        return await reads.governed(ctx, Call.Kind.RESOURCE, route.server, uri, arguments, route.digest, upstream)
 
     return await audited("resource.read", ctx, route.server, {"uri": clipped(uri), "via": route.exposed_name}, answer)
 
@@ -139,10 +145,14 @@ async def get_prompt(ctx: ClientContext, params: dict) -> dict:
     def refusal(message):
         return JsonRpcError(INVALID_PARAMS, message)
 
-    async def answer():
+    async def upstream():
         return await ask_upstream(
             prompt.server, "prompts/get", lambda session: session.get_prompt(prompt.upstream_name, arguments), refusal
         )
+
+    async def answer():
+        kind, server = Call.Kind.PROMPT, prompt.server
+        return await reads.governed(ctx, kind, server, prompt.exposed_name, arguments, prompt.digest, upstream)
 
     data = {"prompt": prompt.exposed_name, "arguments": sorted(arguments)}
     return await audited("prompt.got", ctx, prompt.server, data, answer)

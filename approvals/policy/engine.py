@@ -1,7 +1,8 @@
 """The policy: a pure function from the facts of a call to allow, ask or deny.
 
-Rules are tried in order; the first enabled rule that matches decides. A call no
-rule matches is asked about. Tool annotations count only for trusted servers:
+Rules are tried in order; the first enabled rule that matches decides. A tool call
+or permission request no rule matches is asked about; a resource read or prompt get
+is allowed, as it was before rules could name them. Tool annotations count only for trusted servers:
 for any other server a rule that names annotations never matches. Every rule tried
 says why it did not match, so the console can show an admin what the policy did.
 """
@@ -13,8 +14,12 @@ from typing import Any
 
 ALLOW, ASK, DENY = "allow", "ask", "deny"
 # What a rule applies to: the kinds of Call (models.CallKind), named here so the engine stays plain Python.
-TOOL, PERMISSION = "tool", "permission"
-KIND_WORDS = {TOOL: "tool calls", PERMISSION: "permission requests"}
+TOOL, PERMISSION, RESOURCE, PROMPT = "tool", "permission", "resource", "prompt"
+KIND_WORDS = {TOOL: "tool calls", PERMISSION: "permission requests", RESOURCE: "resource reads", PROMPT: "prompt gets"}
+# What no rule's match means for each kind: reads and prompts pass unless a rule names them.
+DEFAULT_ACTIONS = {RESOURCE: ALLOW, PROMPT: ALLOW}
+# What a rule's pattern is matched against, per kind, in what the console tells an admin.
+SUBJECT_WORDS = {TOOL: "the tool", PERMISSION: "the tool", RESOURCE: "the URI", PROMPT: "the prompt"}
 _MISSING = object()
 OPERATORS = ("eq", "ne", "in", "not_in", "lt", "lte", "gt", "gte", "contains", "glob", "exists", "absent")
 
@@ -35,7 +40,9 @@ class Rule:
 
 @dataclass(frozen=True)
 class CallFacts:
-    """What a rule can match: for a permission request, the agent's tool and its input, and no server."""
+    """What a rule can match: for a permission request, the agent's tool and its input, and no server;
+    for a resource read, the URI as `tool_name` (and as `arguments["uri"]`); for a prompt, its exposed
+    name and its arguments."""
 
     client_id: int
     server_id: int | None
@@ -64,7 +71,7 @@ class Verdict:
     @property
     def rule_name(self):
         if self.rule is None:
-            return "no rule matched: ask by default"
+            return f"no rule matched: {self.action} by default"
         return self.rule.name or f"rule {self.rule.id}"
 
     @property
@@ -83,7 +90,7 @@ def evaluate(rules: list[Rule], facts: CallFacts) -> Verdict:
         trials.append(trial)
         if trial.matched:
             return Verdict(rule.action, rule, tuple(trials))
-    return Verdict(ASK, None, tuple(trials))
+    return Verdict(DEFAULT_ACTIONS.get(facts.kind, ASK), None, tuple(trials))
 
 
 def attempt(rule: Rule, facts: CallFacts) -> Trial:
@@ -101,7 +108,8 @@ def attempt(rule: Rule, facts: CallFacts) -> Trial:
     if rule.client_id is not None and rule.client_id != facts.client_id:
         misses.append("the call comes from another client")
     if not fnmatchcase(facts.tool_name, rule.tool_glob or "*"):
-        misses.append(f"the tool {facts.tool_name} does not match {rule.tool_glob!r}")
+        subject = SUBJECT_WORDS.get(facts.kind, "the tool")
+        misses.append(f"{subject} {facts.tool_name} does not match {rule.tool_glob!r}")
     if rule.annotations and facts.annotations is None:
         misses.append("the rule names annotations and the server is not trusted, so they do not count")
     elif rule.annotations:

@@ -109,8 +109,10 @@ def problems(request: RuleRequest) -> tuple[list[tuple[str, str]], Server | None
         found.append(
             ("applies_to", f"a rule applies to one of {', '.join(CallKind.values)}, not {request.applies_to!r}")
         )
-    elif request.applies_to != CallKind.TOOL and (request.server or request.annotations):
+    elif request.applies_to == CallKind.PERMISSION and (request.server or request.annotations):
         found.append(("server", "permission requests come from an agent, not a server: name no server or annotations"))
+    elif request.applies_to != CallKind.TOOL and request.annotations:
+        found.append(("annotations", "annotations are a tool's: a rule for reads or prompts names none"))
     server = client = None
     if request.server:
         server = Server.objects.filter(name=request.server).first()
@@ -431,9 +433,16 @@ def hold_words(rule) -> list[str]:
     return words
 
 
+SUMMARY_SUBJECTS = {
+    CallKind.PERMISSION: "permission for {}",
+    CallKind.RESOURCE: "reading {}",
+    CallKind.PROMPT: "prompt {}",
+}
+
+
 def summary(rule):
     """One line that reads like the rule: 'ask records_* on Records from ci-bot where readOnlyHint=false'."""
-    words = [rule.action, rule.tool_glob if rule.applies_to == CallKind.TOOL else f"permission for {rule.tool_glob}"]
+    words = [rule.action, SUMMARY_SUBJECTS.get(rule.applies_to, "{}").format(rule.tool_glob)]
     if rule.server:
         words.append(f"on {rule.server.name}")
     if rule.client:

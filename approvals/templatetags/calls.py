@@ -28,7 +28,7 @@ def tool_changed(call):
 
     Approving such a call runs nothing.
     """
-    if call.kind == call.Kind.PERMISSION:
+    if call.kind != call.Kind.TOOL:
         return False
     return call.tool is None or call.tool.digest != call.tool_digest or call.tool.status != call.tool.Status.ACTIVE
 

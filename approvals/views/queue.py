@@ -97,6 +97,7 @@ def edit(request, pk):
     call = get_object_or_404(rows.shown_calls(), pk=pk)
     refusal = lifecycle.already_text(call) if call.status != Call.Status.PENDING else ""
     refusal = refusal or lifecycle.approval_refusal(call, request.user)
+    refusal = refusal or ("" if call.editable else lifecycle.NOT_EDITABLE)
     if refusal:
         messages.warning(request, f"Call {call.pk} ({call.tool_name}): {refusal}")
         return redirect("queue")

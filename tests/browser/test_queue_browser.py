@@ -28,18 +28,22 @@ HOSTILE = '<img src=x onerror=alert(1)><script>alert("pwned")</script>'
 
 
 class ClientCall:
-    """One tools/call made with the official SDK client in a thread of its own, as an agent would."""
+    """One tools/call made with the official SDK client in a thread of its own, as an agent would.
 
-    def __init__(self, mcp_url, secret, name, arguments):
+    `ask`, given the client, asks something else instead (a resource read, a prompt).
+    """
+
+    def __init__(self, mcp_url, secret, name, arguments, ask=None):
         self.result = self.error = None
-        self.thread = threading.Thread(target=self.run, args=(mcp_url, secret, name, arguments), daemon=True)
+        ask = ask or (lambda client: client.call_tool(name, arguments))
+        self.thread = threading.Thread(target=self.run, args=(mcp_url, secret, ask), daemon=True)
         self.thread.start()
 
-    def run(self, mcp_url, secret, name, arguments):
+    def run(self, mcp_url, secret, ask):
         async def call():
             http = create_mcp_http_client(headers={"Authorization": f"Bearer {secret}"})
             async with Client(streamable_http_client(mcp_url, http_client=http)) as client:
-                return await client.call_tool(name, arguments)
+                return await ask(client)
 
         try:
             self.result = asyncio.run(call())

@@ -1,6 +1,17 @@
 import pytest
 
-from approvals.policy.engine import ALLOW, ASK, DENY, PERMISSION, CallFacts, Rule, check_conditions, evaluate
+from approvals.policy.engine import (
+    ALLOW,
+    ASK,
+    DENY,
+    PERMISSION,
+    PROMPT,
+    RESOURCE,
+    CallFacts,
+    Rule,
+    check_conditions,
+    evaluate,
+)
 
 
 def facts(tool="demo_delete_record", arguments=None, annotations=None, server_id=1, client_id=7):
@@ -173,3 +184,41 @@ def test_it_matches_a_permission_request_by_the_agents_tool_and_its_input():
     assert evaluate(rules, permission(arguments={"command": "ls"})).action == ASK
     assert evaluate(rules, permission("Grep", {"pattern": "TODO"})).action == ALLOW
     assert evaluate(rules, permission("Write", {"file_path": "/x"})).action == ASK
+
+
+def read(uri, server_id=1):
+    return CallFacts(
+        client_id=7, server_id=server_id, tool_name=uri, arguments={"uri": uri}, annotations=None, kind=RESOURCE
+    )
+
+
+def prompt(name, arguments=None):
+    return CallFacts(client_id=7, server_id=1, tool_name=name, arguments=arguments or {}, annotations=None, kind=PROMPT)
+
+
+def test_it_allows_reads_and_prompts_no_rule_names_and_says_so():
+    every_tool = Rule(1, "every tool", DENY)
+    assert evaluate([every_tool], read("file://etc/passwd")).action == ALLOW
+    verdict = evaluate([every_tool], prompt("surface_greeting"))
+    assert verdict.action == ALLOW and verdict.rule is None and verdict.rule_name == "no rule matched: allow by default"
+
+
+def test_it_matches_a_read_by_a_uri_glob_and_a_server():
+    docs = Rule(1, "docs are public", ALLOW, tool_glob="file://docs/*", applies_to=RESOURCE)
+    rest = Rule(2, "ask about the rest", ASK, server_id=1, applies_to=RESOURCE)
+    rules = [docs, rest]
+    assert evaluate(rules, read("file://docs/guides/start.md")).rule == docs
+    assert evaluate(rules, read("file://etc/passwd")).rule == rest
+    assert evaluate(rules, read("file://etc/passwd", server_id=2)).action == ALLOW
+    assert evaluate([docs], read("file://etc/passwd")).trials[0].misses == (
+        "the URI file://etc/passwd does not match 'file://docs/*'",
+    )
+
+
+def test_it_denies_a_prompt_by_name_and_by_its_arguments():
+    review = Rule(1, "", DENY, tool_glob="surface_review_code", applies_to=PROMPT, message="Not here")
+    perl = Rule(2, "", ASK, applies_to=PROMPT, conditions=[{"path": "language", "op": "eq", "value": "perl"}])
+    assert evaluate([review, perl], prompt("surface_review_code")).message == "Not here"
+    assert evaluate([review, perl], prompt("surface_explain", {"language": "perl"})).action == ASK
+    assert evaluate([review, perl], prompt("surface_explain", {"language": "rust"})).action == ALLOW
+    assert evaluate([review], read("surface_review_code")).trials[0].misses == ("the rule applies to prompt gets",)

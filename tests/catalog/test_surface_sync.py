@@ -23,7 +23,7 @@ def apply(server, capabilities=None, **kinds):
 
 def test_it_stores_every_resource_template_and_prompt_of_a_real_server(surface_server):
     resources = {r.uri: r for r in surface_server.resources.all()}
-    assert len(resources) == 27  # listed in pages of ten
+    assert len(resources) == 28  # listed in pages of ten
     readme = resources["docs://readme"]
     assert (readme.status, readme.exposed_name, readme.definition["title"]) == (ACTIVE, "surface_readme", "Read me")
     assert len(readme.digest) == 64
@@ -33,7 +33,7 @@ def test_it_stores_every_resource_template_and_prompt_of_a_real_server(surface_s
     assert set(prompts) == {"surface_review_code", "surface_greeting"}
     assert [a["name"] for a in prompts["surface_review_code"].arguments] == ["code", "language"]
     event = AuditEvent.objects.filter(action="catalog.changed").latest("seq")
-    assert len(event.data["resources"]["added"]) == 27
+    assert len(event.data["resources"]["added"]) == 28
     assert sorted(event.data["prompts"]["added"]) == ["surface_greeting", "surface_review_code"]
 
 

@@ -65,7 +65,7 @@ def test_it_lists_every_resource_a_page_at_a_time_with_an_opaque_cursor(raw, sur
     resources = every_page(raw, era, "resources/list", "resources")
 
     uris = [resource["uri"] for resource in resources]
-    assert uris == sorted(Resource.objects.values_list("uri", flat=True)) and len(uris) == 27
+    assert uris == sorted(Resource.objects.values_list("uri", flat=True)) and len(uris) == 28
     readme = next(r for r in resources if r["uri"] == "docs://readme")
     assert readme["name"] == "surface_readme" and readme["title"] == "Read me"
 

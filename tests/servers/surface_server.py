@@ -45,6 +45,12 @@ def logo() -> bytes:
     return LOGO
 
 
+@server.resource("file://docs/guide.md", name="guide", mime_type="text/markdown")
+def guide() -> str:
+    """A document under file://docs/, which a policy rule may let anyone read."""
+    return "# Guide"
+
+
 def add_note(number: int):
     @server.resource(f"notes://n/{number}", name=f"note-{number:02d}", mime_type="text/plain")
     def note() -> str:

@@ -30,7 +30,7 @@ async def test_it_lists_every_resource_following_the_cursor_across_pages(revisio
         assert session.identity.era == ("legacy" if revision else "modern")
         resources = await session.list_resources()
     uris = [resource["uri"] for resource in resources]
-    assert len(uris) == 27 == len(set(uris))
+    assert len(uris) == 28 == len(set(uris))
     assert {"docs://readme", "docs://logo.png", "notes://n/0", "notes://n/24"} <= set(uris)
 
 

@@ -1,0 +1,95 @@
+"""Resource reads and prompt gets governed like tool calls, once a policy rule names them.
+
+A read or a get that some enabled rule of its kind matches becomes a Call of kind `resource` or
+`prompt`: recorded, decided by the rule or held for operators (quorum, separation of duties,
+expiry, bulk) with the same audit events as a call, then forwarded and answered. One no rule
+matches runs at once and unrecorded as a call, as before rules could name them (the policy's
+default for these kinds is allow); the gateway's own audit event records it either way.
+Nothing here is edited: an operator approves or denies what was asked.
+"""
+
+import asyncio
+from functools import partial
+
+from asgiref.sync import sync_to_async
+from django.db import transaction
+
+from approvals.calls import holding, lifecycle, runner
+from approvals.models import Call, PolicyRule, Server
+from approvals.policy import engine
+from approvals.protocol.jsonrpc import INVALID_REQUEST, JsonRpcError
+
+
+def facts(token, kind: str, server: Server, name: str, arguments: dict) -> engine.CallFacts:
+    return engine.CallFacts(
+        client_id=token.pk, server_id=server.pk, tool_name=name, arguments=arguments, annotations=None, kind=kind
+    )
+
+
+@holding.connection_given_back
+def governed_by_a_rule(token, kind: str, server: Server, name: str, arguments: dict) -> bool:
+    """Whether an enabled rule decides this read; the rules of other kinds are not even read."""
+    rows = list(PolicyRule.objects.filter(enabled=True, applies_to=kind))
+    verdict = engine.evaluate(lifecycle.policy_rules(rows), facts(token, kind, server, name, arguments))
+    return verdict.rule is not None
+
+
+@transaction.atomic
+def receive_read(
+    ctx: lifecycle.ClientContext, kind: str, server: Server, name: str, arguments: dict, digest: str
+) -> tuple[Call | None, dict | None]:
+    """Record the read as a call and apply the policy, as lifecycle.receive_call does for a tool call."""
+    # The URI is whole in the arguments; the name column holds what fits.
+    field_size = Call._meta.get_field("tool_name").max_length
+    call = lifecycle.new_call(
+        ctx, None, None, arguments, kind=kind, server=server, tool_name=name[:field_size], tool_digest=digest
+    )
+    verdict = engine.evaluate(lifecycle.policy_rules(), facts(ctx.token, kind, server, name, arguments))
+    return lifecycle.settle(ctx, call, verdict, Call.Status.FORWARDED)
+
+
+def refusal(call: Call | None, answer: dict | None) -> JsonRpcError:
+    """The client's error for a read that was not let through: the rule's or the operator's words, or what ended it."""
+    text = lifecycle.error_text(call) if call is not None else answer["content"][0]["text"]
+    data = {"status": call.status if call is not None else "refused"}
+    if call is not None and call.reason:
+        data["reason"] = call.reason
+    return JsonRpcError(INVALID_REQUEST, text, data)
+
+
+async def nowhere(message):
+    # The answer is one JSON body: there is no stream to carry progress on.
+    pass
+
+
+async def governed(
+    ctx: lifecycle.ClientContext, kind: str, server: Server, name: str, arguments: dict, digest: str, run
+) -> dict:
+    """The answer of `run()`, which asks the upstream, once the policy or the operators let the read through."""
+    if not await sync_to_async(governed_by_a_rule)(ctx.token, kind, server, name, arguments):
+        return await run()
+    call, answer = await runner.record_arrival(ctx, partial(receive_read, ctx, kind, server, name, arguments, digest))
+    if call is None:
+        raise refusal(None, answer)
+    with holding.holding(call.pk):
+        try:
+            return await let_through(call, run)
+        except asyncio.CancelledError:
+            await runner.cancelled(call, ctx)
+            raise
+
+
+async def let_through(call: Call, run) -> dict:
+    if call.status == Call.Status.PENDING:
+        call = await runner.wait_for_decision(call, nowhere)
+    if call.status == Call.Status.APPROVED and await sync_to_async(lifecycle.mark_forwarded)(call):
+        call.status = Call.Status.FORWARDED
+    if call.status != Call.Status.FORWARDED:
+        raise refusal(await runner.reread(call.pk), None)
+    try:
+        result = await run()
+    except JsonRpcError as exc:
+        await sync_to_async(lifecycle.record_result)(call, Call.Status.FAILED, {}, exc.message)
+        raise
+    await sync_to_async(lifecycle.record_result)(call, Call.Status.COMPLETED, result, "")
+    return result

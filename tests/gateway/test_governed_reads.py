@@ -1,0 +1,148 @@
+"""Resource reads and prompt gets that policy rules name, through the official SDK client in both modes."""
+
+import asyncio
+
+import pytest
+from asgiref.sync import sync_to_async
+from django.contrib.auth.models import User
+from mcp import MCPError
+
+from approvals.calls import lifecycle
+from approvals.models import AuditEvent, Call, Server
+from approvals.policy import rules
+from tests.fixtures.gateway import sdk_client
+
+both_modes = pytest.mark.parametrize("mode", ["auto", "legacy"], ids=["modern", "legacy"])
+
+
+def add_rule(action, applies_to, pattern, **fields):
+    request = rules.RuleRequest(action=action, applies_to=applies_to, tool_glob=pattern, **fields)
+    return rules.create_rule(request)
+
+
+@pytest.fixture
+def docs_open_rest_asked(surface_server):
+    """Anyone may read file://docs/*; any other read of the surface server waits for an operator."""
+    add_rule("allow", "resource", "file://docs/*", name="docs are public")
+    add_rule("ask", "resource", "*", server="surface", name="ask before other reads")
+
+
+def actions(call: Call) -> list[str]:
+    return list(AuditEvent.objects.filter(call_id=call.pk).order_by("seq").values_list("action", flat=True))
+
+
+async def decided_when_pending(approve: bool, reason: str = "") -> Call:
+    """Wait for the one held read, then decide it as operator ann."""
+    operator = await User.objects.acreate(username="ann")
+    for _ in range(200):
+        call = await Call.objects.filter(status=Call.Status.PENDING).afirst()
+        if call is not None:
+            await sync_to_async(lifecycle.decide)(call.pk, operator, approve, reason)
+            return call
+        await asyncio.sleep(0.05)
+    raise AssertionError("no read waited in the queue")
+
+
+@both_modes
+async def test_an_allow_rule_lets_a_read_under_its_uri_pattern_through_at_once(
+    mcp_url, secret, docs_open_rest_asked, mode
+):
+    async with sdk_client(mcp_url, secret, mode) as client:
+        guide = await client.read_resource("file://docs/guide.md")
+
+    assert guide.contents[0].text == "# Guide"
+    call = await Call.objects.aget()
+    assert (call.kind, call.status, call.rule_name) == ("resource", "completed", "docs are public")
+    assert call.arguments == {"uri": "file://docs/guide.md"}
+    assert await sync_to_async(actions)(call) == ["call.received", "call.policy", "call.forwarded", "call.completed"]
+
+
+@both_modes
+async def test_a_read_an_ask_rule_names_waits_for_an_operator_and_the_client_gets_the_contents(
+    mcp_url, secret, docs_open_rest_asked, mode
+):
+    async with sdk_client(mcp_url, secret, mode) as client:
+        reading = asyncio.ensure_future(client.read_resource("docs://readme"))
+        held = await decided_when_pending(True)
+        readme = await reading
+
+    assert readme.contents[0].text == "A server of resources and prompts."
+    call = await Call.objects.aget(pk=held.pk)
+    assert (call.kind, call.status, call.decided_by_name, call.tool_name) == (
+        "resource",
+        "completed",
+        "ann",
+        "docs://readme",
+    )
+    expected = ["call.received", "call.policy", "call.pending", "call.approved", "call.forwarded", "call.completed"]
+    assert await sync_to_async(actions)(call) == expected
+
+
+@both_modes
+async def test_an_operators_denial_reaches_the_client_as_an_error_with_the_reason(
+    mcp_url, secret, docs_open_rest_asked, mode
+):
+    async with sdk_client(mcp_url, secret, mode) as client:
+        reading = asyncio.ensure_future(client.read_resource("notes://n/3"))
+        await decided_when_pending(False, "notes are private this week")
+        with pytest.raises(MCPError) as raised:
+            await reading
+
+    assert "notes are private this week" in raised.value.error.message
+    assert "denied by operator ann" in raised.value.error.message
+
+
+@both_modes
+async def test_a_deny_rules_message_reaches_the_client_as_an_error(mcp_url, secret, surface_server, mode):
+    await sync_to_async(add_rule)("deny", "resource", "notes://*", name="no notes", message="Notes hold customer data.")
+
+    async with sdk_client(mcp_url, secret, mode) as client:
+        with pytest.raises(MCPError) as raised:
+            await client.read_resource("notes://n/1")
+        readme = await client.read_resource("docs://readme")
+
+    assert raised.value.error.code == -32600
+    assert "Notes hold customer data." in raised.value.error.message
+    assert raised.value.error.data == {"status": "denied", "reason": "Notes hold customer data."}
+    assert readme.contents[0].text  # no rule names it: allowed, as before any rule
+    denied = await Call.objects.aget()
+    assert (denied.kind, denied.status, denied.tool_name) == ("resource", "denied", "notes://n/1")
+    assert await sync_to_async(actions)(denied) == ["call.received", "call.policy", "call.denied"]
+
+
+@both_modes
+async def test_a_prompt_is_denied_by_name_and_the_others_are_not(mcp_url, secret, surface_server, mode):
+    await sync_to_async(add_rule)("deny", "prompt", "surface_review_code", message="Code reviews go through the bot.")
+
+    async with sdk_client(mcp_url, secret, mode) as client:
+        with pytest.raises(MCPError) as raised:
+            await client.get_prompt("surface_review_code", {"code": "print(1)"})
+        greeting = await client.get_prompt("surface_greeting")
+
+    assert "Code reviews go through the bot." in raised.value.error.message
+    assert greeting.messages[0].content.text == "Hello!"
+    denied = await Call.objects.aget()
+    assert (denied.kind, denied.tool_name, denied.arguments) == ("prompt", "surface_review_code", {"code": "print(1)"})
+
+
+async def test_reads_and_prompts_no_rule_names_are_not_recorded_as_calls(mcp_url, secret, surface_server):
+    await sync_to_async(add_rule)("deny", "tool", "*")
+    await sync_to_async(add_rule)("deny", "prompt", "surface_review_code", server="surface")
+
+    async with sdk_client(mcp_url, secret) as client:
+        await client.read_resource("docs://readme")
+        await client.get_prompt("surface_greeting")
+
+    assert not await Call.objects.aexists()
+    assert await AuditEvent.objects.filter(action="resource.read", data__outcome="answered").aexists()
+
+
+async def test_a_rule_on_another_server_leaves_the_read_alone(mcp_url, secret, surface_server):
+    await Server.objects.acreate(name="Elsewhere", transport="http", url="https://elsewhere.example/mcp")
+    await sync_to_async(add_rule)("deny", "resource", "*", server="Elsewhere")
+
+    async with sdk_client(mcp_url, secret) as client:
+        readme = await client.read_resource("docs://readme")
+
+    assert readme.contents[0].text
+    assert not await Call.objects.aexists()
