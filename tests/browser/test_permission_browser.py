@@ -5,9 +5,7 @@ import json
 import pytest
 from playwright.sync_api import expect
 
-from approvals import roles
-from approvals.tokens import credentials
-from tests.browser.test_queue_browser import ClientCall, queue_page
+from tests.browser.test_queue_browser import ClientCall, one_operator_console, queue_page
 
 pytestmark = pytest.mark.browser
 
@@ -15,10 +13,7 @@ pytestmark = pytest.mark.browser
 @pytest.fixture
 def console(live_console, transactional_db, person):
     """A token for the agent, and the session cookie of operator ann."""
-    _, secret = credentials.create_token("coding agent")
-    _, browser_client = person("ann", roles.OPERATOR)
-    sessions = {"ann": browser_client.cookies["sessionid"].value}
-    return {"url": live_console, "mcp": live_console + "/mcp", "secret": secret, "sessions": sessions}
+    return one_operator_console(live_console, person, "coding agent")
 
 
 def test_an_operator_edits_the_command_then_allows_it_and_the_agent_reads_the_edit(console, open_browser):

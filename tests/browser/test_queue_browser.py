@@ -74,6 +74,14 @@ def console(live_console, transactional_db, person):
     return {"url": live_console, "mcp": live_console + "/mcp", "secret": secret, "sessions": sessions}
 
 
+def one_operator_console(live_console, person, token_name) -> dict:
+    """The console as a test with one client token and one operator, ann, sees it."""
+    _, secret = credentials.create_token(token_name)
+    _, browser_client = person("ann", roles.OPERATOR)
+    sessions = {"ann": browser_client.cookies["sessionid"].value}
+    return {"url": live_console, "mcp": live_console + "/mcp", "secret": secret, "sessions": sessions}
+
+
 def queue_page(browser, console, username):
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     context.add_cookies([{"name": "sessionid", "value": console["sessions"][username], "url": console["url"]}])

@@ -3,11 +3,9 @@
 import pytest
 from playwright.sync_api import expect
 
-from approvals import roles
 from approvals.models import Call
 from approvals.policy import rules
-from approvals.tokens import credentials
-from tests.browser.test_queue_browser import ClientCall, queue_page
+from tests.browser.test_queue_browser import ClientCall, one_operator_console, queue_page
 from tests.browser.test_tokens_browser import in_thread
 
 pytestmark = pytest.mark.browser
@@ -19,10 +17,7 @@ def console(live_console, surface_server, person):
     rules.create_rule(
         rules.RuleRequest("ask", applies_to="resource", tool_glob="notes://*", server="surface", name="notes asked")
     )
-    _, secret = credentials.create_token("reader")
-    _, browser_client = person("ann", roles.OPERATOR)
-    sessions = {"ann": browser_client.cookies["sessionid"].value}
-    return {"url": live_console, "mcp": live_console + "/mcp", "secret": secret, "sessions": sessions}
+    return one_operator_console(live_console, person, "reader")
 
 
 def test_an_operator_approves_a_held_read_and_the_client_gets_the_contents(console, open_browser):

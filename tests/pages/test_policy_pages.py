@@ -379,6 +379,23 @@ def test_it_adds_a_rule_for_permission_requests_and_lists_it_as_one(admin_client
     assert rules.export_rules()["rules"][0]["applies_to"] == "permission"
 
 
+def test_it_adds_a_rule_asking_before_reads_on_a_server_and_lists_it_as_one(admin_client, shop):
+    data = form_data(action="ask", applies_to="resource", tool_glob="file://*", server="Shop", conditions="[]")
+    response = admin_client.post(reverse("rule_add"), data)
+    assert response.status_code == 302
+    rule = PolicyRule.objects.get()
+    assert (rule.applies_to, rule.tool_glob, rule.server) == ("resource", "file://*", shop)
+    listed = admin_client.get(reverse("rules")).content.decode()
+    assert "<span data-applies-to>reading</span> URI <code>file://*</code> on <strong>Shop</strong>" in listed
+    assert rules.summary(rule) == "ask reading file://* on Shop (no order 7)"
+
+
+def test_it_refuses_annotations_on_a_rule_for_prompts(db):
+    request = rules.RuleRequest("deny", applies_to="prompt", annotations={"readOnlyHint": True})
+    with pytest.raises(rules.RuleError, match="annotations are a tool's"):
+        rules.create_rule(request)
+
+
 def test_it_refuses_a_permission_rule_that_names_a_server(admin_client, shop):
     data = form_data(action="allow", applies_to="permission", tool_glob="Read", server="Shop")
     response = admin_client.post(reverse("rule_add"), data)

@@ -9,7 +9,8 @@ from approvals.policy import rules
 class Command(BaseCommand):
     help = (
         "Add a policy rule. Rules are tried in order and the first that matches a call decides it; "
-        "the new rule goes last unless --position says otherwise. A call no rule matches is asked about."
+        "the new rule goes last unless --position says otherwise. A call no rule matches is asked about; "
+        "a resource read or prompt get no rule matches is allowed."
     )
 
     def add_arguments(self, parser):
@@ -18,7 +19,8 @@ class Command(BaseCommand):
             "--applies-to",
             choices=CallKind.values,
             default=CallKind.TOOL,
-            help="tool calls (default), or coding agents' permission requests, whose --tool is the agent's tool",
+            help="tool calls (default); coding agents' permission requests, whose --tool is the agent's tool; "
+            "resource reads, whose --tool is a URI glob; prompt gets, whose --tool is the prompt's name",
         )
         parser.add_argument("--server", metavar="NAME", help="only calls to this upstream server")
         parser.add_argument("--tool", default="*", metavar="GLOB", help="exposed tool name pattern (default '*')")
