@@ -146,3 +146,15 @@ async def test_a_rule_on_another_server_leaves_the_read_alone(mcp_url, secret, s
 
     assert readme.contents[0].text
     assert not await Call.objects.aexists()
+
+
+async def test_a_held_prompt_no_operator_decides_expires_and_the_client_is_told(mcp_url, secret, surface_server):
+    await sync_to_async(add_rule)("ask", "prompt", "surface_greeting", approval_timeout_seconds=1)
+
+    async with sdk_client(mcp_url, secret) as client:
+        with pytest.raises(MCPError) as raised:
+            await client.get_prompt("surface_greeting")
+
+    assert "The prompt surface_greeting was not run: no operator decided within 1 seconds" in raised.value.error.message
+    assert raised.value.error.data["status"] == "expired"
+    assert (await Call.objects.aget()).status == Call.Status.EXPIRED
