@@ -2,6 +2,7 @@
 
 import asyncio
 
+import httpx
 import pytest
 from asgiref.sync import sync_to_async
 from django.contrib.auth.models import User
@@ -10,7 +11,8 @@ from mcp import MCPError
 from approvals.calls import lifecycle
 from approvals.models import AuditEvent, Call, Server
 from approvals.policy import rules
-from tests.fixtures.gateway import sdk_client
+from approvals.protocol.headers import request_headers
+from tests.fixtures.gateway import MODERN, modern_envelope, sdk_client
 
 both_modes = pytest.mark.parametrize("mode", ["auto", "legacy"], ids=["modern", "legacy"])
 
@@ -31,16 +33,21 @@ def actions(call: Call) -> list[str]:
     return list(AuditEvent.objects.filter(call_id=call.pk).order_by("seq").values_list("action", flat=True))
 
 
+async def one_in(status) -> Call:
+    for _ in range(200):
+        call = await Call.objects.filter(status=status).afirst()
+        if call is not None:
+            return call
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"no read became {status}")
+
+
 async def decided_when_pending(approve: bool, reason: str = "") -> Call:
     """Wait for the one held read, then decide it as operator ann."""
     operator = await User.objects.acreate(username="ann")
-    for _ in range(200):
-        call = await Call.objects.filter(status=Call.Status.PENDING).afirst()
-        if call is not None:
-            await sync_to_async(lifecycle.decide)(call.pk, operator, approve, reason)
-            return call
-        await asyncio.sleep(0.05)
-    raise AssertionError("no read waited in the queue")
+    call = await one_in(Call.Status.PENDING)
+    await sync_to_async(lifecycle.decide)(call.pk, operator, approve, reason)
+    return call
 
 
 @both_modes
@@ -158,3 +165,17 @@ async def test_a_held_prompt_no_operator_decides_expires_and_the_client_is_told(
     assert "The prompt surface_greeting was not run: no operator decided within 1 seconds" in raised.value.error.message
     assert raised.value.error.data["status"] == "expired"
     assert (await Call.objects.aget()).status == Call.Status.EXPIRED
+
+
+async def test_a_client_that_leaves_cancels_its_held_read(mcp_url, secret, docs_open_rest_asked):
+    params = {"uri": "docs://readme"}
+    body = {"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": modern_envelope(**params)}
+    headers = {"Authorization": f"Bearer {secret}", "Accept": "application/json, text/event-stream"}
+    headers |= request_headers(MODERN, "resources/read", params)
+    async with httpx.AsyncClient(timeout=30) as http:
+        posting = asyncio.ensure_future(http.post(mcp_url, json=body, headers=headers))
+        held = await one_in(Call.Status.PENDING)
+        posting.cancel()
+
+    cancelled = await one_in(Call.Status.CANCELLED)
+    assert cancelled.pk == held.pk and cancelled.reason == "the client closed the request"
