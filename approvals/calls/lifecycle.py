@@ -269,7 +269,7 @@ def hold_terms(rule: engine.Rule | None, rows: list[PolicyRule]) -> tuple[float,
 def refuse_pending(ctx: ClientContext, call: Call, refusal: str) -> dict:
     """A call that would wait for a decision but may not: no row, one audit event, and the client told why."""
     record_refusal(ctx, call.server, call.tool, call.tool_name, reason=refusal)
-    return tool_error_result(f"The call to {call.tool_name} was not run: {refusal}.")
+    return tool_error_result(f"{subject(call)} was not run: {refusal}.")
 
 
 def call_facts(token: ClientToken, tool: Tool, arguments: dict) -> engine.CallFacts:
@@ -568,8 +568,12 @@ def expired_reason(call: Call) -> str:
 SUBJECTS = {Call.Kind.RESOURCE: "The read of {}", Call.Kind.PROMPT: "The prompt {}"}
 
 
+def subject(call: Call) -> str:
+    return SUBJECTS.get(call.kind, "The call to {}").format(call.tool_name)
+
+
 def error_text(call: Call) -> str:
-    what = SUBJECTS.get(call.kind, "The call to {}").format(call.tool_name)
+    what = subject(call)
     if call.status == Call.Status.DENIED:
         who = f"policy ({call.rule_name})" if call.decided_by_name == "policy" else f"operator {call.decided_by_name}"
         why = f": {call.reason}" if call.reason else ""

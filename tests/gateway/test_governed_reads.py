@@ -9,7 +9,7 @@ from django.contrib.auth.models import User
 from mcp import MCPError
 
 from approvals.calls import lifecycle
-from approvals.models import AuditEvent, Call, Server
+from approvals.models import AuditEvent, Call, ClientToken, Server
 from approvals.policy import rules
 from approvals.protocol.headers import request_headers
 from tests.fixtures.gateway import MODERN, modern_envelope, sdk_client
@@ -179,3 +179,21 @@ async def test_a_client_that_leaves_cancels_its_held_read(mcp_url, secret, docs_
 
     cancelled = await one_in(Call.Status.CANCELLED)
     assert cancelled.pk == held.pk and cancelled.reason == "the client closed the request"
+
+
+async def test_a_read_that_would_wait_past_the_tokens_cap_is_refused_unrecorded(mcp_url, secret, docs_open_rest_asked):
+    await ClientToken.objects.aupdate(max_pending_calls=1)
+
+    async with sdk_client(mcp_url, secret) as client:
+        first = asyncio.ensure_future(client.read_resource("docs://readme"))
+        held = await one_in(Call.Status.PENDING)
+        with pytest.raises(MCPError) as raised:
+            await client.read_resource("notes://n/2")
+        await sync_to_async(lifecycle.end_pending)(held.pk, Call.Status.CANCELLED, "the test is over")
+        with pytest.raises(MCPError):
+            await first
+
+    assert "The read of notes://n/2 was not run" in raised.value.error.message
+    assert raised.value.error.data == {"status": "refused"}
+    assert await Call.objects.acount() == 1
+    assert await AuditEvent.objects.filter(action="call.refused").aexists()
