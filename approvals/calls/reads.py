@@ -36,13 +36,13 @@ def governed_by_a_rule(token, kind: str, server: Server, name: str, arguments: d
 
 @transaction.atomic
 def receive_read(
-    ctx: lifecycle.ClientContext, kind: str, server: Server, name: str, arguments: dict, digest: str
+    ctx: lifecycle.ClientContext, jsonrpc_id, kind: str, server: Server, name: str, arguments: dict, digest: str
 ) -> tuple[Call | None, dict | None]:
     """Record the read as a call and apply the policy, as lifecycle.receive_call does for a tool call."""
     # The URI is whole in the arguments; the name column holds what fits.
     field_size = Call._meta.get_field("tool_name").max_length
     call = lifecycle.new_call(
-        ctx, None, None, arguments, kind=kind, server=server, tool_name=name[:field_size], tool_digest=digest
+        ctx, jsonrpc_id, None, arguments, kind=kind, server=server, tool_name=name[:field_size], tool_digest=digest
     )
     verdict = engine.evaluate(lifecycle.policy_rules(), facts(ctx.token, kind, server, name, arguments))
     return lifecycle.settle(ctx, call, verdict, Call.Status.FORWARDED)
@@ -63,12 +63,14 @@ async def nowhere(message):
 
 
 async def governed(
-    ctx: lifecycle.ClientContext, kind: str, server: Server, name: str, arguments: dict, digest: str, run
+    ctx: lifecycle.ClientContext, jsonrpc_id, kind: str, server: Server, name: str, arguments: dict, digest: str, run
 ) -> dict:
     """The answer of `run()`, which asks the upstream, once the policy or the operators let the read through."""
     if not await sync_to_async(governed_by_a_rule)(ctx.token, kind, server, name, arguments):
         return await run()
-    call, answer = await runner.record_arrival(ctx, partial(receive_read, ctx, kind, server, name, arguments, digest))
+    call, answer = await runner.record_arrival(
+        ctx, partial(receive_read, ctx, jsonrpc_id, kind, server, name, arguments, digest)
+    )
     if call is None:
         raise refusal(None, answer)
     with holding.holding(call.pk):

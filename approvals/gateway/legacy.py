@@ -133,7 +133,10 @@ async def respond_to_request(request, ctx: ClientContext, session: McpSession, m
         )
     if message.method in surface.METHODS or message.method in SUBSCRIPTIONS:
         answer = SUBSCRIPTIONS.get(message.method)
-        result = await (answer(ctx, message.params) if answer else surface.answer(ctx, message.method, message.params))
+        if answer is None:
+            result = await surface.answer(ctx, message.method, message.params, message.id)
+        else:
+            result = await answer(ctx, message.params)
         return jsonrpc_response(jsonrpc.result(message.id, result), headers=headers)
     raise JsonRpcError(METHOD_NOT_FOUND, f"Method not found: {message.method}")
 

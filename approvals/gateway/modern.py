@@ -110,7 +110,7 @@ def listed(page: dict) -> dict:
 
 
 async def serve_surface(request, ctx: ClientContext, message: Request):
-    result = await surface.answer(ctx, message.method, message.params)
+    result = await surface.answer(ctx, message.method, message.params, message.id)
     return respond_with(message.id, listed(result) if message.method in listing.LISTINGS else result)
 
 

@@ -97,7 +97,7 @@ async def record_unknown(action: str, ctx: ClientContext, data: dict) -> None:
     await sync_to_async(routes.record_use)(action, ctx.token, None, {"era": ctx.era, **data, "outcome": "unknown"})
 
 
-async def read_resource(ctx: ClientContext, params: dict) -> dict:
+async def read_resource(ctx: ClientContext, params: dict, jsonrpc_id=None) -> dict:
     uri = string_param(params, "uri", "resources/read")
     route = await sync_to_async(routes.resource_route)(ctx.token, uri)
     if route is None:
@@ -112,7 +112,8 @@ async def read_resource(ctx: ClientContext, params: dict) -> dict:
 
     async def answer():
         arguments = {"uri": uri}
-        return await reads.governed(ctx, Call.Kind.RESOURCE, route.server, uri, arguments, route.digest, upstream)
+        kind, server = Call.Kind.RESOURCE, route.server
+        return await reads.governed(ctx, jsonrpc_id, kind, server, uri, arguments, route.digest, upstream)
 
     return await audited("resource.read", ctx, route.server, {"uri": clipped(uri), "via": route.exposed_name}, answer)
 
@@ -134,7 +135,7 @@ def prompt_arguments(prompt: Prompt, arguments) -> dict[str, str]:
     return arguments
 
 
-async def get_prompt(ctx: ClientContext, params: dict) -> dict:
+async def get_prompt(ctx: ClientContext, params: dict, jsonrpc_id=None) -> dict:
     name = string_param(params, "name", "prompts/get")
     prompt = await sync_to_async(routes.prompt_route)(ctx.token, name)
     if prompt is None:
@@ -152,7 +153,8 @@ async def get_prompt(ctx: ClientContext, params: dict) -> dict:
 
     async def answer():
         kind, server = Call.Kind.PROMPT, prompt.server
-        return await reads.governed(ctx, kind, server, prompt.exposed_name, arguments, prompt.digest, upstream)
+        name, digest = prompt.exposed_name, prompt.digest
+        return await reads.governed(ctx, jsonrpc_id, kind, server, name, arguments, digest, upstream)
 
     data = {"prompt": prompt.exposed_name, "arguments": sorted(arguments)}
     return await audited("prompt.got", ctx, prompt.server, data, answer)
@@ -210,12 +212,15 @@ async def completion_subject(ctx: ClientContext, ref: dict, argument: str):
     raise JsonRpcError(INVALID_PARAMS, "completion/complete 'ref.type' must be 'ref/prompt' or 'ref/resource'")
 
 
-async def answer(ctx: ClientContext, method: str, params: dict) -> dict:
-    """The result of one of METHODS, before the era dresses it."""
+async def answer(ctx: ClientContext, method: str, params: dict, jsonrpc_id=None) -> dict:
+    """The result of one of METHODS, before the era dresses it; `jsonrpc_id` names a held read to cancel by."""
     if method in listing.LISTINGS:
         return await list_page(ctx, method, params)
-    return await ANSWERS[method](ctx, params)
+    if method in GOVERNED:
+        return await GOVERNED[method](ctx, params, jsonrpc_id)
+    return await complete(ctx, params)
 
 
-ANSWERS = {"resources/read": read_resource, "prompts/get": get_prompt, "completion/complete": complete}
-METHODS = {*ANSWERS, *(method for method in listing.LISTINGS if method != "tools/list")}
+# What a policy rule may hold, deny or let through, as it does a tool call.
+GOVERNED = {"resources/read": read_resource, "prompts/get": get_prompt}
+METHODS = {*GOVERNED, "completion/complete", *(method for method in listing.LISTINGS if method != "tools/list")}

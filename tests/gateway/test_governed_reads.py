@@ -13,6 +13,7 @@ from approvals.models import AuditEvent, Call, ClientToken, Server
 from approvals.policy import rules
 from approvals.protocol.headers import request_headers
 from tests.fixtures.gateway import MODERN, modern_envelope, sdk_client
+from tests.gateway.conftest import Raw
 
 both_modes = pytest.mark.parametrize("mode", ["auto", "legacy"], ids=["modern", "legacy"])
 
@@ -197,3 +198,18 @@ async def test_a_read_that_would_wait_past_the_tokens_cap_is_refused_unrecorded(
     assert raised.value.error.data == {"status": "refused"}
     assert await Call.objects.acount() == 1
     assert await AuditEvent.objects.filter(action="call.refused").aexists()
+
+
+async def test_a_legacy_client_cancels_its_held_read_by_notifications_cancelled(raw, docs_open_rest_asked):
+    session_id = await sync_to_async(raw.initialize)()
+    caller = Raw(raw.url, raw.headers["Authorization"].removeprefix("Bearer "))
+    answer = asyncio.create_task(
+        asyncio.to_thread(caller.legacy, session_id, "resources/read", msg_id=9, uri="docs://readme")
+    )
+    held = await one_in(Call.Status.PENDING)
+
+    await sync_to_async(raw.legacy)(session_id, "notifications/cancelled", msg_id=None, requestId=9, reason="enough")
+    response = await asyncio.wait_for(answer, timeout=15)
+
+    assert response.json()["error"]["message"] == "The read of docs://readme was cancelled: enough."
+    assert (await Call.objects.aget(pk=held.pk)).status == Call.Status.CANCELLED
