@@ -71,3 +71,19 @@ def test_it_refuses_to_edit_a_read_and_approves_it_as_asked(ask, operator):
     assert approved.won and approved.row.status == Call.Status.APPROVED
     assert approved.row.final_arguments == {"uri": "file://docs/a.md"}
     assert not AuditEvent.objects.filter(action="call.edited").exists()
+
+
+def test_it_shows_a_completed_reads_page_with_the_contents_it_returned(ask, operator):
+    call = ask("resource", "file://docs/a.md", {"uri": "file://docs/a.md"})
+    user, client = operator
+    lifecycle.decide(call.pk, user, True)
+    call.refresh_from_db()
+    lifecycle.mark_forwarded(call)
+    contents = {"contents": [{"uri": "file://docs/a.md", "mimeType": "text/markdown", "text": "# Guide to refunds"}]}
+    lifecycle.record_result(call, Call.Status.COMPLETED, contents, "")
+
+    response = client.get(reverse("call", args=[call.pk]))
+
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "# Guide to refunds" in page and "Approved by ann" in page
