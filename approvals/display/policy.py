@@ -7,7 +7,7 @@ from django.db.models import Count, Max, Q
 from django.utils import timezone
 
 from approvals.calls.agent_tools import AGENT_TOOL_SCHEMAS
-from approvals.models import Call, CallKind, PolicyRule, Tool
+from approvals.models import Call, CallKind, PolicyRule, Prompt, Tool
 from approvals.policy.engine import condition_text
 from approvals.policy.rules import hold_words
 
@@ -70,7 +70,8 @@ def argument_paths(schema, prefix="", depth=0, found=None) -> list[str]:
 def tool_paths() -> list[dict]:
     """Each tool a rule may name, with its kind, server and argument paths, for the condition builder's suggestions.
 
-    A rule for permission requests names a coding agent's tool: those the console knows the input of are listed too.
+    A rule for permission requests names a coding agent's tool: those the console knows the input of are listed too;
+    a rule for prompts names a prompt, whose arguments are its paths.
     """
     tools = Tool.objects.filter(status__in=Tool.HELD).select_related("server").order_by("exposed_name")
     upstream = [
@@ -86,4 +87,13 @@ def tool_paths() -> list[dict]:
         {"kind": CallKind.PERMISSION, "tool": name, "server": "", "paths": argument_paths(schema)}
         for name, schema in sorted(AGENT_TOOL_SCHEMAS.items())
     ]
-    return upstream + agents
+    prompts = [
+        {
+            "kind": CallKind.PROMPT,
+            "tool": prompt.exposed_name,
+            "server": prompt.server.name,
+            "paths": [argument["name"] for argument in prompt.arguments if isinstance(argument.get("name"), str)],
+        }
+        for prompt in Prompt.objects.filter(status=Prompt.Status.ACTIVE).select_related("server")
+    ]
+    return upstream + agents + prompts

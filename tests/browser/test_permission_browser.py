@@ -5,6 +5,7 @@ import json
 import pytest
 from playwright.sync_api import expect
 
+from approvals import roles
 from tests.browser.test_queue_browser import ClientCall, one_operator_console, queue_page
 
 pytestmark = pytest.mark.browser

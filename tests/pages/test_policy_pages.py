@@ -6,7 +6,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from approvals import roles
-from approvals.models import AuditEvent, Call, PolicyRule
+from approvals.models import AuditEvent, Call, PolicyRule, Prompt
 from approvals.policy import rules
 from approvals.tokens.credentials import create_token
 from tests.fixtures.catalog import make_server, make_tool
@@ -388,6 +388,16 @@ def test_it_adds_a_rule_asking_before_reads_on_a_server_and_lists_it_as_one(admi
     listed = admin_client.get(reverse("rules")).content.decode()
     assert "<span data-applies-to>reading</span> URI <code>file://*</code> on <strong>Shop</strong>" in listed
     assert rules.summary(rule) == "ask reading file://* on Shop (no order 7)"
+
+
+def test_it_suggests_a_prompts_arguments_as_condition_paths(admin_client, shop):
+    arguments = [{"name": "customer", "required": True}, {"name": "tone"}]
+    Prompt.objects.create(
+        server=shop, upstream_name="letter", exposed_name="shop_letter", definition={"arguments": arguments}, digest="d"
+    )
+    response = admin_client.get(reverse("rule_add"))
+    suggested = [entry for entry in response.context["tools"] if entry["kind"] == "prompt"]
+    assert suggested == [{"kind": "prompt", "tool": "shop_letter", "server": "Shop", "paths": ["customer", "tone"]}]
 
 
 def test_it_refuses_annotations_on_a_rule_for_prompts(db):
