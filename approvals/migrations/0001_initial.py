@@ -516,7 +516,12 @@ class Migration(migrations.Migration):
                 (
                     "applies_to",
                     models.CharField(
-                        choices=[("tool", "Tool calls"), ("permission", "Permission requests from coding agents")],
+                        choices=[
+                            ("tool", "Tool calls"),
+                            ("permission", "Permission requests from coding agents"),
+                            ("resource", "Resource reads"),
+                            ("prompt", "Prompt gets"),
+                        ],
                         default="tool",
                         max_length=20,
                     ),
@@ -610,7 +615,12 @@ class Migration(migrations.Migration):
                 (
                     "kind",
                     models.CharField(
-                        choices=[("tool", "Tool calls"), ("permission", "Permission requests from coding agents")],
+                        choices=[
+                            ("tool", "Tool calls"),
+                            ("permission", "Permission requests from coding agents"),
+                            ("resource", "Resource reads"),
+                            ("prompt", "Prompt gets"),
+                        ],
                         db_index=True,
                         default="tool",
                         max_length=20,
@@ -1146,6 +1156,14 @@ class Migration(migrations.Migration):
                 condition=models.Q(("status__in", ["active", "needs_review", "declined"])),
                 fields=("exposed_name",),
                 name="tool_unique_held_exposed_name",
+            ),
+        ),
+        migrations.AddIndex(
+            model_name="call",
+            index=models.Index(
+                condition=models.Q(("status", "pending")),
+                fields=["token", "tool_name", "received_at"],
+                name="call_pending_queue",
             ),
         ),
         migrations.RunPython(create_audit_head, migrations.RunPython.noop),
