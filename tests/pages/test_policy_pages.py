@@ -286,7 +286,7 @@ def test_it_refuses_arguments_that_are_not_a_json_object_without_a_500(admin_cli
 
 
 def test_it_suggests_argument_paths_from_each_tools_input_schema(admin_client, shop):
-    tools = admin_client.get(reverse("rule_add")).context["tools"]
+    tools = [t for t in admin_client.get(reverse("rule_add")).context["tools"] if t["kind"] == "tool"]
     # PostgreSQL's jsonb keeps an object's keys in an order of its own, so the paths are compared as a set.
     assert [(t["tool"], t["server"], sorted(t["paths"])) for t in tools] == [
         (
