@@ -9,6 +9,7 @@ Nothing here is edited: an operator approves or denies what was asked.
 """
 
 import asyncio
+from dataclasses import dataclass
 from functools import partial
 
 from asgiref.sync import sync_to_async
@@ -20,31 +21,55 @@ from approvals.policy import engine
 from approvals.protocol.jsonrpc import INVALID_REQUEST, JsonRpcError
 
 
-def facts(token, kind: str, server: Server, name: str, arguments: dict) -> engine.CallFacts:
+@dataclass(frozen=True)
+class Read:
+    """One read or prompt get as its request asked for it, for the calls it may become."""
+
+    kind: str
+    server: Server | None
+    name: str  # the URI, or the prompt's exposed name
+    arguments: dict
+    digest: str
+    jsonrpc_id: object = None
+    progress_token: object = None
+
+
+def facts(token, read: Read) -> engine.CallFacts:
+    # No server: a URI that none serves, as the policy's trial still shows it.
+    server_id = read.server.pk if read.server is not None else None
     return engine.CallFacts(
-        client_id=token.pk, server_id=server.pk, tool_name=name, arguments=arguments, annotations=None, kind=kind
+        client_id=token.pk,
+        server_id=server_id,
+        tool_name=read.name,
+        arguments=read.arguments,
+        annotations=None,
+        kind=read.kind,
     )
 
 
 @holding.connection_given_back
-def governed_by_a_rule(token, kind: str, server: Server, name: str, arguments: dict) -> bool:
+def governed_by_a_rule(token, read: Read) -> bool:
     """Whether an enabled rule decides this read; the rules of other kinds are not even read."""
-    rows = list(PolicyRule.objects.filter(enabled=True, applies_to=kind))
-    verdict = engine.evaluate(lifecycle.policy_rules(rows), facts(token, kind, server, name, arguments))
-    return verdict.rule is not None
+    rows = list(PolicyRule.objects.filter(enabled=True, applies_to=read.kind))
+    return engine.evaluate(lifecycle.policy_rules(rows), facts(token, read)).rule is not None
 
 
 @transaction.atomic
-def receive_read(
-    ctx: lifecycle.ClientContext, jsonrpc_id, kind: str, server: Server, name: str, arguments: dict, digest: str
-) -> tuple[Call | None, dict | None]:
+def receive_read(ctx: lifecycle.ClientContext, read: Read) -> tuple[Call | None, dict | None]:
     """Record the read as a call and apply the policy, as lifecycle.receive_call does for a tool call."""
     # The URI is whole in the arguments; the name column holds what fits.
     field_size = Call._meta.get_field("tool_name").max_length
     call = lifecycle.new_call(
-        ctx, jsonrpc_id, None, arguments, kind=kind, server=server, tool_name=name[:field_size], tool_digest=digest
+        ctx,
+        read.jsonrpc_id,
+        read.progress_token,
+        read.arguments,
+        kind=read.kind,
+        server=read.server,
+        tool_name=read.name[:field_size],
+        tool_digest=read.digest,
     )
-    verdict = engine.evaluate(lifecycle.policy_rules(), facts(ctx.token, kind, server, name, arguments))
+    verdict = engine.evaluate(lifecycle.policy_rules(), facts(ctx.token, read))
     return lifecycle.settle(ctx, call, verdict, Call.Status.FORWARDED)
 
 
@@ -57,33 +82,25 @@ def refusal(call: Call | None, answer: dict | None) -> JsonRpcError:
     return JsonRpcError(INVALID_REQUEST, text, data)
 
 
-async def nowhere(message):
-    # The answer is one JSON body: there is no stream to carry progress on.
-    pass
+async def governed(ctx: lifecycle.ClientContext, read: Read, run, emit) -> dict:
+    """The answer of `run()`, which asks the upstream, once the policy or the operators let the read through.
 
-
-async def governed(
-    ctx: lifecycle.ClientContext, jsonrpc_id, kind: str, server: Server, name: str, arguments: dict, digest: str, run
-) -> dict:
-    """The answer of `run()`, which asks the upstream, once the policy or the operators let the read through."""
-    if not await sync_to_async(governed_by_a_rule)(ctx.token, kind, server, name, arguments):
-        return await run()
-    call, answer = await runner.record_arrival(
-        ctx, partial(receive_read, ctx, jsonrpc_id, kind, server, name, arguments, digest)
-    )
+    Only for a read governed_by_a_rule; while it is held, `emit` carries its progress to the client.
+    """
+    call, answer = await runner.record_arrival(ctx, partial(receive_read, ctx, read))
     if call is None:
         raise refusal(None, answer)
     with holding.holding(call.pk):
         try:
-            return await let_through(call, run)
+            return await let_through(call, run, emit)
         except asyncio.CancelledError:
             await runner.cancelled(call, ctx)
             raise
 
 
-async def let_through(call: Call, run) -> dict:
+async def let_through(call: Call, run, emit) -> dict:
     if call.status == Call.Status.PENDING:
-        call = await runner.wait_for_decision(call, nowhere)
+        call = await runner.wait_for_decision(call, emit)
     if call.status == Call.Status.APPROVED and await sync_to_async(lifecycle.mark_forwarded)(call):
         call.status = Call.Status.FORWARDED
     if call.status != Call.Status.FORWARDED:

@@ -131,10 +131,19 @@ async def respond_to_request(request, ctx: ClientContext, session: McpSession, m
             error_status=method_error_status,
             headers=headers,
         )
+    if message.method in surface.GOVERNED:
+        return await surface.respond_to_read(
+            ctx,
+            message,
+            stream=accepts(request)[1],
+            finish=lambda result: result,
+            error_status=method_error_status,
+            headers=headers,
+        )
     if message.method in surface.METHODS or message.method in SUBSCRIPTIONS:
         answer = SUBSCRIPTIONS.get(message.method)
         if answer is None:
-            result = await surface.answer(ctx, message.method, message.params, message.id)
+            result = await surface.answer(ctx, message.method, message.params)
         else:
             result = await answer(ctx, message.params)
         return jsonrpc_response(jsonrpc.result(message.id, result), headers=headers)

@@ -110,8 +110,14 @@ def listed(page: dict) -> dict:
 
 
 async def serve_surface(request, ctx: ClientContext, message: Request):
-    result = await surface.answer(ctx, message.method, message.params, message.id)
+    result = await surface.answer(ctx, message.method, message.params)
     return respond_with(message.id, listed(result) if message.method in listing.LISTINGS else result)
+
+
+async def read(request, ctx: ClientContext, message: Request):
+    return await surface.respond_to_read(
+        ctx, message, stream=http.accepts(request)[1], finish=complete, error_status=error_status
+    )
 
 
 async def call_tool(request, ctx: ClientContext, message: Request):
@@ -140,4 +146,5 @@ HANDLERS = {
     "tools/call": call_tool,
     "subscriptions/listen": listen,
     **dict.fromkeys(surface.METHODS, serve_surface),
+    **dict.fromkeys(surface.GOVERNED, read),
 }

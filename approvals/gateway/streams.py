@@ -14,10 +14,10 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from django.conf import settings
 from django.http import StreamingHttpResponse
 
-from approvals.gateway.http import Refused, error_response
+from approvals.gateway.http import Refused, error_response, jsonrpc_response
 from approvals.live import events
 from approvals.protocol import jsonrpc
-from approvals.protocol.jsonrpc import INVALID_REQUEST, JsonRpcError
+from approvals.protocol.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, JsonRpcError, Request
 
 log = logging.getLogger(__name__)
 
@@ -152,6 +152,46 @@ async def response_events(respond: Callable[[Emit], Awaitable[dict]]) -> AsyncIt
             task.cancel()
             # The task records the cancellation itself (the call's row, its audit event): let it finish.
             await asyncio.wait({task})
+
+
+async def answer_request(
+    ctx,
+    request: Request,
+    work: Callable[[Emit], Awaitable[dict]],
+    *,
+    stream: bool,
+    finish: Callable[[dict], dict],
+    error_status: Callable[[int], int],
+    headers: dict | None = None,
+):
+    """The response to a request whose answer may wait: `work(emit)`'s result, dressed by `finish` for the era.
+
+    On an SSE stream when `stream` (what `work` emits, keep-alives while it is quiet; the
+    work runs as the stream's own task, so the client's closing the stream cancels it, as
+    the spec says it must), else as one JSON answer with nothing before it. `ctx` is the
+    request's lifecycle.ClientContext.
+    """
+
+    async def respond(emit: Emit) -> dict:
+        try:
+            result = await work(emit)
+        except JsonRpcError as exc:
+            return jsonrpc.error(request.id, exc)
+        except Exception:
+            log.exception("%s failed in the console", request.method)
+            return jsonrpc.error(request.id, JsonRpcError(INTERNAL_ERROR, "Internal error"))
+        return jsonrpc.result(request.id, finish(result))
+
+    if stream:
+        return sse_response(response_events(respond), ctx.token, ctx.session_id, headers, request.id)
+    message = await respond(nowhere)
+    status = error_status(message["error"]["code"]) if "error" in message else 200
+    return jsonrpc_response(message, status, headers)
+
+
+async def nowhere(message: dict):
+    # A JSON response has no room for notifications before it.
+    pass
 
 
 async def change_events(

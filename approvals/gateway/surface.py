@@ -6,8 +6,12 @@ on that server's pooled session, and is answered as the upstream gave it, less
 its envelope: text and base64 blobs alike pass through unchanged. Each is
 audited with the token, the server and what was asked, whatever came of it.
 A read or a prompt that a policy rule names is governed like a call (calls.reads): it may
-wait in the queue, and a denial is the client's error; completion runs as soon as it routes.
+wait in the queue, on an SSE stream with keep-alives as a held tool call does, and a denial
+is the client's error; completion runs as soon as it routes.
 """
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 from asgiref.sync import sync_to_async
 
@@ -16,10 +20,10 @@ from approvals.calls.lifecycle import ClientContext
 from approvals.calls.runner import session_pool, without_envelope
 from approvals.catalog import routes
 from approvals.catalog.specs import upstream_spec
-from approvals.gateway import listing
+from approvals.gateway import listing, streams
 from approvals.models import Call, Prompt, Server
 from approvals.protocol import jsonrpc
-from approvals.protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND, JsonRpcError
+from approvals.protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND, JsonRpcError, Request
 from approvals.protocol.revisions import MODERN
 from approvals.upstream import UpstreamError
 
@@ -97,7 +101,33 @@ async def record_unknown(action: str, ctx: ClientContext, data: dict) -> None:
     await sync_to_async(routes.record_use)(action, ctx.token, None, {"era": ctx.era, **data, "outcome": "unknown"})
 
 
-async def read_resource(ctx: ClientContext, params: dict, jsonrpc_id=None) -> dict:
+@dataclass(frozen=True)
+class Routed:
+    """A read or a prompt get, checked and routed: `answer(emit)` runs it; it may wait for operators when `may_wait`."""
+
+    may_wait: bool
+    answer: Callable[[streams.Emit], Awaitable[dict]]
+
+
+def progress_token(params: dict):
+    meta = params.get("_meta")
+    return meta.get("progressToken") if isinstance(meta, dict) else None
+
+
+async def routed(ctx: ClientContext, read: reads.Read, upstream, action: str, data: dict) -> Routed:
+    """What answers the read: the upstream at once, or once the policy lets it through when a rule governs it."""
+    may_wait = await sync_to_async(reads.governed_by_a_rule)(ctx.token, read)
+
+    async def answer(emit) -> dict:
+        async def run():
+            return await reads.governed(ctx, read, upstream, emit) if may_wait else await upstream()
+
+        return await audited(action, ctx, read.server, data, run)
+
+    return Routed(may_wait, answer)
+
+
+async def read_resource(ctx: ClientContext, params: dict, jsonrpc_id=None) -> Routed:
     uri = string_param(params, "uri", "resources/read")
     route = await sync_to_async(routes.resource_route)(ctx.token, uri)
     if route is None:
@@ -110,12 +140,10 @@ async def read_resource(ctx: ClientContext, params: dict, jsonrpc_id=None) -> di
     async def upstream():
         return await ask_upstream(route.server, "resources/read", lambda session: session.read_resource(uri), refusal)
 
-    async def answer():
-        arguments = {"uri": uri}
-        kind, server = Call.Kind.RESOURCE, route.server
-        return await reads.governed(ctx, jsonrpc_id, kind, server, uri, arguments, route.digest, upstream)
-
-    return await audited("resource.read", ctx, route.server, {"uri": clipped(uri), "via": route.exposed_name}, answer)
+    read = reads.Read(
+        Call.Kind.RESOURCE, route.server, uri, {"uri": uri}, route.digest, jsonrpc_id, progress_token(params)
+    )
+    return await routed(ctx, read, upstream, "resource.read", {"uri": clipped(uri), "via": route.exposed_name})
 
 
 def prompt_arguments(prompt: Prompt, arguments) -> dict[str, str]:
@@ -135,7 +163,7 @@ def prompt_arguments(prompt: Prompt, arguments) -> dict[str, str]:
     return arguments
 
 
-async def get_prompt(ctx: ClientContext, params: dict, jsonrpc_id=None) -> dict:
+async def get_prompt(ctx: ClientContext, params: dict, jsonrpc_id=None) -> Routed:
     name = string_param(params, "name", "prompts/get")
     prompt = await sync_to_async(routes.prompt_route)(ctx.token, name)
     if prompt is None:
@@ -151,13 +179,17 @@ async def get_prompt(ctx: ClientContext, params: dict, jsonrpc_id=None) -> dict:
             prompt.server, "prompts/get", lambda session: session.get_prompt(prompt.upstream_name, arguments), refusal
         )
 
-    async def answer():
-        kind, server = Call.Kind.PROMPT, prompt.server
-        name, digest = prompt.exposed_name, prompt.digest
-        return await reads.governed(ctx, jsonrpc_id, kind, server, name, arguments, digest, upstream)
-
+    read = reads.Read(
+        Call.Kind.PROMPT,
+        prompt.server,
+        prompt.exposed_name,
+        arguments,
+        prompt.digest,
+        jsonrpc_id,
+        progress_token(params),
+    )
     data = {"prompt": prompt.exposed_name, "arguments": sorted(arguments)}
-    return await audited("prompt.got", ctx, prompt.server, data, answer)
+    return await routed(ctx, read, upstream, "prompt.got", data)
 
 
 async def complete(ctx: ClientContext, params: dict) -> dict:
@@ -212,13 +244,36 @@ async def completion_subject(ctx: ClientContext, ref: dict, argument: str):
     raise JsonRpcError(INVALID_PARAMS, "completion/complete 'ref.type' must be 'ref/prompt' or 'ref/resource'")
 
 
-async def answer(ctx: ClientContext, method: str, params: dict, jsonrpc_id=None) -> dict:
-    """The result of one of METHODS, before the era dresses it; `jsonrpc_id` names a held read to cancel by."""
+async def answer(ctx: ClientContext, method: str, params: dict) -> dict:
+    """The result of one of METHODS but the GOVERNED ones, before the era dresses it."""
     if method in listing.LISTINGS:
         return await list_page(ctx, method, params)
-    if method in GOVERNED:
-        return await GOVERNED[method](ctx, params, jsonrpc_id)
     return await complete(ctx, params)
+
+
+async def respond_to_read(
+    ctx: ClientContext,
+    request: Request,
+    *,
+    stream: bool,
+    finish: Callable[[dict], dict],
+    error_status: Callable[[int], int],
+    headers: dict | None = None,
+):
+    """The response to one of GOVERNED: on an SSE stream, as a tool call's, when the client takes one and a rule
+    governs it (a read may then wait for operators, and the stream's keep-alives keep it open); else one JSON answer.
+    Errors found before it runs (bad params, an unknown URI) are raised, and answered as JSON.
+    """
+    read = await GOVERNED[request.method](ctx, request.params, request.id)
+    return await streams.answer_request(
+        ctx,
+        request,
+        read.answer,
+        stream=stream and read.may_wait,
+        finish=finish,
+        error_status=error_status,
+        headers=headers,
+    )
 
 
 # What a policy rule may hold, deny or let through, as it does a tool call.

@@ -1,24 +1,18 @@
 """tools/call in either era: on an SSE stream when the client takes one, else as one JSON answer.
 
-The life of the call belongs to approvals.calls.runner; this only carries it over HTTP. On a
-stream the call runs as the stream's own task, so the client's closing the
-stream cancels the call, as the spec says it must.
+The life of the call belongs to approvals.calls.runner; this only carries it over HTTP. The stream
+and its keep-alives are streams.answer_request's, which held reads and prompts share.
 """
 
 import dataclasses
-import logging
 from collections.abc import Callable
 
 from asgiref.sync import sync_to_async
 
 from approvals.calls import holding, lifecycle, permissions, runner
 from approvals.gateway import streams
-from approvals.gateway.http import jsonrpc_response
 from approvals.models import Tool
-from approvals.protocol import jsonrpc
-from approvals.protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, JsonRpcError, Request
-
-log = logging.getLogger(__name__)
+from approvals.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError, Request
 
 
 async def called_tool(ctx: lifecycle.ClientContext, params: dict) -> Tool | permissions.BuiltinTool:
@@ -52,23 +46,9 @@ async def respond_to_call(
     if isinstance(tool, permissions.BuiltinTool):
         run = permissions.run_prompt
 
-    async def respond(emit) -> dict:
-        try:
-            result = await run(ctx, request.id, request.params, emit, tool=tool)
-        except JsonRpcError as exc:
-            return jsonrpc.error(request.id, exc)
-        except Exception:
-            log.exception("tools/call %r failed in the console", request.params.get("name"))
-            return jsonrpc.error(request.id, JsonRpcError(INTERNAL_ERROR, "Internal error"))
-        return jsonrpc.result(request.id, finish(result))
+    async def work(emit) -> dict:
+        return await run(ctx, request.id, request.params, emit, tool=tool)
 
-    if stream:
-        return streams.sse_response(streams.response_events(respond), ctx.token, ctx.session_id, headers, request.id)
-
-    async def nowhere(message):
-        # A JSON response has no room for notifications before it.
-        pass
-
-    message = await respond(nowhere)
-    status = error_status(message["error"]["code"]) if "error" in message else 200
-    return jsonrpc_response(message, status, headers)
+    return await streams.answer_request(
+        ctx, request, work, stream=stream, finish=finish, error_status=error_status, headers=headers
+    )

@@ -1,15 +1,19 @@
-"""Resource reads and prompt gets that policy rules name, through the official SDK client in both modes."""
+"""Resource reads and prompt gets that policy rules name, through the official SDK client in both modes and raw HTTP."""
 
 import asyncio
+import json
 
 import httpx
+import httpx2
 import pytest
 from asgiref.sync import sync_to_async
 from django.contrib.auth.models import User
-from mcp import MCPError
+from mcp import Client, MCPError
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 from approvals.calls import lifecycle
-from approvals.models import AuditEvent, Call, ClientToken, Server
+from approvals.models import AuditEvent, Call, ClientToken, PolicyRule, Server
 from approvals.policy import rules
 from approvals.protocol.headers import request_headers
 from tests.fixtures.gateway import MODERN, modern_envelope, sdk_client
@@ -168,18 +172,77 @@ async def test_a_held_prompt_no_operator_decides_expires_and_the_client_is_told(
     assert (await Call.objects.aget()).status == Call.Status.EXPIRED
 
 
-async def test_a_client_that_leaves_cancels_its_held_read(mcp_url, secret, docs_open_rest_asked):
-    params = {"uri": "docs://readme"}
-    body = {"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": modern_envelope(**params)}
+def read_request(uri: str, secret: str, **meta) -> dict:
+    """A 2026-07-28 client's resources/read that takes an SSE stream: the request's body and headers."""
+    params = {"uri": uri}
+    envelope = modern_envelope(**params)
+    envelope["_meta"] |= meta
+    body = {"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": envelope}
     headers = {"Authorization": f"Bearer {secret}", "Accept": "application/json, text/event-stream"}
-    headers |= request_headers(MODERN, "resources/read", params)
+    return {"json": body, "headers": headers | request_headers(MODERN, "resources/read", params)}
+
+
+def messages(lines: list[str]) -> list[dict]:
+    return [json.loads(line.removeprefix("data: ")) for line in lines if line.startswith("data: ")]
+
+
+async def test_a_held_read_waits_on_a_stream_of_keep_alives_and_progress_then_ends_with_the_contents(
+    mcp_url, secret, docs_open_rest_asked, settings
+):
+    settings.MCP_SSE_KEEPALIVE_SECONDS = 0.2
+    lines = []
     async with httpx.AsyncClient(timeout=30) as http:
-        posting = asyncio.ensure_future(http.post(mcp_url, json=body, headers=headers))
+        request = read_request("docs://readme", secret, progressToken="r-1")
+        async with http.stream("POST", mcp_url, **request) as response:
+            assert response.headers["content-type"].startswith("text/event-stream")
+            async for line in response.aiter_lines():
+                lines.append(line)
+                if line == ": keep-alive" and lines.count(line) == 3:
+                    await decided_when_pending(True)
+
+    waiting, answer = messages(lines)[0], messages(lines)[-1]
+    assert waiting["method"] == "notifications/progress" and waiting["params"]["progressToken"] == "r-1"
+    assert answer["id"] == 1
+    assert answer["result"]["contents"][0]["text"] == "A server of resources and prompts."
+
+
+@both_modes
+async def test_a_held_read_outlasts_a_clients_idle_timeout_through_keep_alives(
+    mcp_url, secret, docs_open_rest_asked, settings, mode
+):
+    settings.MCP_SSE_KEEPALIVE_SECONDS = 0.2
+    # A client that gives up on a second of silence, as proxies and many clients do.
+    impatient = httpx2.Timeout(30, read=1)
+    http = create_mcp_http_client(headers={"Authorization": f"Bearer {secret}"}, timeout=impatient)
+    async with Client(streamable_http_client(mcp_url, http_client=http), mode=mode) as client:
+        reading = asyncio.ensure_future(client.read_resource("docs://readme"))
+        await one_in(Call.Status.PENDING)
+        await asyncio.sleep(2.5)
+        await decided_when_pending(True)
+        readme = await reading
+
+    assert readme.contents[0].text == "A server of resources and prompts."
+
+
+async def test_a_read_no_rule_names_is_answered_as_one_json_body(mcp_url, secret, docs_open_rest_asked):
+    await PolicyRule.objects.filter(applies_to="resource").adelete()
+
+    async with httpx.AsyncClient(timeout=30) as http:
+        response = await http.post(mcp_url, **read_request("docs://readme", secret))
+
+    assert response.headers["content-type"] == "application/json"
+    assert response.json()["result"]["contents"][0]["text"] == "A server of resources and prompts."
+
+
+async def test_a_client_that_closes_the_stream_cancels_its_held_read(mcp_url, secret, docs_open_rest_asked):
+    request = read_request("docs://readme", secret)
+    async with httpx.AsyncClient(timeout=30) as http, http.stream("POST", mcp_url, **request) as response:
+        assert response.headers["content-type"].startswith("text/event-stream")
         held = await one_in(Call.Status.PENDING)
-        posting.cancel()
 
     cancelled = await one_in(Call.Status.CANCELLED)
     assert cancelled.pk == held.pk and cancelled.reason == "the client closed the request"
+    assert (await sync_to_async(actions)(cancelled))[-1] == "call.cancelled"
 
 
 async def test_a_read_that_would_wait_past_the_tokens_cap_is_refused_unrecorded(mcp_url, secret, docs_open_rest_asked):
@@ -211,5 +274,7 @@ async def test_a_legacy_client_cancels_its_held_read_by_notifications_cancelled(
     await sync_to_async(raw.legacy)(session_id, "notifications/cancelled", msg_id=None, requestId=9, reason="enough")
     response = await asyncio.wait_for(answer, timeout=15)
 
-    assert response.json()["error"]["message"] == "The read of docs://readme was cancelled: enough."
+    assert response.headers["content-type"].startswith("text/event-stream")
+    (answered,) = messages(response.text.splitlines())
+    assert answered["error"]["message"] == "The read of docs://readme was cancelled: enough."
     assert (await Call.objects.aget(pk=held.pk)).status == Call.Status.CANCELLED

@@ -23,7 +23,7 @@ def ask(client_token):
 
     def pending(kind, name, arguments):
         ctx = ClientContext(client_token, revisions.MODERN, "2026-07-28")
-        call, answer = reads.receive_read(ctx, 1, kind, server, name, arguments, "d" * 64)
+        call, answer = reads.receive_read(ctx, reads.Read(kind, server, name, arguments, "d" * 64, jsonrpc_id=1))
         assert answer is None and call.status == Call.Status.PENDING
         return call
 
