@@ -1,15 +1,18 @@
-"""Trying a call against the policy without running anything, for the admin's Try page.
+"""Trying a call, a permission request, a resource read or a prompt get against the policy, for the admin's Try page.
 
-It takes the path a real call takes up to the decision, with the same rules and the
-same evaluate(), and stops there: nothing is recorded and nothing goes upstream.
+It takes the path a real request takes up to the decision, with the same rules, the same facts
+and the same evaluate(), and stops there: nothing is recorded and nothing goes upstream.
 """
 
 from dataclasses import dataclass
 
-from approvals.calls import lifecycle, permissions
-from approvals.models import ClientToken, PolicyRule, Tool
+from approvals.calls import lifecycle, permissions, reads
+from approvals.catalog import routes
+from approvals.gateway.surface import prompt_arguments
+from approvals.models import Call, ClientToken, PolicyRule, Prompt, Tool
 from approvals.policy import engine
 from approvals.protocol import permission_prompt
+from approvals.protocol.jsonrpc import JsonRpcError
 from approvals.protocol.schemas import validate
 from approvals.tokens.credentials import token_allows
 
@@ -21,48 +24,112 @@ class Tried:
 
 
 @dataclass
+class Hold:
+    """How operators would decide what an ask verdict holds, as lifecycle.hold_terms gives it."""
+
+    timeout_seconds: float
+    approvals_needed: int
+    separation_of_duties: bool
+
+
+@dataclass
 class Outcome:
+    kind: str  # engine.TOOL, PERMISSION, RESOURCE or PROMPT
     verdict: engine.Verdict
     tried: list  # Tried, in order
     untried: list  # the enabled rules below the one that decided
     disabled: int
-    stopped: str  # why a real call would not even reach the policy, or ""
+    stopped: str  # why a real request would not even reach the policy, or ""
     argument_errors: list
+    hold: Hold | None  # for an ask verdict
+
+    @property
+    def unrecorded(self) -> bool:
+        """A read or prompt get that no rule names runs at once, not recorded as a call."""
+        return self.verdict.rule is None and self.kind in (engine.RESOURCE, engine.PROMPT)
+
+
+def refused_at_the_door(token: ClientToken, what: str, name: str | None = None, unreachable: str = "") -> str:
+    """Why a real `what` would be refused before any rule is tried, as far as its token says; or "".
+
+    `name`, when given, is what the token's globs must allow (a tool's or prompt's exposed name).
+    """
+    if token.revoked:
+        return f"The token {token.name} is revoked: the {what} would be refused before any rule is tried."
+    if name is not None and not token_allows(token, name):
+        return f"The token {token.name} may not use {name}: {unreachable}."
+    return ""
+
+
+def unavailable(item: Tool | Prompt, unreachable: str, unreviewed: str) -> str:
+    """Why a catalog item the token may use would still not reach the policy; or ""."""
+    if not item.server.enabled:
+        return f"The server {item.server.name} is disabled: {unreachable}."
+    if item.status != item.Status.ACTIVE:
+        return f"{item.exposed_name} awaits review or was rejected: {unreviewed}."
+    return ""
 
 
 def try_call(token: ClientToken, tool: Tool, arguments: dict) -> Outcome:
-    stopped = ""
-    if token.revoked:
-        stopped = f"The token {token.name} is revoked: the call would be refused before any rule is tried."
-    elif not token_allows(token, tool.exposed_name):
-        stopped = f"The token {token.name} may not use {tool.exposed_name}: the client would not find the tool."
-    elif not tool.server.enabled:
-        stopped = f"The server {tool.server.name} is disabled: the client would not find the tool."
-    elif tool.status != Tool.Status.ACTIVE:
-        stopped = f"{tool.exposed_name} awaits review or was rejected: the call would be refused, not decided."
+    unreachable = "the client would not find the tool"
+    stopped = refused_at_the_door(token, "call", tool.exposed_name, unreachable) or unavailable(
+        tool, unreachable, "the call would be refused, not decided"
+    )
     errors = validate(tool.definition.get("inputSchema") or {}, arguments)
-    return outcome(lifecycle.call_facts(token, tool, arguments), stopped, errors)
+    return outcome(engine.TOOL, lifecycle.call_facts(token, tool, arguments), stopped, errors)
 
 
 def try_permission(token: ClientToken, tool_name: str, tool_input: dict) -> Outcome:
     """A coding agent's permission request for its tool `tool_name`, tried as try_call tries a call."""
-    stopped = ""
-    if token.revoked:
-        stopped = f"The token {token.name} is revoked: the request would be refused before any rule is tried."
-    elif not token_allows(token, permission_prompt.NAME):
-        stopped = f"The token {token.name} may not use {permission_prompt.NAME}: the agent could not ask."
-    return outcome(permissions.facts(token, tool_name, tool_input), stopped, [])
+    stopped = refused_at_the_door(token, "request", permission_prompt.NAME, "the agent could not ask")
+    return outcome(engine.PERMISSION, permissions.facts(token, tool_name, tool_input), stopped, [])
 
 
-def outcome(facts: engine.CallFacts, stopped: str, errors: list) -> Outcome:
+def try_read(token: ClientToken, uri: str) -> Outcome:
+    """A resources/read of `uri`, routed as the gateway routes it: a listed resource, else the first template.
+
+    The route is looked up with the token's globs, so a URI the token may not read has none.
+    """
+    route = routes.resource_route(token, uri)
+    stopped = refused_at_the_door(token, "read")
+    if not stopped and route is None:
+        stopped = (
+            f"No resource or template that the token {token.name} may read has the URI {uri}:"
+            " the client would be told it is not found."
+        )
+    read = reads.Read(Call.Kind.RESOURCE, route.server if route else None, uri, {"uri": uri}, "")
+    return outcome(engine.RESOURCE, reads.facts(token, read), stopped, [])
+
+
+def try_prompt(token: ClientToken, prompt: Prompt, arguments: dict) -> Outcome:
+    """A prompts/get of `prompt` with `arguments`, checked against its declared arguments as the gateway checks them."""
+    unreachable = "the client would be told the prompt is unknown"
+    stopped = refused_at_the_door(token, "prompt get", prompt.exposed_name, unreachable) or unavailable(
+        prompt, unreachable, unreachable
+    )
+    try:
+        prompt_arguments(prompt, arguments)
+        errors = []
+    except JsonRpcError as exc:
+        errors = [exc.message]
+    read = reads.Read(Call.Kind.PROMPT, prompt.server, prompt.exposed_name, arguments, "")
+    return outcome(engine.PROMPT, reads.facts(token, read), stopped, errors)
+
+
+def outcome(kind: str, facts: engine.CallFacts, stopped: str, errors: list) -> Outcome:
     verdict = engine.evaluate(lifecycle.policy_rules(), facts)
     listed = {rule.pk: rule for rule in PolicyRule.objects.select_related("server", "client")}
     tried = {trial.rule.id for trial in verdict.trials}
+    hold = None
+    if verdict.action == engine.ASK:
+        hold = Hold(*lifecycle.hold_terms(verdict.rule, list(listed.values())))
     return Outcome(
+        kind=kind,
         verdict=verdict,
         tried=[Tried(listed[trial.rule.id], trial) for trial in verdict.trials if trial.rule.id in listed],
         untried=[rule for rule in listed.values() if rule.enabled and rule.pk not in tried],
         disabled=sum(not rule.enabled for rule in listed.values()),
         stopped=stopped,
         argument_errors=errors,
+        hold=hold,
     )

@@ -1,4 +1,4 @@
-"""The policy's pages: the ordered rules, a rule's form, and trying a call. Admins change, others read."""
+"""The policy's pages: the ordered rules, a rule's form, and the Try page. Admins change, others read."""
 
 from django.conf import settings
 from django.contrib import messages
@@ -8,9 +8,10 @@ from django.views.decorators.http import require_POST
 
 from approvals.audit.chain import Actor
 from approvals.display.policy import rule_rows, tool_paths
-from approvals.forms import RuleForm, TryForm, TryPermissionForm
+from approvals.forms import RuleForm
 from approvals.models import PolicyRule
 from approvals.policy import engine, rules, trial
+from approvals.try_forms import TryForm, TryPermissionForm, TryPromptForm, TryReadForm
 from approvals.views.access import permission_or_403
 
 READ_RULES = "approvals.view_policyrule"
@@ -121,11 +122,15 @@ def rule_delete(request, pk):
 
 @permission_or_403(READ_RULES)
 def policy_try(request):
+    """One form of four, each with its own prefix; the one whose field the query names is tried."""
     form = TryForm(request.GET if "tool" in request.GET else None)
     asking = TryPermissionForm(request.GET if "ask-agent_tool" in request.GET else None, prefix="ask")
+    reading = TryReadForm(request.GET if "read-uri" in request.GET else None, prefix="read")
+    getting = TryPromptForm(request.GET if "prompt-prompt" in request.GET else None, prefix="prompt")
     tried = form.call() if form.is_bound and form.is_valid() else None
     outcome = trial.try_call(*tried) if tried else None
-    if asking.is_bound and asking.is_valid():
-        outcome = trial.try_permission(*asking.request())
-    context = {"form": form, "asking": asking, "outcome": outcome}
+    for bound, attempt in ((asking, trial.try_permission), (reading, trial.try_read), (getting, trial.try_prompt)):
+        if bound.is_bound and bound.is_valid():
+            outcome = attempt(*bound.request())
+    context = {"form": form, "asking": asking, "reading": reading, "getting": getting, "outcome": outcome}
     return render(request, "approvals/policy_try.html", context)
