@@ -6,6 +6,7 @@ import json
 import pytest
 from playwright.sync_api import expect
 
+from approvals.models import Resource, Server
 from approvals.policy import rules
 from approvals.tokens.credentials import create_token
 from tests.fixtures.catalog import make_server, make_tool
@@ -33,18 +34,22 @@ def policy(live_console, admin):
     return admin
 
 
+def call_form(page):
+    return page.locator("[data-try-form]")
+
+
 def choose_tool(page, live_console):
     """Open the Try page and pick the token and the tool, whose fields then show."""
     page.goto(live_console + "/policy/try/")
-    page.get_by_label("Client token").select_option(label="agent")
-    page.get_by_label("Tool").select_option(label="shop_issue_refund")
+    call_form(page).get_by_label("Client token").select_option(label="agent")
+    call_form(page).get_by_label("Tool").select_option(label="shop_issue_refund")
     expect(page.locator("[data-schema-fields] legend")).to_have_text("Arguments of shop_issue_refund")
 
 
 def try_call(page, live_console, arguments):
     choose_tool(page, live_console)
     page.get_by_text("Or the arguments as JSON").click()
-    page.get_by_label("Arguments", exact=True).fill(json.dumps(arguments))
+    call_form(page).get_by_label("Arguments", exact=True).fill(json.dumps(arguments))
     page.get_by_role("button", name="Try the JSON").click()
     return page.locator("[data-decision]")
 
@@ -135,7 +140,7 @@ def test_it_tries_a_call_from_the_fields_of_the_tools_schema(live_console, polic
     expect(page.locator("[data-schema-fields]")).to_contain_text("less than or equal to 500")
     expect(page.locator("[data-decision]")).to_have_count(0)
     page.get_by_text("Or the arguments as JSON").click()
-    shown = page.get_by_label("Arguments", exact=True)
+    shown = call_form(page).get_by_label("Arguments", exact=True)
     expect(shown).to_be_visible()
     assert json.loads(shown.input_value()) == {"order_id": 7, "amount": 20}
 
@@ -183,3 +188,26 @@ def test_it_moves_a_rule_with_the_buttons_when_javascript_is_off(live_console, t
     page.get_by_role("button", name="Move last up").click()
     expect(page.locator(".message.success")).to_contain_text("Moved last to position 2")
     assert [rows.nth(i).get_attribute("data-rule") for i in range(3)] == ["small", "last", "middle"]
+
+
+def test_it_tries_a_resource_read_against_a_rule_for_reads(live_console, policy, open_page):
+    shop = Server.objects.get(name="Shop")
+    Resource.objects.create(
+        server=shop, uri="file://orders/7", upstream_name="order", exposed_name="shop_order", definition={}, digest="d"
+    )
+    rules.create_rule(rules.RuleRequest("ask", applies_to="resource", tool_glob="file://orders/*", name="orders"))
+    page = open_page()
+    page.goto(live_console + "/login/")
+    page.get_by_label("Username").fill(policy)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+
+    page.goto(live_console + "/policy/try/")
+    reading = page.locator("[data-try-read]")
+    reading.get_by_label("Client token").select_option(label="agent")
+    reading.get_by_label("URI").fill("file://orders/7")
+    reading.get_by_role("button", name="Try the read").click()
+
+    expect(page.locator("[data-decision]")).to_have_text("ask, by orders")
+    expect(page.locator("[data-hold]")).to_contain_text("It would wait for 1 operator approval")
+    expect(page.locator('[data-trial="small"]')).to_contain_text("the rule applies to tool calls")
