@@ -10,6 +10,21 @@ from approvals.models import ClientToken, Prompt, Tool
 from approvals.protocol import permission_prompt
 
 
+def token_field(label="Client token"):
+    return forms.ModelChoiceField(queryset=ClientToken.objects.all(), label=label, empty_label=None)
+
+
+def json_field_of_an_object(label: str, rows: int, help_text: str):
+    """A textarea for a JSON object, `{}` to start with; clean it with json_object."""
+    return forms.CharField(
+        label=label,
+        initial="{}",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": rows, "spellcheck": "false"}),
+        help_text=help_text,
+    )
+
+
 def json_object(text: str, what: str) -> dict:
     value = json_field(text, {})
     if not isinstance(value, dict):
@@ -28,7 +43,7 @@ class TryForm(forms.Form):
     person submitted; "pick" only shows the fields of a newly chosen tool.
     """
 
-    token = forms.ModelChoiceField(queryset=ClientToken.objects.all(), label="Client token", empty_label=None)
+    token = token_field()
     tool = forms.ModelChoiceField(
         queryset=Tool.objects.select_related("server").order_by("exposed_name"),
         to_field_name="exposed_name",
@@ -38,13 +53,7 @@ class TryForm(forms.Form):
     input = forms.TypedChoiceField(choices=TRY_INPUTS, required=False, empty_value="json")
     # The tool whose fields were submitted: fields of another tool say nothing about this one's arguments.
     fields_of = forms.CharField(required=False)
-    arguments = forms.CharField(
-        label="Arguments",
-        initial="{}",
-        required=False,
-        widget=forms.Textarea(attrs={"rows": 6, "spellcheck": "false"}),
-        help_text="The call's arguments as a JSON object.",
-    )
+    arguments = json_field_of_an_object("Arguments", 6, "The call's arguments as a JSON object.")
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -91,19 +100,15 @@ class TryForm(forms.Form):
 class TryPermissionForm(forms.Form):
     """A coding agent's permission request to try against the policy: the client, the agent's tool, its input."""
 
-    token = forms.ModelChoiceField(queryset=ClientToken.objects.all(), label="Agent's token", empty_label=None)
+    token = token_field("Agent's token")
     agent_tool = forms.CharField(
         label="Asks to use",
         max_length=permission_prompt.MAX_TOOL_NAME,
         help_text="The coding agent's own tool, e.g. Bash, Edit, Read.",
         widget=forms.TextInput(attrs={"spellcheck": "false", "autocomplete": "off"}),
     )
-    tool_input = forms.CharField(
-        label="Input",
-        initial="{}",
-        required=False,
-        widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false"}),
-        help_text='What the agent would run its tool with, as a JSON object, e.g. {"command": "ls"}.',
+    tool_input = json_field_of_an_object(
+        "Input", 4, 'What the agent would run its tool with, as a JSON object, e.g. {"command": "ls"}.'
     )
 
     def clean_tool_input(self):
@@ -117,7 +122,7 @@ class TryPermissionForm(forms.Form):
 class TryReadForm(forms.Form):
     """A resources/read to try against the policy: the client and the URI it reads."""
 
-    token = forms.ModelChoiceField(queryset=ClientToken.objects.all(), label="Client token", empty_label=None)
+    token = token_field()
     uri = forms.CharField(
         label="URI",
         max_length=2000,
@@ -133,18 +138,14 @@ class TryReadForm(forms.Form):
 class TryPromptForm(forms.Form):
     """A prompts/get to try against the policy: the client, the prompt, and its arguments."""
 
-    token = forms.ModelChoiceField(queryset=ClientToken.objects.all(), label="Client token", empty_label=None)
+    token = token_field()
     prompt = forms.ModelChoiceField(
         queryset=Prompt.objects.select_related("server").order_by("exposed_name"),
         to_field_name="exposed_name",
         empty_label=None,
     )
-    arguments = forms.CharField(
-        label="Arguments",
-        initial="{}",
-        required=False,
-        widget=forms.Textarea(attrs={"rows": 4, "spellcheck": "false"}),
-        help_text='The arguments as a JSON object of strings, e.g. {"code": "print(1)"}.',
+    arguments = json_field_of_an_object(
+        "Arguments", 4, 'The arguments as a JSON object of strings, e.g. {"code": "print(1)"}.'
     )
 
     def __init__(self, *args, **kwargs):

@@ -120,26 +120,17 @@ async def respond_to_request(request, ctx: ClientContext, session: McpSession, m
     if message.method == "tools/list":
         page = await sync_to_async(listing.tools_page)(ctx.token, message.params, LEGACY)
         return jsonrpc_response(jsonrpc.result(message.id, page), headers=headers)
+    # A tool call and a read a rule governs may wait for operators, on a stream when the client takes one.
+    waiting = {
+        "stream": accepts(request)[1],
+        "finish": lambda result: result,
+        "error_status": method_error_status,
+        "headers": headers,
+    }
     if message.method == "tools/call":
-        tool = await called_tool(ctx, message.params)
-        return await respond_to_call(
-            tool,
-            ctx,
-            message,
-            stream=accepts(request)[1],
-            finish=lambda result: result,
-            error_status=method_error_status,
-            headers=headers,
-        )
+        return await respond_to_call(await called_tool(ctx, message.params), ctx, message, **waiting)
     if message.method in surface.GOVERNED:
-        return await surface.respond_to_read(
-            ctx,
-            message,
-            stream=accepts(request)[1],
-            finish=lambda result: result,
-            error_status=method_error_status,
-            headers=headers,
-        )
+        return await surface.respond_to_read(ctx, message, **waiting)
     if message.method in surface.METHODS or message.method in SUBSCRIPTIONS:
         answer = SUBSCRIPTIONS.get(message.method)
         if answer is None:
