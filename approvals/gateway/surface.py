@@ -114,7 +114,7 @@ def progress_token(params: dict):
     return meta.get("progressToken") if isinstance(meta, dict) else None
 
 
-async def routed(ctx: ClientContext, read: reads.Read, upstream, action: str, data: dict) -> Routed:
+async def prepared(ctx: ClientContext, read: reads.Read, upstream, action: str, data: dict) -> Routed:
     """What answers the read: the upstream at once, or once the policy lets it through when a rule governs it."""
     may_wait = await sync_to_async(reads.governed_by_a_rule)(ctx.token, read)
 
@@ -143,7 +143,7 @@ async def read_resource(ctx: ClientContext, params: dict, jsonrpc_id=None) -> Ro
     read = reads.Read(
         Call.Kind.RESOURCE, route.server, uri, {"uri": uri}, route.digest, jsonrpc_id, progress_token(params)
     )
-    return await routed(ctx, read, upstream, "resource.read", {"uri": clipped(uri), "via": route.exposed_name})
+    return await prepared(ctx, read, upstream, "resource.read", {"uri": clipped(uri), "via": route.exposed_name})
 
 
 def prompt_arguments(prompt: Prompt, arguments) -> dict[str, str]:
@@ -189,7 +189,7 @@ async def get_prompt(ctx: ClientContext, params: dict, jsonrpc_id=None) -> Route
         progress_token(params),
     )
     data = {"prompt": prompt.exposed_name, "arguments": sorted(arguments)}
-    return await routed(ctx, read, upstream, "prompt.got", data)
+    return await prepared(ctx, read, upstream, "prompt.got", data)
 
 
 async def complete(ctx: ClientContext, params: dict) -> dict:
