@@ -113,7 +113,7 @@ async def read_resource(ctx: ClientContext, params: dict, jsonrpc_id=None) -> di
     async def answer():
         arguments = {"uri": uri}
         kind, server = Call.Kind.RESOURCE, route.server
-        return await reads.governed(ctx, jsonrpc_id, kind, server, uri, arguments, route.digest, upstream)
+        return await reads.governed(ctx, jsonrpc_id, kind, server, uri, arguments, route.served_digest, upstream)
 
     return await audited("resource.read", ctx, route.server, {"uri": clipped(uri), "via": route.exposed_name}, answer)
 
@@ -153,7 +153,7 @@ async def get_prompt(ctx: ClientContext, params: dict, jsonrpc_id=None) -> dict:
 
     async def answer():
         kind, server = Call.Kind.PROMPT, prompt.server
-        name, digest = prompt.exposed_name, prompt.digest
+        name, digest = prompt.exposed_name, prompt.served_digest
         return await reads.governed(ctx, jsonrpc_id, kind, server, name, arguments, digest, upstream)
 
     data = {"prompt": prompt.exposed_name, "arguments": sorted(arguments)}
