@@ -5,20 +5,17 @@ The upstream is tests/catalog/scripted_server.py; the clients are the official S
 
 import asyncio
 import json
-import shlex
-import sys
-from pathlib import Path
 
 import pytest
 from asgiref.sync import sync_to_async
 
 from approvals.audit.chain import Actor
-from approvals.catalog import review, servers, sync
+from approvals.catalog import review, sync
 from approvals.models import Prompt
+from tests.fixtures.catalog import add_synced_server, scripted_command
 from tests.fixtures.gateway import sdk_client
 from tests.fixtures.people import make_user
 
-SCRIPTED = Path(__file__).parents[1] / "catalog" / "scripted_server.py"
 ERAS = ["auto", "legacy"]
 NAME = "scripted_summarise"
 BEFORE = "Summarise the text."
@@ -39,15 +36,7 @@ class Upstream:
 def upstream(tmp_path, transactional_db):
     """A scripted server whose first listing (one prompt) was accepted as it was added."""
     scripted = Upstream(tmp_path)
-    server = servers.add_server(
-        name="Scripted",
-        transport="stdio",
-        accept_tools=True,
-        schedule_sync=False,
-        command=shlex.join([sys.executable, str(SCRIPTED), str(scripted.path)]),
-    )
-    assert sync.sync_server(server).ok
-    scripted.server = server
+    scripted.server = add_synced_server("Scripted", transport="stdio", command=scripted_command(scripted.path))
     return scripted
 
 
@@ -74,10 +63,9 @@ async def test_it_keeps_the_accepted_prompt_until_an_admin_accepts_the_change(mc
         description, _text = await seen(mcp_url, secret, mode)
         assert description == BEFORE, mode
 
-    async with sdk_client(mcp_url, secret) as client:
-        async with client.listen(prompts_list_changed=True) as subscription:
-            assert (await sync_to_async(accept_the_change)()).done
-            event = await asyncio.wait_for(anext(subscription), timeout=10)
+    async with sdk_client(mcp_url, secret) as client, client.listen(prompts_list_changed=True) as subscription:
+        assert (await sync_to_async(accept_the_change)()).done
+        event = await asyncio.wait_for(anext(subscription), timeout=10)
     assert type(event).__name__ == "PromptsListChanged"
 
     for mode in ERAS:
