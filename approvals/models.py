@@ -249,13 +249,18 @@ class SurfaceItem(models.Model):
         return self.definition.get("description") or ""
 
     @property
+    def change_waits(self) -> bool:
+        """A definition was accepted, and a change to it awaits review."""
+        return self.status == self.Status.NEEDS_REVIEW and self.reviewed_definition is not None
+
+    @property
     def served_definition(self) -> dict:
         """What clients are given: the accepted definition while a change to it awaits review."""
-        return self.reviewed_definition if self.status == self.Status.NEEDS_REVIEW else self.definition
+        return self.reviewed_definition if self.change_waits else self.definition
 
     @property
     def served_digest(self) -> str:
-        return self.reviewed_digest if self.status == self.Status.NEEDS_REVIEW else self.digest
+        return self.reviewed_digest if self.change_waits else self.digest
 
 
 # The statuses that hold a route, as a tool's HELD hold its name: an entry awaiting review finds it free when accepted.

@@ -50,7 +50,7 @@ def row_of(shown: review.Review) -> dict:
 def review_list(request):
     pending = sorted(
         [*review.needs_review(), *review.surface_needing_review()],
-        key=lambda item: (item.server.name, isinstance(item, Tool) is False, item.exposed_name),
+        key=lambda item: (item.server.name, not isinstance(item, Tool), item.exposed_name),
     )
     groups = []
     for server, items in groupby(pending, key=lambda item: item.server):
