@@ -2,6 +2,8 @@ import shlex
 import uuid
 
 from django.conf import settings
+from django.contrib.contenttypes.fields import GenericForeignKey, GenericRelation
+from django.contrib.contenttypes.models import ContentType
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.utils import timezone
@@ -160,9 +162,13 @@ class Tool(models.Model):
     def description(self):
         return self.definition.get("description") or ""
 
+    @property
+    def served(self) -> bool:
+        return self.status == self.Status.ACTIVE
 
-class ToolChange(models.Model):
-    """A tool's definition history: one row each time its definition or status changes."""
+
+class Change(models.Model):
+    """One row each time a definition or a status changes: a catalog entry's history."""
 
     class Kind(models.TextChoices):
         ADDED = "added"
@@ -173,7 +179,6 @@ class ToolChange(models.Model):
         ACCEPTED = "accepted", "Accepted in review"
         DECLINED = "declined", "Rejected in review"
 
-    tool = models.ForeignKey(Tool, on_delete=models.CASCADE, related_name="changes")
     kind = models.CharField(max_length=10, choices=Kind.choices)
     definition = models.JSONField()
     digest = models.CharField(max_length=64)
@@ -184,7 +189,25 @@ class ToolChange(models.Model):
     at = models.DateTimeField(default=timezone.now)
 
     class Meta:
+        abstract = True
         ordering = ["-at", "-id"]
+
+
+class ToolChange(Change):
+    """A tool's definition history."""
+
+    tool = models.ForeignKey(Tool, on_delete=models.CASCADE, related_name="changes")
+
+
+class SurfaceChange(Change):
+    """The history of a resource, a resource template or a prompt."""
+
+    item_type = models.ForeignKey(ContentType, on_delete=models.CASCADE, related_name="+")
+    item_id = models.PositiveBigIntegerField()
+    item = GenericForeignKey("item_type", "item_id")
+
+    class Meta(Change.Meta):
+        indexes = [models.Index(fields=["item_type", "item_id"], name="surfacechange_item")]
 
 
 class SurfaceItem(models.Model):
@@ -194,18 +217,23 @@ class SurfaceItem(models.Model):
     kind keeps one field (`ROUTED_BY`) that no two active rows may share.
     """
 
-    class Status(models.TextChoices):
-        ACTIVE = "active"
-        REJECTED = "rejected"
-        REMOVED = "removed"
+    # Reviewed as tools are, under the server's setting (catalog.trust): the same statuses, the same history.
+    Status = Tool.Status
+    HELD = Tool.HELD
+    # What clients are served: an active entry, and one whose change awaits review, as it was accepted.
+    SERVED = models.Q(status="active") | models.Q(status="needs_review", reviewed_definition__isnull=False)
 
     server = models.ForeignKey(Server, on_delete=models.CASCADE, related_name="%(class)ss")
     upstream_name = models.CharField(max_length=200)
     exposed_name = models.CharField(max_length=300)
     definition = models.JSONField()
     digest = models.CharField(max_length=64)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACTIVE)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.ACTIVE)
     reason = models.TextField(blank=True)
+    # As a tool's: the definition accepted; while a change awaits review, clients are served this one.
+    reviewed_digest = models.CharField(max_length=64, blank=True)
+    reviewed_definition = models.JSONField(null=True, blank=True)
+    changes = GenericRelation("SurfaceChange", content_type_field="item_type", object_id_field="item_id")
     first_seen_at = models.DateTimeField(default=timezone.now)
     last_changed_at = models.DateTimeField(default=timezone.now)
     last_seen_at = models.DateTimeField(default=timezone.now)
@@ -224,6 +252,28 @@ class SurfaceItem(models.Model):
     def description(self):
         return self.definition.get("description") or ""
 
+    @property
+    def change_waits(self) -> bool:
+        """A definition was accepted, and a change to it awaits review."""
+        return self.status == self.Status.NEEDS_REVIEW and self.reviewed_definition is not None
+
+    @property
+    def served(self) -> bool:
+        return self.status == self.Status.ACTIVE or self.change_waits
+
+    @property
+    def served_definition(self) -> dict:
+        """What clients are given: the accepted definition while a change to it awaits review."""
+        return self.reviewed_definition if self.change_waits else self.definition
+
+    @property
+    def served_digest(self) -> str:
+        return self.reviewed_digest if self.change_waits else self.digest
+
+
+# The statuses that hold a route, as a tool's HELD hold its name: an entry awaiting review finds it free when accepted.
+HELD_STATUSES = ["active", "needs_review", "declined"]
+
 
 class UriItem(SurfaceItem):
     """An entry reached by URI: a resource by its own, a template by those it matches (`uri` holds the template)."""
@@ -237,7 +287,7 @@ class UriItem(SurfaceItem):
         constraints = [
             models.UniqueConstraint(fields=["server", "uri"], name="%(class)s_unique_uri_per_server"),
             models.UniqueConstraint(
-                fields=["uri"], condition=models.Q(status="active"), name="%(class)s_unique_active_uri"
+                fields=["uri"], condition=models.Q(status__in=HELD_STATUSES), name="%(class)s_unique_held_uri"
             ),
         ]
 
@@ -260,13 +310,15 @@ class Prompt(SurfaceItem):
         constraints = [
             models.UniqueConstraint(fields=["server", "upstream_name"], name="prompt_unique_upstream_name"),
             models.UniqueConstraint(
-                fields=["exposed_name"], condition=models.Q(status="active"), name="prompt_unique_active_exposed_name"
+                fields=["exposed_name"],
+                condition=models.Q(status__in=HELD_STATUSES),
+                name="prompt_unique_held_exposed_name",
             ),
         ]
 
     @property
     def arguments(self) -> list[dict]:
-        return [a for a in self.definition.get("arguments") or [] if isinstance(a, dict)]
+        return [a for a in self.served_definition.get("arguments") or [] if isinstance(a, dict)]
 
 
 class ClientToken(models.Model):

@@ -1,4 +1,7 @@
-"""Reviewing tool definitions: a changed or new tool reaches no client until an admin accepts it.
+"""Reviewing definitions: a changed or new tool, resource, template or prompt waits for an admin's acceptance.
+
+A tool waiting for review reaches no client; a resource, template or prompt whose
+change waits is served as it was last accepted, and a new one is not served at all.
 
 Each function changes data, writes its audit event in the same transaction and
 announces the change after commit. An admin decides on the definition shown:
@@ -11,20 +14,24 @@ from django.db import transaction
 from django.utils import timezone
 
 from approvals import roles
-from approvals.audit import chain
 from approvals.audit.chain import Actor
-from approvals.gateway.listing import exposed_definition
+from approvals.catalog import trust
+from approvals.catalog.surface import KINDS
 from approvals.live import events
-from approvals.models import Server, Tool, ToolChange
+from approvals.models import Prompt, Server, Tool
 from approvals.protocol.tool_review import definition_changes, hidden_content, model_text
 
 DECIDABLE = [Tool.Status.NEEDS_REVIEW, Tool.Status.DECLINED]
 
 
+# The list each kind of entry is in, which clients are told changed when a decision changes what they see.
+LISTS = {Tool: "tools", **{kind.model: "prompts" if kind.model is Prompt else "resources" for kind in KINDS}}
+
+
 @dataclass
 class Outcome:
     done: bool
-    tool: Tool
+    item: object
     message: str
 
 
@@ -32,7 +39,7 @@ class Outcome:
 class Review:
     """What an admin reads before deciding: the changed fields, what hides text, and the text a model would read."""
 
-    tool: Tool
+    item: object  # a Tool or a SurfaceItem
     is_new: bool
     changes: list
     hidden: list
@@ -48,8 +55,22 @@ def needs_review(server: Server | None = None):
     return tools.filter(server=server) if server is not None else tools
 
 
+def surface_needing_review(server: Server | None = None) -> list:
+    """The resources, templates and prompts awaiting review, kind by kind."""
+    rows = []
+    for kind in KINDS:
+        found = kind.model.objects.select_related("server").filter(status=Tool.Status.NEEDS_REVIEW)
+        rows += found.filter(server=server) if server is not None else found
+    return rows
+
+
+def surface_declined() -> list:
+    return [row for kind in KINDS for row in kind.model.objects.select_related("server").filter(status="declined")]
+
+
 def review_count() -> int:
-    return Tool.objects.filter(status=Tool.Status.NEEDS_REVIEW).count()
+    models = [Tool, *(kind.model for kind in KINDS)]
+    return sum(model.objects.filter(status=Tool.Status.NEEDS_REVIEW).count() for model in models)
 
 
 def other_tool_names(server_id) -> list[str]:
@@ -59,61 +80,46 @@ def other_tool_names(server_id) -> list[str]:
     )
 
 
-def review_of(tool: Tool, others: list[str] | None = None) -> Review:
-    others = other_tool_names(tool.server_id) if others is None else others
+def review_of(item, others: list[str] | None = None) -> Review:
+    """The review of a tool or of a resource, template or prompt: what is listed now against what was accepted."""
+    others = other_tool_names(item.server_id) if others is None else others
     return Review(
-        tool=tool,
-        is_new=tool.reviewed_definition is None,
-        changes=definition_changes(tool.reviewed_definition, tool.definition),
-        hidden=hidden_content(tool.definition, others),
-        model_text=model_text(exposed_definition(tool)),
+        item=item,
+        is_new=item.reviewed_definition is None,
+        changes=definition_changes(item.reviewed_definition, item.definition),
+        hidden=hidden_content(item.definition, others),
+        # As clients would be given it once accepted (a served entry's listing shows the accepted one until then).
+        model_text=model_text({**item.definition, "name": item.exposed_name}),
     )
 
 
-def accept(tool_id, actor: Actor, note: str = "", shown_digest: str | None = None) -> Outcome:
-    """The listed definition becomes the reviewed one and the tool active again."""
-    return decide(tool_id, actor, note, shown_digest, Tool.Status.ACTIVE)
+def accept(item_id, actor: Actor, note: str = "", shown_digest: str | None = None, model=Tool) -> Outcome:
+    """The listed definition becomes the reviewed one, and the entry is served as it."""
+    return decide(model, item_id, actor, note, shown_digest, Tool.Status.ACTIVE)
 
 
-def reject(tool_id, actor: Actor, note: str = "", shown_digest: str | None = None) -> Outcome:
-    """The tool stays out of every list until its definition changes again or an admin accepts it."""
-    return decide(tool_id, actor, note, shown_digest, Tool.Status.DECLINED)
+def reject(item_id, actor: Actor, note: str = "", shown_digest: str | None = None, model=Tool) -> Outcome:
+    """The entry stays out of every list until its definition changes again or an admin accepts it."""
+    return decide(model, item_id, actor, note, shown_digest, Tool.Status.DECLINED)
 
 
 @transaction.atomic
-def decide(tool_id, actor, note, shown_digest, status) -> Outcome:
-    tool = Tool.objects.select_for_update().select_related("server").get(pk=tool_id)
+def decide(model, item_id, actor, note, shown_digest, status) -> Outcome:
+    item = model.objects.select_for_update().select_related("server").get(pk=item_id)
     verb = "accepted" if status == Tool.Status.ACTIVE else "rejected"
-    if tool.status not in DECIDABLE or tool.status == status:
-        return Outcome(False, tool, f"{tool.exposed_name} was not {verb}: it is {tool.get_status_display().lower()}.")
-    if shown_digest is not None and shown_digest != tool.digest:
-        return Outcome(
-            False, tool, f"{tool.exposed_name} changed again since it was shown; read it again before deciding."
-        )
-    reviewed = tool.reviewed_digest
+    name = trust.label_of(item)
+    if item.status not in DECIDABLE or item.status == status:
+        return Outcome(False, item, f"{name} was not {verb}: it is {item.get_status_display().lower()}.")
+    if shown_digest is not None and shown_digest != item.digest:
+        return Outcome(False, item, f"{name} changed again since it was shown; read it again before deciding.")
+    reviewed = item.reviewed_digest
     now = timezone.now()
-    tool.status, tool.last_changed_at = status, now
+    item.status, item.last_changed_at = status, now
     if status == Tool.Status.ACTIVE:
-        tool.reviewed_digest, tool.reviewed_definition = tool.digest, tool.definition
-    tool.save(update_fields=["status", "last_changed_at", "reviewed_digest", "reviewed_definition"])
-    kind = ToolChange.Kind.ACCEPTED if status == Tool.Status.ACTIVE else ToolChange.Kind.DECLINED
-    ToolChange.objects.create(
-        tool=tool,
-        kind=kind,
-        definition=tool.definition,
-        digest=tool.digest,
-        previous_digest=reviewed,
-        status=status,
-        reason=note,
-        actor_name=actor.name,
-        at=now,
-    )
-    chain.record(
-        f"tool.{verb}",
-        actor,
-        server=tool.server,
-        tool=tool,
-        data={"tool": tool.exposed_name, "digest": tool.digest, "reviewed_digest": reviewed, "note": note},
-    )
-    events.catalog_changed(tool.server_id, lists=("tools",))
-    return Outcome(True, tool, f"{verb} {tool.exposed_name} (digest {tool.digest[:12]})")
+        item.reviewed_digest, item.reviewed_definition = item.digest, item.definition
+    item.save(update_fields=["status", "last_changed_at", "reviewed_digest", "reviewed_definition"])
+    kind = trust.Kind.ACCEPTED if status == Tool.Status.ACTIVE else trust.Kind.DECLINED
+    trust.record_change(item, kind, item.definition, item.digest, status, note, now, reviewed, actor.name)
+    trust.record_decision(verb, actor, item, reviewed, note)
+    events.catalog_changed(item.server_id, lists=(LISTS[model],))
+    return Outcome(True, item, f"{verb} {name} (digest {item.digest[:12]})")

@@ -11,15 +11,13 @@ from approvals.models import ClientToken, Prompt, Resource, ResourceTemplate, Se
 from approvals.protocol.uri_templates import matches
 from approvals.tokens.credentials import token_allows
 
-ACTIVE = SurfaceItem.Status.ACTIVE
-
 
 def allowed(token: ClientToken, rows):
     return [row for row in rows if token_allows(token, row.exposed_name)]
 
 
 def enabled(model):
-    return model.objects.select_related("server").filter(status=ACTIVE, server__enabled=True)
+    return model.objects.select_related("server").filter(SurfaceItem.SERVED, server__enabled=True)
 
 
 def resource_route(token: ClientToken, uri: str) -> Resource | ResourceTemplate | None:

@@ -10,6 +10,7 @@ with the reason, as tool names are (also in the database's constraints).
 from collections import defaultdict
 from dataclasses import dataclass
 
+from approvals.catalog.trust import apply_entry, remove_entry, reviewed_status
 from approvals.models import Prompt, Resource, ResourceTemplate, Server, SurfaceItem
 from approvals.protocol.canonical import sha256_digest
 from approvals.protocol.jsonrpc import METHOD_NOT_FOUND
@@ -31,9 +32,10 @@ class Kind:
     stored_in: str  # the model's field that keeps it
     max_bytes: int  # of that key; a longer one cannot be kept (nor indexed), and is left out
     title: str  # as pages head the kind
+    noun: str  # as pages name one of it
 
 
-RESOURCES = Kind(Resource, "resources", "resources", "uri", "uri", MAX_URI_BYTES, "Resources")
+RESOURCES = Kind(Resource, "resources", "resources", "uri", "uri", MAX_URI_BYTES, "Resources", "resource")
 TEMPLATES = Kind(
     ResourceTemplate,
     "resource_templates",
@@ -42,9 +44,11 @@ TEMPLATES = Kind(
     "uri",
     MAX_URI_BYTES,
     "Resource templates",
+    "resource template",
 )
-PROMPTS = Kind(Prompt, "prompts", "prompts", "name", "upstream_name", 200, "Prompts")
+PROMPTS = Kind(Prompt, "prompts", "prompts", "name", "upstream_name", 200, "Prompts", "prompt")
 KINDS = (RESOURCES, TEMPLATES, PROMPTS)
+BY_LABEL = {kind.label: kind for kind in KINDS}
 
 
 async def fetch_surface(session: UpstreamSession) -> dict[str, list[dict]]:
@@ -125,9 +129,7 @@ def apply_kind(server: Server, kind: Kind, definitions: list[dict], exposed_name
     model, routed_by = kind.model, kind.model.ROUTED_BY
     existing = {getattr(row, kind.stored_in): row for row in kind.model.objects.filter(server=server)}
     taken = dict(
-        model.objects.filter(status=SurfaceItem.Status.ACTIVE)
-        .exclude(server=server)
-        .values_list(routed_by, "server__name")
+        model.objects.filter(status__in=SurfaceItem.HELD).exclude(server=server).values_list(routed_by, "server__name")
     )
     seen, held_here = set(), {}
     for definition in definitions:
@@ -153,41 +155,18 @@ def apply_kind(server: Server, kind: Kind, definitions: list[dict], exposed_name
         store(server, kind, existing.pop(identity, None), definition, identity, exposed, status, reason, now, changes)
     for row in existing.values():
         if row.status != SurfaceItem.Status.REMOVED:
-            row.status, row.reason, row.last_changed_at = SurfaceItem.Status.REMOVED, "no longer listed", now
-            row.save(update_fields=["status", "reason", "last_changed_at"])
-            changes["removed"].append(label_of(kind, row))
+            remove_entry(row, now, changes)
     return dict(changes)
-
-
-def label_of(kind: Kind, row: SurfaceItem) -> str:
-    return row.exposed_name if kind is PROMPTS else getattr(row, kind.model.ROUTED_BY)
 
 
 def store(server, kind, row, definition, identity, exposed, status, reason, now, changes):
     digest = sha256_digest(definition)
-    fields = {
-        "upstream_name": str(definition.get("name") or "")[:200],
-        "exposed_name": exposed[:300],
-        "definition": definition,
-        "digest": digest,
-        "status": status,
-        "reason": reason,
-        "last_seen_at": now,
-    }
-    fields[kind.stored_in] = identity
-    if row is None:
-        row = kind.model.objects.create(server=server, first_seen_at=now, last_changed_at=now, **fields)
-        changes["rejected" if reason else "added"].append(label_of(kind, row))
-        return
-    moved = row.digest != digest or row.status != status
-    if moved:
-        fields["last_changed_at"] = now
-        bucket = changes["rejected" if reason else ("changed" if row.digest != digest else "added")]
-    for name, value in fields.items():
-        setattr(row, name, value)
-    row.save()
-    if moved:
-        bucket.append(label_of(kind, row))
+    if status == SurfaceItem.Status.ACTIVE:
+        status = reviewed_status(server, row, digest)
+    listed = {"definition": definition, "digest": digest, "status": status, "reason": reason}
+    kept = {"upstream_name": str(definition.get("name") or "")[:200], "exposed_name": exposed[:300]}
+    kept[kind.stored_in] = identity
+    apply_entry(server, kind.model, row, listed, kept, now, changes)
 
 
 def apply_surface(server: Server, capabilities: dict, listings: dict, exposed_name_for, now) -> dict:

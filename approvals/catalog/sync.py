@@ -12,8 +12,9 @@ from approvals.audit import chain
 from approvals.audit.chain import SYSTEM
 from approvals.catalog import surface
 from approvals.catalog.specs import upstream_spec
+from approvals.catalog.trust import apply_entry, remove_entry, reviewed_status
 from approvals.live import events
-from approvals.models import Server, Tool, ToolChange
+from approvals.models import Server, Tool
 from approvals.protocol import permission_prompt
 from approvals.protocol.tools import check_tool, tool_digest
 from approvals.upstream import ServerIdentity, ServerSpec, UpstreamError, open_session
@@ -39,6 +40,11 @@ class SyncReport:
     rejected: list = field(default_factory=list)
     review: list = field(default_factory=list)  # added or changed, and awaiting an admin's review
     surface: dict = field(default_factory=dict)  # resources, templates and prompts changed, by kind (see surface)
+
+    def lists(self) -> dict[str, list]:
+        """The report's lists of tools by the word a change is filed under."""
+        words = ("added", "changed", "removed", "rejected", "review")
+        return {word: getattr(self, word) for word in words}
 
     @property
     def changed_anything(self):
@@ -107,7 +113,7 @@ def apply_catalog(
     listed = {d.get("name") for d in definitions if isinstance(d, dict)}
     for name, tool in existing.items():
         if name not in listed and tool.status != Tool.Status.REMOVED:
-            remove_tool(tool, now, report)
+            remove_entry(tool, now, report.lists())
     taken = set(Tool.objects.filter(status__in=Tool.HELD).exclude(server=server).values_list("exposed_name", flat=True))
     # Tools already holding a name keep it against newcomers of this listing.
     taken_here = {t.exposed_name: t.upstream_name for t in existing.values() if t.status in Tool.HELD}
@@ -148,7 +154,8 @@ def apply_catalog(
             **report.surface,
         }
         chain.record("catalog.changed", SYSTEM, server=server, data=changes)
-        announce.tools_need_review(server, report.review)
+        surface_review = {label: changes.get("review", []) for label, changes in report.surface.items()}
+        announce.entries_need_review(server, report.review, surface_review)
     if report.changed_anything or capabilities_changed:
         # What the console offers follows the servers' capabilities: every list may have come or gone.
         events.catalog_changed(server.pk, events.LISTS if capabilities_changed else changed_lists(report))
@@ -178,111 +185,10 @@ def judge(server, definition, taken, taken_here):
     return (Tool.Status.REJECTED if reason else Tool.Status.ACTIVE), reason, check.warnings, exposed
 
 
-def reviewed_status(server, tool, digest):
-    """Active when the definition is the reviewed one or the server accepts it unread; else it awaits review."""
-    if server.changes == Server.Changes.ACCEPT or server.accept_next_listing:
-        return Tool.Status.ACTIVE
-    if tool is not None and digest in (
-        tool.reviewed_digest,
-        tool.digest if tool.status == Tool.Status.ACTIVE else None,
-    ):
-        return Tool.Status.ACTIVE
-    if tool is not None and tool.status == Tool.Status.DECLINED and digest == tool.digest:
-        return Tool.Status.DECLINED
-    return Tool.Status.NEEDS_REVIEW
-
-
-def accept_unread(server, tool):
-    """The server's setting (or the admin who added it) accepted this definition without a review."""
-    if tool.status != Tool.Status.ACTIVE or tool.reviewed_digest == tool.digest:
-        return
-    reviewed, tool.reviewed_digest, tool.reviewed_definition = tool.reviewed_digest, tool.digest, tool.definition
-    tool.save(update_fields=["reviewed_digest", "reviewed_definition"])
-    note = (
-        "accepted with the server when it was added"
-        if server.accept_next_listing
-        else "the server's changes are accepted"
-    )
-    data = {"tool": tool.exposed_name, "digest": tool.digest, "reviewed_digest": reviewed, "note": note}
-    chain.record("tool.accepted", SYSTEM, server=server, tool=tool, data=data)
-
-
 def apply_tool(server, tool, definition, exposed, status, reason, warnings, now, report):
-    digest = tool_digest(definition)
-    if tool is None:
-        tool = Tool.objects.create(
-            server=server,
-            upstream_name=definition["name"],
-            exposed_name=exposed,
-            definition=definition,
-            digest=digest,
-            status=status,
-            reason=reason,
-            warnings=warnings,
-            first_seen_at=now,
-            last_changed_at=now,
-            last_seen_at=now,
-        )
-        kind = ToolChange.Kind.REJECTED if status == Tool.Status.REJECTED else ToolChange.Kind.ADDED
-        record_change(tool, kind, definition, digest, status, reason, now)
-        (report.rejected if status == Tool.Status.REJECTED else report.added).append(exposed)
-        if status == Tool.Status.NEEDS_REVIEW:
-            report.review.append(exposed)
-        accept_unread(server, tool)
-        return
-    kind = change_kind(tool, digest, status)
-    previous = tool.digest
-    tool.exposed_name, tool.warnings, tool.last_seen_at = exposed, warnings, now
-    if kind:
-        tool.definition, tool.digest, tool.status, tool.reason, tool.last_changed_at = (
-            definition,
-            digest,
-            status,
-            reason,
-            now,
-        )
-    tool.save()
-    if kind:
-        record_change(tool, kind, definition, digest, status, reason, now, previous_digest=previous)
-        bucket = {ToolChange.Kind.REJECTED: report.rejected, ToolChange.Kind.RESTORED: report.added}.get(
-            kind, report.changed
-        )
-        bucket.append(exposed)
-        if status == Tool.Status.NEEDS_REVIEW:
-            report.review.append(exposed)
-    accept_unread(server, tool)
-
-
-def remove_tool(tool, now, report):
-    record_change(
-        tool, ToolChange.Kind.REMOVED, tool.definition, tool.digest, Tool.Status.REMOVED, "no longer listed", now
-    )
-    tool.status, tool.reason, tool.last_changed_at = Tool.Status.REMOVED, "no longer listed", now
-    tool.save()
-    report.removed.append(tool.exposed_name)
-
-
-def change_kind(tool, digest, status):
-    if status == Tool.Status.REJECTED and tool.status != Tool.Status.REJECTED:
-        return ToolChange.Kind.REJECTED
-    if digest != tool.digest:
-        return ToolChange.Kind.CHANGED
-    if status != tool.status:
-        return ToolChange.Kind.RESTORED
-    return None
-
-
-def record_change(tool, kind, definition, digest, status, reason, now, previous_digest=""):
-    ToolChange.objects.create(
-        tool=tool,
-        kind=kind,
-        definition=definition,
-        digest=digest,
-        previous_digest=previous_digest,
-        status=status,
-        reason=reason,
-        at=now,
-    )
+    listed = {"definition": definition, "digest": tool_digest(definition), "status": status, "reason": reason}
+    kept = {"upstream_name": definition["name"], "exposed_name": exposed, "warnings": warnings}
+    apply_entry(server, Tool, tool, listed, kept, now, report.lists())
 
 
 def test_connection(server: Server) -> tuple[ServerIdentity | None, int, str]:

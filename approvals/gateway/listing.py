@@ -26,7 +26,8 @@ CURSOR_SALT = "approvals.gateway.list-cursor"
 
 def exposed_definition(row: Tool | SurfaceItem | BuiltinTool) -> dict:
     """The upstream definition as clients see it: everything intact but the name (a URI stays as given)."""
-    return {**row.definition, "name": row.exposed_name}
+    definition = row.served_definition if isinstance(row, SurfaceItem) else row.definition
+    return {**definition, "name": row.exposed_name}
 
 
 @dataclass(frozen=True)
@@ -36,22 +37,29 @@ class Listing:
     route: str  # the field rows are ordered and paged by
     audit_action: str
     rows: Callable[[], QuerySet]
+    columns: tuple = ("exposed_name", "definition")  # what exposed_definition reads
 
 
 def active(model) -> Callable[[], QuerySet]:
     return lambda: model.objects.filter(status=model.Status.ACTIVE, server__enabled=True)
 
 
+def served(model) -> Callable[[], QuerySet]:
+    return lambda: model.objects.filter(SurfaceItem.SERVED, server__enabled=True)
+
+
+SERVED_COLUMNS = ("exposed_name", "definition", "status", "reviewed_definition")
 TOOLS = Listing("tools/list", "tools", "exposed_name", "tools.listed", active(Tool))
-RESOURCES = Listing("resources/list", "resources", "uri", "resources.listed", active(Resource))
+RESOURCES = Listing("resources/list", "resources", "uri", "resources.listed", served(Resource), SERVED_COLUMNS)
 TEMPLATES = Listing(
     "resources/templates/list",
     "resourceTemplates",
     "uri",
     "templates.listed",
-    active(ResourceTemplate),
+    served(ResourceTemplate),
+    SERVED_COLUMNS,
 )
-PROMPTS = Listing("prompts/list", "prompts", "exposed_name", "prompts.listed", active(Prompt))
+PROMPTS = Listing("prompts/list", "prompts", "exposed_name", "prompts.listed", served(Prompt), SERVED_COLUMNS)
 LISTINGS = {listing.method: listing for listing in (TOOLS, RESOURCES, TEMPLATES, PROMPTS)}
 
 
@@ -81,7 +89,7 @@ def page(listing: Listing, token: ClientToken, params: dict, era: str) -> dict:
         listing.rows()
         .filter(**{f"{listing.route}__gt": after})
         .order_by(listing.route)
-        .only(listing.route, "exposed_name", "definition")
+        .only(listing.route, *listing.columns)
     )
     if listing is TOOLS:
         # The console's own tools take their place in the order of names, so paging treats them alike.

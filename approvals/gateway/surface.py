@@ -141,7 +141,7 @@ async def read_resource(ctx: ClientContext, params: dict, jsonrpc_id=None) -> Ro
         return await ask_upstream(route.server, "resources/read", lambda session: session.read_resource(uri), refusal)
 
     read = reads.Read(
-        Call.Kind.RESOURCE, route.server, uri, {"uri": uri}, route.digest, jsonrpc_id, progress_token(params)
+        Call.Kind.RESOURCE, route.server, uri, {"uri": uri}, route.served_digest, jsonrpc_id, progress_token(params)
     )
     return await prepared(ctx, read, upstream, "resource.read", {"uri": clipped(uri), "via": route.exposed_name})
 
@@ -184,7 +184,7 @@ async def get_prompt(ctx: ClientContext, params: dict, jsonrpc_id=None) -> Route
         prompt.server,
         prompt.exposed_name,
         arguments,
-        prompt.digest,
+        prompt.served_digest,
         jsonrpc_id,
         progress_token(params),
     )

@@ -65,7 +65,7 @@ def unavailable(item: Tool | Prompt, unreachable: str, unreviewed: str) -> str:
     """Why a catalog item the token may use would still not reach the policy; or ""."""
     if not item.server.enabled:
         return f"The server {item.server.name} is disabled: {unreachable}."
-    if item.status != item.Status.ACTIVE:
+    if not item.served:
         return f"{item.exposed_name} awaits review or was rejected: {unreviewed}."
     return ""
 

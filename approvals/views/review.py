@@ -1,34 +1,81 @@
-"""Tool review: what needs review, one tool's review, and the admins' accept and reject."""
+"""Review: what needs review, one entry's review (a tool, resource, template or prompt), and accept and reject."""
 
 from itertools import groupby
 
 from django.contrib import messages
+from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from approvals.audit.chain import Actor
 from approvals.catalog import review
+from approvals.catalog.surface import BY_LABEL
+from approvals.display.history import history
 from approvals.models import Server, Tool
 from approvals.views.access import admin_required, role_required
 
 MAX_NOTE = 500
+TOOLS = "tools"
+
+
+def model_of(kind: str):
+    if kind == TOOLS:
+        return Tool
+    if kind not in BY_LABEL:
+        raise Http404("no such kind of entry")
+    return BY_LABEL[kind].model
+
+
+def kind_of(item) -> str:
+    return TOOLS if isinstance(item, Tool) else next(k.label for k in BY_LABEL.values() if k.model is type(item))
+
+
+def display_noun(kind: str) -> str:
+    return "tool" if kind == TOOLS else BY_LABEL[kind].noun
+
+
+def review_url(item) -> str:
+    if isinstance(item, Tool):
+        return reverse("tool_review", args=[item.pk])
+    return reverse("entry_review", args=[kind_of(item), item.pk])
+
+
+def row_of(shown: review.Review) -> dict:
+    kind = kind_of(shown.item)
+    return {"review": shown, "kind": kind, "noun": display_noun(kind), "url": review_url(shown.item)}
 
 
 @role_required
 def review_list(request):
-    pending = list(review.needs_review().order_by("server__name", "exposed_name"))
+    pending = sorted(
+        [*review.needs_review(), *review.surface_needing_review()],
+        key=lambda item: (item.server.name, not isinstance(item, Tool), item.exposed_name),
+    )
     groups = []
-    for server, tools in groupby(pending, key=lambda tool: tool.server):
+    for server, items in groupby(pending, key=lambda item: item.server):
         others = review.other_tool_names(server.pk)
-        groups.append({"server": server, "tools": [review.review_of(tool, others) for tool in tools]})
-    declined = Tool.objects.select_related("server").filter(status=Tool.Status.DECLINED)
+        groups.append({"server": server, "rows": [row_of(review.review_of(item, others)) for item in items]})
+    declined = [
+        {"item": item, "url": review_url(item), "noun": display_noun(kind_of(item))}
+        for item in [
+            *Tool.objects.select_related("server").filter(status=Tool.Status.DECLINED),
+            *review.surface_declined(),
+        ]
+    ]
     return render(request, "approvals/review_list.html", {"groups": groups, "declined": declined})
 
 
 @role_required
-def tool_review(request, pk):
-    tool = get_object_or_404(Tool.objects.select_related("server"), pk=pk)
-    return render(request, "approvals/tool_review.html", {"tool": tool, "review": review.review_of(tool)})
+def entry_review(request, pk, kind=TOOLS):
+    """One entry's review; for a resource, template or prompt, its history too (a tool's is on the tool's page)."""
+    item = get_object_or_404(model_of(kind).objects.select_related("server"), pk=pk)
+    context = {**row_of(review.review_of(item)), "item": item, "history": history(item) if kind != TOOLS else None}
+    if kind == TOOLS:
+        context["decide_urls"] = (reverse("tool_accept", args=[pk]), reverse("tool_reject", args=[pk]))
+    else:
+        context["decide_urls"] = (reverse("entry_accept", args=[kind, pk]), reverse("entry_reject", args=[kind, pk]))
+    return render(request, "approvals/entry_review.html", context)
 
 
 def note_of(request) -> str:
@@ -41,23 +88,39 @@ def report(request, outcome):
 
 @require_POST
 @admin_required
-def tool_decide(request, pk, accept: bool):
+def entry_decide(request, pk, accept: bool, kind=TOOLS):
     """Accept or reject the definition the page showed, named by its digest."""
-    tool = get_object_or_404(Tool, pk=pk)
+    model = model_of(kind)
+    item = get_object_or_404(model, pk=pk)
     decide = review.accept if accept else review.reject
-    report(request, decide(tool.pk, Actor.user(request.user), note_of(request), request.POST.get("digest", "")))
-    return redirect("tool_review", pk=tool.pk)
+    outcome = decide(item.pk, Actor.user(request.user), note_of(request), request.POST.get("digest", ""), model=model)
+    report(request, outcome)
+    return redirect(review_url(item))
+
+
+def picked_entries(request) -> list[tuple]:
+    """The (model, pk, digest) of each entry selected: a tool as "pk:digest", anything else as "kind:pk:digest"."""
+    picked = [(TOOLS, *value.split(":", 1)) for value in request.POST.getlist("tools")]
+    picked += [tuple(value.split(":", 2)) for value in request.POST.getlist("entries")]
+    return [
+        (model_of(kind), int(pk), digest)
+        for kind, pk, digest in (entry for entry in picked if len(entry) == 3)
+        if pk.isdigit() and (kind == TOOLS or kind in BY_LABEL)
+    ]
 
 
 @require_POST
 @admin_required
 def server_accept_tools(request, slug):
-    """Accept several tools of one server at once, each as the digest the page showed."""
+    """Accept several entries of one server at once, each as the digest the page showed."""
     server = get_object_or_404(Server, slug=slug)
-    picked = dict(value.partition(":")[::2] for value in request.POST.getlist("tools"))
-    tools = review.needs_review(server).filter(pk__in=[pk for pk in picked if pk.isdigit()])
-    if not tools:
-        messages.warning(request, "Select the tools to accept.")
-    for tool in tools:
-        report(request, review.accept(tool.pk, Actor.user(request.user), note_of(request), picked[str(tool.pk)]))
+    chosen = [
+        (model, pk, digest)
+        for model, pk, digest in picked_entries(request)
+        if model.objects.filter(pk=pk, server=server, status=Tool.Status.NEEDS_REVIEW).exists()
+    ]
+    if not chosen:
+        messages.warning(request, "Select the entries to accept.")
+    for model, pk, digest in chosen:
+        report(request, review.accept(pk, Actor.user(request.user), note_of(request), digest, model=model))
     return redirect("review")

@@ -41,9 +41,11 @@ def input_changed(request: InputRequest, live_event: str):
         )
 
 
-def tools_need_review(server, exposed_names: list[str]):
-    if exposed_names:
-        data = {"server": {"id": server.pk, "name": server.name}, "tools": sorted(exposed_names)}
+def entries_need_review(server, exposed_names: list[str], surface: dict[str, list[str]]):
+    """Tools, and resources, templates or prompts (by kind label) that a sync left awaiting review."""
+    surface = {label: sorted(names) for label, names in surface.items() if names}
+    if exposed_names or surface:
+        data = {"server": {"id": server.pk, "name": server.name}, "tools": sorted(exposed_names), **surface}
         announce("tool.needs_review", lambda: data, path=reverse("review"))
 
 

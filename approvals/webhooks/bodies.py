@@ -14,6 +14,8 @@ def slack_text(payload: dict) -> str:
     return f"{describe(payload.get('type', ''), data)}: {link}"
 
 
+# tool.needs_review's lists: the tools, then the resources, templates and prompts (by kind label) when there are any.
+REVIEWED_KEYS = ("tools", "resources", "resource_templates", "prompts")
 LINK_WORDS = {
     "call.pending": "decide it",
     "input.requested": "answer it",
@@ -34,8 +36,9 @@ def describe(event_type: str, data: dict) -> str:
     if event_type == "input.requested":
         return f"{the_call} asks for input"
     if event_type == "tool.needs_review":
-        tools = ", ".join(f"`{escape(name)}`" for name in data.get("tools", []))
-        return f"Tools of {escape(data.get('server', {}).get('name', ''))} wait for review: {tools}"
+        names = [name for key in REVIEWED_KEYS for name in data.get(key, [])]
+        listed = ", ".join(f"`{escape(name)}`" for name in names)
+        return f"Definitions of {escape(data.get('server', {}).get('name', ''))} wait for review: {listed}"
     if event_type == "audit.verification_failed":
         return f"Verifying the audit log failed: {escape(data.get('verification', {}).get('problem', ''))}"
     return escape(event_type)

@@ -3,11 +3,12 @@
     python scripted_server.py SCENARIO.json
 
 The scenario: {"pages": [[tool, ...], ...], "die_on_page": N, "announce": bool or
-method, "resources": [resource, ...]}. Each page after the first is reached through
+method, "resources": [resource, ...], "prompts": [prompt, ...]}. Each page after the first is reached through
 nextCursor; on page N the process exits without answering, as a crashing server
 would. With "announce" set, every ping is preceded by notifications/tools/list_changed
 (or the notification it names). With "resources", the server offers them, and no
-resource templates (resources/templates/list is not found). The file is re-read on
+resource templates (resources/templates/list is not found); with "prompts", the
+server offers them, and prompts/get answers with the prompt's description. The file is re-read on
 every request, so a test can change the catalog between syncs. A tools/call is
 answered with the tool's name and appended to SCENARIO.json.calls, one name a
 line, so a test can tell which calls reached the server.
@@ -25,15 +26,25 @@ def main(path):
         method, params = message.get("method"), message.get("params") or {}
         if method == "initialize":
             with open(path) as f:
-                offers_resources = "resources" in json.load(f)
+                offered = json.load(f)
+            capabilities = {"tools": {"listChanged": True}}
+            capabilities |= {kind: {} for kind in ("resources", "prompts") if kind in offered}
             result = {
                 "protocolVersion": "2025-06-18",
-                "capabilities": {"tools": {"listChanged": True}, **({"resources": {}} if offers_resources else {})},
+                "capabilities": capabilities,
                 "serverInfo": {"name": "scripted", "version": "1.0"},
             }
         elif method == "resources/list":
             with open(path) as f:
                 result = {"resources": json.load(f)["resources"]}
+        elif method == "prompts/list":
+            with open(path) as f:
+                result = {"prompts": json.load(f)["prompts"]}
+        elif method == "prompts/get":
+            with open(path) as f:
+                prompt = next(p for p in json.load(f)["prompts"] if p["name"] == params.get("name"))
+            text = {"type": "text", "text": prompt.get("description", "")}
+            result = {"messages": [{"role": "user", "content": text}]}
         elif method == "tools/list":
             with open(path) as f:
                 scenario = json.load(f)

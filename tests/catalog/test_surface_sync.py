@@ -1,11 +1,13 @@
 """A server's resources, resource templates and prompts, kept at sync, and the routes no two servers may share."""
 
 from approvals.catalog import sync
-from approvals.models import AuditEvent, Prompt, Resource, ResourceTemplate, SurfaceItem
+from approvals.models import AuditEvent, Prompt, Resource, ResourceTemplate, Server, SurfaceItem
 from approvals.upstream import ServerIdentity
 from tests.fixtures.catalog import SURFACE_COMMAND, add_synced_server, make_server
 
 ACTIVE, REJECTED, REMOVED = SurfaceItem.Status.ACTIVE, SurfaceItem.Status.REJECTED, SurfaceItem.Status.REMOVED
+# These are about routes and listings; review is tests/catalog/test_surface_review.py's.
+ACCEPT_CHANGES = Server.Changes.ACCEPT
 OFFERING = {"tools": {}, "resources": {}, "prompts": {}}
 
 
@@ -53,7 +55,8 @@ def test_it_rejects_a_uri_another_server_serves_and_says_which(surface_server):
 
 
 def test_it_rejects_the_later_of_two_prompts_with_one_exposed_name(db):
-    first, second = make_server("One", tool_prefix=""), make_server("Two", tool_prefix="", url="https://two.example")
+    first = make_server("One", tool_prefix="", changes=ACCEPT_CHANGES)
+    second = make_server("Two", tool_prefix="", url="https://two.example", changes=ACCEPT_CHANGES)
     apply(first, prompts=[{"name": "summarise"}])
     apply(second, prompts=[{"name": "summarise"}, {"name": "bad name!"}])
 
@@ -64,7 +67,7 @@ def test_it_rejects_the_later_of_two_prompts_with_one_exposed_name(db):
 
 
 def test_it_rejects_malformed_entries_and_leaves_out_what_it_cannot_keep(db):
-    server = make_server()
+    server = make_server(changes=ACCEPT_CHANGES)
     report = apply(
         server,
         resources=[
@@ -88,7 +91,7 @@ def test_it_rejects_malformed_entries_and_leaves_out_what_it_cannot_keep(db):
 
 
 def test_it_removes_what_is_no_longer_listed_and_what_the_capabilities_stop_offering(db):
-    server = make_server()
+    server = make_server(changes=ACCEPT_CHANGES)
     apply(server, resources=[{"uri": "a://1", "name": "one"}, {"uri": "a://2", "name": "two"}], prompts=[{"name": "p"}])
     report = apply(server, resources=[{"uri": "a://1", "name": "one, renamed"}], prompts=[{"name": "p"}])
 
@@ -102,7 +105,8 @@ def test_it_removes_what_is_no_longer_listed_and_what_the_capabilities_stop_offe
 
 
 def test_a_removed_uri_is_free_for_another_server(db):
-    first, second = make_server("One"), make_server("Two", url="https://two.example", tool_prefix="two_")
+    first = make_server("One", changes=ACCEPT_CHANGES)
+    second = make_server("Two", url="https://two.example", tool_prefix="two_", changes=ACCEPT_CHANGES)
     apply(first, resources=[{"uri": "a://shared", "name": "s"}])
     apply(first, resources=[])
     apply(second, resources=[{"uri": "a://shared", "name": "s"}])

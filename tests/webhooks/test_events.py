@@ -83,6 +83,17 @@ def test_it_tells_of_tools_that_wait_for_review(hooks, shop):
     )
 
 
+def test_it_tells_of_prompts_and_resources_that_wait_for_review_beside_the_tools(hooks, shop):
+    endpoint = hooks(["tool.needs_review"])
+    identity = ServerIdentity("2025-11-25", "legacy", {}, {"tools": {}, "prompts": {}, "resources": {}}, "")
+    listings = {"prompts": [{"name": "greet"}], "resources": [{"uri": "docs://a", "name": "a"}]}
+    sync.apply_catalog(shop, identity, [], listings)
+    (delivery,) = WebhookDelivery.objects.filter(endpoint=endpoint)
+    data = delivery.payload["data"]
+    assert (data["tools"], data["prompts"], data["resources"]) == ([], ["shop_greet"], ["docs://a"])
+    assert "`shop_greet`" in bodies.slack_text(delivery.payload)
+
+
 def test_it_tells_of_a_failed_audit_verification_and_not_of_a_passed_one(hooks, monkeypatch):
     endpoint = hooks(["audit.verification_failed"])
     verify.run("schedule")
