@@ -111,6 +111,26 @@ def test_it_says_a_prompt_of_a_disabled_server_would_be_unknown_to_the_client(cl
     assert stopped == "The server Docs is disabled: the client would be told the prompt is unknown."
 
 
+def test_it_tries_a_prompt_whose_change_awaits_review_as_it_was_accepted(client_token, review):
+    accepted = review.definition
+    review.definition = {"arguments": [{"name": "path", "required": True}]}
+    review.status, review.reviewed_definition, review.reviewed_digest = Prompt.Status.NEEDS_REVIEW, accepted, "d"
+    review.save()
+
+    outcome = trial.try_prompt(client_token, review, {"code": "x"})
+
+    assert not outcome.stopped and outcome.argument_errors == []
+
+
+def test_it_says_a_new_prompt_awaiting_review_would_be_unknown_to_the_client(client_token, review):
+    review.status = Prompt.Status.NEEDS_REVIEW
+    review.save()
+
+    stopped = trial.try_prompt(client_token, review, {"code": "x"}).stopped
+
+    assert stopped == "docs_review awaits review or was rejected: the client would be told the prompt is unknown."
+
+
 @pytest.mark.parametrize("kind", ["call", "permission", "read", "prompt"])
 def test_it_says_a_revoked_token_would_never_reach_the_policy_whatever_it_asks(client_token, review, kind):
     tool = make_tool(review.server, "lookup")
