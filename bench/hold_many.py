@@ -190,6 +190,10 @@ class Bench:
             await wait_for(lambda: self.database.count("pending") == 0, RECORD_SECONDS, "every held call cancelled")
         return time.monotonic() - started, self.database.count("cancelled") - cancelled_before
 
+    async def close(self):
+        await self.watcher.close()
+        await self.http.aclose()
+
     async def run(self, calls: int) -> dict:
         await self.watcher.sign_in()
         await self.watcher.watch()
@@ -208,8 +212,7 @@ class Bench:
             close_seconds, cancelled = await self.close_all()
             cancelling_cpu = (process_cpu_ms(self.pid) - cpu_before) / held
         finally:
-            await self.watcher.close()
-            await self.http.aclose()
+            await self.close()
         return {
             "held": held,
             "recorded s": wall,
@@ -228,13 +231,20 @@ class Bench:
         }
 
 
+def started_bench(stack: ExitStack, name: str, upstream_url: str, args) -> tuple[Bench, dict]:
+    """A setup's console, prepared and serving with no cap on pending calls or streams, until `stack` ends:
+    the Bench on it, and its environment."""
+    env = setup_env(stack, name, args.database)
+    env.update(MAX_PENDING_CALLS_PER_TOKEN="0", MCP_MAX_STREAMS_PER_TOKEN="0")
+    tool, secret = prepare(env, upstream_url)
+    base, pid = daphne(stack, env)
+    return Bench(base, pid, secret, tool, Database(env)), env
+
+
 def run_setup(name: str, upstream_url: str, args) -> dict:
     with ExitStack() as stack:
-        env = setup_env(stack, name, args.database)
-        env.update(MAX_PENDING_CALLS_PER_TOKEN="0", MCP_MAX_STREAMS_PER_TOKEN="0")
-        tool, secret = prepare(env, upstream_url)
-        base, pid = daphne(stack, env)
-        return asyncio.run(Bench(base, pid, secret, tool, Database(env)).run(args.calls))
+        bench, _ = started_bench(stack, name, upstream_url, args)
+        return asyncio.run(bench.run(args.calls))
 
 
 def parsed_arguments(doc: str, database: str, least: int) -> argparse.Namespace:

@@ -23,8 +23,7 @@ from contextlib import ExitStack
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gateway_overhead import REPO, manage, run_as_script
-from hold_many import FEW, PROBES, Bench, Database, each_setup, parsed_arguments
-from push_latency import daphne, prepare, setup_env
+from hold_many import FEW, PROBES, Bench, each_setup, parsed_arguments, started_bench
 
 BENCH_DATABASE = "queue_bench"
 # Copies of the newest held call, one second apart and older than it, each a request of its own.
@@ -59,8 +58,7 @@ async def measure(bench: Bench, env: dict, calls: int) -> dict:
             task.cancel()
         await asyncio.gather(*bench.holding, return_exceptions=True)
     finally:
-        await bench.watcher.close()
-        await bench.http.aclose()
+        await bench.close()
     return {
         "pending": pending,
         "queue first ms": page_first,
@@ -73,11 +71,8 @@ async def measure(bench: Bench, env: dict, calls: int) -> dict:
 
 def run_setup(name: str, upstream_url: str, args) -> dict:
     with ExitStack() as stack:
-        env = setup_env(stack, name, args.database)
-        env.update(MAX_PENDING_CALLS_PER_TOKEN="0", MCP_MAX_STREAMS_PER_TOKEN="0")
-        tool, secret = prepare(env, upstream_url)
-        base, pid = daphne(stack, env)
-        return asyncio.run(measure(Bench(base, pid, secret, tool, Database(env)), env, args.calls))
+        bench, env = started_bench(stack, name, upstream_url, args)
+        return asyncio.run(measure(bench, env, args.calls))
 
 
 def main():
