@@ -52,6 +52,7 @@ from tests.fixtures.servers import SERVERS, free_port, running
 BENCH_DATABASE = "hold_bench"
 FEW = 10
 PROBES = 5
+PAGE_LOADS = 5
 # Connections being opened at once: daphne listens with twisted's backlog of 50.
 OPENING_AT_ONCE = 50
 RECORD_SECONDS = 180
@@ -169,7 +170,7 @@ class Bench:
     async def queue_page_ms(self) -> tuple[float, float, int]:
         """GET /queue/ signed in: the first time, the median of five, and its size in bytes."""
         times, size = [], 0
-        for _ in range(5):
+        for _ in range(PAGE_LOADS):
             started = time.monotonic()
             response = await self.watcher.http.get("/queue/")
             times.append((time.monotonic() - started) * 1000)

@@ -8,6 +8,7 @@ held call's row are written straight into the database until --calls are pending
 holds the copies, and no lease lapses on them), and it measures:
 
 - queue page: GET /queue/ signed in as an operator, first and median of five; target < 300 ms;
+  and the CPU time daphne spent per load, which other work on a shared machine disturbs less;
 - push: a new call's arrival on an open queue websocket (the page's), from the client sending
   it, median of five, with 10 held and with --calls pending; target: as fast with many as with 10.
 
@@ -23,7 +24,8 @@ from contextlib import ExitStack
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gateway_overhead import REPO, manage, run_as_script
-from hold_many import FEW, PROBES, Bench, each_setup, parsed_arguments, started_bench
+from hold_many import FEW, PAGE_LOADS, PROBES, Bench, each_setup, parsed_arguments, started_bench
+from machine import process_cpu_ms
 
 BENCH_DATABASE = "queue_bench"
 # Copies of the newest held call, one second apart and older than it, each a request of its own.
@@ -51,7 +53,9 @@ async def measure(bench: Bench, env: dict, calls: int) -> dict:
         push_few = await bench.push_ms()
         copies = calls - FEW - 2 * PROBES
         await asyncio.to_thread(manage, env, "shell", "-c", COPY_CALLS.format(count=copies))
+        cpu_before = process_cpu_ms(bench.pid)
         page_first, page_median, page_bytes = await bench.queue_page_ms()
+        page_cpu = (process_cpu_ms(bench.pid) - cpu_before) / PAGE_LOADS
         push_many = await bench.push_ms()
         pending = bench.database.count("pending")
         for task in bench.holding:
@@ -64,6 +68,7 @@ async def measure(bench: Bench, env: dict, calls: int) -> dict:
         "queue first ms": page_first,
         "queue median ms": page_median,
         "queue KB": page_bytes / 1024,
+        "queue CPU ms per load": page_cpu,
         f"push ms, {FEW} held": push_few,
         "push ms, all pending": push_many,
     }
