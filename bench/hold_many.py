@@ -1,6 +1,6 @@
 """Many calls held at once in one daphne process: what they cost while they wait.
 
-    .venv/bin/python bench/hold_many.py [--calls 2000] [--setup embedded services]
+    .venv/bin/python bench/hold_many.py [--calls 2000] [--setup embedded services] [--database hold_bench]
 
 One token's clients (2026-07-28, each call on an SSE stream of its own) call `echo` under an
 ask rule, and nobody decides: every call waits. The server runs with no per-token cap on
@@ -18,7 +18,7 @@ With 10 calls held, then with --calls held, it measures:
   which other work on a shared machine disturbs less than the wall-clock figures.
 
 Setups: `embedded` is SQLite in a temporary directory and the in-memory channel layer.
-`services` is PostgreSQL (a database of its own, hold_bench, created and dropped here) and
+`services` is PostgreSQL (a database of its own, hold_bench or --database, created and dropped here) and
 Redis, from DATABASE_URL and REDIS_URL (defaults as in bench/push_latency.py); it runs only
 when both are set or named with --setup. The upstream is tests/servers/sdk_server.py over
 HTTP; nothing reaches it, since no call is approved. Everything listens on loopback and
@@ -52,6 +52,7 @@ from tests.fixtures.servers import SERVERS, free_port, running
 BENCH_DATABASE = "hold_bench"
 FEW = 10
 PROBES = 5
+PAGE_LOADS = 5
 # Connections being opened at once: daphne listens with twisted's backlog of 50.
 OPENING_AT_ONCE = 50
 RECORD_SECONDS = 180
@@ -169,7 +170,7 @@ class Bench:
     async def queue_page_ms(self) -> tuple[float, float, int]:
         """GET /queue/ signed in: the first time, the median of five, and its size in bytes."""
         times, size = [], 0
-        for _ in range(5):
+        for _ in range(PAGE_LOADS):
             started = time.monotonic()
             response = await self.watcher.http.get("/queue/")
             times.append((time.monotonic() - started) * 1000)
@@ -190,6 +191,10 @@ class Bench:
             await wait_for(lambda: self.database.count("pending") == 0, RECORD_SECONDS, "every held call cancelled")
         return time.monotonic() - started, self.database.count("cancelled") - cancelled_before
 
+    async def close(self):
+        await self.watcher.close()
+        await self.http.aclose()
+
     async def run(self, calls: int) -> dict:
         await self.watcher.sign_in()
         await self.watcher.watch()
@@ -208,8 +213,7 @@ class Bench:
             close_seconds, cancelled = await self.close_all()
             cancelling_cpu = (process_cpu_ms(self.pid) - cpu_before) / held
         finally:
-            await self.watcher.close()
-            await self.http.aclose()
+            await self.close()
         return {
             "held": held,
             "recorded s": wall,
@@ -228,36 +232,54 @@ class Bench:
         }
 
 
-def run_setup(name: str, upstream_url: str, calls: int) -> dict:
+def started_bench(stack: ExitStack, name: str, upstream_url: str, args) -> tuple[Bench, dict]:
+    """A setup's console, prepared and serving with no cap on pending calls or streams, until `stack` ends:
+    the Bench on it, and its environment."""
+    env = setup_env(stack, name, args.database)
+    env.update(MAX_PENDING_CALLS_PER_TOKEN="0", MCP_MAX_STREAMS_PER_TOKEN="0")
+    tool, secret = prepare(env, upstream_url)
+    base, pid = daphne(stack, env)
+    return Bench(base, pid, secret, tool, Database(env)), env
+
+
+def run_setup(name: str, upstream_url: str, args) -> dict:
     with ExitStack() as stack:
-        env = setup_env(stack, name, BENCH_DATABASE)
-        env.update(MAX_PENDING_CALLS_PER_TOKEN="0", MCP_MAX_STREAMS_PER_TOKEN="0")
-        tool, secret = prepare(env, upstream_url)
-        base, pid = daphne(stack, env)
-        return asyncio.run(Bench(base, pid, secret, tool, Database(env)).run(calls))
+        bench, _ = started_bench(stack, name, upstream_url, args)
+        return asyncio.run(bench.run(args.calls))
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def parsed_arguments(doc: str, database: str, least: int) -> argparse.Namespace:
+    """--calls, --setup and --database (the services setup's own database, `database` unless named)."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=2000, help="calls held at once (default 2000)")
     services = bool(os.environ.get("DATABASE_URL") and os.environ.get("REDIS_URL"))
     default = ["embedded", "services"] if services else ["embedded"]
     parser.add_argument("--setup", nargs="+", choices=["embedded", "services"], default=default)
+    parser.add_argument("--database", default=database, help=f"PostgreSQL database to create and drop ({database})")
     args = parser.parse_args()
-    if args.calls < FEW + 2 * PROBES:
-        parser.error(f"--calls must be at least {FEW + 2 * PROBES}")
+    if args.calls < least:
+        parser.error(f"--calls must be at least {least}")
+    return args
+
+
+def each_setup(args, run_setup) -> dict:
+    """Each setup's figures from `run_setup(name, upstream_url, args)`, against one upstream; they are printed too."""
     results = {}
     with ExitStack() as stack:
         port = free_port()
         stack.enter_context(running([sys.executable, str(SERVERS / "sdk_server.py"), str(port)], port=port))
         for name in args.setup:
             print(f"measuring {name}…", file=sys.stderr)
-            results[name] = run_setup(name, f"http://127.0.0.1:{port}/mcp", args.calls)
-    measures = list(next(iter(results.values())))
+            results[name] = run_setup(name, f"http://127.0.0.1:{port}/mcp", args)
     lines = [f"| measure | {' | '.join(results)} |", "|---|" + "---:|" * len(results)]
-    for measure in measures:
+    for measure in next(iter(results.values())):
         lines.append(f"| {measure} | {' | '.join(f'{values[measure]:.1f}' for values in results.values())} |")
     print("\n".join(lines))
+    return results
+
+
+def main():
+    results = each_setup(parsed_arguments(__doc__, BENCH_DATABASE, FEW + 2 * PROBES), run_setup)
     if any(values["cancelled"] != values["held"] for values in results.values()):
         sys.exit("bench: closing the streams did not cancel every held call")
 

@@ -241,9 +241,12 @@ def prepare(env: dict, upstream_url: str) -> tuple[str, str]:
 
 
 def base_env(**extra) -> dict:
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
     return {
-        **env,
+        **os.environ,
+        # Set, though empty: servers started with tests.fixtures.servers.running get the bench's own
+        # environment under this one, and an embedded console must not take the services from it.
+        "DATABASE_URL": "",
+        "REDIS_URL": "",
         "DJANGO_SETTINGS_MODULE": "console.settings",
         "LOG_LEVEL": "WARNING",
         "SECRET_KEY": secrets.token_urlsafe(40),

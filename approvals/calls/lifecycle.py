@@ -296,18 +296,22 @@ def approval_refusal(call: Call, user) -> str:
             f"You own the token {call.token.name} that made this call, and separation of duties asks another "
             "operator to approve it."
         )
-    if call.approvals_needed > 1 and current_approvals(call).filter(user=user).exists():
+    if call.approvals_needed > 1 and any(approval.user_id == user.pk for approval in current_approvals(call)):
         return f"You approved already: {approvals_text(call)}."
     return ""
 
 
-def current_approvals(call: Call):
-    """The approvals that count: those of the arguments as they stand now (an edit makes earlier ones void)."""
-    return CallApproval.objects.filter(call=call, binding=call_binding(call))
+def current_approvals(call: Call) -> list[CallApproval]:
+    """The approvals that count: those of the arguments as they stand now (an edit makes earlier ones void).
+
+    Read from the call's prefetched approvals when a page read them with its calls (one query for all).
+    """
+    binding = call_binding(call)
+    return [approval for approval in call.approvals.all() if approval.binding == binding]
 
 
 def approvers(call: Call) -> list[str]:
-    return list(current_approvals(call).values_list("username", flat=True))
+    return [approval.username for approval in current_approvals(call)]
 
 
 def approvals_text(call: Call) -> str:

@@ -12,7 +12,7 @@ from datetime import datetime
 from urllib.parse import urlencode
 
 from django.conf import settings
-from django.db.models import Count, Min
+from django.db.models import Count, Min, Q
 
 from approvals.display import rows
 from approvals.models import Call, ClientToken, Server
@@ -36,14 +36,12 @@ class QueueFilter:
         tool = str(query.get("tool") or "").strip()[:200]
         return cls(whole_number(query.get("client")), tool, whole_number(query.get("server")))
 
+    def q(self) -> Q:
+        chosen = {"token_id": self.client, "tool_name": self.tool, "server_id": self.server}
+        return Q(**{name: value for name, value in chosen.items() if value not in (None, "")})
+
     def apply(self, calls):
-        if self.client is not None:
-            calls = calls.filter(token_id=self.client)
-        if self.tool:
-            calls = calls.filter(tool_name=self.tool)
-        if self.server is not None:
-            calls = calls.filter(server_id=self.server)
-        return calls
+        return calls.filter(self.q())
 
     def matches(self, call: Call) -> bool:
         return (
@@ -151,6 +149,7 @@ def queue_page(filter_: QueueFilter, number=1, size: int | None = None) -> Queue
         first = max(0, start - begins)
         shown = min(position, end) - begins - first
         calls = rows.pending_calls().filter(token_id=group["token_id"], tool_name=group["tool_name"])
+        calls = calls.prefetch_related("approvals")
         calls = list(filter_.apply(calls)[first : first + shown])
         groups.append(Group(group["token_id"], "", group["tool_name"], group["count"], group["oldest"], calls, first))
     names = dict(ClientToken.objects.filter(pk__in={g.token_id for g in groups}).values_list("pk", "name"))
@@ -159,13 +158,17 @@ def queue_page(filter_: QueueFilter, number=1, size: int | None = None) -> Queue
     return QueuePage(groups, number, pages, total, filter_)
 
 
-def group_count(filter_: QueueFilter, call: Call) -> int:
-    return pending_in(filter_).filter(token_id=call.token_id, tool_name=call.tool_name).count()
+def pending_counts(filter_: QueueFilter, call: Call) -> tuple[int, int]:
+    """How many calls are pending in all, and in `call`'s group of the queue `filter_` shows: one query, not two."""
+    group = filter_.q() & Q(token_id=call.token_id, tool_name=call.tool_name)
+    pending = Call.objects.filter(status=Call.Status.PENDING)
+    counts = pending.aggregate(total=Count("pk"), group=Count("pk", filter=group))
+    return counts["total"], counts["group"]
 
 
-def arriving_group(filter_: QueueFilter, call: Call) -> Group:
-    """The group a newly pending call joins, holding that call alone: what a page adds when it shows no such group."""
-    count = group_count(filter_, call)
+def arriving_group(call: Call, count: int) -> Group:
+    """The group of `count` calls a newly pending call joins, holding that call alone: what a page adds when it
+    shows no such group."""
     return Group(call.token_id, call.token.name, call.tool_name, count, call.received_at, [call], max(0, count - 1))
 
 

@@ -15,7 +15,7 @@ from django.conf import settings
 from approvals import roles
 from approvals.catalog import review
 from approvals.display import rows
-from approvals.display.queue import QueueFilter, arriving_group, group_count, group_key
+from approvals.display.queue import QueueFilter, arriving_group, group_key, pending_counts
 from approvals.live import access, events
 from approvals.live.consumer_db import KeepsItsConnection, db_sync_to_async
 from approvals.live.input_events import InputEvents
@@ -105,35 +105,41 @@ class OperatorConsumer(KeepsItsConnection, InputEvents, AsyncJsonWebsocketConsum
 
     def call_payload(self, event: str, call_id: int) -> dict:
         payload = {"event": event, "call_id": call_id}
-        if event in COUNT_CHANGES:
-            payload["pending_count"] = rows.pending_count()
         if self.view == QUEUE and event in ACTIONS_CHANGES:
             call = Call.objects.filter(pk=call_id).first()
             if call is not None:
                 payload["status"] = call.status
                 payload["actions"] = rows.render_fragment(rows.QUEUE_ACTIONS, self.request, call=call)
-                self.add_group_count(payload, call)
-            return payload
+            return self.counted(payload, call)
         try:
             call = rows.shown_calls().get(pk=call_id)
         except Call.DoesNotExist:
-            return payload
+            return self.counted(payload)
         payload["status"] = call.status
         if self.view == QUEUE and event == "call.pending":
             # The fragment is the call's group holding the call alone. The page places the call by its group:
             # in the group's rows when their end is on the page, as a new group on the last page, and
             # otherwise only in the counts.
-            if self.queue_filter.matches(call):
-                group = arriving_group(self.queue_filter, call)
-                payload["html"] = rows.render_fragment(rows.QUEUE_GROUP, self.request, group=group)
-                self.add_group_count(payload, call, group.count)
+            if not self.queue_filter.matches(call):
+                return self.counted(payload)
+            self.counted(payload, call)
+            group = arriving_group(call, payload["group_count"])
+            payload["html"] = rows.render_fragment(rows.QUEUE_GROUP, self.request, group=group)
             return payload
         payload["html"] = self.call_html(call)
-        return payload
+        return self.counted(payload)
 
-    def add_group_count(self, payload: dict, call: Call, count: int | None = None):
-        payload["group"] = group_key(call.token_id, call.tool_name)
-        payload["group_count"] = group_count(self.queue_filter, call) if count is None else count
+    def counted(self, payload: dict, call: Call | None = None) -> dict:
+        """The payload with the pending count, where its event changes that, and with the count of `call`'s group."""
+        changes_count = payload["event"] in COUNT_CHANGES
+        if call is not None:
+            total, payload["group_count"] = pending_counts(self.queue_filter, call)
+            payload["group"] = group_key(call.token_id, call.tool_name)
+            if changes_count:
+                payload["pending_count"] = total
+        elif changes_count:
+            payload["pending_count"] = rows.pending_count()
+        return payload
 
     def call_html(self, call: Call) -> str | None:
         """The fragment for this page; '' tells the page to drop the row; None, that it shows no such thing."""

@@ -2,10 +2,15 @@
 
 import pytest
 from asgiref.sync import sync_to_async
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from approvals import roles
 from approvals.calls import lifecycle
+from approvals.display import rows
+from approvals.display.queue import QueueFilter
+from approvals.live.consumers import OperatorConsumer
 from approvals.models import AuditEvent, Call
 from approvals.policy import rules
 from approvals.protocol import revisions
@@ -184,3 +189,48 @@ async def test_it_pushes_a_new_call_with_its_group_and_count_only_to_pages_whose
     assert not any("html" in m or "group" in m for m in filtered)
     await shipping.disconnect()
     await everything.disconnect()
+
+
+def test_it_reads_a_full_page_in_as_many_queries_as_a_page_of_a_few_calls(person, make_call, refund_tool, settings):
+    settings.QUEUE_PAGE_SIZE, settings.MAX_PENDING_CALLS_PER_TOKEN = 20, 0
+    rules.create_rule(rules.RuleRequest("ask", tool_glob="*", name="two people", approvals_needed=2))
+    ann, _ = person("ann", roles.OPERATOR)
+    _, client = person("pat", roles.OPERATOR)
+
+    def page_queries():
+        with CaptureQueriesContext(connection) as captured:
+            page = client.get(reverse("queue")).content.decode()
+        return len(captured.captured_queries), page.count("1 of 2 approvals: ann")
+
+    def approved_once(count):
+        for n in range(count):
+            lifecycle.decide(make_call(refund_tool, {"order_id": n, "amount": 1}).pk, ann, True)
+
+    approved_once(2)
+    few, shown = page_queries()
+    assert shown == 2
+    approved_once(40)
+    assert page_queries() == (few, 20)
+
+
+def test_it_counts_a_pushed_call_s_group_and_the_whole_queue_in_one_query(
+    person, make_call, other_token, refund_tool, ship_tool, settings, django_assert_max_num_queries
+):
+    settings.MAX_PENDING_CALLS_PER_TOKEN = 0
+    for n in range(3):
+        make_call(ship_tool, {"address": {"city": f"Lyon {n}"}})
+        pending_from(other_token, refund_tool, SAME)
+    arriving = make_call(refund_tool, SAME)
+    user, _ = person("pat", roles.OPERATOR)
+    socket = OperatorConsumer()
+    socket.view, socket.queue_filter, socket.request = "queue", QueueFilter(), rows.fragment_request(user, {})
+    assert roles.can_decide(user)  # read once per socket, as its user's permissions are
+    # The call's row, then both counts at once.
+    with django_assert_max_num_queries(2):
+        payload = socket.call_payload("call.pending", arriving.pk)
+    assert (payload["pending_count"], payload["group"], payload["group_count"]) == (
+        7,
+        f"{arriving.token_id}:shop_issue_refund",
+        1,
+    )
+    assert f'data-call-row="{arriving.pk}"' in payload["html"]

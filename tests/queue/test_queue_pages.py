@@ -193,3 +193,10 @@ def test_it_tells_a_late_click_the_decision_even_once_the_call_ran(person, refun
     _, bob = person("bob", roles.OPERATOR)
     response = decide_post(bob, refund_call, "approve", HTTP_ACCEPT="application/json")
     assert response.json()["message"] == "Already approved by ann."
+
+
+def test_it_points_a_row_at_its_own_call_s_decision_edit_and_details_urls(person, refund_call):
+    _, client = person("pat", roles.OPERATOR)
+    page = client.get(reverse("queue")).content.decode()
+    for name, times in (("call_decide", 2), ("call_edit", 1), ("call", 1)):
+        assert page.count(f'"{reverse(name, args=[refund_call.pk])}"') == times
