@@ -76,12 +76,13 @@ def renew(held: list[int], waiting: list[int]) -> list[int]:
         # Rows a write holds are skipped, to be renewed at the next re-read: waiting for them, while the
         # write waits for rows this holds, would deadlock the two.
         free = Call.objects.select_for_update(skip_locked=True).filter(
-            pk__in=held, status__in=Call.OPEN, lease_expires_at__lt=due
+            id__any_of=held, status__in=Call.OPEN, lease_expires_at__lt=due
         )
-        Call.objects.filter(pk__in=list(free.values_list("pk", flat=True))).update(lease_expires_at=lease_end())
+        Call.objects.filter(id__any_of=list(free.values_list("pk", flat=True))).update(lease_expires_at=lease_end())
     if not waiting:
         return []
-    return list(Call.objects.filter(pk__in=waiting).exclude(status=Call.Status.PENDING).values_list("pk", flat=True))
+    decided = Call.objects.filter(id__any_of=waiting).exclude(status=Call.Status.PENDING)
+    return list(decided.values_list("pk", flat=True))
 
 
 # Most calls one transaction records or cancels. A burst of thousands would otherwise start as many threads
