@@ -241,9 +241,12 @@ def prepare(env: dict, upstream_url: str) -> tuple[str, str]:
 
 
 def base_env(**extra) -> dict:
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
     return {
-        **env,
+        **os.environ,
+        # Empty rather than left out: a server process gets this environment over the bench's own, which
+        # may name the services, and an embedded console must not reach them.
+        "DATABASE_URL": "",
+        "REDIS_URL": "",
         "DJANGO_SETTINGS_MODULE": "console.settings",
         "LOG_LEVEL": "WARNING",
         "SECRET_KEY": secrets.token_urlsafe(40),
