@@ -39,6 +39,20 @@ async def as_a_request(work):
         return await work
 
 
+def receiving(token, tool):
+    """A batch's works: one receiving a call for order `order_id`, and one receiving a call and failing."""
+
+    def receive(order_id):
+        return lifecycle.receive_call(context(token), tool, {"order_id": order_id, "amount": 5}, 1, None)
+
+    @transaction.atomic
+    def failing():
+        receive(3)
+        raise ValueError("no")
+
+    return receive, failing
+
+
 @pytest.fixture
 def open_connections(monkeypatch):
     """Database connections opened and not closed since, by the name of the thread keeping them, other than the
@@ -152,13 +166,7 @@ async def test_it_records_a_burst_of_calls_in_a_few_transactions(client_token, r
 
 
 def test_it_keeps_the_other_writes_of_a_batch_when_one_fails(client_token, refund_tool):
-    def receive(order_id):
-        return lifecycle.receive_call(context(client_token), refund_tool, {"order_id": order_id, "amount": 5}, 1, None)
-
-    @transaction.atomic
-    def failing():
-        receive(3)
-        raise ValueError("no")
+    receive, failing = receiving(client_token, refund_tool)
 
     outcomes = holding.write_together([lambda: receive(1), failing, lambda: receive(2)])
 
@@ -187,8 +195,7 @@ def test_it_reads_the_policy_the_webhooks_and_the_token_once_for_a_batch_and_app
     fields = {"url": "https://hooks.test/", "description": "", "events": ["call.pending"], "slack": False}
     endpoints.create_endpoint({**fields, "enabled": True, "console_url": "http://console.test/"}, admin)
 
-    def receive(order_id):
-        return lifecycle.receive_call(context(client_token), refund_tool, {"order_id": order_id, "amount": 5}, 1, None)
+    receive, _ = receiving(client_token, refund_tool)
 
     with CaptureQueriesContext(connection) as queries:
         outcomes = holding.write_together([lambda n=n: receive(n) for n in range(5)])
@@ -205,13 +212,7 @@ def test_it_reads_the_policy_the_webhooks_and_the_token_once_for_a_batch_and_app
 
 
 def test_it_reads_the_token_again_after_a_call_of_the_batch_rolled_back(client_token, refund_tool):
-    def receive(order_id):
-        return lifecycle.receive_call(context(client_token), refund_tool, {"order_id": order_id, "amount": 5}, 1, None)
-
-    @transaction.atomic
-    def failing():
-        receive(3)
-        raise ValueError("no")
+    receive, failing = receiving(client_token, refund_tool)
 
     with CaptureQueriesContext(connection) as queries:
         holding.write_together([failing, lambda: receive(1)])
