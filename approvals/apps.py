@@ -7,6 +7,7 @@ class ApprovalsConfig(AppConfig):
     verbose_name = "MCP approvals"
 
     def ready(self):
+        from approvals import lookups  # noqa: F401 (registers id__any_of)
         from approvals.audit import signals
         from approvals.audit.chain import start_empty_log
         from approvals.live import access

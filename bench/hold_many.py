@@ -18,11 +18,11 @@ With 10 calls held, then with --calls held, it measures:
   which other work on a shared machine disturbs less than the wall-clock figures.
 
 Setups: `embedded` is SQLite in a temporary directory and the in-memory channel layer.
-`services` is PostgreSQL (a database of its own, hold_bench or --database, created and dropped here) and
-Redis, from DATABASE_URL and REDIS_URL (defaults as in bench/push_latency.py); it runs only
-when both are set or named with --setup. The upstream is tests/servers/sdk_server.py over
-HTTP; nothing reaches it, since no call is approved. Everything listens on loopback and
-everything started is stopped.
+`services` is PostgreSQL (a database of its own, hold_bench or --database and the name of
+DATABASE_URL's database, created and dropped here) and Redis, from DATABASE_URL and REDIS_URL
+(defaults as in bench/push_latency.py); it runs only when both are set or named with --setup.
+The upstream is tests/servers/sdk_server.py over HTTP; nothing reaches it, since no call is
+approved. Everything listens on loopback and everything started is stopped.
 """
 
 import argparse

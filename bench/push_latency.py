@@ -33,8 +33,8 @@ Setups: `embedded` is SQLite in a temporary directory, the in-memory channel lay
 one daphne process. `services` is PostgreSQL and Redis with two daphne processes, the
 clients on one and the operator's socket and POSTs on the other, so every event crosses
 Redis. It uses DATABASE_URL's server (default postgres://postgres@127.0.0.1:5432) with
-a database of its own, push_bench, created and dropped here, and REDIS_URL (default
-redis://127.0.0.1:6379/14). The upstream is tests/servers/sdk_server.py over HTTP.
+a database of its own, push_bench_ and the name of DATABASE_URL's database, created and
+dropped here, and REDIS_URL (default redis://127.0.0.1:6379/14). The upstream is tests/servers/sdk_server.py over HTTP.
 Everything listens on loopback; everything started is stopped.
 """
 
@@ -257,7 +257,13 @@ def base_env(**extra) -> dict:
 
 @contextmanager
 def bench_database(server_url: str, name: str = BENCH_DATABASE):
-    """A database of the bench's own on the server DATABASE_URL names, dropped afterwards."""
+    """A database of the bench's own on the server DATABASE_URL names, dropped afterwards.
+
+    Its name carries the database DATABASE_URL names, so that benches run side by side against one server
+    keep apart.
+    """
+    named = urlsplit(server_url).path.strip("/")
+    name = f"{name}_{named}" if named else name
     admin = urlsplit(server_url)._replace(path="/postgres").geturl()
     with psycopg.connect(admin, autocommit=True) as connection:
         connection.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")

@@ -196,13 +196,13 @@ def append(events: list[AuditEvent]):
     # No savepoint: inside a caller's transaction the events must stand or fall with its change anyway.
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
         seq, prev_hash = locked_tip(cursor)
-        values = []
+        rows = []
         for event in events:
             event.seq, event.prev_hash = seq + 1, prev_hash
             event.hash = event_hash(hashed_row(event))
             seq, prev_hash = event.seq, event.hash
-            values += [field.get_db_prep_save(getattr(event, field.attname), connection) for field in _STORED]
-        cursor.execute(_insert_sql(len(events)), values)
+            rows.append([field.get_db_prep_save(getattr(event, field.attname), connection) for field in _STORED])
+        cursor.execute(*_insert(rows))
         for event, (pk,) in zip(events, cursor.fetchall(), strict=True):
             event.pk, event._state.adding, event._state.db = pk, False, connection.alias
         cursor.execute(f"UPDATE {_table(AuditHead)} SET seq = %s, hash = %s WHERE id = 1", [seq, prev_hash])
@@ -215,10 +215,20 @@ def _table(model) -> str:
     return connection.ops.quote_name(model._meta.db_table)
 
 
-def _insert_sql(rows: int) -> str:
+def _insert(rows: list[list]) -> tuple[str, list]:
+    """The insert of `rows` and its parameters.
+
+    On PostgreSQL each column is one array parameter: psycopg parses a statement of more than
+    50 parameters in Python afresh each time, and a batch of calls appends hundreds of events.
+    """
     columns = ", ".join(connection.ops.quote_name(field.column) for field in _STORED)
+    if connection.vendor == "postgresql":
+        arrays = ", ".join(f"%s::{field.db_type(connection)}[]" for field in _STORED)
+        sql = f"INSERT INTO {_table(AuditEvent)} ({columns}) SELECT * FROM unnest({arrays}) RETURNING id"
+        return sql, [list(column) for column in zip(*rows, strict=True)]
     row = "(" + ", ".join(["%s"] * len(_STORED)) + ")"
-    return f"INSERT INTO {_table(AuditEvent)} ({columns}) VALUES {', '.join([row] * rows)} RETURNING id"
+    sql = f"INSERT INTO {_table(AuditEvent)} ({columns}) VALUES {', '.join([row] * len(rows))} RETURNING id"
+    return sql, [value for values in rows for value in values]
 
 
 def locked_tip(cursor) -> tuple[int, str]:

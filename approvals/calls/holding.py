@@ -24,11 +24,11 @@ from datetime import timedelta
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.db import OperationalError, close_old_connections, transaction
+from django.db import OperationalError, close_old_connections, connection, transaction
 from django.utils import timezone
 
+from approvals import batch_reads
 from approvals.audit import chain
-from approvals.calls import lifecycle
 from approvals.live import events
 from approvals.models import Call
 
@@ -40,11 +40,15 @@ def lease_end():
 
 
 def connection_given_back(func: Callable) -> Callable:
-    """`func`, then its thread's database connection given back (to the pool, on PostgreSQL).
+    """`func`, then its thread's database connection given back to the pool (PostgreSQL).
 
     Django hands a request's connection back only when the request ends: a request that goes on to
     hold its call for minutes would keep it all that time, and a few dozen such requests take the
     pool's every connection, leaving the writes of their own calls (and every other request) waiting.
+    SQLite has no pool to give it to: the thread keeps it for its next work, since opening one costs
+    more than the few queries a call's step runs on it. Run in the loop's shared threads
+    (thread_sensitive=False), which are few and live on, that is a few connections in all; a
+    request's own thread closes its connection when the request ends.
     """
 
     @functools.wraps(func)
@@ -52,7 +56,8 @@ def connection_given_back(func: Callable) -> Callable:
         try:
             return func(*args, **kwargs)
         finally:
-            close_old_connections()
+            if connection.vendor != "sqlite":
+                close_old_connections()
 
     return given_back
 
@@ -71,12 +76,13 @@ def renew(held: list[int], waiting: list[int]) -> list[int]:
         # Rows a write holds are skipped, to be renewed at the next re-read: waiting for them, while the
         # write waits for rows this holds, would deadlock the two.
         free = Call.objects.select_for_update(skip_locked=True).filter(
-            pk__in=held, status__in=Call.OPEN, lease_expires_at__lt=due
+            id__any_of=held, status__in=Call.OPEN, lease_expires_at__lt=due
         )
-        Call.objects.filter(pk__in=list(free.values_list("pk", flat=True))).update(lease_expires_at=lease_end())
+        Call.objects.filter(id__any_of=list(free.values_list("pk", flat=True))).update(lease_expires_at=lease_end())
     if not waiting:
         return []
-    return list(Call.objects.filter(pk__in=waiting).exclude(status=Call.Status.PENDING).values_list("pk", flat=True))
+    decided = Call.objects.filter(id__any_of=waiting).exclude(status=Call.Status.PENDING)
+    return list(decided.values_list("pk", flat=True))
 
 
 # Most calls one transaction records or cancels. A burst of thousands would otherwise start as many threads
@@ -92,14 +98,15 @@ def write_together(works: list[Callable]) -> list[tuple]:
     Each work must be atomic itself: a savepoint within the batch, so that one failing leaves the others be.
     """
     outcomes = []
-    with transaction.atomic(), chain.batch() as recorded, lifecycle.policy_read_once():
+    with transaction.atomic(), chain.batch() as recorded, batch_reads.shared():
         for work in works:
             kept = len(recorded)
             try:
                 outcomes.append((work(), None))
             except Exception as exc:
-                # Its savepoint rolled back: its audit events go with it.
+                # Its savepoint rolled back: its audit events go with it, and the locks its reads took.
                 del recorded[kept:]
+                batch_reads.forget()
                 outcomes.append((None, exc))
     return outcomes
 

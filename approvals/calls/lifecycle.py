@@ -7,10 +7,8 @@ together for the gateway, inside the web process that holds the client's stream.
 
 import os
 import socket
-import threading
 import time
 import uuid
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import lru_cache
@@ -19,6 +17,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from approvals import batch_reads
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM, Actor
 from approvals.audit.values import value_fields
@@ -97,25 +96,8 @@ def refuse_unreviewed(ctx: ClientContext, tool: Tool) -> dict:
     )
 
 
-_read_once = threading.local()
-
-
-@contextmanager
-def policy_read_once():
-    """Within the block, this thread reads the enabled policy rules once: for calls recorded together."""
-    _read_once.rows = None
-    try:
-        yield
-    finally:
-        del _read_once.rows
-
-
 def enabled_rules() -> list[PolicyRule]:
-    if not hasattr(_read_once, "rows"):
-        return list(PolicyRule.objects.filter(enabled=True))
-    if _read_once.rows is None:
-        _read_once.rows = list(PolicyRule.objects.filter(enabled=True))
-    return _read_once.rows
+    return batch_reads.once("enabled rules", lambda: list(PolicyRule.objects.filter(enabled=True)))
 
 
 def policy_rules(rows: list[PolicyRule] | None = None):

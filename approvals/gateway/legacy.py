@@ -3,7 +3,7 @@
 from asgiref.sync import sync_to_async
 from django.http import HttpResponse
 
-from approvals.calls import lifecycle
+from approvals.calls import holding, lifecycle
 from approvals.calls.lifecycle import ClientContext
 from approvals.catalog import routes
 from approvals.gateway import listing, sessions, streams, subscriptions, surface
@@ -85,7 +85,8 @@ async def require_session(request, token: ClientToken) -> McpSession:
     session_id = request.headers.get(SESSION_HEADER)
     if not session_id:
         raise Refused(rejection(400, "Bad Request: missing session; send initialize first, then its Mcp-Session-Id"))
-    session = await sync_to_async(sessions.find_open_session)(token, session_id)
+    finding = sync_to_async(holding.connection_given_back(sessions.find_open_session), thread_sensitive=False)
+    session = await finding(token, session_id)
     if session is None:
         raise Refused(rejection(404, "Not Found: unknown or closed session; initialize a new one"))
     version = request.headers.get(VERSION_HEADER)

@@ -19,7 +19,7 @@ async def called_tool(ctx: lifecycle.ClientContext, params: dict) -> Tool | perm
     """The tool a call names, when this token may use it; refusing early spares the client an SSE stream."""
     name = params.get("name")
     tool = permissions.builtin_tool(ctx.token, name) or await sync_to_async(
-        holding.connection_given_back(lifecycle.find_tool)
+        holding.connection_given_back(lifecycle.find_tool), thread_sensitive=False
     )(ctx.token, name)
     if tool is None:
         raise JsonRpcError(INVALID_PARAMS, f"Unknown tool: {name}")

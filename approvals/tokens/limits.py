@@ -2,6 +2,7 @@
 
 from django.conf import settings
 
+from approvals import batch_reads
 from approvals.models import Call, ClientToken
 
 
@@ -21,7 +22,8 @@ def why_no_more_pending(token: ClientToken) -> str:
     and a revocation either waits for this call to be recorded, and cancels it, or
     is seen here.
     """
-    row = ClientToken.objects.select_for_update().filter(pk=token.pk).values("revoked_at", "max_pending_calls").first()
+    locked = ClientToken.objects.select_for_update().filter(pk=token.pk)
+    row = batch_reads.once(("token", token.pk), locked.values("revoked_at", "max_pending_calls").first)
     if row is None or row["revoked_at"] is not None:
         return "the client token was revoked"
     cap = pending_cap(row["max_pending_calls"])

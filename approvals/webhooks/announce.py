@@ -14,6 +14,7 @@ from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
 
+from approvals import batch_reads
 from approvals.models import Call, InputRequest, WebhookDelivery, WebhookEndpoint
 
 # A call's live events (approvals.live.events) and the webhook each is, when it is one.
@@ -65,7 +66,8 @@ def verification_failed(verification):
 
 def announce(event_type: str, data, path: str):
     """A delivery of `event_type` for each enabled endpoint that wants it; `data()` builds the body's data once."""
-    endpoints = [e for e in WebhookEndpoint.objects.filter(enabled=True) if event_type in e.events]
+    enabled = batch_reads.once("webhook endpoints", lambda: list(WebhookEndpoint.objects.filter(enabled=True)))
+    endpoints = [e for e in enabled if event_type in e.events]
     if not endpoints:
         return
     from approvals.webhooks import sending

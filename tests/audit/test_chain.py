@@ -226,3 +226,21 @@ def test_it_lets_only_a_prune_delete_on_postgresql(transactional_db):
     # The setting ended with its transaction.
     with pytest.raises(DatabaseError, match="append-only"):
         AuditEvent.objects.filter(seq=2).delete()
+
+
+def test_it_appends_a_batch_of_events_in_one_insert_of_one_parameter_per_column_on_postgresql(db):
+    inserts = []
+
+    def noting(execute, sql, params, many, context):
+        if sql.startswith(f"INSERT INTO {connection.ops.quote_name(AuditEvent._meta.db_table)}"):
+            inserts.append(len(params))
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(noting), audit_chain.batch():
+        for n in range(60):
+            audit_chain.record("test.batched", audit_chain.SYSTEM, data={"n": n, "text": "naïve ✓" * n, "none": None})
+
+    columns = len([f for f in AuditEvent._meta.concrete_fields if not f.primary_key])
+    assert inserts == [columns if connection.vendor == "postgresql" else 60 * columns]
+    assert [e.data["n"] for e in AuditEvent.objects.filter(action="test.batched").order_by("seq")] == list(range(60))
+    assert verify.verify_chain().ok

@@ -6,17 +6,22 @@ from collections import Counter
 
 import pytest
 from asgiref.sync import SyncToAsync, ThreadSensitiveContext
-from django.db import OperationalError, transaction
+from django.db import OperationalError, connection, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
+from django.test.utils import CaptureQueriesContext
 
 from approvals.calls import holding, lifecycle, runner
-from approvals.models import AuditEvent, Call
+from approvals.models import AuditEvent, Call, WebhookDelivery
 from approvals.protocol import revisions
+from approvals.webhooks import endpoints
+from tests.fixtures.people import make_user
 from tests.fixtures.waiting import eventually
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 HELD = 20
+# The loop's default executor, which runs sync_to_async(thread_sensitive=False), names its threads so.
+SHARED_THREADS = "asyncio_"
 PARAMS = {"name": "shop_issue_refund", "arguments": {"order_id": 7, "amount": 20}}
 
 
@@ -34,27 +39,53 @@ async def as_a_request(work):
         return await work
 
 
+def receiving(token, tool):
+    """A batch's works: one receiving a call for order `order_id`, and one receiving a call and failing."""
+
+    def receive(order_id):
+        return lifecycle.receive_call(context(token), tool, {"order_id": order_id, "amount": 5}, 1, None)
+
+    @transaction.atomic
+    def failing():
+        receive(3)
+        raise ValueError("no")
+
+    return receive, failing
+
+
 @pytest.fixture
 def open_connections(monkeypatch):
-    """Database connections opened and not closed since, per thread other than the test's own."""
+    """Database connections opened and not closed since, by the name of the thread keeping them, other than the
+    test's own threads."""
     opened = Counter()
     connect, close = BaseDatabaseWrapper.connect, BaseDatabaseWrapper.close
 
+    def here():
+        return threading.get_ident(), threading.current_thread().name
+
     def counting_connect(self):
         connect(self)
-        opened[threading.get_ident()] += 1
+        opened[here()] += 1
 
     def counting_close(self):
         was_open = self.connection is not None
         close(self)
         if was_open and self.connection is None:
-            opened[threading.get_ident()] -= 1
+            opened[here()] -= 1
 
     monkeypatch.setattr(BaseDatabaseWrapper, "connect", counting_connect)
     monkeypatch.setattr(BaseDatabaseWrapper, "close", counting_close)
     # The test's own queries: sync ones in its thread, async ones in the thread Django's async ORM runs them in.
     tests = {threading.get_ident(), SyncToAsync.single_thread_executor.submit(threading.get_ident).result()}
-    return lambda: sum(count for thread, count in opened.items() if thread not in tests)
+    return lambda: [name for (thread, name), count in opened.items() if thread not in tests for _ in range(count)]
+
+
+def none_but_the_shared_threads(kept: list[str]) -> bool:
+    """No connection kept but one in each of the loop's shared threads on SQLite, which has no pool to give it to;
+    none at all on a pooled database."""
+    if connection.vendor != "sqlite":
+        return not kept
+    return all(name.startswith(SHARED_THREADS) for name in kept) and len(kept) == len(set(kept))
 
 
 async def held(token, count: int) -> list[asyncio.Task]:
@@ -74,9 +105,23 @@ async def test_it_keeps_no_thread_and_no_connection_for_a_call_while_it_waits(
     waiting = await held(client_token, HELD)
 
     # Each lets go once it has found its call still pending.
-    await eventually(lambda: open_connections() == 0, message="every connection given back")
+    await eventually(lambda: none_but_the_shared_threads(open_connections()), message="every connection given back")
     # The loop's own shared threads (renewing leases, writing calls) may start meanwhile, but no thread per call.
     assert threading.active_count() < before + HELD / 2
+    for task in waiting:
+        task.cancel()
+    await asyncio.gather(*waiting, return_exceptions=True)
+
+
+@pytest.mark.skipif(connection.vendor != "sqlite", reason="a pooled database hands its connections round")
+async def test_it_opens_a_connection_per_shared_thread_not_per_call_on_sqlite(client_token, refund_tool, monkeypatch):
+    opened = []
+    connect = BaseDatabaseWrapper.connect
+    monkeypatch.setattr(BaseDatabaseWrapper, "connect", lambda self: opened.append(1) or connect(self))
+
+    waiting = await held(client_token, HELD)
+
+    assert len(opened) < HELD / 2
     for task in waiting:
         task.cancel()
     await asyncio.gather(*waiting, return_exceptions=True)
@@ -86,7 +131,9 @@ async def test_it_cancels_every_call_whose_request_was_cut_short_and_gives_back_
     client_token, refund_tool, open_connections
 ):
     waiting = await held(client_token, HELD)
-    await eventually(lambda: open_connections() == 0, message="every waiting call let go of its connection")
+    await eventually(
+        lambda: none_but_the_shared_threads(open_connections()), message="every waiting call let go of its connection"
+    )
 
     # The client left: its stream's task is cancelled; daphne, tired of waiting, cancels it again.
     for task in waiting:
@@ -101,7 +148,7 @@ async def test_it_cancels_every_call_whose_request_was_cut_short_and_gives_back_
 
     await eventually(all_cancelled, timeout=30, message="every call cancelled")
     assert await AuditEvent.objects.filter(action="call.cancelled").acount() == HELD
-    await eventually(lambda: open_connections() == 0, message="every connection given back")
+    await eventually(lambda: none_but_the_shared_threads(open_connections()), message="every connection given back")
 
 
 async def test_it_records_a_burst_of_calls_in_a_few_transactions(client_token, refund_tool, monkeypatch):
@@ -119,13 +166,7 @@ async def test_it_records_a_burst_of_calls_in_a_few_transactions(client_token, r
 
 
 def test_it_keeps_the_other_writes_of_a_batch_when_one_fails(client_token, refund_tool):
-    def receive(order_id):
-        return lifecycle.receive_call(context(client_token), refund_tool, {"order_id": order_id, "amount": 5}, 1, None)
-
-    @transaction.atomic
-    def failing():
-        receive(3)
-        raise ValueError("no")
+    receive, failing = receiving(client_token, refund_tool)
 
     outcomes = holding.write_together([lambda: receive(1), failing, lambda: receive(2)])
 
@@ -145,3 +186,61 @@ async def test_it_writes_again_once_what_another_transaction_deadlocked():
 
     assert await holding.write(deadlocked_once) == "written"
     assert len(tries) == 2
+
+
+def test_it_reads_the_policy_the_webhooks_and_the_token_once_for_a_batch_and_appends_its_audit_events_once(
+    client_token, refund_tool
+):
+    admin = make_user("hook-admin", superuser=True)
+    fields = {"url": "https://hooks.test/", "description": "", "events": ["call.pending"], "slack": False}
+    endpoints.create_endpoint({**fields, "enabled": True, "console_url": "http://console.test/"}, admin)
+
+    receive, _ = receiving(client_token, refund_tool)
+
+    with CaptureQueriesContext(connection) as queries:
+        outcomes = holding.write_together([lambda n=n: receive(n) for n in range(5)])
+
+    def reads_of(table):
+        return [q["sql"] for q in queries if q["sql"].startswith("SELECT") and f'FROM "{table}"' in q["sql"]]
+
+    assert [call.status for (call, _), _ in outcomes] == [Call.Status.PENDING] * 5
+    assert len(reads_of("approvals_policyrule")) == 1
+    assert len(reads_of("approvals_webhookendpoint")) == 1
+    assert len(reads_of("approvals_clienttoken")) == 1
+    assert len([q for q in queries if q["sql"].startswith('INSERT INTO "approvals_auditevent"')]) == 1
+    assert WebhookDelivery.objects.filter(event_type="call.pending").count() == 5
+
+
+def test_it_reads_the_token_again_after_a_call_of_the_batch_rolled_back(client_token, refund_tool):
+    receive, failing = receiving(client_token, refund_tool)
+
+    with CaptureQueriesContext(connection) as queries:
+        holding.write_together([failing, lambda: receive(1)])
+
+    token_reads = [q for q in queries if q["sql"].startswith("SELECT") and 'FROM "approvals_clienttoken"' in q["sql"]]
+    assert len(token_reads) == 2
+
+
+async def test_it_writes_a_lone_call_at_once_and_batches_only_what_arrives_while_a_write_runs(monkeypatch):
+    batches, running, release = [], threading.Event(), threading.Event()
+
+    def write_together(works):
+        batches.append(len(works))
+        running.set()
+        release.wait(10)
+        return [(work(), None) for work in works]
+
+    async def waiting_for_company(*args, **kwargs):
+        raise AssertionError("a write waited for others to join it")
+
+    monkeypatch.setattr(holding, "write_together", write_together)
+    monkeypatch.setattr(asyncio, "sleep", waiting_for_company)
+
+    lone = holding.write(lambda: "lone")
+    assert await asyncio.to_thread(running.wait, 10)
+    later = [holding.write(lambda n=n: n) for n in range(3)]
+    release.set()
+
+    assert await lone == "lone"
+    assert await asyncio.gather(*later) == [0, 1, 2]
+    assert batches == [1, 3]

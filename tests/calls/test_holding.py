@@ -5,6 +5,7 @@ from datetime import timedelta
 
 import pytest
 from asgiref.sync import sync_to_async
+from django.db import connection
 from django.utils import timezone
 
 from approvals.calls import holding, lifecycle, runner
@@ -169,3 +170,14 @@ async def test_it_renews_a_lease_only_once_half_of_it_is_left(client_token, refu
     waiting.cancel()
     with pytest.raises(asyncio.CancelledError):
         await waiting
+
+
+def test_it_finds_held_calls_by_their_ids_with_one_parameter_for_all_of_them_on_postgresql(client_token, refund_tool):
+    calls = [pending_call(client_token, refund_tool) for _ in range(5)]
+    ids = [call.pk for call in calls[:3]] + [10**9]
+
+    found = Call.objects.filter(id__any_of=ids)
+
+    assert sorted(found.values_list("pk", flat=True)) == sorted(ids[:3])
+    _, params = found.query.sql_with_params()
+    assert len(params) == (1 if connection.vendor == "postgresql" else len(ids))

@@ -5,11 +5,12 @@ import asyncio
 
 import pytest
 from asgiref.sync import sync_to_async
-from channels.layers import get_channel_layer
+from channels.layers import InMemoryChannelLayer, get_channel_layer
 from django.conf import settings
 from django.db import transaction
 
 from approvals.live import events
+from approvals.live.memory_layer import TidiedInMemoryChannelLayer
 from tests.fixtures.waiting import eventually
 
 
@@ -118,3 +119,19 @@ def test_it_sends_before_the_commit_returns_where_no_loop_serves():
     with transaction.atomic():
         events.send_after_commit(("call.48", {"type": "call.update", "status": "approved"}))
     assert delivered == ["call.48"]
+
+
+async def test_it_walks_the_embedded_layers_groups_for_expired_messages_at_most_once_a_second(monkeypatch):
+    walks = []
+    walk = InMemoryChannelLayer._clean_expired
+    monkeypatch.setattr(InMemoryChannelLayer, "_clean_expired", lambda self: walks.append(1) or walk(self))
+    layer = TidiedInMemoryChannelLayer()
+    channel = await layer.new_channel()
+    for n in range(50):
+        await layer.group_add(f"call.{n}", channel)
+
+    for n in range(50):
+        await layer.group_send(f"call.{n}", {"type": "call.update"})
+        await layer.receive(channel)
+
+    assert len(walks) == 1
