@@ -14,7 +14,7 @@ holds the copies, and no lease lapses on them), and it measures:
 
 These are the figures of hold_many's queue page and push at a fraction of its time; hold_many
 stays the measure of holding the calls themselves. Setups as in hold_many, the services one in
-a database of its own (queue_bench or --database).
+a database of its own (queue_bench or --database, and the name of DATABASE_URL's database).
 """
 
 import asyncio
