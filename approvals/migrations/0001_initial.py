@@ -183,6 +183,7 @@ class Migration(migrations.Migration):
     initial = True
 
     dependencies = [
+        ("contenttypes", "0002_remove_content_type_name"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
@@ -927,6 +928,7 @@ class Migration(migrations.Migration):
             ],
             options={
                 "ordering": ["-at", "-id"],
+                "abstract": False,
             },
         ),
         migrations.CreateModel(
@@ -1038,12 +1040,20 @@ class Migration(migrations.Migration):
                 (
                     "status",
                     models.CharField(
-                        choices=[("active", "Active"), ("rejected", "Rejected"), ("removed", "Removed")],
+                        choices=[
+                            ("active", "Active"),
+                            ("needs_review", "Needs review"),
+                            ("declined", "Rejected in review"),
+                            ("rejected", "Rejected"),
+                            ("removed", "Removed"),
+                        ],
                         default="active",
-                        max_length=10,
+                        max_length=20,
                     ),
                 ),
                 ("reason", models.TextField(blank=True)),
+                ("reviewed_digest", models.CharField(blank=True, max_length=64)),
+                ("reviewed_definition", models.JSONField(blank=True, null=True)),
                 ("first_seen_at", models.DateTimeField(default=django.utils.timezone.now)),
                 ("last_changed_at", models.DateTimeField(default=django.utils.timezone.now)),
                 ("last_seen_at", models.DateTimeField(default=django.utils.timezone.now)),
@@ -1061,9 +1071,9 @@ class Migration(migrations.Migration):
                 "constraints": [
                     models.UniqueConstraint(fields=("server", "uri"), name="resourcetemplate_unique_uri_per_server"),
                     models.UniqueConstraint(
-                        condition=models.Q(("status", "active")),
+                        condition=models.Q(("status__in", ["active", "needs_review", "declined"])),
                         fields=("uri",),
-                        name="resourcetemplate_unique_active_uri",
+                        name="resourcetemplate_unique_held_uri",
                     ),
                 ],
             },
@@ -1079,12 +1089,20 @@ class Migration(migrations.Migration):
                 (
                     "status",
                     models.CharField(
-                        choices=[("active", "Active"), ("rejected", "Rejected"), ("removed", "Removed")],
+                        choices=[
+                            ("active", "Active"),
+                            ("needs_review", "Needs review"),
+                            ("declined", "Rejected in review"),
+                            ("rejected", "Rejected"),
+                            ("removed", "Removed"),
+                        ],
                         default="active",
-                        max_length=10,
+                        max_length=20,
                     ),
                 ),
                 ("reason", models.TextField(blank=True)),
+                ("reviewed_digest", models.CharField(blank=True, max_length=64)),
+                ("reviewed_definition", models.JSONField(blank=True, null=True)),
                 ("first_seen_at", models.DateTimeField(default=django.utils.timezone.now)),
                 ("last_changed_at", models.DateTimeField(default=django.utils.timezone.now)),
                 ("last_seen_at", models.DateTimeField(default=django.utils.timezone.now)),
@@ -1102,7 +1120,9 @@ class Migration(migrations.Migration):
                 "constraints": [
                     models.UniqueConstraint(fields=("server", "uri"), name="resource_unique_uri_per_server"),
                     models.UniqueConstraint(
-                        condition=models.Q(("status", "active")), fields=("uri",), name="resource_unique_active_uri"
+                        condition=models.Q(("status__in", ["active", "needs_review", "declined"])),
+                        fields=("uri",),
+                        name="resource_unique_held_uri",
                     ),
                 ],
             },
@@ -1118,12 +1138,20 @@ class Migration(migrations.Migration):
                 (
                     "status",
                     models.CharField(
-                        choices=[("active", "Active"), ("rejected", "Rejected"), ("removed", "Removed")],
+                        choices=[
+                            ("active", "Active"),
+                            ("needs_review", "Needs review"),
+                            ("declined", "Rejected in review"),
+                            ("rejected", "Rejected"),
+                            ("removed", "Removed"),
+                        ],
                         default="active",
-                        max_length=10,
+                        max_length=20,
                     ),
                 ),
                 ("reason", models.TextField(blank=True)),
+                ("reviewed_digest", models.CharField(blank=True, max_length=64)),
+                ("reviewed_definition", models.JSONField(blank=True, null=True)),
                 ("first_seen_at", models.DateTimeField(default=django.utils.timezone.now)),
                 ("last_changed_at", models.DateTimeField(default=django.utils.timezone.now)),
                 ("last_seen_at", models.DateTimeField(default=django.utils.timezone.now)),
@@ -1139,11 +1167,68 @@ class Migration(migrations.Migration):
                 "constraints": [
                     models.UniqueConstraint(fields=("server", "upstream_name"), name="prompt_unique_upstream_name"),
                     models.UniqueConstraint(
-                        condition=models.Q(("status", "active")),
+                        condition=models.Q(("status__in", ["active", "needs_review", "declined"])),
                         fields=("exposed_name",),
-                        name="prompt_unique_active_exposed_name",
+                        name="prompt_unique_held_exposed_name",
                     ),
                 ],
+            },
+        ),
+        migrations.CreateModel(
+            name="SurfaceChange",
+            fields=[
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("added", "Added"),
+                            ("changed", "Definition changed"),
+                            ("rejected", "Rejected"),
+                            ("restored", "Restored"),
+                            ("removed", "Removed"),
+                            ("accepted", "Accepted in review"),
+                            ("declined", "Rejected in review"),
+                        ],
+                        max_length=10,
+                    ),
+                ),
+                ("definition", models.JSONField()),
+                ("digest", models.CharField(max_length=64)),
+                ("previous_digest", models.CharField(blank=True, max_length=64)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("active", "Active"),
+                            ("needs_review", "Needs review"),
+                            ("declined", "Rejected in review"),
+                            ("rejected", "Rejected"),
+                            ("removed", "Removed"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                ("reason", models.TextField(blank=True)),
+                (
+                    "actor_name",
+                    models.CharField(
+                        blank=True, help_text="Who accepted or rejected it, for a review.", max_length=150
+                    ),
+                ),
+                ("at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("item_id", models.PositiveBigIntegerField()),
+                (
+                    "item_type",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to="contenttypes.contenttype"
+                    ),
+                ),
+            ],
+            options={
+                "ordering": ["-at", "-id"],
+                "abstract": False,
+                "indexes": [models.Index(fields=["item_type", "item_id"], name="surfacechange_item")],
             },
         ),
         migrations.AddConstraint(
