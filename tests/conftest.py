@@ -29,9 +29,9 @@ def using_postgres():
 
 
 def pytest_collection_modifyitems(config, items):
-    # PostgreSQL-only and Redis-only tests belong to the services pass of `make test`;
-    # in the embedded pass they are left out rather than skipped.
-    missing = {"postgres": not using_postgres(), "redis": not os.environ.get("REDIS_URL")}
+    # PostgreSQL-only and Redis-only tests belong to the services pass of `make test`, SQLite-only
+    # ones to the embedded pass; in the other pass they are left out rather than skipped.
+    missing = {"postgres": not using_postgres(), "redis": not os.environ.get("REDIS_URL"), "sqlite": using_postgres()}
     kept, left_out = [], []
     for item in items:
         needs_missing = any(item.get_closest_marker(name) for name, absent in missing.items() if absent)
@@ -40,8 +40,8 @@ def pytest_collection_modifyitems(config, items):
         config.hook.pytest_deselected(items=left_out)
         items[:] = kept
         print(
-            f"\n{len(left_out)} PostgreSQL-only or Redis-only tests left for the run "
-            "with DATABASE_URL and REDIS_URL set"
+            f"\n{len(left_out)} tests left for the other pass of `make test`: PostgreSQL-only and Redis-only"
+            " ones run with DATABASE_URL and REDIS_URL set, SQLite-only ones without"
         )
 
 

@@ -113,7 +113,7 @@ async def test_it_keeps_no_thread_and_no_connection_for_a_call_while_it_waits(
     await asyncio.gather(*waiting, return_exceptions=True)
 
 
-@pytest.mark.skipif(connection.vendor != "sqlite", reason="a pooled database hands its connections round")
+@pytest.mark.sqlite  # a pooled database hands its connections round
 async def test_it_opens_a_connection_per_shared_thread_not_per_call_on_sqlite(client_token, refund_tool, monkeypatch):
     opened = []
     connect = BaseDatabaseWrapper.connect
