@@ -1,10 +1,13 @@
 import contextlib
 
 import pytest
+from django.db.models import Sum
 
+from approvals.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from approvals.webhooks import endpoints
 from console.celery import app
 from tests.fixtures.processes import celery_worker
+from tests.fixtures.waiting import wait_until
 from tests.webhooks.receiver import Receiver
 
 # Quick retries for the tests, and a wait long enough that a hanging receiver outlasts the test's call.
@@ -31,13 +34,26 @@ def sending(request, settings, transactional_db):
     settings.WEBHOOK_TIMEOUT_SECONDS = float(FAST["WEBHOOK_TIMEOUT_SECONDS"])
     if request.param == "inline":
         yield request.param
+        settle_deliveries()
         return
     request.getfixturevalue("worker")()
     app.conf.task_always_eager = False
     try:
         yield request.param
+        settle_deliveries()
     finally:
         app.conf.task_always_eager = True
+
+
+def settle_deliveries():
+    """No further attempts, and those under way recorded: a retry writing while the tables are flushed deadlocks."""
+    WebhookEndpoint.objects.update(enabled=False)
+
+    def settled():
+        claimed = WebhookDelivery.objects.aggregate(n=Sum("attempts"))["n"] or 0
+        return claimed == WebhookAttempt.objects.count()
+
+    wait_until(settled, timeout=30, message="the attempts under way recorded")
 
 
 @pytest.fixture
