@@ -158,12 +158,18 @@ def queue_page(filter_: QueueFilter, number=1, size: int | None = None) -> Queue
     return QueuePage(groups, number, pages, total, filter_)
 
 
-def pending_counts(filter_: QueueFilter, call: Call) -> tuple[int, int]:
-    """How many calls are pending in all, and in `call`'s group of the queue `filter_` shows: one query, not two."""
-    group = filter_.q() & Q(token_id=call.token_id, tool_name=call.tool_name)
-    pending = Call.objects.filter(status=Call.Status.PENDING)
-    counts = pending.aggregate(total=Count("pk"), group=Count("pk", filter=group))
-    return counts["total"], counts["group"]
+def pending_counts(filter_: QueueFilter, calls: list[Call]) -> tuple[int | None, dict[str, int]]:
+    """How many calls are pending in all, and in each group of the queue `filter_` shows that one of `calls` is in,
+    by group key: one query for any number of calls; (None, {}) for none."""
+    pairs = list({(call.token_id, call.tool_name) for call in calls})
+    if not pairs:
+        return None, {}
+    groups = {
+        f"group{n}": Count("pk", filter=filter_.q() & Q(token_id=token_id, tool_name=tool_name))
+        for n, (token_id, tool_name) in enumerate(pairs)
+    }
+    counts = Call.objects.filter(status=Call.Status.PENDING).aggregate(total=Count("pk"), **groups)
+    return counts["total"], {group_key(*pair): counts[f"group{n}"] for n, pair in enumerate(pairs)}
 
 
 def arriving_group(call: Call, count: int) -> Group:

@@ -7,10 +7,12 @@ templates, so a pushed row and a reloaded row are the same markup.
 """
 
 import asyncio
+import logging
 from urllib.parse import parse_qs
 
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
+from django.db.models import prefetch_related_objects
 
 from approvals import roles
 from approvals.catalog import review
@@ -20,6 +22,8 @@ from approvals.live import access, events
 from approvals.live.consumer_db import KeepsItsConnection, db_sync_to_async
 from approvals.live.input_events import InputEvents
 from approvals.models import Call, Server
+
+log = logging.getLogger(__name__)
 
 QUEUE, RECENT, CALL = "queue", "recent", "call"
 # Closed because the user may no longer watch calls: the page reloads, to the sign-in page or a refusal.
@@ -34,6 +38,7 @@ ACTIONS_CHANGES = {"call.decided", "call.finished", "call.expired", "call.cancel
 
 class OperatorConsumer(KeepsItsConnection, InputEvents, AsyncJsonWebsocketConsumer):
     async def connect(self):
+        self.unsent, self.pushing = [], None
         user = self.scope.get("user")
         if user is None or not await db_sync_to_async(roles.can_view_calls)(user):
             # Closing before accepting refuses the handshake (HTTP 403).
@@ -57,8 +62,9 @@ class OperatorConsumer(KeepsItsConnection, InputEvents, AsyncJsonWebsocketConsum
     async def disconnect(self, code):
         for group in getattr(self, "live_groups", []):
             await self.channel_layer.group_discard(group, self.channel_name)
-        if getattr(self, "rechecks", None) is not None:
-            self.rechecks.cancel()
+        for task in (getattr(self, "rechecks", None), getattr(self, "pushing", None)):
+            if task is not None:
+                task.cancel()
 
     async def recheck_access_now_and_then(self):
         # Through the socket's own channel, so that the check takes its turn among the events.
@@ -84,7 +90,27 @@ class OperatorConsumer(KeepsItsConnection, InputEvents, AsyncJsonWebsocketConsum
         # The queue shows an approved call as approved; running upstream changes nothing there.
         if self.view == QUEUE and event["event"] == "call.forwarded":
             return
-        await self.send_json(await db_sync_to_async(self.call_payload)(event["event"], event["call_id"]))
+        self.push_calls([(event["event"], event["call_id"])])
+
+    def push_calls(self, events: list[tuple[str, int]]):
+        self.unsent.extend(events)
+        if self.pushing is None:
+            self.pushing = asyncio.ensure_future(self.push_unsent())
+
+    async def push_unsent(self):
+        """Sends the call events in order, in batches: the events that arrive while one batch is read and rendered
+        make the next, so that a burst of calls costs a few queries per batch, not per call."""
+        try:
+            while self.unsent:
+                batch, self.unsent = self.unsent, []
+                for payload in await db_sync_to_async(self.call_payloads)(batch):
+                    await self.send_json(payload)
+        except Exception:
+            # The page reconnects, and reads itself again, rather than miss what follows unseen.
+            log.exception("pushing call events to an operator's page failed")
+            await self.close()
+        finally:
+            self.pushing = None
 
     async def catalog_event(self, event):
         # Every page shows how many tools need review; the review list reads itself again on this.
@@ -92,8 +118,8 @@ class OperatorConsumer(KeepsItsConnection, InputEvents, AsyncJsonWebsocketConsum
         await self.send_json({"event": "catalog.review", "server_id": event["server_id"], "review_count": count})
         # A changed tool changes what its pending calls would run: their rows say so.
         if self.view == QUEUE:
-            for call_id in await db_sync_to_async(self.pending_of_server)(event["server_id"]):
-                await self.send_json(await db_sync_to_async(self.call_payload)("catalog.changed", call_id))
+            changed = await db_sync_to_async(self.pending_of_server)(event["server_id"])
+            self.push_calls([("catalog.changed", call_id) for call_id in changed])
 
     async def server_event(self, event):
         payload = await db_sync_to_async(self.server_payload)(event["server_id"])
@@ -103,42 +129,46 @@ class OperatorConsumer(KeepsItsConnection, InputEvents, AsyncJsonWebsocketConsum
     def pending_of_server(self, server_id) -> list[int]:
         return list(rows.pending_calls().filter(server_id=server_id).values_list("pk", flat=True))
 
-    def call_payload(self, event: str, call_id: int) -> dict:
+    def call_payloads(self, batch: list[tuple[str, int]]) -> list[dict]:
+        """What each event of `batch` pushes, read together: the calls in at most two queries, the counts in one."""
+        actions_only = {call_id for event, call_id in batch if self.view == QUEUE and event in ACTIONS_CHANGES}
+        shown = {call_id for _, call_id in batch} - actions_only
+        calls = Call.objects.in_bulk(actions_only) if actions_only else {}
+        calls |= rows.shown_calls().in_bulk(shown) if shown else {}
+        prefetch_related_objects([c for c in calls.values() if c.approvals_needed > 1], "approvals")
+        counted = [calls[call_id] for event, call_id in batch if self.counts_group(event, calls.get(call_id))]
+        total, groups = pending_counts(self.queue_filter, counted)
+        if total is None and any(event in COUNT_CHANGES for event, _ in batch):
+            total = rows.pending_count()
+        return [self.call_payload(event, call_id, calls.get(call_id), total, groups) for event, call_id in batch]
+
+    def counts_group(self, event: str, call: Call | None) -> bool:
+        if call is None or self.view != QUEUE:
+            return False
+        return event in ACTIONS_CHANGES or (event == "call.pending" and self.queue_filter.matches(call))
+
+    def call_payload(self, event: str, call_id: int, call: Call | None, total: int | None, groups: dict) -> dict:
         payload = {"event": event, "call_id": call_id}
-        if self.view == QUEUE and event in ACTIONS_CHANGES:
-            call = Call.objects.filter(pk=call_id).first()
-            if call is not None:
-                payload["status"] = call.status
-                payload["actions"] = rows.render_fragment(rows.QUEUE_ACTIONS, self.request, call=call)
-            return self.counted(payload, call)
-        try:
-            call = rows.shown_calls().get(pk=call_id)
-        except Call.DoesNotExist:
-            return self.counted(payload)
+        if event in COUNT_CHANGES:
+            payload["pending_count"] = total
+        if call is None:
+            return payload
         payload["status"] = call.status
-        if self.view == QUEUE and event == "call.pending":
+        grouped = self.counts_group(event, call)
+        if grouped:
+            payload["group"] = group_key(call.token_id, call.tool_name)
+            payload["group_count"] = groups[payload["group"]]
+        if self.view == QUEUE and event in ACTIONS_CHANGES:
+            payload["actions"] = rows.render_fragment(rows.QUEUE_ACTIONS, self.request, call=call)
+        elif self.view == QUEUE and event == "call.pending":
             # The fragment is the call's group holding the call alone. The page places the call by its group:
             # in the group's rows when their end is on the page, as a new group on the last page, and
             # otherwise only in the counts.
-            if not self.queue_filter.matches(call):
-                return self.counted(payload)
-            self.counted(payload, call)
-            group = arriving_group(call, payload["group_count"])
-            payload["html"] = rows.render_fragment(rows.QUEUE_GROUP, self.request, group=group)
-            return payload
-        payload["html"] = self.call_html(call)
-        return self.counted(payload)
-
-    def counted(self, payload: dict, call: Call | None = None) -> dict:
-        """The payload with the pending count, where its event changes that, and with the count of `call`'s group."""
-        changes_count = payload["event"] in COUNT_CHANGES
-        if call is not None:
-            total, payload["group_count"] = pending_counts(self.queue_filter, call)
-            payload["group"] = group_key(call.token_id, call.tool_name)
-            if changes_count:
-                payload["pending_count"] = total
-        elif changes_count:
-            payload["pending_count"] = rows.pending_count()
+            if grouped:
+                group = arriving_group(call, payload["group_count"])
+                payload["html"] = rows.render_fragment(rows.QUEUE_GROUP, self.request, group=group)
+        else:
+            payload["html"] = self.call_html(call)
         return payload
 
     def call_html(self, call: Call) -> str | None:

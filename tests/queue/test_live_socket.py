@@ -13,6 +13,7 @@ from approvals import roles
 from approvals.calls import lifecycle
 from approvals.catalog import sync
 from approvals.live import events
+from approvals.live.consumers import OperatorConsumer
 from approvals.models import Server, Tool
 from tests.fixtures.sockets import cookies_of, open_socket, signed_in
 
@@ -66,6 +67,21 @@ async def test_it_pushes_a_new_call_with_decide_controls_to_an_operator(person, 
     assert f'id="call-{call.pk}"' in message["html"] and "Approve</button>" in message["html"]
     assert 'name="csrfmiddlewaretoken"' in message["html"]
     await socket.disconnect()
+
+
+async def test_it_closes_the_socket_when_a_push_fails_so_that_the_page_reconnects_and_reads_itself_again(
+    person, make_call, refund_tool, monkeypatch
+):
+    def failing(self, batch):
+        raise RuntimeError("the database went away")
+
+    cookie = await signed_in(person, "ann", roles.OPERATOR)
+    socket, connected = await open_socket(cookie)
+    assert connected
+    monkeypatch.setattr(OperatorConsumer, "call_payloads", failing)
+    await sync_to_async(make_call)(refund_tool, {"order_id": 1012, "amount": 40})
+    assert (await socket.receive_output(timeout=5))["type"] == "websocket.close"
+    await socket.wait()
 
 
 async def test_it_lets_an_auditor_watch_without_decide_controls(person, make_call, refund_tool):

@@ -213,6 +213,14 @@ def test_it_reads_a_full_page_in_as_many_queries_as_a_page_of_a_few_calls(person
     assert page_queries() == (few, 20)
 
 
+def queue_socket(user, queue_filter: QueueFilter | None = None) -> OperatorConsumer:
+    socket = OperatorConsumer()
+    socket.view, socket.request = "queue", rows.fragment_request(user, {})
+    socket.queue_filter = queue_filter or QueueFilter()
+    assert roles.can_decide(user)  # read once per socket, as its user's permissions are
+    return socket
+
+
 def test_it_counts_a_pushed_call_s_group_and_the_whole_queue_in_one_query(
     person, make_call, other_token, refund_tool, ship_tool, settings, django_assert_max_num_queries
 ):
@@ -222,15 +230,52 @@ def test_it_counts_a_pushed_call_s_group_and_the_whole_queue_in_one_query(
         pending_from(other_token, refund_tool, SAME)
     arriving = make_call(refund_tool, SAME)
     user, _ = person("pat", roles.OPERATOR)
-    socket = OperatorConsumer()
-    socket.view, socket.queue_filter, socket.request = "queue", QueueFilter(), rows.fragment_request(user, {})
-    assert roles.can_decide(user)  # read once per socket, as its user's permissions are
+    socket = queue_socket(user)
     # The call's row, then both counts at once.
     with django_assert_max_num_queries(2):
-        payload = socket.call_payload("call.pending", arriving.pk)
+        (payload,) = socket.call_payloads([("call.pending", arriving.pk)])
     assert (payload["pending_count"], payload["group"], payload["group_count"]) == (
         7,
         f"{arriving.token_id}:shop_issue_refund",
         1,
     )
     assert f'data-call-row="{arriving.pk}"' in payload["html"]
+
+
+def test_it_reads_a_burst_of_events_in_as_many_queries_as_one_event(
+    person, make_call, other_token, refund_tool, ship_tool, settings, django_assert_max_num_queries
+):
+    settings.MAX_PENDING_CALLS_PER_TOKEN = 0
+    decided = make_call(ship_tool, {"address": {"city": "Lyon"}})
+    arriving = [make_call(refund_tool, {"order_id": n, "amount": 1}) for n in range(12)]
+    arriving += [pending_from(other_token, refund_tool, SAME) for _ in range(3)]
+    user, _ = person("pat", roles.OPERATOR)
+    lifecycle.decide(decided.pk, user, False, "no")
+    socket = queue_socket(user)
+    burst = [("call.pending", call.pk) for call in arriving] + [("call.decided", decided.pk)]
+
+    # The decided call's own row, the arriving calls with their tools, servers and clients, and every count.
+    with django_assert_max_num_queries(3):
+        payloads = socket.call_payloads(burst)
+
+    assert [p["call_id"] for p in payloads] == [call_id for _, call_id in burst]
+    assert {p["pending_count"] for p in payloads} == {15}
+    assert [p["group_count"] for p in payloads[:12]] == [12] * 12
+    assert [p["group_count"] for p in payloads[12:15]] == [3] * 3
+    assert all(f'data-call-row="{call.pk}"' in p["html"] for call, p in zip(arriving, payloads, strict=False))
+    assert payloads[-1]["status"] == "denied" and "html" not in payloads[-1] and "Denied" in payloads[-1]["actions"]
+
+
+def test_it_pushes_no_row_for_a_call_of_the_same_group_that_the_page_s_filter_leaves_out(
+    person, make_call, refund_tool, settings
+):
+    settings.MAX_PENDING_CALLS_PER_TOKEN = 0
+    shown, left_out = make_call(refund_tool, SAME), make_call(refund_tool, SAME)
+    Call.objects.filter(pk=left_out.pk).update(server=None)
+    user, _ = person("pat", roles.OPERATOR)
+    socket = queue_socket(user, QueueFilter(server=refund_tool.server_id))
+
+    first, second = socket.call_payloads([("call.pending", shown.pk), ("call.pending", left_out.pk)])
+
+    assert first["group_count"] == 1 and f'data-call-row="{shown.pk}"' in first["html"]
+    assert "html" not in second and "group" not in second and second["pending_count"] == 2
