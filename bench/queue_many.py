@@ -10,7 +10,8 @@ holds the copies, and no lease lapses on them), and it measures:
 - queue page: GET /queue/ signed in as an operator, first and median of five; target < 300 ms;
   and the CPU time daphne spent per load, which other work on a shared machine disturbs less;
 - push: a new call's arrival on an open queue websocket (the page's), from the client sending
-  it, median of five, with 10 held and with --calls pending; target: as fast with many as with 10.
+  it, median of five sent half a second apart, with 10 held and with --calls pending; target:
+  as fast with many as with 10.
 
 These are the figures of hold_many's queue page and push at a fraction of its time; hold_many
 stays the measure of holding the calls themselves. Setups as in hold_many, the services one in
