@@ -62,6 +62,12 @@ def connection_given_back(func: Callable) -> Callable:
     return given_back
 
 
+def in_shared_thread(func: Callable) -> Callable:
+    """`func` awaitable, run in the loop's shared threads and its connection given back (connection_given_back):
+    per-call lookups wait for no request's thread, and keep no connection from the pool while their call waits."""
+    return sync_to_async(connection_given_back(func), thread_sensitive=False)
+
+
 # Run in the loop's shared threads, which live on: a connection kept there is one the pool lacks.
 @connection_given_back
 def renew(held: list[int], waiting: list[int]) -> list[int]:

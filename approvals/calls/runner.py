@@ -40,9 +40,7 @@ async def run_call(ctx: lifecycle.ClientContext, jsonrpc_id, params: dict, emit,
     if not isinstance(name, str) or not isinstance(arguments, dict):
         raise JsonRpcError(INVALID_PARAMS, "tools/call needs a string 'name' and an object 'arguments'")
     if tool is None:
-        tool = await sync_to_async(holding.connection_given_back(lifecycle.find_tool), thread_sensitive=False)(
-            ctx.token, name
-        )
+        tool = await holding.in_shared_thread(lifecycle.find_tool)(ctx.token, name)
     if tool is None:
         raise JsonRpcError(INVALID_PARAMS, f"Unknown tool: {name}")
     if tool.status != Tool.Status.ACTIVE:

@@ -9,7 +9,6 @@ import asyncio
 import logging
 import weakref
 
-from asgiref.sync import sync_to_async
 from django.conf import settings
 
 from approvals.calls import holding
@@ -88,7 +87,7 @@ async def close_sessions_of_retired_servers(pool: RememberingPool):
     if not pool.specs:
         return
     opened = dict(pool.specs)
-    current = await sync_to_async(holding.connection_given_back(current_specs), thread_sensitive=False)(list(opened))
+    current = await holding.in_shared_thread(current_specs)(list(opened))
     for name, spec in opened.items():
         # A session asked for afresh meanwhile is the pool's to keep.
         if current.get(name) != spec and pool.specs.get(name) == spec:

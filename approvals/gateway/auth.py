@@ -30,7 +30,7 @@ async def identify(request) -> ClientToken:
             raise Refused(unauthorized(request, invalid=bool(header)))
         # Keyed by the credential rather than the row id, which a database may hand out again. During a
         # rotation's grace period the old and the new secret are counted apart.
-        admitting = sync_to_async(holding.connection_given_back(admit), thread_sensitive=False)
+        admitting = holding.in_shared_thread(admit)
         lookup, key = admitting(secret, request.META.get("REMOTE_ADDR") or ""), hash_secret(secret)
     # The count goes alongside the lookup, each a round trip to its own service, both in the loop's
     # shared threads. An unknown credential is counted too, under its own key, and refused below all the same.

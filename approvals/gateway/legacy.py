@@ -85,7 +85,7 @@ async def require_session(request, token: ClientToken) -> McpSession:
     session_id = request.headers.get(SESSION_HEADER)
     if not session_id:
         raise Refused(rejection(400, "Bad Request: missing session; send initialize first, then its Mcp-Session-Id"))
-    finding = sync_to_async(holding.connection_given_back(sessions.find_open_session), thread_sensitive=False)
+    finding = holding.in_shared_thread(sessions.find_open_session)
     session = await finding(token, session_id)
     if session is None:
         raise Refused(rejection(404, "Not Found: unknown or closed session; initialize a new one"))

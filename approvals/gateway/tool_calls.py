@@ -7,8 +7,6 @@ and its keep-alives are streams.answer_request's, which held reads and prompts s
 import dataclasses
 from collections.abc import Callable
 
-from asgiref.sync import sync_to_async
-
 from approvals.calls import holding, lifecycle, permissions, runner
 from approvals.gateway import streams
 from approvals.models import Tool
@@ -18,9 +16,9 @@ from approvals.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError, Request
 async def called_tool(ctx: lifecycle.ClientContext, params: dict) -> Tool | permissions.BuiltinTool:
     """The tool a call names, when this token may use it; refusing early spares the client an SSE stream."""
     name = params.get("name")
-    tool = permissions.builtin_tool(ctx.token, name) or await sync_to_async(
-        holding.connection_given_back(lifecycle.find_tool), thread_sensitive=False
-    )(ctx.token, name)
+    tool = permissions.builtin_tool(ctx.token, name) or await holding.in_shared_thread(lifecycle.find_tool)(
+        ctx.token, name
+    )
     if tool is None:
         raise JsonRpcError(INVALID_PARAMS, f"Unknown tool: {name}")
     return tool
