@@ -1,0 +1,318 @@
+"""Upstream servers and what they offer: tools, resources, resource templates and prompts, with their changes."""
+
+import shlex
+
+from django.contrib.contenttypes.fields import GenericForeignKey, GenericRelation
+from django.contrib.contenttypes.models import ContentType
+from django.db import models
+from django.utils import timezone
+from django.utils.text import slugify
+
+
+class Server(models.Model):
+    """An upstream MCP server the console connects to on its clients' behalf."""
+
+    class Transport(models.TextChoices):
+        HTTP = "http", "Streamable HTTP"
+        STDIO = "stdio", "stdio subprocess"
+
+    class Health(models.TextChoices):
+        UNKNOWN = "unknown"
+        OK = "ok", "Healthy"
+        ERROR = "error", "Failing"
+
+    class InputRouting(models.TextChoices):
+        OPERATOR = "operator", "An operator answers in the console"
+        CLIENT_IF_CAPABLE = "client_if_capable", "The client answers when it declared the capability, else an operator"
+
+    # Credentials: the audit log records that they changed (and which names), never their values.
+    SECRET_FIELDS = ("headers", "env")
+
+    name = models.CharField(max_length=100, unique=True)
+    slug = models.SlugField(max_length=100, unique=True)
+    transport = models.CharField(max_length=10, choices=Transport.choices)
+    url = models.URLField(max_length=2000, blank=True)
+    command = models.TextField(blank=True, help_text="Program and arguments, as a shell would split them.")
+    # Upstream credentials belong to the admin: stored server-side, never rendered back.
+    headers = models.JSONField(default=dict, blank=True)
+    env = models.JSONField(default=dict, blank=True)
+    trusted = models.BooleanField(
+        default=False, help_text="Count this server's tool annotations in policy and show them as verified."
+    )
+    enabled = models.BooleanField(default=True)
+    tool_prefix = models.CharField(max_length=40, blank=True)
+
+    class Changes(models.TextChoices):
+        REVIEW = "review", "An admin reviews each new or changed tool before clients see it"
+        ACCEPT = "accept", "Accept new and changed tools at once (servers the organisation builds itself)"
+
+    changes = models.CharField(
+        max_length=10,
+        choices=Changes.choices,
+        default=Changes.REVIEW,
+        help_text="What happens when a tool of this server is added or its definition changes.",
+    )
+    # Set when an admin accepts a new server's tools as they add it: the next listing is accepted whole.
+    accept_next_listing = models.BooleanField(default=False)
+    input_routing = models.CharField(
+        max_length=20,
+        choices=InputRouting.choices,
+        default=InputRouting.OPERATOR,
+        help_text="Who answers what this server asks during a call (elicitation).",
+    )
+
+    revision = models.CharField(max_length=20, blank=True)
+    server_info = models.JSONField(default=dict, blank=True)
+    capabilities = models.JSONField(default=dict, blank=True)
+    instructions = models.TextField(blank=True)
+
+    health = models.CharField(max_length=10, choices=Health.choices, default=Health.UNKNOWN)
+    last_error = models.TextField(blank=True)
+    last_sync_at = models.DateTimeField(null=True, blank=True)
+    last_checked_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name
+
+    def save(self, *args, **kwargs):
+        if not self.slug:
+            self.slug = self.unique_slug(self.name)
+        super().save(*args, **kwargs)
+
+    @classmethod
+    def unique_slug(cls, name):
+        base = slugify(name).replace("-", "_")[:90] or "server"
+        slug, n = base, 1
+        while cls.objects.filter(slug=slug).exists():
+            n += 1
+            slug = f"{base}_{n}"
+        return slug
+
+    @staticmethod
+    def default_prefix(slug):
+        return f"{slug}_"
+
+    @property
+    def endpoint(self):
+        return self.url if self.transport == self.Transport.HTTP else self.command
+
+    def command_argv(self):
+        return shlex.split(self.command)
+
+    def active_tools(self):
+        return self.tools.filter(status=Tool.Status.ACTIVE)
+
+
+class Tool(models.Model):
+    """One tool of one upstream server, as last seen in its tools/list."""
+
+    class Status(models.TextChoices):
+        ACTIVE = "active"
+        NEEDS_REVIEW = "needs_review", "Needs review"
+        DECLINED = "declined", "Rejected in review"
+        REJECTED = "rejected"
+        REMOVED = "removed"
+
+    # The statuses that keep a tool's exposed name: a tool awaiting review must find its name free when accepted.
+    HELD = [Status.ACTIVE, Status.NEEDS_REVIEW, Status.DECLINED]
+
+    server = models.ForeignKey(Server, on_delete=models.CASCADE, related_name="tools")
+    upstream_name = models.CharField(max_length=128)
+    exposed_name = models.CharField(max_length=200, db_index=True)
+    definition = models.JSONField()
+    digest = models.CharField(max_length=64)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.ACTIVE)
+    reason = models.TextField(blank=True)
+    warnings = models.JSONField(default=list, blank=True)
+    # The definition an admin accepted (or the server's setting accepted); an active tool is listed exactly as this.
+    reviewed_digest = models.CharField(max_length=64, blank=True)
+    reviewed_definition = models.JSONField(null=True, blank=True)
+    first_seen_at = models.DateTimeField(default=timezone.now)
+    last_changed_at = models.DateTimeField(default=timezone.now)
+    last_seen_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["exposed_name"]
+        constraints = [
+            models.UniqueConstraint(fields=["server", "upstream_name"], name="tool_unique_upstream_name"),
+            # Clients address tools by exposed name alone: two tools that hold a name may never share one.
+            models.UniqueConstraint(
+                fields=["exposed_name"],
+                condition=models.Q(status__in=["active", "needs_review", "declined"]),
+                name="tool_unique_held_exposed_name",
+            ),
+        ]
+
+    def __str__(self):
+        return self.exposed_name
+
+    @property
+    def title(self):
+        return self.definition.get("title") or (self.definition.get("annotations") or {}).get("title") or ""
+
+    @property
+    def description(self):
+        return self.definition.get("description") or ""
+
+    @property
+    def served(self) -> bool:
+        return self.status == self.Status.ACTIVE
+
+
+class Change(models.Model):
+    """One row each time a definition or a status changes: a catalog entry's history."""
+
+    class Kind(models.TextChoices):
+        ADDED = "added"
+        CHANGED = "changed", "Definition changed"
+        REJECTED = "rejected"
+        RESTORED = "restored"
+        REMOVED = "removed"
+        ACCEPTED = "accepted", "Accepted in review"
+        DECLINED = "declined", "Rejected in review"
+
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    definition = models.JSONField()
+    digest = models.CharField(max_length=64)
+    previous_digest = models.CharField(max_length=64, blank=True)
+    status = models.CharField(max_length=20, choices=Tool.Status.choices)
+    reason = models.TextField(blank=True)
+    actor_name = models.CharField(max_length=150, blank=True, help_text="Who accepted or rejected it, for a review.")
+    at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        abstract = True
+        ordering = ["-at", "-id"]
+
+
+class ToolChange(Change):
+    """A tool's definition history."""
+
+    tool = models.ForeignKey(Tool, on_delete=models.CASCADE, related_name="changes")
+
+
+class SurfaceChange(Change):
+    """The history of a resource, a resource template or a prompt."""
+
+    item_type = models.ForeignKey(ContentType, on_delete=models.CASCADE, related_name="+")
+    item_id = models.PositiveBigIntegerField()
+    item = GenericForeignKey("item_type", "item_id")
+
+    class Meta(Change.Meta):
+        indexes = [models.Index(fields=["item_type", "item_id"], name="surfacechange_item")]
+
+
+class SurfaceItem(models.Model):
+    """What a server offers besides tools, as last listed: a resource, a resource template or a prompt.
+
+    Clients reach a resource by its URI and a prompt by its exposed name, so each
+    kind keeps one field (`ROUTED_BY`) that no two active rows may share.
+    """
+
+    # Reviewed as tools are, under the server's setting (catalog.trust): the same statuses, the same history.
+    Status = Tool.Status
+    HELD = Tool.HELD
+    # What clients are served: an active entry, and one whose change awaits review, as it was accepted.
+    SERVED = models.Q(status="active") | models.Q(status="needs_review", reviewed_definition__isnull=False)
+
+    server = models.ForeignKey(Server, on_delete=models.CASCADE, related_name="%(class)ss")
+    upstream_name = models.CharField(max_length=200)
+    exposed_name = models.CharField(max_length=300)
+    definition = models.JSONField()
+    digest = models.CharField(max_length=64)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.ACTIVE)
+    reason = models.TextField(blank=True)
+    # As a tool's: the definition accepted; while a change awaits review, clients are served this one.
+    reviewed_digest = models.CharField(max_length=64, blank=True)
+    reviewed_definition = models.JSONField(null=True, blank=True)
+    changes = GenericRelation("SurfaceChange", content_type_field="item_type", object_id_field="item_id")
+    first_seen_at = models.DateTimeField(default=timezone.now)
+    last_changed_at = models.DateTimeField(default=timezone.now)
+    last_seen_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        abstract = True
+
+    def __str__(self):
+        return self.exposed_name
+
+    @property
+    def title(self):
+        return self.definition.get("title") or ""
+
+    @property
+    def description(self):
+        return self.definition.get("description") or ""
+
+    @property
+    def change_waits(self) -> bool:
+        """A definition was accepted, and a change to it awaits review."""
+        return self.status == self.Status.NEEDS_REVIEW and self.reviewed_definition is not None
+
+    @property
+    def served(self) -> bool:
+        return self.status == self.Status.ACTIVE or self.change_waits
+
+    @property
+    def served_definition(self) -> dict:
+        """What clients are given: the accepted definition while a change to it awaits review."""
+        return self.reviewed_definition if self.change_waits else self.definition
+
+    @property
+    def served_digest(self) -> str:
+        return self.reviewed_digest if self.change_waits else self.digest
+
+
+# The statuses that hold a route, as a tool's HELD hold its name: an entry awaiting review finds it free when accepted.
+HELD_STATUSES = ["active", "needs_review", "declined"]
+
+
+class UriItem(SurfaceItem):
+    """An entry reached by URI: a resource by its own, a template by those it matches (`uri` holds the template)."""
+
+    ROUTED_BY = "uri"
+    uri = models.CharField(max_length=2000)
+
+    class Meta:
+        abstract = True
+        ordering = ["uri"]
+        constraints = [
+            models.UniqueConstraint(fields=["server", "uri"], name="%(class)s_unique_uri_per_server"),
+            models.UniqueConstraint(
+                fields=["uri"], condition=models.Q(status__in=HELD_STATUSES), name="%(class)s_unique_held_uri"
+            ),
+        ]
+
+
+class Resource(UriItem):
+    """One resource of one server; its URI, kept as the server gives it, routes resources/read."""
+
+
+class ResourceTemplate(UriItem):
+    """One resource template of one server; a URI it matches, when no resource has it, reads from that server."""
+
+
+class Prompt(SurfaceItem):
+    """One prompt of one server, addressed by clients by its exposed name."""
+
+    ROUTED_BY = "exposed_name"
+
+    class Meta:
+        ordering = ["exposed_name"]
+        constraints = [
+            models.UniqueConstraint(fields=["server", "upstream_name"], name="prompt_unique_upstream_name"),
+            models.UniqueConstraint(
+                fields=["exposed_name"],
+                condition=models.Q(status__in=HELD_STATUSES),
+                name="prompt_unique_held_exposed_name",
+            ),
+        ]
+
+    @property
+    def arguments(self) -> list[dict]:
+        return [a for a in self.served_definition.get("arguments") or [] if isinstance(a, dict)]
