@@ -3,7 +3,7 @@
 from celery import shared_task
 
 from approvals.audit import retention, verify
-from approvals.calls import lifecycle
+from approvals.calls import ending
 from approvals.catalog import sync
 from approvals.gateway import sessions
 from approvals.inputs import requests
@@ -27,7 +27,7 @@ def sync_all_servers():
 
 @shared_task
 def expire_stale_calls():
-    return lifecycle.expire_stale_calls() + changes.cancel_calls_of_expired_tokens()
+    return ending.expire_stale_calls() + changes.cancel_calls_of_expired_tokens()
 
 
 @shared_task

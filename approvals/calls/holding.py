@@ -7,7 +7,7 @@ UPDATE and, in one SELECT, finds which of those waiting for a decision are decid
 only those. A held call costs its id in a set: no query, timer or task of its own.
 
 The lease is what tells the rest of the console that the process still holds the call:
-lifecycle.end_abandoned_calls ends the open calls whose lease lapsed.
+ending.end_abandoned_calls ends the open calls whose lease lapsed.
 
 The calls a loop records or cancels are written by one task of the loop, in batches (Writes).
 """

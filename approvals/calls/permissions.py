@@ -13,7 +13,7 @@ from functools import partial
 from asgiref.sync import sync_to_async
 from django.db import transaction
 
-from approvals.calls import holding, lifecycle, runner
+from approvals.calls import ending, holding, lifecycle, runner
 from approvals.models import Call, ClientToken
 from approvals.policy import engine
 from approvals.protocol import permission_prompt
@@ -79,7 +79,7 @@ def denial_message(call: Call) -> str:
         return call.reason
     if call.status == Call.Status.DENIED:
         return f"Denied by the console's policy ({call.rule_name}). Do not retry it unchanged."
-    return lifecycle.error_text(call)
+    return ending.error_text(call)
 
 
 async def run_prompt(ctx: lifecycle.ClientContext, jsonrpc_id, params: dict, emit, tool=None) -> dict:
@@ -100,7 +100,7 @@ async def run_prompt(ctx: lifecycle.ClientContext, jsonrpc_id, params: dict, emi
             call = await runner.wait_for_decision(call, emit)
             if call.status == Call.Status.APPROVED:
                 allowed = permission_prompt.allow(call.final_arguments)
-                await sync_to_async(lifecycle.record_result)(call, Call.Status.COMPLETED, allowed, "")
+                await sync_to_async(ending.record_result)(call, Call.Status.COMPLETED, allowed, "")
                 call = await runner.reread(call.pk)
                 if call.status == Call.Status.COMPLETED:
                     return allowed

@@ -15,7 +15,7 @@ from functools import partial
 from asgiref.sync import sync_to_async
 from django.db import transaction
 
-from approvals.calls import holding, lifecycle, runner
+from approvals.calls import ending, holding, lifecycle, runner
 from approvals.models import Call, PolicyRule, Server
 from approvals.policy import engine
 from approvals.protocol.jsonrpc import INVALID_REQUEST, JsonRpcError
@@ -75,7 +75,7 @@ def receive_read(ctx: lifecycle.ClientContext, read: Read) -> tuple[Call | None,
 
 def refusal(call: Call | None, answer: dict | None) -> JsonRpcError:
     """The client's error for a read that was not let through: the rule's or the operator's words, or what ended it."""
-    text = lifecycle.error_text(call) if call is not None else answer["content"][0]["text"]
+    text = ending.error_text(call) if call is not None else answer["content"][0]["text"]
     data = {"status": call.status if call is not None else "refused"}
     if call is not None and call.reason:
         data["reason"] = call.reason
@@ -101,14 +101,14 @@ async def governed(ctx: lifecycle.ClientContext, read: Read, run, emit) -> dict:
 async def let_through(call: Call, run, emit) -> dict:
     if call.status == Call.Status.PENDING:
         call = await runner.wait_for_decision(call, emit)
-    if call.status == Call.Status.APPROVED and await sync_to_async(lifecycle.mark_forwarded)(call):
+    if call.status == Call.Status.APPROVED and await sync_to_async(ending.mark_forwarded)(call):
         call.status = Call.Status.FORWARDED
     if call.status != Call.Status.FORWARDED:
         raise refusal(await runner.reread(call.pk), None)
     try:
         result = await run()
     except JsonRpcError as exc:
-        await sync_to_async(lifecycle.record_result)(call, Call.Status.FAILED, {}, exc.message)
+        await sync_to_async(ending.record_result)(call, Call.Status.FAILED, {}, exc.message)
         raise
-    await sync_to_async(lifecycle.record_result)(call, Call.Status.COMPLETED, result, "")
+    await sync_to_async(ending.record_result)(call, Call.Status.COMPLETED, result, "")
     return result

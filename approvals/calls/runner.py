@@ -14,7 +14,7 @@ from asgiref.sync import SyncToAsync, sync_to_async
 from django.conf import settings
 
 from approvals.audit.chain import Actor
-from approvals.calls import holding, lifecycle, url_elicitation
+from approvals.calls import ending, holding, lifecycle, url_elicitation
 from approvals.calls.upstream_sessions import session_pool
 from approvals.catalog.specs import upstream_spec
 from approvals.inputs import continuations
@@ -58,7 +58,7 @@ async def run_call(ctx: lifecycle.ClientContext, jsonrpc_id, params: dict, emit,
             if call.status == Call.Status.PENDING:
                 call = await wait_for_decision(call, emit)
             if call.status not in Call.IN_FLIGHT:
-                return tool_error_result(lifecycle.error_text(call))
+                return tool_error_result(ending.error_text(call))
             on_request = input_runner.input_handler(call, ctx, emit)
             if ctx.era == MODERN and input_runner.relays_to_client(call.tool and call.tool.server, ctx):
                 running = holding.held_while(call.pk, forward(call, emit, log_level, on_request))
@@ -89,7 +89,7 @@ async def record_arrival(ctx: lifecycle.ClientContext, receive) -> tuple[Call | 
 async def cancelled(call: Call, ctx: lifecycle.ClientContext):
     """The client closed the stream: that is how a client cancels over HTTP."""
     cancelling = functools.partial(
-        lifecycle.cancel_running, call.pk, "the client closed the request", Actor.client(ctx.token)
+        ending.cancel_running, call.pk, "the client closed the request", Actor.client(ctx.token)
     )
     await asyncio.shield(holding.write(cancelling))
 
@@ -121,7 +121,7 @@ async def wait_for_decision(call: Call, emit) -> Call:
         return None
 
     def expire():
-        return sync_to_async(lifecycle.end_pending)(call.pk, Call.Status.EXPIRED, lifecycle.expired_reason(call))
+        return sync_to_async(ending.end_pending)(call.pk, Call.Status.EXPIRED, ending.expired_reason(call))
 
     quiet = tell_progress if call.progress_token is not None else None
     with holding.waiting_for_decision(call.pk):
@@ -163,7 +163,7 @@ async def forward(
 
     async def recorded(outcome: tuple) -> dict:
         *recordable, relayed = outcome
-        result = await sync_to_async(lifecycle.record_result)(call, *recordable)
+        result = await sync_to_async(ending.record_result)(call, *recordable)
         if relayed is not None and url_elicitation_client:
             raise relayed
         return result
@@ -173,10 +173,10 @@ async def forward(
     if tool is None or tool.digest != call.tool_digest or tool.status != tool.Status.ACTIVE:
         reason = "the tool's definition changed after the call was made; the approval does not cover the new definition"
         text = f"The call to {call.tool_name} was not run: {reason}."
-        return await sync_to_async(lifecycle.record_result)(call, Call.Status.FAILED, tool_error_result(text), reason)
+        return await sync_to_async(ending.record_result)(call, Call.Status.FAILED, tool_error_result(text), reason)
     # The mark's transaction runs while the request travels upstream rather than before it, and the
     # result is recorded after the mark. A call cancelled in between has its upstream request cancelled.
-    marking = asyncio.ensure_future(sync_to_async(lifecycle.mark_forwarded)(call))
+    marking = asyncio.ensure_future(sync_to_async(ending.mark_forwarded)(call))
     calling = asyncio.ensure_future(call_upstream(call, emit, log_level, on_request, url_elicitation_client))
     try:
         if await asyncio.shield(marking):
@@ -186,11 +186,11 @@ async def forward(
             calling.cancel()
             await asyncio.wait({calling})
     call = await reread(call.pk)
-    return tool_error_result(lifecycle.error_text(call))
+    return tool_error_result(ending.error_text(call))
 
 
 async def call_upstream(call: Call, emit, log_level, on_request, url_elicitation_client=False) -> tuple:
-    """The upstream's outcome: what lifecycle.record_result takes (the status, the result, the error, the start),
+    """The upstream's outcome: what ending.record_result takes (the status, the result, the error, the start),
     and the error to pass on as it is to a client that can act on it (see url_elicitation), if any."""
     tool = call.tool
     upstream_token = f"call-{call.pk}" if call.progress_token is not None else None

@@ -8,7 +8,7 @@ from django.db import transaction
 from approvals import tasks
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM
-from approvals.calls import lifecycle
+from approvals.calls import ending
 from approvals.live import events
 from approvals.models import Call, Server
 
@@ -144,7 +144,7 @@ def retire(server, actor, why: str) -> int:
     waiting = Call.objects.filter(server=server, status__in=Call.WAITING_TO_RUN)
     reason = f"{why} before the call ran"
     cancelled = sum(
-        lifecycle.end_call(pk, Call.WAITING_TO_RUN, Call.Status.CANCELLED, reason, actor)
+        ending.end_call(pk, Call.WAITING_TO_RUN, Call.Status.CANCELLED, reason, actor)
         for pk in list(waiting.values_list("pk", flat=True))
     )
     events.upstream_retired(server.name)

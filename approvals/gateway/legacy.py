@@ -3,7 +3,7 @@
 from asgiref.sync import sync_to_async
 from django.http import HttpResponse
 
-from approvals.calls import holding, lifecycle
+from approvals.calls import ending, holding
 from approvals.calls.lifecycle import ClientContext
 from approvals.catalog import routes
 from approvals.gateway import listing, sessions, streams, subscriptions, surface
@@ -106,7 +106,7 @@ async def take_notification(token: ClientToken, session: McpSession, message: No
         request_id, reason = message.params.get("requestId"), message.params.get("reason")
         if isinstance(request_id, (str, int)) and not isinstance(request_id, bool):
             reason = reason if isinstance(reason, str) else ""
-            await sync_to_async(lifecycle.cancel_by_request)(token, session.pk, request_id, reason)
+            await sync_to_async(ending.cancel_by_request)(token, session.pk, request_id, reason)
 
 
 async def respond_to_request(request, ctx: ClientContext, session: McpSession, message: Request, headers: dict):

@@ -12,7 +12,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from approvals.audit.chain import Actor
-from approvals.calls import lifecycle
+from approvals.calls import ending
 from approvals.catalog import routes
 from approvals.live import events
 from approvals.models import Call, ClientToken, McpSession
@@ -97,7 +97,7 @@ def close_session(session: McpSession):
     events.subscriptions_released(holder(session.pk))
     running = Call.objects.filter(session_id=session.pk, status__in=Call.OPEN).values_list("pk", flat=True)
     for call_id in list(running):
-        lifecycle.cancel_running(call_id, "the client ended its session", Actor.client(session.token))
+        ending.cancel_running(call_id, "the client ended its session", Actor.client(session.token))
 
 
 def prune_sessions(idle=timedelta(days=1)) -> int:

@@ -33,7 +33,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from approvals.audit.chain import SYSTEM, Actor
-from approvals.calls import lifecycle
+from approvals.calls import ending
 from approvals.calls.lifecycle import ClientContext
 from approvals.inputs import requests
 from approvals.live import events
@@ -66,7 +66,7 @@ async def survive(call: Call, forwarding):
         await forwarding
     except Exception:
         log.exception("call %s failed in the console while running detached", call.pk)
-        await sync_to_async(lifecycle.cancel_running)(call.pk, "the console failed while running the call", SYSTEM)
+        await sync_to_async(ending.cancel_running)(call.pk, "the console failed while running the call", SYSTEM)
 
 
 async def continue_call(ctx: ClientContext, jsonrpc_id, params: dict, emit, tool=None) -> dict:
@@ -95,7 +95,7 @@ async def continue_call(ctx: ClientContext, jsonrpc_id, params: dict, emit, tool
         return await outcome(call, ctx)
     except asyncio.CancelledError:
         await asyncio.shield(
-            sync_to_async(lifecycle.cancel_running)(call.pk, "the client closed the request", Actor.client(ctx.token))
+            sync_to_async(ending.cancel_running)(call.pk, "the client closed the request", Actor.client(ctx.token))
         )
         raise
 
@@ -106,7 +106,7 @@ async def outcome(call: Call, ctx: ClientContext) -> dict:
     async def next_outcome() -> dict | None:
         current = await Call.objects.aget(pk=call.pk)
         if current.status in Call.FINAL:
-            return current.result or tool_error_result(lifecycle.error_text(current))
+            return current.result or tool_error_result(ending.error_text(current))
         waiting = await sync_to_async(requests.open_for_client)(call.pk)
         return input_required(current, ctx, waiting) if waiting else None
 

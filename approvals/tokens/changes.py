@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM
-from approvals.calls import lifecycle
+from approvals.calls import ending
 from approvals.models import Call, ClientToken, RetiredSecret
 from approvals.tokens.credentials import actor_of, hash_secret, new_secret, snapshot, stamp
 
@@ -66,7 +66,7 @@ def revoke_token(token: ClientToken, user=None) -> bool:
         # decision takes them (the call, then the head), so that a decision racing this cannot deadlock it.
         with chain.batch():
             chain.record("token.revoked", actor, token=token, data={"before": before, "after": snapshot(token)})
-            lifecycle.cancel_unforwarded(Call.objects.filter(token=token), REVOKED_REASON, actor)
+            ending.cancel_unforwarded(Call.objects.filter(token=token), REVOKED_REASON, actor)
     return bool(revoked)
 
 
@@ -88,5 +88,5 @@ def cancel_calls_of_expired_tokens() -> int:
     cancelled = 0
     for token in ClientToken.objects.filter(pk__in=list(expired)):
         with transaction.atomic(), chain.batch():
-            cancelled += lifecycle.cancel_unforwarded(Call.objects.filter(token=token), expired_reason(token), SYSTEM)
+            cancelled += ending.cancel_unforwarded(Call.objects.filter(token=token), expired_reason(token), SYSTEM)
     return cancelled

@@ -6,7 +6,7 @@ import io
 import pytest
 
 from approvals.audit import export, query, verify
-from approvals.calls import lifecycle
+from approvals.calls import ending, lifecycle
 from approvals.models import AuditEvent, Call
 from approvals.protocol import revisions
 from approvals.protocol.canonical import canonical_json, sha256_digest
@@ -27,9 +27,9 @@ def large_call(shop, client_token, operator):
     edited = {"text": "y" * (MIB - 100)}
     assert lifecycle.decide(call.pk, operator, True, edited_arguments=edited).won
     call.refresh_from_db()
-    assert lifecycle.mark_forwarded(call)
+    assert ending.mark_forwarded(call)
     result = {"content": [{"type": "text", "text": "z" * MIB}]}
-    lifecycle.record_result(call, Call.Status.COMPLETED, result, "")
+    ending.record_result(call, Call.Status.COMPLETED, result, "")
     call.refresh_from_db()
     return call
 

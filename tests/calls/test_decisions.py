@@ -3,7 +3,7 @@ import threading
 import pytest
 from django.db import connection
 
-from approvals.calls import lifecycle
+from approvals.calls import ending, lifecycle
 from approvals.models import AuditEvent, Call
 from approvals.protocol import revisions
 from tests.fixtures.calls import pending_call
@@ -73,7 +73,7 @@ def test_it_binds_an_approval_to_what_the_operator_saw(client_token, refund_tool
 def test_it_does_not_expire_a_call_that_was_decided(client_token, refund_tool, operators):
     call = pending_call(client_token, refund_tool)
     lifecycle.decide(call.pk, operators[0], False, "no")
-    assert not lifecycle.end_pending(call.pk, Call.Status.EXPIRED, "late")
+    assert not ending.end_pending(call.pk, Call.Status.EXPIRED, "late")
     call.refresh_from_db()
     assert call.status == Call.Status.DENIED and call.reason == "no"
 
@@ -81,7 +81,7 @@ def test_it_does_not_expire_a_call_that_was_decided(client_token, refund_tool, o
 def test_it_expires_stale_calls_left_behind_by_a_dead_process(client_token, refund_tool, settings):
     settings.APPROVAL_TIMEOUT_SECONDS = 0
     call = pending_call(client_token, refund_tool)
-    assert lifecycle.expire_stale_calls() == 1
+    assert ending.expire_stale_calls() == 1
     call.refresh_from_db()
     assert call.status == Call.Status.EXPIRED
     assert actions(call)[-1] == "call.expired"
@@ -90,8 +90,8 @@ def test_it_expires_stale_calls_left_behind_by_a_dead_process(client_token, refu
 def test_it_cancels_a_call_by_the_clients_request_id(client_token, refund_tool):
     ctx = lifecycle.ClientContext(client_token, revisions.LEGACY, "2025-06-18", session_id="s1")
     call, _ = lifecycle.receive_call(ctx, refund_tool, {"order_id": 7, "amount": 20}, 42, None)
-    assert not lifecycle.cancel_by_request(client_token, "s1", "42", "stop")
-    assert lifecycle.cancel_by_request(client_token, "s1", 42, "stop")
+    assert not ending.cancel_by_request(client_token, "s1", "42", "stop")
+    assert ending.cancel_by_request(client_token, "s1", 42, "stop")
     call.refresh_from_db()
     assert call.status == Call.Status.CANCELLED and call.reason == "stop"
 
@@ -132,9 +132,9 @@ def test_it_fails_an_approved_call_whose_process_stopped_before_answering(
 ):
     call = pending_call(client_token, refund_tool)
     lifecycle.decide(call.pk, operators[0], True)
-    assert lifecycle.expire_stale_calls() == 0, "a call just approved is still being run"
+    assert ending.expire_stale_calls() == 0, "a call just approved is still being run"
     settings.UPSTREAM_CALL_TIMEOUT_SECONDS = -120
-    assert lifecycle.expire_stale_calls() == 1
+    assert ending.expire_stale_calls() == 1
     call.refresh_from_db()
     assert call.status == Call.Status.FAILED and "stopped before it was answered" in call.error
     assert actions(call)[-1] == "call.failed"

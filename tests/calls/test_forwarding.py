@@ -8,7 +8,7 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from approvals.audit.chain import Actor
-from approvals.calls import lifecycle, runner
+from approvals.calls import ending, lifecycle, runner
 from approvals.catalog import servers, sync
 from approvals.models import AuditEvent, Call, PolicyRule, Tool
 from approvals.protocol import revisions
@@ -118,7 +118,7 @@ async def test_it_does_not_answer_an_approved_call_cancelled_before_it_was_forwa
     call, _ = await sync_to_async(lifecycle.receive_call)(ctx, tool, {"customer_id": "C007"}, 1, None)
     approval = await sync_to_async(lifecycle.decide)(call.pk, operators[0], True)
     # The client's cancellation gets there between the approval and the forwarding.
-    await sync_to_async(lifecycle.cancel_running)(call.pk, "the client cancelled", Actor.client(client_token))
+    await sync_to_async(ending.cancel_running)(call.pk, "the client cancelled", Actor.client(client_token))
     approval.row.tool = tool
     try:
         result = await runner.forward(approval.row, lambda message: None)

@@ -8,7 +8,7 @@ from asgiref.sync import sync_to_async
 from django.db import connection
 from django.utils import timezone
 
-from approvals.calls import holding, lifecycle, runner
+from approvals.calls import ending, holding, lifecycle, runner
 from approvals.models import AuditEvent, Call
 from approvals.protocol import revisions
 from tests.fixtures.calls import pending_call
@@ -94,7 +94,7 @@ def test_it_ends_a_pending_call_whose_process_stopped_renewing_its_lease_as_aban
     abandoned, held = pending_call(client_token, refund_tool), pending_call(client_token, refund_tool)
     lapse(abandoned)
 
-    assert lifecycle.expire_stale_calls() == 1
+    assert ending.expire_stale_calls() == 1
 
     abandoned.refresh_from_db()
     held.refresh_from_db()
@@ -107,12 +107,12 @@ def test_it_ends_a_pending_call_whose_process_stopped_renewing_its_lease_as_aban
 def test_it_refuses_a_decision_on_an_abandoned_call(client_token, refund_tool, operators):
     call = pending_call(client_token, refund_tool)
     lapse(call)
-    lifecycle.end_abandoned_calls()
+    ending.end_abandoned_calls()
 
     decision = lifecycle.decide(call.pk, operators[0], True)
 
     assert not decision.won
-    assert decision.message.startswith("Already cancelled") and lifecycle.ABANDONED in decision.message
+    assert decision.message.startswith("Already cancelled") and ending.ABANDONED in decision.message
     assert "call.approved" not in actions(call)
 
 
@@ -121,11 +121,11 @@ def test_it_fails_an_approved_call_whose_process_died_before_forwarding_it(clien
     assert lifecycle.decide(call.pk, operators[0], True).won
     lapse(call)
 
-    assert lifecycle.end_abandoned_calls() == 1
+    assert ending.end_abandoned_calls() == 1
 
     call.refresh_from_db()
     assert call.status == Call.Status.FAILED
-    assert call.error == lifecycle.NEVER_FORWARDED
+    assert call.error == ending.NEVER_FORWARDED
     assert actions(call)[-1] == "call.failed"
 
 
@@ -133,15 +133,15 @@ def test_it_fails_a_forwarded_call_whose_process_died_saying_it_may_have_run(cli
     call = pending_call(client_token, refund_tool)
     lifecycle.decide(call.pk, operators[0], True)
     call.refresh_from_db()
-    assert lifecycle.mark_forwarded(call)
+    assert ending.mark_forwarded(call)
     lapse(call)
 
-    assert lifecycle.end_abandoned_calls() == 1
+    assert ending.end_abandoned_calls() == 1
 
     call.refresh_from_db()
     assert call.status == Call.Status.FAILED and "it may have run" in call.error
     event = AuditEvent.objects.get(call_id=call.pk, action="call.failed")
-    assert event.data == {"error": lifecycle.STOPPED_UPSTREAM}
+    assert event.data == {"error": ending.STOPPED_UPSTREAM}
 
 
 async def test_it_wakes_a_held_call_ended_by_the_sweep_and_answers_it(client_token, refund_tool, settings):
@@ -151,7 +151,7 @@ async def test_it_wakes_a_held_call_ended_by_the_sweep_and_answers_it(client_tok
     call = await eventually(Call.objects.filter(status=Call.Status.PENDING).afirst, message="a held call")
     await sync_to_async(lapse)(call)
 
-    assert await sync_to_async(lifecycle.end_abandoned_calls)() == 1
+    assert await sync_to_async(ending.end_abandoned_calls)() == 1
 
     result = await asyncio.wait_for(waiting, 5)
     assert "cancelled: abandoned: the client's connection closed" in result["content"][0]["text"]

@@ -9,7 +9,7 @@ from django.core.management import CommandError
 from django.db import connection
 from django.urls import reverse
 
-from approvals.calls import lifecycle, runner
+from approvals.calls import ending, lifecycle, runner
 from approvals.models import AuditEvent, Call, CallApproval, PolicyRule
 from approvals.policy import rules
 from approvals.protocol import revisions
@@ -123,7 +123,7 @@ def test_it_gives_a_held_call_the_timeout_of_the_rule_that_asked(client_token, r
     ask_rule(approval_timeout_seconds=45)
     call = held_call(client_token, refund_tool)
     assert (call.expires_at - call.received_at).total_seconds() == 45
-    assert lifecycle.expired_reason(call) == "no operator decided within 45 seconds"
+    assert ending.expired_reason(call) == "no operator decided within 45 seconds"
 
 
 def test_it_falls_back_to_the_global_timeout_for_a_rule_without_its_own(client_token, refund_tool, settings):

@@ -8,7 +8,7 @@ from asgiref.sync import sync_to_async
 from django.utils import timezone
 
 from approvals import tasks
-from approvals.calls import lifecycle, runner
+from approvals.calls import ending, lifecycle, runner
 from approvals.models import AuditEvent, Call, ClientToken
 from approvals.protocol import revisions
 from approvals.tokens.credentials import create_token
@@ -40,7 +40,7 @@ def test_it_cancels_the_pending_and_the_approved_calls_of_an_expired_token_only(
     statuses = dict(Call.objects.values_list("pk", "status"))
     assert statuses == {waiting.pk: "cancelled", approved.pk: "cancelled", other.pk: "pending"}
     assert Call.objects.get(pk=waiting.pk).reason.startswith("the client token expired at ")
-    assert not lifecycle.mark_forwarded(approved)
+    assert not ending.mark_forwarded(approved)
     cancellations = AuditEvent.objects.filter(action="call.cancelled", actor_type="system")
     assert sorted(cancellations.values_list("call_id", flat=True)) == sorted([waiting.pk, approved.pk])
 

@@ -5,7 +5,7 @@ import threading
 import pytest
 from django.db import connection
 
-from approvals.calls import lifecycle
+from approvals.calls import ending, lifecycle
 from approvals.inputs import requests
 from approvals.models import AuditEvent, Call, ClientToken, InputRequest
 from approvals.protocol import revisions
@@ -35,7 +35,7 @@ def test_it_cancels_the_pending_and_the_approved_calls_of_a_revoked_token_only(c
 
     statuses = dict(Call.objects.values_list("pk", "status"))
     assert statuses == {waiting.pk: "cancelled", approved.pk: "cancelled", other.pk: "pending"}
-    assert not lifecycle.mark_forwarded(approved)
+    assert not ending.mark_forwarded(approved)
     assert AuditEvent.objects.filter(action="call.cancelled", actor_type="system").count() == 2
 
 
@@ -111,7 +111,7 @@ def test_it_lets_no_approval_racing_a_revocation_run_its_call(refund_tool, opera
 
         call.refresh_from_db()
         assert call.status == Call.Status.CANCELLED
-        assert not lifecycle.mark_forwarded(call)
+        assert not ending.mark_forwarded(call)
         assert not AuditEvent.objects.filter(call_id=call.pk, action="call.forwarded").exists()
 
 

@@ -12,7 +12,7 @@ from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from approvals.calls import lifecycle
+from approvals.calls import ending, lifecycle
 from approvals.models import AuditEvent, Call, ClientToken, PolicyRule, Server
 from approvals.policy import rules
 from approvals.protocol.headers import request_headers
@@ -253,7 +253,7 @@ async def test_a_read_that_would_wait_past_the_tokens_cap_is_refused_unrecorded(
         held = await one_in(Call.Status.PENDING)
         with pytest.raises(MCPError) as raised:
             await client.read_resource("notes://n/2")
-        await sync_to_async(lifecycle.end_pending)(held.pk, Call.Status.CANCELLED, "the test is over")
+        await sync_to_async(ending.end_pending)(held.pk, Call.Status.CANCELLED, "the test is over")
         with pytest.raises(MCPError):
             await first
 

@@ -10,7 +10,7 @@ from asgiref.sync import sync_to_async
 from django.utils import timezone
 
 from approvals.audit.chain import Actor
-from approvals.calls import lifecycle
+from approvals.calls import ending, lifecycle
 from approvals.inputs import requests, runner
 from approvals.live import events
 from approvals.models import AuditEvent, Call, InputRequest, Server
@@ -104,7 +104,7 @@ async def test_it_expires_a_request_nobody_answers_and_tells_the_server_cancel(f
 async def test_it_cancels_what_a_call_waits_for_when_the_client_leaves(forwarded, client_token):
     waiting = asyncio.create_task(handler(forwarded)("elicitation/create", CONFIRM))
     await wait_for_input()
-    await sync_to_async(lifecycle.cancel_running)(
+    await sync_to_async(ending.cancel_running)(
         forwarded.pk, "the client closed the request", Actor.client(client_token)
     )
     assert await asyncio.wait_for(waiting, 5) == {"action": "cancel"}

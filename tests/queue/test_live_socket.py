@@ -10,7 +10,7 @@ from django.db.backends.signals import connection_created
 from django.test import Client
 
 from approvals import roles
-from approvals.calls import lifecycle
+from approvals.calls import ending, lifecycle
 from approvals.catalog import sync
 from approvals.live import events
 from approvals.live.consumers import OperatorConsumer
@@ -236,7 +236,7 @@ async def test_it_pushes_how_a_decided_call_ended(person, make_call, refund_tool
     call = await sync_to_async(make_call)(refund_tool, {"order_id": 1012, "amount": 40})
     decision = await sync_to_async(lifecycle.decide)(call.pk, ann, True)
     socket, _ = await open_socket(cookie)
-    await sync_to_async(lifecycle.record_result)(decision.row, "completed", {"content": []}, "")
+    await sync_to_async(ending.record_result)(decision.row, "completed", {"content": []}, "")
     message = await socket.receive_json_from(timeout=5)
     assert message["event"] == "call.finished" and message["status"] == "completed" and "pending_count" not in message
     assert "Approved by ann · completed" in message["actions"]

@@ -4,7 +4,7 @@ import pytest
 from django.urls import reverse
 
 from approvals import roles
-from approvals.calls import lifecycle
+from approvals.calls import ending, lifecycle
 from approvals.models import AuditEvent, Call
 
 
@@ -113,7 +113,7 @@ def test_it_denies_with_the_reason(person, refund_call):
     decide_post(client, refund_call, "deny", reason="customer asked us not to")
     refund_call.refresh_from_db()
     assert refund_call.status == Call.Status.DENIED and refund_call.reason == "customer asked us not to"
-    assert "customer asked us not to" in lifecycle.error_text(refund_call)
+    assert "customer asked us not to" in ending.error_text(refund_call)
 
 
 def test_it_refuses_an_approval_of_what_was_not_shown(person, refund_call):

@@ -4,7 +4,7 @@ import pytest
 from django.urls import reverse
 
 from approvals import roles
-from approvals.calls import lifecycle, reads
+from approvals.calls import ending, lifecycle, reads
 from approvals.calls.lifecycle import ClientContext
 from approvals.models import AuditEvent, Call
 from approvals.policy import rules
@@ -78,9 +78,9 @@ def test_it_shows_a_completed_reads_page_with_the_contents_it_returned(ask, oper
     user, client = operator
     lifecycle.decide(call.pk, user, True)
     call.refresh_from_db()
-    lifecycle.mark_forwarded(call)
+    ending.mark_forwarded(call)
     contents = {"contents": [{"uri": "file://docs/a.md", "mimeType": "text/markdown", "text": "# Guide to refunds"}]}
-    lifecycle.record_result(call, Call.Status.COMPLETED, contents, "")
+    ending.record_result(call, Call.Status.COMPLETED, contents, "")
 
     response = client.get(reverse("call", args=[call.pk]))
 

@@ -16,7 +16,7 @@ from asgiref.sync import sync_to_async
 from django.utils import timezone
 
 from approvals import housekeeping
-from approvals.calls import lifecycle
+from approvals.calls import ending, lifecycle
 from approvals.models import AuditEvent, Call
 from approvals.tokens.credentials import create_token
 from tests.fixtures.catalog import DEMO_COMMAND, add_synced_server
@@ -113,7 +113,7 @@ def test_it_ends_the_calls_of_a_killed_embedded_process_once_the_console_runs_ag
         assert time.monotonic() - killed_at < WITHIN_A_MINUTE
         page = logged_in(f"http://127.0.0.1:{second}", "ann", PASSWORD).get("/queue/").text
     for call in held:
-        assert call.reason == lifecycle.ABANDONED
+        assert call.reason == ending.ABANDONED
         assert AuditEvent.objects.filter(call_id=call.pk, action="call.cancelled").count() == 1
         assert not offered(page, call)
 
@@ -187,8 +187,8 @@ def test_it_accounts_for_every_call_of_a_process_killed_while_it_holds_calls_and
         endings = list(AuditEvent.objects.filter(call_id=call.pk, action__in=ENDINGS).values_list("action", flat=True))
         assert len(endings) == 1, (call, endings)
     export = next(call for call in calls.values() if call.tool_name == "demo_export_report")
-    assert export.status == Call.Status.FAILED and export.error == lifecycle.STOPPED_UPSTREAM
-    abandoned = [call for call in calls.values() if call.reason == lifecycle.ABANDONED]
+    assert export.status == Call.Status.FAILED and export.error == ending.STOPPED_UPSTREAM
+    abandoned = [call for call in calls.values() if call.reason == ending.ABANDONED]
     assert len(abandoned) == 3 and all(call.status == Call.Status.CANCELLED for call in abandoned)
     survivor = next(call for call in calls.values() if call.arguments == {"customer_id": "C009"})
     assert survivor.reason == "the client closed the request"

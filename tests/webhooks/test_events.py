@@ -6,7 +6,7 @@ import pytest
 from django.utils import timezone
 
 from approvals.audit import verify
-from approvals.calls import lifecycle
+from approvals.calls import ending, lifecycle
 from approvals.catalog import sync
 from approvals.inputs import requests
 from approvals.models import Call, InputRequest, WebhookDelivery
@@ -38,7 +38,7 @@ def types(endpoint) -> list[str]:
 def test_it_tells_of_a_call_held_then_expired(hooks, client_token, refund_tool):
     endpoint = hooks()
     call = pending_call(client_token, refund_tool)
-    assert lifecycle.end_pending(call.pk, Call.Status.EXPIRED, "no operator decided within 10 minutes")
+    assert ending.end_pending(call.pk, Call.Status.EXPIRED, "no operator decided within 10 minutes")
     assert types(endpoint) == ["call.pending", "call.finished"]
     finished = WebhookDelivery.objects.filter(endpoint=endpoint).latest("id").payload
     assert finished["data"]["call"]["status"] == "expired"
@@ -52,7 +52,7 @@ def test_it_tells_of_an_approval_only_when_it_decides_the_call(hooks, client_tok
     assert lifecycle.decide(call.pk, operators[0], True).won
     assert types(endpoint) == ["call.pending"]
     assert lifecycle.decide(call.pk, operators[1], True).won
-    assert lifecycle.mark_forwarded(Call.objects.get(pk=call.pk))
+    assert ending.mark_forwarded(Call.objects.get(pk=call.pk))
     assert types(endpoint) == ["call.pending", "call.decided"]
 
 
