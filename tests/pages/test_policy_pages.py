@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from approvals import roles
 from approvals.models import AuditEvent, Call, PolicyRule, Prompt
-from approvals.policy import rules
+from approvals.policy import rule_files, rules
 from approvals.tokens.credentials import create_token
 from tests.fixtures.catalog import make_server, make_tool
 
@@ -376,7 +376,7 @@ def test_it_adds_a_rule_for_permission_requests_and_lists_it_as_one(admin_client
     assert (rule.applies_to, rule.tool_glob) == ("permission", "Bash")
     listed = admin_client.get(reverse("rules")).content.decode()
     assert "<span data-applies-to>permission for the agent's</span> tool <code>Bash</code>" in listed
-    assert rules.export_rules()["rules"][0]["applies_to"] == "permission"
+    assert rule_files.export_rules()["rules"][0]["applies_to"] == "permission"
 
 
 def test_it_adds_a_rule_asking_before_reads_on_a_server_and_lists_it_as_one(admin_client, shop):

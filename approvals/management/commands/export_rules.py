@@ -2,7 +2,7 @@ import json
 
 from django.core.management.base import BaseCommand
 
-from approvals.policy import rules
+from approvals.policy import rule_files
 
 
 class Command(BaseCommand):
@@ -12,4 +12,4 @@ class Command(BaseCommand):
     )
 
     def handle(self, *args, **options):
-        self.stdout.write(json.dumps(rules.export_rules(), indent=2, ensure_ascii=False))
+        self.stdout.write(json.dumps(rule_files.export_rules(), indent=2, ensure_ascii=False))

@@ -3,7 +3,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from approvals.policy import rules
+from approvals.policy import rule_files, rules
 
 
 class Command(BaseCommand):
@@ -23,7 +23,7 @@ class Command(BaseCommand):
         except (OSError, UnicodeDecodeError) as exc:
             raise CommandError(f"cannot read {file}: {exc}") from None
         try:
-            result = rules.import_rules(rules.read_rules_file(text), replace)
+            result = rule_files.import_rules(rule_files.read_rules_file(text), replace)
         except rules.RuleError as exc:
             raise CommandError("nothing imported:\n" + "\n".join(exc.errors)) from None
         self.stdout.write(", ".join(f"{count} {what}" for what, count in result.counts().items()))
