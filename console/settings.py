@@ -254,6 +254,12 @@ CALL_REREAD_SECONDS = float(os.environ.get("CALL_REREAD_SECONDS", 5))
 # A web process vouches for the calls it holds this long, renewing once half is left; a call whose
 # lease lapsed lost its process and ends at the next STALE_CALLS_INTERVAL_SECONDS.
 CALL_LEASE_SECONDS = float(os.environ.get("CALL_LEASE_SECONDS", 30))
+if not 0 < CALL_REREAD_SECONDS < CALL_LEASE_SECONDS / 2:
+    raise ImproperlyConfigured(
+        "CALL_REREAD_SECONDS must be above 0 and under half of CALL_LEASE_SECONDS: leases are renewed at a re-read "
+        "once half is left, so a longer interval lets them lapse and ends every held call as abandoned; "
+        f"CALL_REREAD_SECONDS is {CALL_REREAD_SECONDS:g}, CALL_LEASE_SECONDS {CALL_LEASE_SECONDS:g}"
+    )
 UPSTREAM_CALL_TIMEOUT_SECONDS = float(os.environ.get("UPSTREAM_CALL_TIMEOUT_SECONDS", 600))
 # How long what an upstream server asks for mid-call waits for its answer (an operator's form, or the
 # client's). Shorter than the upstream call's own timeout, which also covers the time spent waiting.

@@ -4,6 +4,10 @@ import ast
 import re
 from pathlib import Path
 
+import pytest
+
+from tests.fixtures.processes import start_console
+
 ROOT = Path(__file__).resolve().parents[1]
 SETTINGS = ROOT / "console" / "settings.py"
 README = ROOT / "README.md"
@@ -107,3 +111,17 @@ def test_it_reads_every_name_of_a_row_and_only_the_first_column():
 | `FOUR` | 4 | outside the section |
 """
     assert names_in_the_configuration_table(readme) == {"ONE", "TWO", "THREE"}
+
+
+@pytest.mark.parametrize(("reread", "lease"), [("15", "30"), ("60", "30"), ("0", "30")])
+def test_it_refuses_to_start_when_held_calls_are_re_read_too_seldom_to_renew_their_leases(reread, lease):
+    started = start_console(CALL_REREAD_SECONDS=reread, CALL_LEASE_SECONDS=lease)
+
+    assert started.returncode != 0
+    assert "ImproperlyConfigured" in started.stderr and "CALL_REREAD_SECONDS" in started.stderr
+
+
+def test_it_starts_when_held_calls_are_re_read_often_enough_to_renew_their_leases():
+    started = start_console(CALL_REREAD_SECONDS="14", CALL_LEASE_SECONDS="30")
+
+    assert started.returncode == 0, started.stderr

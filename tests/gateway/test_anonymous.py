@@ -1,16 +1,12 @@
 """Clients without a token: refused, unless the admin allows them on a console only this machine reaches."""
 
-import os
-import subprocess
-import sys
-
 import pytest
 from django.test import RequestFactory
 
 from approvals.gateway import auth
 from approvals.gateway.http import Refused
 from approvals.models import AuditEvent
-from tests.fixtures.servers import REPO
+from tests.fixtures.processes import start_console
 
 
 def test_it_refuses_a_client_without_a_token_by_default(tokenless):
@@ -58,14 +54,6 @@ async def test_it_refuses_an_anonymous_client_from_another_machine_even_when_all
         await auth.identify(request)
 
     assert refused.value.response.status_code == 401
-
-
-def start_console(**env) -> subprocess.CompletedProcess:
-    code = "import django; django.setup()"
-    environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "console.settings", **env}
-    return subprocess.run(
-        [sys.executable, "-c", code], cwd=REPO, env=environment, capture_output=True, text=True, timeout=60
-    )
 
 
 def test_it_refuses_to_start_with_anonymous_clients_on_a_public_host_name():

@@ -102,7 +102,7 @@ def test_it_answers_a_held_call_once_another_process_approves_it(redis_required,
             assert decided.returncode == 0, decided.stderr
             return await asyncio.wait_for(answer, timeout=15)
 
-    with daphne(port, {"CALL_REREAD_SECONDS": "60"}):
+    with daphne(port, {"CALL_REREAD_SECONDS": "60", "CALL_LEASE_SECONDS": "600"}):
         result = asyncio.run(call_and_wait_for_decision())
     assert not result.is_error
     assert "C007" in " ".join(block.text for block in result.content if block.type == "text")
