@@ -150,12 +150,18 @@ class ModernClient:
         return response.json()
 
 
+def input_requests(result: dict) -> dict:
+    """The input requests of an input_required result; a failure that shows what came instead."""
+    assert "inputRequests" in result, f"expected the server's input requests, got {result}"
+    return result["inputRequests"]
+
+
 async def test_it_answers_a_2026_client_input_required_with_its_own_signed_state_and_continues_on_the_retry(
     mcp_url, secret, passthrough
 ):
     client = ModernClient(mcp_url, secret)
     first = (await client.call(1, "sdk_delete_record", {"target": "r1"}))["result"]
-    [(key, request)] = first["inputRequests"].items()
+    [(key, request)] = input_requests(first).items()
     answers = {key: {"action": "accept", "content": {"confirm": True}}}
     done = (
         await client.call(
@@ -173,7 +179,7 @@ async def test_it_answers_a_2026_client_input_required_with_its_own_signed_state
 async def test_it_refuses_a_tampered_expired_or_misapplied_request_state(mcp_url, secret, passthrough):
     client = ModernClient(mcp_url, secret)
     first = (await client.call(1, "sdk_delete_record", {"target": "r1"}))["result"]
-    [key] = first["inputRequests"]
+    [key] = input_requests(first)
     state = first["requestState"]
     answers = {key: {"action": "decline"}}
     call_id = (await InputRequest.objects.aget()).call_id
@@ -270,7 +276,7 @@ async def test_it_passes_sampling_to_an_sdk_client_that_declared_it(mcp_url, sec
 async def test_it_gives_the_server_an_error_for_a_malformed_answer_from_the_client(mcp_url, secret, passthrough):
     client = ModernClient(mcp_url, secret)
     first = (await client.call(1, "sdk_delete_record", {"target": "r7"}))["result"]
-    [key] = first["inputRequests"]
+    [key] = input_requests(first)
     answers = {key: {"action": "maybe"}}
     done = (
         await client.call(
