@@ -12,8 +12,10 @@ With 10 calls held, then with --calls held, it measures:
 - RSS: the daphne process's resident memory with every call held (and its peak); target < 400 MB;
 - queue page: GET /queue/ signed in as an operator, first and median of five; target < 300 ms;
 - push: a new call's arrival on an open queue websocket (the page's), from the client sending
-  it, median of five sent half a second apart, with 10 held and with --calls held (right after
-  the burst is recorded, and again once it has settled); target: as fast with many as with 10;
+  it, median of nine sent half a second apart, with 10 held and with --calls held (right after
+  the burst is recorded, and again once it has settled); target: as fast with many as with 10.
+  The probes come from an HTTP client of their own, as a new agent's call would: sent through
+  the fleet's client they would also time its pool walking every connection it holds open;
 - cancel: the client streams all closed at once, until every held call is cancelled;
 - CPU: daphne's CPU time per call while the burst is recorded and while the calls are cancelled,
   which other work on a shared machine disturbs less than the wall-clock figures.
@@ -52,7 +54,7 @@ from tests.fixtures.servers import SERVERS, free_port, running
 
 BENCH_DATABASE = "hold_bench"
 FEW = 10
-PROBES = 5
+PROBES = 9
 # Probes arrive as separate calls do: one sent the moment the last one's row arrived would also
 # time the rest of that call's own recording.
 PROBE_GAP_SECONDS = 0.5
@@ -130,17 +132,25 @@ class Bench:
         self.http = httpx.AsyncClient(
             timeout=None, limits=httpx.Limits(max_connections=None, max_keepalive_connections=None)
         )
+        # A new client's call, apart from the fleet's thousands of open connections.
+        self.probing = httpx.AsyncClient(timeout=None)
         self.holding: list[asyncio.Task] = []
         self.opening = asyncio.Semaphore(OPENING_AT_ONCE)
         self.watcher = Watcher(base)
         self.probes = 0
 
-    def hold(self, text: str):
+    def hold(self, text: str, http: httpx.AsyncClient | None = None):
         number = len(self.holding) + 1
         self.holding.append(
             asyncio.create_task(
                 hold_call(
-                    self.http, f"{self.base}/mcp", self.secret, self.tool, {"message": text}, number, self.opening
+                    http or self.http,
+                    f"{self.base}/mcp",
+                    self.secret,
+                    self.tool,
+                    {"message": text},
+                    number,
+                    self.opening,
                 )
             )
         )
@@ -170,8 +180,9 @@ class Bench:
             text = f"hold-many probe {self.probes}"
             arrival = self.watcher.expected[text] = asyncio.get_running_loop().create_future()
             sent = time.time()
-            self.hold(text)
+            self.hold(text, self.probing)
             latencies.append((await asyncio.wait_for(arrival, 60) - sent) * 1000)
+        print(f"  push with {len(self.holding)} held, ms: {' '.join(f'{ms:.0f}' for ms in latencies)}", file=sys.stderr)
         return statistics.median(latencies)
 
     async def queue_page_ms(self) -> tuple[float, float, int]:
@@ -200,6 +211,7 @@ class Bench:
 
     async def close(self):
         await self.watcher.close()
+        await self.probing.aclose()
         await self.http.aclose()
 
     async def run(self, calls: int) -> dict:

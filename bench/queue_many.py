@@ -3,14 +3,14 @@
     .venv/bin/python bench/queue_many.py [--calls 2000] [--setup embedded services] [--database queue_bench]
 
 As bench/hold_many.py, one token's 2026-07-28 clients call `echo` under an ask rule and
-nobody decides. Ten calls are held for real and five more probes timed; then copies of a
+nobody decides. Ten calls are held for real and nine more probes timed; then copies of a
 held call's row are written straight into the database until --calls are pending (nobody
 holds the copies, and no lease lapses on them), and it measures:
 
 - queue page: GET /queue/ signed in as an operator, first and median of five; target < 300 ms;
   and the CPU time daphne spent per load, which other work on a shared machine disturbs less;
 - push: a new call's arrival on an open queue websocket (the page's), from the client sending
-  it, median of five sent half a second apart, with 10 held and with --calls pending; target:
+  it, median of nine sent half a second apart, with 10 held and with --calls pending; target:
   as fast with many as with 10.
 
 These are the figures of hold_many's queue page and push at a fraction of its time; hold_many
