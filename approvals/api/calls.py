@@ -11,7 +11,7 @@ from ninja import Status as Answer
 from approvals.api import shapes
 from approvals.api.auth import require
 from approvals.api.schemas import CallDetail, CallPage, Conflict, Decided, Decision, Error, Invalid, Queue
-from approvals.calls import lifecycle
+from approvals.calls import deciding, lifecycle
 from approvals.display import rows
 from approvals.display.input_cards import shown_inputs
 from approvals.models import Call, InputRequest
@@ -105,7 +105,7 @@ def decide(request: HttpRequest, call_id: int, decision: Decision):
     if decision.arguments is not None and not approve:
         return Answer(422, {"detail": "Only an approval takes edited arguments.", "errors": []})
     try:
-        outcome = lifecycle.decide(
+        outcome = deciding.decide(
             call_id,
             request.user,
             approve,

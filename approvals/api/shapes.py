@@ -1,6 +1,6 @@
 """Rows as the API shows them (see schemas)."""
 
-from approvals.calls import lifecycle
+from approvals.calls import deciding, lifecycle
 from approvals.display.timeline import call_timeline
 from approvals.inputs import requests
 from approvals.models import Call, InputRequest
@@ -32,7 +32,7 @@ def call_detail(call: Call) -> dict:
         "binding": lifecycle.call_binding(call),
         "rule": call.rule_name,
         "reason": call.reason,
-        "approvals": lifecycle.approvers(call),
+        "approvals": deciding.approvers(call),
         "is_error": call.is_error,
         "error": call.error,
         "result": call.result,

@@ -1,6 +1,6 @@
 """Deciding several pending calls at once, each through the one decision path.
 
-Every selected call is decided by lifecycle.decide, in a transaction of its own:
+Every selected call is decided by deciding.decide, in a transaction of its own:
 races, the binding to what the operator saw, the audit events and the live news
 are exactly those of a single decision, and one call decided first by someone
 else leaves the others to go ahead. Several calls are approved together only when
@@ -9,7 +9,7 @@ they are the same tool with the same arguments, so that one look covers them all
 
 from dataclasses import dataclass, field
 
-from approvals.calls import lifecycle, transitions
+from approvals.calls import deciding, transitions
 from approvals.models import Call
 
 MAX_SELECTED = 500
@@ -62,5 +62,5 @@ def decide_selected(selection: dict[int, str], user, approve: bool, reason: str)
     found = sorted(call.pk for call in calls)
     outcome = BulkOutcome(missing=sorted(set(selection) - set(found)))
     for pk in found:
-        outcome.outcomes.append(lifecycle.decide(pk, user, approve, reason=reason, shown_binding=selection[pk]))
+        outcome.outcomes.append(deciding.decide(pk, user, approve, reason=reason, shown_binding=selection[pk]))
     return outcome

@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 from datetime import datetime
 
-from approvals.calls import lifecycle
+from approvals.calls import deciding
 from approvals.models import Call
 
 POLICY_WORDS = {"allow": "allowed by policy", "ask": "held for an operator", "deny": "denied by policy"}
@@ -20,7 +20,7 @@ class Step:
 def decider(call: Call) -> str:
     """Who decided: the operator, or for a call that needed several approvals each who approved it."""
     if call.approvals_needed > 1 and call.status != Call.Status.DENIED:
-        return " and ".join(lifecycle.approvers(call)) or call.decided_by_name
+        return " and ".join(deciding.approvers(call)) or call.decided_by_name
     return call.decided_by_name
 
 

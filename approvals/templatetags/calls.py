@@ -7,7 +7,7 @@ from django.urls import get_script_prefix, reverse
 from django.utils import timezone
 
 from approvals import roles
-from approvals.calls import agent_tools, lifecycle
+from approvals.calls import agent_tools, deciding, lifecycle
 from approvals.display import permissions, results, rows, timeline, values
 from approvals.routing import LIVE_PATH
 
@@ -16,8 +16,8 @@ register = template.Library()
 register.filter("can_decide", roles.can_decide)
 register.filter("can_view_calls", roles.can_view_calls)
 register.filter("binding", lifecycle.call_binding)
-register.filter("approvals_text", lifecycle.approvals_text)
-register.simple_tag(lifecycle.approval_refusal, name="approval_refusal")
+register.filter("approvals_text", deciding.approvals_text)
+register.simple_tag(deciding.approval_refusal, name="approval_refusal")
 register.filter("outcome", timeline.outcome_text)
 register.simple_tag(values.value_tree, name="value_tree")
 register.simple_tag(timeline.call_timeline, name="call_timeline")

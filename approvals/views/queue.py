@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from approvals.calls import bulk, lifecycle
+from approvals.calls import bulk, deciding
 from approvals.calls.forms import ArgumentsEditor, BulkDecisionForm, DecisionForm
 from approvals.display import rows
 from approvals.display.queue import QueueFilter, filter_choices, queue_page
@@ -67,7 +67,7 @@ def decide(request, pk):
         return respond(request, get_object_or_404(Call, pk=pk), form.problem(), messages.ERROR, status=400)
     data = form.cleaned_data
     try:
-        outcome = lifecycle.decide(
+        outcome = deciding.decide(
             pk, request.user, form.approves, reason=data["reason"].strip(), shown_binding=data["binding"]
         )
     except Call.DoesNotExist:
@@ -95,15 +95,15 @@ def return_to(request):
 @permission_or_403(DECIDE_CALLS)
 def edit(request, pk):
     call = get_object_or_404(rows.shown_calls(), pk=pk)
-    refusal = lifecycle.already_text(call) if call.status != Call.Status.PENDING else ""
-    refusal = refusal or lifecycle.approval_refusal(call, request.user)
-    refusal = refusal or ("" if call.editable else lifecycle.NOT_EDITABLE)
+    refusal = deciding.already_text(call) if call.status != Call.Status.PENDING else ""
+    refusal = refusal or deciding.approval_refusal(call, request.user)
+    refusal = refusal or ("" if call.editable else deciding.NOT_EDITABLE)
     if refusal:
         messages.warning(request, f"Call {call.pk} ({call.tool_name}): {refusal}")
         return redirect("queue")
     editor = ArgumentsEditor(call, request.POST if request.method == "POST" else None)
     if request.method == "POST" and editor.is_valid():
-        outcome = lifecycle.decide(
+        outcome = deciding.decide(
             pk,
             request.user,
             True,

@@ -8,7 +8,7 @@ from asgiref.sync import sync_to_async
 from approvals import roles
 from approvals.api import journal, keys
 from approvals.api.models import ApiKey
-from approvals.calls import lifecycle
+from approvals.calls import deciding
 from tests.api.conftest import bearer, key_of
 from tests.api.streams import TIMEOUT, opened, receive
 
@@ -34,7 +34,7 @@ async def test_it_resumes_after_last_event_id_without_loss_or_repeats(refund, op
         await events.close()
 
         # While no stream is open: a decision and a new call.
-        await sync_to_async(lifecycle.decide)(first.pk, user.user, False, "no")
+        await sync_to_async(deciding.decide)(first.pk, user.user, False, "no")
         second = await sync_to_async(receive)(refund, 30)
 
         events = await opened(http, ann, after=seen["id"])

@@ -6,7 +6,7 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from approvals.audit import verify
-from approvals.calls import lifecycle, runner
+from approvals.calls import deciding, lifecycle, runner
 from approvals.models import AuditEvent, PolicyRule
 from approvals.protocol import revisions
 from approvals.protocol.canonical import canonical_json, sha256_digest
@@ -108,7 +108,7 @@ async def test_it_records_an_approval_by_the_operator_who_gave_it(client_token, 
     upstream(RESULT)
     waiting = await start(client_token)
     call = await wait_for_pending_call()
-    assert (await sync_to_async(lifecycle.decide)(call.pk, operators[0], True, "fine")).won
+    assert (await sync_to_async(deciding.decide)(call.pk, operators[0], True, "fine")).won
     assert await waiting == RESULT
     assert await trail() == [
         ("call.received", "client", "agent"),
@@ -125,7 +125,7 @@ async def test_it_records_a_denial_and_its_reason(client_token, refund_tool, ope
     fake = upstream(RESULT)
     waiting = await start(client_token)
     call = await wait_for_pending_call()
-    await sync_to_async(lifecycle.decide)(call.pk, operators[1], False, "too much")
+    await sync_to_async(deciding.decide)(call.pk, operators[1], False, "too much")
     assert (await waiting)["isError"] is True
     assert await trail() == [
         ("call.received", "client", "agent"),
@@ -141,7 +141,7 @@ async def test_it_records_edited_arguments_and_forwards_the_edited_ones(client_t
     waiting = await start(client_token)
     call = await wait_for_pending_call()
     edited = {"order_id": 7, "amount": 5}
-    assert (await sync_to_async(lifecycle.decide)(call.pk, operators[0], True, edited_arguments=edited)).won
+    assert (await sync_to_async(deciding.decide)(call.pk, operators[0], True, edited_arguments=edited)).won
     await waiting
     assert await trail() == [
         ("call.received", "client", "agent"),

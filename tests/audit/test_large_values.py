@@ -6,7 +6,7 @@ import io
 import pytest
 
 from approvals.audit import export, query, verify
-from approvals.calls import ending, lifecycle
+from approvals.calls import deciding, ending, lifecycle
 from approvals.models import AuditEvent, Call
 from approvals.protocol import revisions
 from approvals.protocol.canonical import canonical_json, sha256_digest
@@ -25,7 +25,7 @@ def large_call(shop, client_token, operator):
     call, answer = lifecycle.receive_call(ctx, tool, arguments, 1, None)
     assert answer is None and call.status == Call.Status.PENDING
     edited = {"text": "y" * (MIB - 100)}
-    assert lifecycle.decide(call.pk, operator, True, edited_arguments=edited).won
+    assert deciding.decide(call.pk, operator, True, edited_arguments=edited).won
     call.refresh_from_db()
     assert ending.mark_forwarded(call)
     result = {"content": [{"type": "text", "text": "z" * MIB}]}

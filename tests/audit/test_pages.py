@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from approvals import roles
 from approvals.audit import export
-from approvals.calls import lifecycle
+from approvals.calls import deciding, lifecycle
 from approvals.models import AuditEvent, AuditVerification, Server
 from approvals.protocol import revisions
 from tests.audit.conftest import trigger_disabled
@@ -25,8 +25,8 @@ def decided(client_token, refund_tool):
     ctx = lifecycle.ClientContext(client_token, revisions.MODERN, "2026-07-28")
     mine, _ = lifecycle.receive_call(ctx, refund_tool, {"order_id": 1, "amount": 5}, 1, None)
     theirs, _ = lifecycle.receive_call(ctx, refund_tool, {"order_id": 2, "amount": 6}, 2, None)
-    lifecycle.decide(mine.pk, ann, True)
-    lifecycle.decide(theirs.pk, bob, False, "no")
+    deciding.decide(mine.pk, ann, True)
+    deciding.decide(theirs.pk, bob, False, "no")
     return mine, theirs
 
 

@@ -9,7 +9,7 @@ import pytest
 from django.utils import timezone
 
 from approvals.audit import chain, export, query
-from approvals.calls import lifecycle
+from approvals.calls import deciding, lifecycle
 from approvals.models import AuditEvent, AuditHead, Call, PolicyRule
 from approvals.protocol import revisions
 from tests.audit.conftest import trigger_disabled
@@ -29,7 +29,7 @@ def history(client_token, refund_tool, operators):
     ann, bob = operators
     for order in range(1, 7):
         call = submit(client_token, refund_tool, {"order_id": order, "amount": 10 * order})
-        lifecycle.decide(call.pk, ann if order % 2 else bob, bool(order % 2), "" if order % 2 else "not this one")
+        deciding.decide(call.pk, ann if order % 2 else bob, bool(order % 2), "" if order % 2 else "not this one")
     lookup = make_tool(make_server("Records"), "lookup", inputSchema={"type": "object"})
     PolicyRule.objects.create(action="allow", tool_glob="records_*")
     submit(client_token, lookup, {"customer": "C-4711"})

@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import expect
 
 from approvals import roles
-from approvals.calls import lifecycle
+from approvals.calls import deciding, lifecycle
 from approvals.models import AuditHead
 from approvals.protocol import revisions
 from tests.fixtures.catalog import make_server, make_tool
@@ -30,10 +30,10 @@ def history(live_console, client_token, refund_tool, operators):
     """Refunds approved and denied, a lookup denied on another server, a refund still pending, an auditor."""
     ann, bob = operators
     denied = submit(client_token, refund_tool, {"order_id": 41, "amount": 400}, 1)
-    lifecycle.decide(denied.pk, bob, False, "needs a manager")
-    lifecycle.decide(submit(client_token, refund_tool, {"order_id": 42, "amount": 20}, 2).pk, ann, True)
+    deciding.decide(denied.pk, bob, False, "needs a manager")
+    deciding.decide(submit(client_token, refund_tool, {"order_id": 42, "amount": 20}, 2).pk, ann, True)
     lookup = make_tool(make_server("Records"), "lookup")
-    lifecycle.decide(submit(client_token, lookup, {"customer": "C1"}, 3).pk, ann, False, "not today")
+    deciding.decide(submit(client_token, lookup, {"customer": "C1"}, 3).pk, ann, False, "not today")
     pending = submit(client_token, refund_tool, {"order_id": 43, "amount": 30}, 4)
     make_user("audrey", roles.AUDITOR)
     return {

@@ -3,7 +3,7 @@ import threading
 import pytest
 from django.db import connection
 
-from approvals.calls import ending, lifecycle
+from approvals.calls import deciding, ending, lifecycle
 from approvals.models import AuditEvent, Call
 from approvals.protocol import revisions
 from tests.fixtures.calls import pending_call
@@ -32,8 +32,8 @@ def test_it_rejects_invalid_arguments_with_a_message_the_model_can_act_on(client
 def test_it_lets_exactly_one_of_two_decisions_win(client_token, refund_tool, operators):
     call = pending_call(client_token, refund_tool)
     ann, bob = operators
-    first = lifecycle.decide(call.pk, ann, True)
-    second = lifecycle.decide(call.pk, bob, False, "too much")
+    first = deciding.decide(call.pk, ann, True)
+    second = deciding.decide(call.pk, bob, False, "too much")
     assert first.won and not second.won
     assert second.message == "Already approved by ann."
     call.refresh_from_db()
@@ -43,7 +43,7 @@ def test_it_lets_exactly_one_of_two_decisions_win(client_token, refund_tool, ope
 
 def test_it_refuses_edited_arguments_that_fail_validation(client_token, refund_tool, operators):
     call = pending_call(client_token, refund_tool)
-    decision = lifecycle.decide(call.pk, operators[0], True, edited_arguments={"order_id": 7, "amount": 9000})
+    decision = deciding.decide(call.pk, operators[0], True, edited_arguments={"order_id": 7, "amount": 9000})
     assert not decision.won
     assert any("9000" in e and "maximum" in e for e in decision.errors)
     call.refresh_from_db()
@@ -52,7 +52,7 @@ def test_it_refuses_edited_arguments_that_fail_validation(client_token, refund_t
 
 def test_it_records_both_versions_of_edited_arguments(client_token, refund_tool, operators):
     call = pending_call(client_token, refund_tool)
-    assert lifecycle.decide(call.pk, operators[0], True, edited_arguments={"order_id": 7, "amount": 5}).won
+    assert deciding.decide(call.pk, operators[0], True, edited_arguments={"order_id": 7, "amount": 5}).won
     call.refresh_from_db()
     assert call.final_arguments == {"order_id": 7, "amount": 5}
     edited = AuditEvent.objects.get(call_id=call.pk, action="call.edited")
@@ -65,14 +65,14 @@ def test_it_records_both_versions_of_edited_arguments(client_token, refund_tool,
 def test_it_binds_an_approval_to_what_the_operator_saw(client_token, refund_tool, operators):
     call = pending_call(client_token, refund_tool)
     stale = lifecycle.binding_digest(call.arguments_digest, "an older definition")
-    decision = lifecycle.decide(call.pk, operators[0], True, shown_binding=stale)
+    decision = deciding.decide(call.pk, operators[0], True, shown_binding=stale)
     assert not decision.won and "changed since it was shown" in decision.message
-    assert lifecycle.decide(call.pk, operators[0], True, shown_binding=lifecycle.call_binding(call)).won
+    assert deciding.decide(call.pk, operators[0], True, shown_binding=lifecycle.call_binding(call)).won
 
 
 def test_it_does_not_expire_a_call_that_was_decided(client_token, refund_tool, operators):
     call = pending_call(client_token, refund_tool)
-    lifecycle.decide(call.pk, operators[0], False, "no")
+    deciding.decide(call.pk, operators[0], False, "no")
     assert not ending.end_pending(call.pk, Call.Status.EXPIRED, "late")
     call.refresh_from_db()
     assert call.status == Call.Status.DENIED and call.reason == "no"
@@ -104,7 +104,7 @@ def test_it_lets_exactly_one_decision_win_under_a_real_race(client_token, refund
     def decide(call, barrier, outcomes, user, approve):
         try:
             barrier.wait()
-            outcomes.append(lifecycle.decide(call.pk, user, approve, "race"))
+            outcomes.append(deciding.decide(call.pk, user, approve, "race"))
         finally:
             connection.close()
 
@@ -131,7 +131,7 @@ def test_it_fails_an_approved_call_whose_process_stopped_before_answering(
     client_token, refund_tool, operators, settings
 ):
     call = pending_call(client_token, refund_tool)
-    lifecycle.decide(call.pk, operators[0], True)
+    deciding.decide(call.pk, operators[0], True)
     assert ending.expire_stale_calls() == 0, "a call just approved is still being run"
     settings.UPSTREAM_CALL_TIMEOUT_SECONDS = -120
     assert ending.expire_stale_calls() == 1

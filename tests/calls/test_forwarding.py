@@ -8,7 +8,7 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from approvals.audit.chain import Actor
-from approvals.calls import ending, lifecycle, runner
+from approvals.calls import deciding, ending, lifecycle, runner
 from approvals.catalog import servers, sync
 from approvals.models import AuditEvent, Call, PolicyRule, Tool
 from approvals.protocol import revisions
@@ -80,7 +80,7 @@ async def test_it_refuses_to_run_a_call_whose_tool_changed_while_it_waited(demo_
     await wait_for_pending_call()
     await Tool.objects.filter(exposed_name="demo_lookup_customer").aupdate(digest="0" * 64)
     call = await Call.objects.aget()
-    assert (await sync_to_async(lifecycle.decide)(call.pk, operators[0], True)).won
+    assert (await sync_to_async(deciding.decide)(call.pk, operators[0], True)).won
     result = await waiting
     assert result["isError"] is True
     assert "definition changed" in result["content"][0]["text"]
@@ -91,7 +91,7 @@ async def test_it_records_an_approved_call_forwarded_before_its_answer(demo_serv
     waiting = asyncio.create_task(run("demo_lookup_customer", {"customer_id": "C007"}))
     await wait_for_pending_call()
     call = await Call.objects.aget()
-    assert (await sync_to_async(lifecycle.decide)(call.pk, operators[0], True)).won
+    assert (await sync_to_async(deciding.decide)(call.pk, operators[0], True)).won
     result = await waiting
     assert "C007" in result["content"][0]["text"]
     call = await Call.objects.aget()
@@ -116,7 +116,7 @@ async def test_it_does_not_answer_an_approved_call_cancelled_before_it_was_forwa
     tool = await Tool.objects.select_related("server").aget(exposed_name="demo_lookup_customer")
     ctx = lifecycle.ClientContext(client_token, revisions.MODERN, "2026-07-28")
     call, _ = await sync_to_async(lifecycle.receive_call)(ctx, tool, {"customer_id": "C007"}, 1, None)
-    approval = await sync_to_async(lifecycle.decide)(call.pk, operators[0], True)
+    approval = await sync_to_async(deciding.decide)(call.pk, operators[0], True)
     # The client's cancellation gets there between the approval and the forwarding.
     await sync_to_async(ending.cancel_running)(call.pk, "the client cancelled", Actor.client(client_token))
     approval.row.tool = tool

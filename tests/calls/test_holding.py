@@ -8,7 +8,7 @@ from asgiref.sync import sync_to_async
 from django.db import connection
 from django.utils import timezone
 
-from approvals.calls import ending, holding, lifecycle, runner
+from approvals.calls import deciding, ending, holding, lifecycle, runner
 from approvals.models import AuditEvent, Call
 from approvals.protocol import revisions
 from tests.fixtures.calls import pending_call
@@ -109,7 +109,7 @@ def test_it_refuses_a_decision_on_an_abandoned_call(client_token, refund_tool, o
     lapse(call)
     ending.end_abandoned_calls()
 
-    decision = lifecycle.decide(call.pk, operators[0], True)
+    decision = deciding.decide(call.pk, operators[0], True)
 
     assert not decision.won
     assert decision.message.startswith("Already cancelled") and ending.ABANDONED in decision.message
@@ -118,7 +118,7 @@ def test_it_refuses_a_decision_on_an_abandoned_call(client_token, refund_tool, o
 
 def test_it_fails_an_approved_call_whose_process_died_before_forwarding_it(client_token, refund_tool, operators):
     call = pending_call(client_token, refund_tool)
-    assert lifecycle.decide(call.pk, operators[0], True).won
+    assert deciding.decide(call.pk, operators[0], True).won
     lapse(call)
 
     assert ending.end_abandoned_calls() == 1
@@ -131,7 +131,7 @@ def test_it_fails_an_approved_call_whose_process_died_before_forwarding_it(clien
 
 def test_it_fails_a_forwarded_call_whose_process_died_saying_it_may_have_run(client_token, refund_tool, operators):
     call = pending_call(client_token, refund_tool)
-    lifecycle.decide(call.pk, operators[0], True)
+    deciding.decide(call.pk, operators[0], True)
     call.refresh_from_db()
     assert ending.mark_forwarded(call)
     lapse(call)

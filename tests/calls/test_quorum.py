@@ -9,7 +9,7 @@ from django.core.management import CommandError
 from django.db import connection
 from django.urls import reverse
 
-from approvals.calls import ending, lifecycle, runner
+from approvals.calls import deciding, ending, lifecycle, runner
 from approvals.models import AuditEvent, Call, CallApproval, PolicyRule
 from approvals.policy import rules
 from approvals.protocol import revisions
@@ -44,11 +44,11 @@ def quorum_call(client_token, refund_tool):
 
 def test_it_keeps_a_call_pending_after_the_first_of_two_approvals(quorum_call, operators):
     ann, _ = operators
-    outcome = lifecycle.decide(quorum_call.pk, ann, True)
+    outcome = deciding.decide(quorum_call.pk, ann, True)
     assert outcome.won and "1 of 2 approvals: ann" in outcome.message
     quorum_call.refresh_from_db()
     assert quorum_call.status == Call.Status.PENDING and quorum_call.decided_by is None
-    assert lifecycle.approvals_text(quorum_call) == "1 of 2 approvals: ann"
+    assert deciding.approvals_text(quorum_call) == "1 of 2 approvals: ann"
     assert actions(quorum_call)[-1] == "call.approval"
     event = AuditEvent.objects.get(call_id=quorum_call.pk, action="call.approval")
     assert event.actor_name == "ann" and event.data["approvals"] == ["ann"] and event.data["needed"] == 2
@@ -56,8 +56,8 @@ def test_it_keeps_a_call_pending_after_the_first_of_two_approvals(quorum_call, o
 
 def test_it_approves_the_call_when_a_second_operator_approves(quorum_call, operators):
     ann, bob = operators
-    lifecycle.decide(quorum_call.pk, ann, True)
-    outcome = lifecycle.decide(quorum_call.pk, bob, True)
+    deciding.decide(quorum_call.pk, ann, True)
+    outcome = deciding.decide(quorum_call.pk, bob, True)
     assert outcome.won and outcome.message == "Approved."
     quorum_call.refresh_from_db()
     assert quorum_call.status == Call.Status.APPROVED and quorum_call.decided_by == bob
@@ -67,8 +67,8 @@ def test_it_approves_the_call_when_a_second_operator_approves(quorum_call, opera
 
 def test_it_does_not_count_the_same_operator_twice(quorum_call, operators):
     ann, _ = operators
-    lifecycle.decide(quorum_call.pk, ann, True)
-    again = lifecycle.decide(quorum_call.pk, ann, True)
+    deciding.decide(quorum_call.pk, ann, True)
+    again = deciding.decide(quorum_call.pk, ann, True)
     assert not again.won
     assert again.message == "You approved already: 1 of 2 approvals: ann."
     quorum_call.refresh_from_db()
@@ -78,30 +78,30 @@ def test_it_does_not_count_the_same_operator_twice(quorum_call, operators):
 
 def test_it_ends_the_call_on_a_single_denial_after_an_approval(quorum_call, operators):
     ann, bob = operators
-    lifecycle.decide(quorum_call.pk, ann, True)
-    denial = lifecycle.decide(quorum_call.pk, bob, False, "not this order")
+    deciding.decide(quorum_call.pk, ann, True)
+    denial = deciding.decide(quorum_call.pk, bob, False, "not this order")
     assert denial.won
     quorum_call.refresh_from_db()
     assert quorum_call.status == Call.Status.DENIED and quorum_call.reason == "not this order"
-    late = lifecycle.decide(quorum_call.pk, make_user("cid", "operator"), True)
+    late = deciding.decide(quorum_call.pk, make_user("cid", "operator"), True)
     assert not late.won and late.message == "Already denied by bob: not this order."
 
 
 def test_it_voids_earlier_approvals_when_an_operator_edits_the_arguments(quorum_call, operators):
     ann, bob = operators
     shown = lifecycle.call_binding(quorum_call)
-    lifecycle.decide(quorum_call.pk, ann, True, shown_binding=shown)
-    edited = lifecycle.decide(quorum_call.pk, bob, True, edited_arguments={"order_id": 7, "amount": 5})
+    deciding.decide(quorum_call.pk, ann, True, shown_binding=shown)
+    edited = deciding.decide(quorum_call.pk, bob, True, edited_arguments={"order_id": 7, "amount": 5})
     assert edited.won and "1 of 2 approvals: bob" in edited.message
     quorum_call.refresh_from_db()
     assert quorum_call.status == Call.Status.PENDING
     assert quorum_call.final_arguments == {"order_id": 7, "amount": 5}
-    assert lifecycle.approvers(quorum_call) == ["bob"], "ann approved other arguments"
+    assert deciding.approvers(quorum_call) == ["bob"], "ann approved other arguments"
 
-    stale = lifecycle.decide(quorum_call.pk, make_user("cid", "operator"), True, shown_binding=shown)
+    stale = deciding.decide(quorum_call.pk, make_user("cid", "operator"), True, shown_binding=shown)
     assert not stale.won and "changed since it was shown" in stale.message
 
-    outcome = lifecycle.decide(quorum_call.pk, ann, True, shown_binding=lifecycle.call_binding(quorum_call))
+    outcome = deciding.decide(quorum_call.pk, ann, True, shown_binding=lifecycle.call_binding(quorum_call))
     assert outcome.won
     quorum_call.refresh_from_db()
     assert quorum_call.status == Call.Status.APPROVED
@@ -113,7 +113,7 @@ def test_it_takes_the_approvals_needed_from_the_rule_as_the_call_was_held(client
     rule = ask_rule(approvals_needed=2)
     call = held_call(client_token, refund_tool)
     PolicyRule.objects.filter(pk=rule.pk).update(approvals_needed=1)
-    lifecycle.decide(call.pk, operators[0], True)
+    deciding.decide(call.pk, operators[0], True)
     call.refresh_from_db()
     assert call.status == Call.Status.PENDING and call.approvals_needed == 2
 
@@ -162,14 +162,14 @@ async def test_it_keeps_the_sdk_client_waiting_until_the_second_operator_approve
     async with sdk_client(mcp_url, secret) as client:
         answer = asyncio.create_task(client.call_tool("demo_lookup_customer", {"customer_id": "C007"}))
         call = await wait_for_pending_call()
-        first = await sync_to_async(lifecycle.decide)(call.pk, ann, True)
-        again = await sync_to_async(lifecycle.decide)(call.pk, ann, True)
+        first = await sync_to_async(deciding.decide)(call.pk, ann, True)
+        again = await sync_to_async(deciding.decide)(call.pk, ann, True)
         # A real pause, not a wait: the client must stay unanswered while one approval is all there is.
         await asyncio.sleep(0.5)
         assert not answer.done()
         assert (await Call.objects.aget(pk=call.pk)).status == Call.Status.PENDING
 
-        second = await sync_to_async(lifecycle.decide)(call.pk, bob, True)
+        second = await sync_to_async(deciding.decide)(call.pk, bob, True)
         result = await asyncio.wait_for(answer, timeout=15)
 
     assert first.won and not again.won and second.won
@@ -189,7 +189,7 @@ def test_it_counts_racing_approvals_one_by_one_on_postgresql(client_token, refun
     def decide(call, barrier, outcomes, user, approve):
         try:
             barrier.wait()
-            outcomes.append((user.username, lifecycle.decide(call.pk, user, approve, "race")))
+            outcomes.append((user.username, deciding.decide(call.pk, user, approve, "race")))
         finally:
             connection.close()
 
@@ -211,7 +211,7 @@ def test_it_counts_racing_approvals_one_by_one_on_postgresql(client_token, refun
         recorded = CallApproval.objects.filter(call=call).count()
         if call.status == Call.Status.APPROVED:
             assert recorded == 2, "the second approval ends it; later ones find it decided"
-            assert len(lifecycle.approvers(call)) == 2
+            assert len(deciding.approvers(call)) == 2
         else:
             assert call.status == Call.Status.DENIED and call.decided_by_name == "dee"
             assert recorded <= 1

@@ -5,7 +5,7 @@ from django.core.management import CommandError
 from django.urls import reverse
 
 from approvals import roles
-from approvals.calls import lifecycle
+from approvals.calls import deciding, lifecycle
 from approvals.models import Call, CallApproval
 from approvals.policy import rules
 from approvals.protocol import revisions
@@ -98,14 +98,14 @@ def test_it_refuses_the_owners_approval_posted_anyway(owner, client_token, refun
 def test_it_lets_the_owner_deny_their_own_agents_call(owner, client_token, refund_tool, settings):
     settings.SEPARATION_OF_DUTIES = True
     call = held_call(client_token, refund_tool)
-    assert lifecycle.decide(call.pk, owner[0], False, "my agent should not do this").won
+    assert deciding.decide(call.pk, owner[0], False, "my agent should not do this").won
 
 
 def test_it_lets_the_owner_approve_when_the_rule_turns_separation_off(owner, client_token, refund_tool, settings):
     settings.SEPARATION_OF_DUTIES = True
     rules.create_rule(rules.RuleRequest("ask", name="refunds", separation_of_duties="off"))
     call = held_call(client_token, refund_tool)
-    assert lifecycle.decide(call.pk, owner[0], True).won
+    assert deciding.decide(call.pk, owner[0], True).won
 
 
 def test_it_refuses_the_owners_approval_from_the_decide_command(owner, client_token, refund_tool):

@@ -8,7 +8,7 @@ from asgiref.sync import sync_to_async
 from django.utils import timezone
 
 from approvals import tasks
-from approvals.calls import ending, lifecycle, runner
+from approvals.calls import deciding, ending, lifecycle, runner
 from approvals.models import AuditEvent, Call, ClientToken
 from approvals.protocol import revisions
 from approvals.tokens.credentials import create_token
@@ -31,7 +31,7 @@ def expire(token):
 
 def test_it_cancels_the_pending_and_the_approved_calls_of_an_expired_token_only(client_token, refund_tool, operator):
     waiting, approved = pending_call(client_token, refund_tool), pending_call(client_token, refund_tool)
-    lifecycle.decide(approved.pk, operator, True)
+    deciding.decide(approved.pk, operator, True)
     other = pending_call(create_token("other")[0], refund_tool)
     expire(client_token)
 

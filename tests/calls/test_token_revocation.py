@@ -5,7 +5,7 @@ import threading
 import pytest
 from django.db import connection
 
-from approvals.calls import ending, lifecycle
+from approvals.calls import deciding, ending, lifecycle
 from approvals.inputs import requests
 from approvals.models import AuditEvent, Call, ClientToken, InputRequest
 from approvals.protocol import revisions
@@ -28,7 +28,7 @@ def pending_call(token, tool):
 
 def test_it_cancels_the_pending_and_the_approved_calls_of_a_revoked_token_only(client_token, refund_tool, operator):
     waiting, approved = pending_call(client_token, refund_tool), pending_call(client_token, refund_tool)
-    lifecycle.decide(approved.pk, operator, True)
+    deciding.decide(approved.pk, operator, True)
     other = pending_call(create_token("other")[0], refund_tool)
 
     assert revoke_token(client_token)
@@ -106,7 +106,7 @@ def test_it_lets_no_approval_racing_a_revocation_run_its_call(refund_tool, opera
         call = pending_call(token, refund_tool)
 
         race(
-            lambda i, call=call, token=token: lifecycle.decide(call.pk, operator, True) if i else revoke_token(token), 2
+            lambda i, call=call, token=token: deciding.decide(call.pk, operator, True) if i else revoke_token(token), 2
         )
 
         call.refresh_from_db()

@@ -6,7 +6,7 @@ import time
 import pytest
 from asgiref.sync import sync_to_async
 
-from approvals.calls import lifecycle, runner
+from approvals.calls import deciding, lifecycle, runner
 from approvals.models import Call
 from approvals.protocol import revisions
 from tests.fixtures.calls import wait_for_pending_call
@@ -35,7 +35,7 @@ async def test_it_wakes_the_waiting_request_through_the_channel_layer(client_tok
     # The waiting side has subscribed once it has told the client it waits.
     await eventually(lambda: sent, message="the waiting side telling the client it waits")
     started = time.monotonic()
-    await sync_to_async(lifecycle.decide)(call_id, operators[0], False, "not today")
+    await sync_to_async(deciding.decide)(call_id, operators[0], False, "not today")
     result = await asyncio.wait_for(waiting, 5)
     assert time.monotonic() - started < 2
     assert result["isError"] is True

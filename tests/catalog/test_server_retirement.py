@@ -10,7 +10,7 @@ from django.test import Client
 
 from approvals import roles
 from approvals.audit.chain import Actor
-from approvals.calls import lifecycle, runner
+from approvals.calls import deciding, lifecycle, runner
 from approvals.catalog import servers
 from approvals.catalog.specs import upstream_spec
 from approvals.models import AuditEvent, Call, Server
@@ -77,7 +77,7 @@ async def test_it_cancels_the_waiting_call_and_stops_the_child_when_the_server_i
     assert "Approve" not in pushed["actions"]
     cancelled = await AuditEvent.objects.aget(call_id=call.pk, action="call.cancelled")
     assert cancelled.actor_name == "root" and "disabled" in cancelled.data["reason"]
-    late = await sync_to_async(lifecycle.decide)(call.pk, admin, True)
+    late = await sync_to_async(deciding.decide)(call.pk, admin, True)
     assert not late.won and (await Call.objects.aget(pk=call.pk)).status == Call.Status.CANCELLED
     await eventually(lambda: gone(child), timeout=5, message="the server's stdio child gone")
     assert not session.alive

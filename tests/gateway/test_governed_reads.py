@@ -12,7 +12,7 @@ from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from approvals.calls import ending, lifecycle
+from approvals.calls import deciding, ending
 from approvals.models import AuditEvent, Call, ClientToken, PolicyRule, Server
 from approvals.policy import rules
 from approvals.protocol.headers import request_headers
@@ -51,7 +51,7 @@ async def decided_when_pending(approve: bool, reason: str = "") -> Call:
     """Wait for the one held read, then decide it as operator ann."""
     operator = await User.objects.acreate(username="ann")
     call = await one_in(Call.Status.PENDING)
-    await sync_to_async(lifecycle.decide)(call.pk, operator, approve, reason)
+    await sync_to_async(deciding.decide)(call.pk, operator, approve, reason)
     return call
 
 

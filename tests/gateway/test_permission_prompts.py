@@ -8,7 +8,7 @@ from asgiref.sync import sync_to_async
 
 from approvals import roles
 from approvals.audit.models import AuditEvent
-from approvals.calls import lifecycle
+from approvals.calls import deciding
 from approvals.models import Call, PolicyRule
 from approvals.tokens.credentials import create_token
 from tests.fixtures.calls import wait_for_pending_call
@@ -57,7 +57,7 @@ async def test_it_answers_allow_with_the_input_an_operator_edited(mcp_url, secre
         call = await wait_for_pending_call()
         assert call.kind == Call.Kind.PERMISSION and call.tool_name == "Bash"
         edited = {"command": "ls /tmp", "description": "List /tmp"}
-        outcome = await sync_to_async(lifecycle.decide)(call.pk, operator, True, edited_arguments=edited)
+        outcome = await sync_to_async(deciding.decide)(call.pk, operator, True, edited_arguments=edited)
         assert outcome.won, outcome.message
         result = await asyncio.wait_for(asking, 10)
 
@@ -80,7 +80,7 @@ async def test_it_answers_deny_with_the_operators_message(mcp_url, secret, opera
     async with sdk_client(mcp_url, secret, mode) as client:
         asking = asyncio.ensure_future(client.call_tool(PROMPT, BASH))
         call = await wait_for_pending_call()
-        await sync_to_async(lifecycle.decide)(call.pk, operator, False, reason="use the project's own scripts")
+        await sync_to_async(deciding.decide)(call.pk, operator, False, reason="use the project's own scripts")
         result = await asyncio.wait_for(asking, 10)
 
     assert decision_of(result) == {"behavior": "deny", "message": "use the project's own scripts"}
@@ -143,10 +143,10 @@ async def test_a_rule_asking_two_operators_and_not_the_tokens_owner_holds_it_unt
     async with sdk_client(mcp_url, secret) as client:
         asking = asyncio.ensure_future(client.call_tool(PROMPT, BASH))
         call = await wait_for_pending_call()
-        refused = await sync_to_async(lifecycle.decide)(call.pk, owner, True)
-        first = await sync_to_async(lifecycle.decide)(call.pk, ann, True)
+        refused = await sync_to_async(deciding.decide)(call.pk, owner, True)
+        first = await sync_to_async(deciding.decide)(call.pk, ann, True)
         assert not asking.done()
-        second = await sync_to_async(lifecycle.decide)(call.pk, bob, True)
+        second = await sync_to_async(deciding.decide)(call.pk, bob, True)
         result = await asyncio.wait_for(asking, 10)
 
     assert not refused.won and "separation of duties" in refused.message

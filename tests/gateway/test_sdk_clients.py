@@ -5,7 +5,7 @@ import asyncio
 import pytest
 from asgiref.sync import sync_to_async
 
-from approvals.calls import lifecycle
+from approvals.calls import deciding
 from approvals.models import Call, PolicyRule
 from tests.fixtures.calls import wait_for_pending_call
 from tests.fixtures.gateway import sdk_client
@@ -69,7 +69,7 @@ async def test_it_holds_an_unmatched_call_until_an_operator_approves_it(mcp_url,
         await asyncio.sleep(0.3)
         assert not answer.done()
 
-        decision = await sync_to_async(lifecycle.decide)(call.pk, operator, True)
+        decision = await sync_to_async(deciding.decide)(call.pk, operator, True)
         result = await asyncio.wait_for(answer, timeout=15)
 
     assert decision.won
@@ -84,7 +84,7 @@ async def test_it_answers_an_operators_denial_with_the_reason(mcp_url, secret, d
             client.call_tool("demo_delete_record", {"record_type": "order", "record_id": "O1012"})
         )
         call = await wait_for_pending_call()
-        await sync_to_async(lifecycle.decide)(call.pk, operator, False, "not during the audit")
+        await sync_to_async(deciding.decide)(call.pk, operator, False, "not during the audit")
         result = await asyncio.wait_for(answer, timeout=15)
 
     assert result.is_error
@@ -106,7 +106,7 @@ async def test_it_sends_progress_while_a_call_waits_when_the_client_asked_for_it
         )
         call = await wait_for_pending_call()
         await eventually(lambda: progress, message="progress while the call waits")
-        await sync_to_async(lifecycle.decide)(call.pk, operator, True)
+        await sync_to_async(deciding.decide)(call.pk, operator, True)
         result = await asyncio.wait_for(answer, timeout=15)
 
     assert "waiting for operator approval" in progress

@@ -6,7 +6,7 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from approvals import roles
-from approvals.calls import lifecycle
+from approvals.calls import deciding
 from approvals.live import events
 from approvals.models import AuditEvent, Call, ClientToken
 from approvals.tokens.changes import revoke_token
@@ -101,7 +101,7 @@ async def test_it_refuses_an_approval_that_comes_after_the_revocation(mcp_url, d
         answer = asyncio.create_task(client.call_tool(*LOOKUP))
         call = await wait_for_pending_call()
         await sync_to_async(revoke_token)(token)
-        decision = await sync_to_async(lifecycle.decide)(call.pk, operator, True)
+        decision = await sync_to_async(deciding.decide)(call.pk, operator, True)
         result = await asyncio.wait_for(answer, timeout=15)
 
     assert not decision.won and decision.message == "Already cancelled: the client token was revoked."

@@ -4,7 +4,7 @@ import asyncio
 
 from asgiref.sync import sync_to_async
 
-from approvals.calls import lifecycle
+from approvals.calls import deciding
 from approvals.inputs import requests
 from tests.fixtures.calls import wait_for_pending_call
 from tests.fixtures.gateway import sdk_client
@@ -17,7 +17,7 @@ async def test_it_issues_the_refund_an_operator_fills_in_after_approving_the_cal
     async with sdk_client(mcp_url, secret) as client:
         answer = asyncio.create_task(client.call_tool("demo_issue_refund", {"order_id": "O1003"}))
         call = await wait_for_pending_call()
-        await sync_to_async(lifecycle.decide)(call.pk, operator, True)
+        await sync_to_async(deciding.decide)(call.pk, operator, True)
         asked = await wait_for_input()
         schema = asked.params["requestedSchema"]
         refused = await sync_to_async(requests.answer)(

@@ -8,7 +8,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from approvals import roles
-from approvals.calls import lifecycle
+from approvals.calls import deciding
 from approvals.models import Call
 from tests.fixtures.catalog import make_tool
 
@@ -51,7 +51,7 @@ def finished_call(make_call, shop, person):
     tool = make_tool(shop, **QUOTE)
     call = make_call(tool, {"order_id": "O1012"})
     ann, _ = person("ann", roles.OPERATOR)
-    lifecycle.decide(call.pk, ann, True, edited_arguments={"order_id": "O1013"})
+    deciding.decide(call.pk, ann, True, edited_arguments={"order_id": "O1013"})
     now = timezone.now()
     Call.objects.filter(pk=call.pk).update(
         status=Call.Status.COMPLETED,
@@ -126,7 +126,7 @@ def test_it_reports_an_error_result(auditor, make_call, refund_tool):
 def test_it_lists_recent_calls_with_status_filters(auditor, make_call, refund_tool, person):
     kept = make_call(refund_tool, {"order_id": 1, "amount": 1})
     denied = make_call(refund_tool, {"order_id": 2, "amount": 1})
-    lifecycle.decide(denied.pk, person("ann", roles.OPERATOR)[0], False, "no")
+    deciding.decide(denied.pk, person("ann", roles.OPERATOR)[0], False, "no")
     everything = auditor.get(reverse("calls")).content.decode()
     assert f'id="recent-{kept.pk}"' in everything and f'id="recent-{denied.pk}"' in everything
     assert everything.index(f'id="recent-{denied.pk}"') < everything.index(f'id="recent-{kept.pk}"')

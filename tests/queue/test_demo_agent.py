@@ -10,7 +10,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
-from approvals.calls import lifecycle
+from approvals.calls import deciding
 from approvals.catalog import servers, sync
 from approvals.management.commands.seed_demo import DEMO_SERVER
 from approvals.models import Call, ClientToken, PolicyRule
@@ -41,7 +41,7 @@ def approve_when_pending(operator, timeout=20):
         ).first()
 
     call = wait_until(read_for_a_moment, timeout=timeout, interval=0.05, message="a call held for half a second")
-    lifecycle.decide(call.pk, operator, True)
+    deciding.decide(call.pk, operator, True)
 
 
 def run_agent(url, count):

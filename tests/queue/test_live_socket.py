@@ -10,7 +10,7 @@ from django.db.backends.signals import connection_created
 from django.test import Client
 
 from approvals import roles
-from approvals.calls import ending, lifecycle
+from approvals.calls import deciding, ending
 from approvals.catalog import sync
 from approvals.live import events
 from approvals.live.consumers import OperatorConsumer
@@ -222,7 +222,7 @@ async def test_it_pushes_who_decided(person, make_call, refund_tool):
     ann, _ = await sync_to_async(person)("ann", roles.OPERATOR)
     call = await sync_to_async(make_call)(refund_tool, {"order_id": 1012, "amount": 40})
     socket, _ = await open_socket(cookie)
-    await sync_to_async(lifecycle.decide)(call.pk, ann, True)
+    await sync_to_async(deciding.decide)(call.pk, ann, True)
     message = await socket.receive_json_from(timeout=5)
     assert message["event"] == "call.decided" and message["status"] == "approved" and message["pending_count"] == 0
     assert "Approved by ann" in message["actions"] and "Approve</button>" not in message["actions"]
@@ -234,7 +234,7 @@ async def test_it_pushes_how_a_decided_call_ended(person, make_call, refund_tool
     cookie = await signed_in(person, "bob", roles.OPERATOR)
     ann, _ = await sync_to_async(person)("ann", roles.OPERATOR)
     call = await sync_to_async(make_call)(refund_tool, {"order_id": 1012, "amount": 40})
-    decision = await sync_to_async(lifecycle.decide)(call.pk, ann, True)
+    decision = await sync_to_async(deciding.decide)(call.pk, ann, True)
     socket, _ = await open_socket(cookie)
     await sync_to_async(ending.record_result)(decision.row, "completed", {"content": []}, "")
     message = await socket.receive_json_from(timeout=5)
@@ -248,7 +248,7 @@ async def test_it_drops_rows_a_filtered_list_no_longer_shows(person, make_call, 
     ann, _ = await sync_to_async(person)("ann", roles.OPERATOR)
     call = await sync_to_async(make_call)(refund_tool, {"order_id": 1012, "amount": 40})
     socket, _ = await open_socket(cookie, query="view=recent&status=pending")
-    await sync_to_async(lifecycle.decide)(call.pk, ann, False, "no")
+    await sync_to_async(deciding.decide)(call.pk, ann, False, "no")
     message = await socket.receive_json_from(timeout=5)
     assert message["event"] == "call.decided" and message["html"] == ""
     await socket.disconnect()
@@ -272,7 +272,7 @@ async def test_it_pushes_a_call_page_only_its_own_call(person, make_call, refund
     other = await sync_to_async(make_call)(refund_tool, {"order_id": 7, "amount": 1})
     message = await socket.receive_json_from(timeout=5)
     assert message["call_id"] == other.pk and message["html"] is None
-    await sync_to_async(lifecycle.decide)(call.pk, ann, False, "wrong order")
+    await sync_to_async(deciding.decide)(call.pk, ann, False, "wrong order")
     message = await socket.receive_json_from(timeout=5)
     assert (
         message["call_id"] == call.pk

@@ -4,7 +4,7 @@ import pytest
 from django.urls import reverse
 
 from approvals import roles
-from approvals.calls import lifecycle, permissions
+from approvals.calls import deciding, permissions
 from approvals.calls.lifecycle import ClientContext
 from approvals.models import Call
 from approvals.protocol import revisions
@@ -128,7 +128,7 @@ def test_the_edit_page_offers_the_command_as_a_field_and_approves_the_edit(ask, 
 
 def test_its_page_shows_what_the_agent_asked_and_what_the_operator_allowed(ask, operator_page, operator):
     call = ask("Bash", {"command": "make deploy", "description": "Deploy"})
-    lifecycle.decide(call.pk, operator, True, edited_arguments={"command": "make deploy-staging"})
+    deciding.decide(call.pk, operator, True, edited_arguments={"command": "make deploy-staging"})
 
     html = operator_page.get(reverse("call", args=[call.pk])).content.decode()
 

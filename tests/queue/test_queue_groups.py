@@ -7,7 +7,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from approvals import roles
-from approvals.calls import lifecycle
+from approvals.calls import deciding, lifecycle
 from approvals.display import rows
 from approvals.display.queue import QueueFilter
 from approvals.live.consumers import OperatorConsumer
@@ -154,7 +154,7 @@ def test_it_counts_a_bulk_approval_as_one_of_a_quorum(person, make_call, refund_
 def test_it_decides_the_rest_when_someone_decided_one_of_the_selection_first(person, make_call, refund_tool):
     calls = [make_call(refund_tool, SAME) for _ in range(3)]
     bob, _ = person("bob", roles.OPERATOR)
-    lifecycle.decide(calls[1].pk, bob, True)
+    deciding.decide(calls[1].pk, bob, True)
     _, client = person("ann", roles.OPERATOR)
     page = bulk_post(client, calls, "deny", "no", follow=True).content.decode()
     assert "Denied 2 calls." in page and f"Call {calls[1].pk} (shop_issue_refund): Already approved by bob." in page
@@ -204,7 +204,7 @@ def test_it_reads_a_full_page_in_as_many_queries_as_a_page_of_a_few_calls(person
 
     def approved_once(count):
         for n in range(count):
-            lifecycle.decide(make_call(refund_tool, {"order_id": n, "amount": 1}).pk, ann, True)
+            deciding.decide(make_call(refund_tool, {"order_id": n, "amount": 1}).pk, ann, True)
 
     approved_once(2)
     few, shown = page_queries()
@@ -250,7 +250,7 @@ def test_it_reads_a_burst_of_events_in_as_many_queries_as_one_event(
     arriving = [make_call(refund_tool, {"order_id": n, "amount": 1}) for n in range(12)]
     arriving += [pending_from(other_token, refund_tool, SAME) for _ in range(3)]
     user, _ = person("pat", roles.OPERATOR)
-    lifecycle.decide(decided.pk, user, False, "no")
+    deciding.decide(decided.pk, user, False, "no")
     socket = queue_socket(user)
     burst = [("call.pending", call.pk) for call in arriving] + [("call.decided", decided.pk)]
 

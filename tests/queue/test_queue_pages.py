@@ -4,7 +4,7 @@ import pytest
 from django.urls import reverse
 
 from approvals import roles
-from approvals.calls import ending, lifecycle
+from approvals.calls import deciding, ending, lifecycle
 from approvals.models import AuditEvent, Call
 
 
@@ -35,7 +35,7 @@ def test_it_sends_anonymous_visitors_to_log_in(client, refund_call):
 def test_it_lists_pending_calls_oldest_first_with_the_count_in_the_title(person, make_call, refund_tool, refund_call):
     newer = make_call(refund_tool, {"order_id": 2, "amount": 1})
     done = make_call(refund_tool, {"order_id": 3, "amount": 1})
-    lifecycle.decide(done.pk, person("ann", roles.OPERATOR)[0], False, "no")
+    deciding.decide(done.pk, person("ann", roles.OPERATOR)[0], False, "no")
     _, client = person("pat", roles.OPERATOR)
     page = client.get(reverse("queue")).content.decode()
     assert page.index(f'id="call-{refund_call.pk}"') < page.index(f'id="call-{newer.pk}"')
@@ -77,7 +77,7 @@ def test_it_forbids_an_auditor_to_decide(person, refund_call):
 
 def test_it_tells_a_late_operator_who_decided_first(person, refund_call):
     ann, _ = person("ann", roles.OPERATOR)
-    lifecycle.decide(refund_call.pk, ann, True)
+    deciding.decide(refund_call.pk, ann, True)
     _, bob = person("bob", roles.OPERATOR)
     page = decide_post(bob, refund_call, "deny", reason="too late", follow=True)
     assert page.status_code == 200
@@ -86,7 +86,7 @@ def test_it_tells_a_late_operator_who_decided_first(person, refund_call):
 
 def test_it_answers_a_scripted_decision_in_json(person, refund_call):
     ann, _ = person("ann", roles.OPERATOR)
-    lifecycle.decide(refund_call.pk, ann, True)
+    deciding.decide(refund_call.pk, ann, True)
     _, bob = person("bob", roles.OPERATOR)
     response = decide_post(bob, refund_call, "deny", reason="no", HTTP_ACCEPT="application/json")
     assert response.status_code == 200
@@ -174,7 +174,7 @@ def test_it_edits_a_nested_schema_as_json_validated_on_the_server(person, make_c
 
 def test_it_sends_the_editor_of_a_decided_call_back_to_the_queue(person, refund_call):
     ann, client = person("ann", roles.OPERATOR)
-    lifecycle.decide(refund_call.pk, ann, False, "no")
+    deciding.decide(refund_call.pk, ann, False, "no")
     page = client.get(reverse("call_edit", args=[refund_call.pk]), follow=True).content.decode()
     assert "Already denied by ann: no." in page
 
@@ -188,7 +188,7 @@ def test_it_answers_a_decision_on_no_call_with_404(person, refund_call):
 
 def test_it_tells_a_late_click_the_decision_even_once_the_call_ran(person, refund_call):
     ann, _ = person("ann", roles.OPERATOR)
-    lifecycle.decide(refund_call.pk, ann, True)
+    deciding.decide(refund_call.pk, ann, True)
     Call.objects.filter(pk=refund_call.pk).update(status=Call.Status.COMPLETED)
     _, bob = person("bob", roles.OPERATOR)
     response = decide_post(bob, refund_call, "approve", HTTP_ACCEPT="application/json")

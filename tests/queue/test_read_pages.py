@@ -4,7 +4,7 @@ import pytest
 from django.urls import reverse
 
 from approvals import roles
-from approvals.calls import ending, lifecycle, reads
+from approvals.calls import deciding, ending, reads
 from approvals.calls.lifecycle import ClientContext
 from approvals.models import AuditEvent, Call
 from approvals.policy import rules
@@ -63,8 +63,8 @@ def test_it_refuses_to_edit_a_read_and_approves_it_as_asked(ask, operator):
     user, client = operator
 
     edit = client.get(reverse("call_edit", args=[call.pk]), follow=True)
-    refused = lifecycle.decide(call.pk, user, True, edited_arguments={"uri": "file://etc/passwd"})
-    approved = lifecycle.decide(call.pk, user, True)
+    refused = deciding.decide(call.pk, user, True, edited_arguments={"uri": "file://etc/passwd"})
+    approved = deciding.decide(call.pk, user, True)
 
     assert "cannot be edited" in edit.content.decode()
     assert not refused.won and "cannot be edited" in refused.message
@@ -76,7 +76,7 @@ def test_it_refuses_to_edit_a_read_and_approves_it_as_asked(ask, operator):
 def test_it_shows_a_completed_reads_page_with_the_contents_it_returned(ask, operator):
     call = ask("resource", "file://docs/a.md", {"uri": "file://docs/a.md"})
     user, client = operator
-    lifecycle.decide(call.pk, user, True)
+    deciding.decide(call.pk, user, True)
     call.refresh_from_db()
     ending.mark_forwarded(call)
     contents = {"contents": [{"uri": "file://docs/a.md", "mimeType": "text/markdown", "text": "# Guide to refunds"}]}

@@ -16,7 +16,7 @@ from asgiref.sync import sync_to_async
 from django.utils import timezone
 
 from approvals import housekeeping
-from approvals.calls import ending, lifecycle
+from approvals.calls import deciding, ending
 from approvals.models import AuditEvent, Call
 from approvals.tokens.credentials import create_token
 from tests.fixtures.catalog import DEMO_COMMAND, add_synced_server
@@ -149,7 +149,7 @@ def test_it_accounts_for_every_call_of_a_process_killed_while_it_holds_calls_and
         )
         await eventually(pending(5), message="five calls held")
         exporting = await Call.objects.aget(tool_name="demo_export_report")
-        assert (await sync_to_async(lifecycle.decide)(exporting.pk, ann, True)).won
+        assert (await sync_to_async(deciding.decide)(exporting.pk, ann, True)).won
         await eventually(
             Call.objects.filter(pk=exporting.pk, status=Call.Status.FORWARDED).aexists, message="the export forwarded"
         )

@@ -11,7 +11,7 @@ import pytest
 from django.test import Client
 from django.utils.timezone import now
 
-from approvals.calls import lifecycle
+from approvals.calls import deciding
 from approvals.models import AuditEvent, Call, WebhookDelivery, WebhookEndpoint
 from approvals.webhooks import sending as sending_module
 from approvals.webhooks.sending import send_due
@@ -32,7 +32,7 @@ def test_it_signs_call_pending_and_then_call_decided_for_one_call(
     _, secret = endpoint(hook.url)
     call = pending_call(client_token, refund_tool)
     assert hook.verified(secret, 1)[0]["type"] == "call.pending"
-    assert lifecycle.decide(call.pk, make_user("ann", superuser=True), False, "wrong order").won
+    assert deciding.decide(call.pk, make_user("ann", superuser=True), False, "wrong order").won
 
     pending, decided = hook.verified(secret, 2)
     assert [pending["type"], decided["type"]] == ["call.pending", "call.decided"]
@@ -123,7 +123,7 @@ def test_it_answers_the_call_while_a_slow_receiver_still_hangs(
     client.start()
     held = wait_until(lambda: Call.objects.filter(status=Call.Status.PENDING).first(), message="the call held")
     hook.received(1)
-    assert lifecycle.decide(held.pk, make_user("ann", superuser=True), True).won
+    assert deciding.decide(held.pk, make_user("ann", superuser=True), True).won
     client.join(20)
 
     assert answers and not answers[0].is_error, "the client got no answer while the receiver hung"

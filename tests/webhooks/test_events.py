@@ -6,7 +6,7 @@ import pytest
 from django.utils import timezone
 
 from approvals.audit import verify
-from approvals.calls import ending, lifecycle
+from approvals.calls import deciding, ending
 from approvals.catalog import sync
 from approvals.inputs import requests
 from approvals.models import Call, InputRequest, WebhookDelivery
@@ -49,9 +49,9 @@ def test_it_tells_of_an_approval_only_when_it_decides_the_call(hooks, client_tok
     endpoint = hooks()
     call = pending_call(client_token, refund_tool)
     Call.objects.filter(pk=call.pk).update(approvals_needed=2)
-    assert lifecycle.decide(call.pk, operators[0], True).won
+    assert deciding.decide(call.pk, operators[0], True).won
     assert types(endpoint) == ["call.pending"]
-    assert lifecycle.decide(call.pk, operators[1], True).won
+    assert deciding.decide(call.pk, operators[1], True).won
     assert ending.mark_forwarded(Call.objects.get(pk=call.pk))
     assert types(endpoint) == ["call.pending", "call.decided"]
 

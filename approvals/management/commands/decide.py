@@ -2,7 +2,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from approvals.calls import lifecycle
+from approvals.calls import deciding
 from approvals.management.acting import OPERATOR_VARIABLE, acting_user
 from approvals.models import Call
 
@@ -41,9 +41,7 @@ class Command(BaseCommand):
         user = operator(username)
         if not Call.objects.filter(pk=call_id).exists():
             raise CommandError(f"no call {call_id}")
-        outcome = lifecycle.decide(
-            call_id, user, approve, reason=reason, edited_arguments=edited, shown_binding=binding
-        )
+        outcome = deciding.decide(call_id, user, approve, reason=reason, edited_arguments=edited, shown_binding=binding)
         if not outcome.won:
             raise CommandError(
                 " ".join(
