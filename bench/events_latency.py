@@ -20,18 +20,17 @@ import time
 import httpx
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gateway_overhead import REPO, BenchError, manage, run_as_script
-from push_latency import (
+from harness import (
     OPERATOR,
     TIMEOUT_SECONDS,
-    Timings,
+    BenchError,
+    calling_arguments,
     each_setup,
-    measure,
-    parsed_arguments,
-    prepare,
-    run_setup,
-    span_rows,
+    manage,
+    prepare_asking,
+    run_as_script,
 )
+from push_latency import Timings, measure, run_setup, span_rows
 
 MAKE_KEY = (
     "from django.contrib.auth.models import User; from approvals.api.keys import create_key; "
@@ -80,7 +79,7 @@ class WithBot:
         self.key, self.streamed = "", {}
 
     def prepare(self, env: dict, upstream_url: str) -> tuple[str, str]:
-        tool, secret = prepare(env, upstream_url)
+        tool, secret = prepare_asking(env, upstream_url)
         self.key = manage(env, "shell", "-c", MAKE_KEY).splitlines()[-1]
         return tool, secret
 
@@ -96,7 +95,7 @@ class WithBot:
 
 
 def main():
-    args = parsed_arguments(__doc__)
+    args = calling_arguments(__doc__)
     lines = [
         f"{args.clients} clients (revision {args.revision}) each calling `echo` under an ask rule, {args.pause:g} s "
         "after its previous answer; the queue's websocket approves each call, a bot streams /api/v1/events",
@@ -112,20 +111,17 @@ def main():
         if timings.errors or missing:
             print(f"{name}: {timings.errors} calls failed, {missing} never streamed", file=sys.stderr)
             failed = True
-        stolen = "n/a" if timings.stolen is None else f"{timings.stolen:.1f}"
         spans = [
             ("websocket", "the client sends tools/call", timings.sent, timings.pushed),
             ("websocket", "the console records the call", timings.received_at, timings.pushed),
             ("GET /api/v1/events", "the client sends tools/call", timings.sent, run.streamed),
             ("GET /api/v1/events", "the console records the call", timings.received_at, run.streamed),
         ]
-        tail = (stolen, f"{timings.cpu_check:.0f}")
-        lines += span_rows(name, timings, spans, (50, 95, 99), with_calls=True, tail=tail)
+        lines += span_rows(name, timings, spans, (50, 95, 99), with_calls=True, tail=timings.machine_cells())
     print("\n".join(lines))
     if failed:
         sys.exit(1)
 
 
 if __name__ == "__main__":
-    os.chdir(REPO)
     run_as_script(main, "bench")

@@ -28,11 +28,10 @@ import argparse
 import asyncio
 import collections
 import json
+import os
 import random
 import shlex
-import shutil
 import sys
-import tempfile
 import time
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -40,14 +39,17 @@ from pathlib import Path
 
 import httpx
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import (
+    LEGACY_REVISION,
+    MODERN_REVISION,
+    BenchError,
+    daphne,
+    inherited_env,
+    prepare_console,
+    run_as_script,
+)
 
-from bench.gateway_overhead import BenchError, console_env, manage, run_as_script  # noqa: E402
-from tests.fixtures.servers import free_port, running  # noqa: E402
-
-LEGACY = "2025-11-25"
-MODERN = "2026-07-28"
 REQUEST_TIMEOUT_SECONDS = 10.0
 BODY_LIMIT = 1024 * 1024
 TOOLS = [
@@ -135,7 +137,7 @@ def hostile(rng: random.Random):
 
 def modern_meta() -> dict:
     return {
-        f"{META}protocolVersion": MODERN,
+        f"{META}protocolVersion": MODERN_REVISION,
         f"{META}clientCapabilities": {},
         f"{META}clientInfo": {"name": "fuzz", "version": "0"},
     }
@@ -143,11 +145,11 @@ def modern_meta() -> dict:
 
 def templates(session: str) -> list[tuple[str, dict, dict]]:
     """(era, message, headers) for each kind of request the endpoint serves."""
-    legacy = {"Mcp-Session-Id": session, "MCP-Protocol-Version": LEGACY}
+    legacy = {"Mcp-Session-Id": session, "MCP-Protocol-Version": LEGACY_REVISION}
     lookup = {"name": "demo_lookup_customer", "arguments": {"customer_id": "C001"}}
 
     def modern(method, **params):
-        headers = {"MCP-Protocol-Version": MODERN, "Mcp-Method": method}
+        headers = {"MCP-Protocol-Version": MODERN_REVISION, "Mcp-Method": method}
         if "name" in params:
             headers["Mcp-Name"] = params["name"]
         message = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**params, "_meta": modern_meta()}}
@@ -166,7 +168,11 @@ def templates(session: str) -> list[tuple[str, dict, dict]]:
                 "jsonrpc": "2.0",
                 "id": 0,
                 "method": "initialize",
-                "params": {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "f", "version": "0"}},
+                "params": {
+                    "protocolVersion": LEGACY_REVISION,
+                    "capabilities": {},
+                    "clientInfo": {"name": "f", "version": "0"},
+                },
             },
             {},
         ),
@@ -310,7 +316,9 @@ def probe(rng: random.Random, secret: str, session: str) -> Probe:
             elif name == "Authorization":
                 headers[name] = rng.choice(["Bearer", "Basic eDp5", f"bearer {secret}", "Bearer mcpc_" + "x" * 4000])
             elif name == "MCP-Protocol-Version":
-                headers[name] = rng.choice([LEGACY, MODERN, "2024-11-05", "1999-01-01", "", "x" * 300])
+                headers[name] = rng.choice(
+                    [LEGACY_REVISION, MODERN_REVISION, "2024-11-05", "1999-01-01", "", "x" * 300]
+                )
             else:
                 headers[name] = header_value(rng).decode("latin-1")
     elif kind == "encoding":
@@ -406,7 +414,7 @@ async def fuzz(url: str, secret: str, session: str, args) -> tuple[collections.C
         alive = await http.post(
             url + "/mcp",
             json={"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": modern_meta()}},
-            headers={**base_headers(secret), "MCP-Protocol-Version": MODERN, "Mcp-Method": "server/discover"},
+            headers={**base_headers(secret), "MCP-Protocol-Version": MODERN_REVISION, "Mcp-Method": "server/discover"},
         )
         if alive.status_code != 200:
             failures.append((Outcome(alive.status_code, "the console no longer answers server/discover"), None))
@@ -414,7 +422,7 @@ async def fuzz(url: str, secret: str, session: str, args) -> tuple[collections.C
 
 
 def start_session(url: str, secret: str) -> str:
-    params = {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "fuzz", "version": "0"}}
+    params = {"protocolVersion": LEGACY_REVISION, "capabilities": {}, "clientInfo": {"name": "fuzz", "version": "0"}}
     headers = {**base_headers(secret), "Content-Type": "application/json"}
     response = httpx.post(
         url + "/mcp", json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}, headers=headers
@@ -425,7 +433,7 @@ def start_session(url: str, secret: str) -> str:
     httpx.post(
         url + "/mcp",
         json={"jsonrpc": "2.0", "method": "notifications/initialized"},
-        headers={**headers, "Mcp-Session-Id": session, "MCP-Protocol-Version": LEGACY},
+        headers={**headers, "Mcp-Session-Id": session, "MCP-Protocol-Version": LEGACY_REVISION},
     )
     return session
 
@@ -452,26 +460,22 @@ def main():
     parser.add_argument("--seed", type=int, default=random.SystemRandom().randrange(2**32))
     args = parser.parse_args()
 
-    var_dir = tempfile.mkdtemp(prefix="console-fuzz-")
-    env = {
-        **console_env(var_dir),
-        "APPROVAL_TIMEOUT_SECONDS": "2",
-        "INPUT_TIMEOUT_SECONDS": "2",
-        "UPSTREAM_CALL_TIMEOUT_SECONDS": "5",
-    }
     with ExitStack() as stack:
-        stack.callback(shutil.rmtree, var_dir, ignore_errors=True)
+        env, var_dir = inherited_env(
+            stack,
+            "console-fuzz-",
+            APPROVAL_TIMEOUT_SECONDS="2",
+            INPUT_TIMEOUT_SECONDS="2",
+            UPSTREAM_CALL_TIMEOUT_SECONDS="5",
+        )
         demo = shlex.join([sys.executable, "-m", "approvals.demo.server"])
-        manage(env, "migrate", "--noinput")
-        manage(env, "add_server", "demo", "--command", demo, "--prefix", "demo_", "--accept-tools")
-        for glob in ("demo_lookup_*", "demo_search_*", "demo_quote_*"):
-            manage(env, "add_rule", "--action", "allow", "--tool", glob, "--name", "fuzz: reads")
-        secret = manage(env, "create_token", "fuzz").splitlines()[-1]
-        port = free_port()
+        reads = [
+            ["--action", "allow", "--tool", glob, "--name", "fuzz: reads"]
+            for glob in ("demo_lookup_*", "demo_search_*", "demo_quote_*")
+        ]
+        secret = prepare_console(env, ["demo", "--command", demo, "--prefix", "demo_"], reads, ["fuzz"])
         log = stack.enter_context(open(Path(var_dir) / "daphne.log", "w+b"))
-        daphne = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "console.asgi:application"]
-        stack.enter_context(running(daphne, port=port, env=env, output=log))
-        url = f"http://127.0.0.1:{port}"
+        url, _ = daphne(stack, env, output=log)
         session = start_session(url, secret)
         print(f"console {url}/mcp; {args.requests} requests, seed {args.seed}", file=sys.stderr)
         started = time.monotonic()

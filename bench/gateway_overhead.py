@@ -20,135 +20,33 @@ per-token rate limit is lifted for the run (MCP_RATE_LIMIT_PER_MINUTE).
 
 import argparse
 import asyncio
-import itertools
 import json
 import os
 import secrets
-import shutil
-import signal
-import subprocess
 import sys
-import tempfile
 import time
 from contextlib import ExitStack
-from dataclasses import dataclass, field
-from pathlib import Path
 
 import httpx
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import (
+    LEGACY_REVISION,
+    MODERN_REVISION,
+    BenchError,
+    McpClient,
+    Sample,
+    daphne,
+    inherited_env,
+    manage,
+    prepare_console,
+    run_as_script,
+    upstream,
+)
 
-from tests.fixtures.servers import SERVERS, free_port, running  # noqa: E402
-
-LEGACY_REVISION = "2025-11-25"
-MODERN_REVISION = "2026-07-28"
 READY_SECONDS = 60
 CALL_TIMEOUT_SECONDS = 30
 ECHO = "echo"
-
-
-class BenchError(RuntimeError):
-    pass
-
-
-@dataclass
-class Sample:
-    path: str
-    concurrency: int
-    latencies: list = field(default_factory=list)
-    errors: int = 0
-    wall: float = 0.0
-
-    @property
-    def calls(self):
-        return len(self.latencies)
-
-    @property
-    def throughput(self):
-        return self.calls / self.wall if self.wall else 0.0
-
-    def percentile(self, p):
-        ordered = sorted(self.latencies)
-        return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))] * 1000 if ordered else float("nan")
-
-
-class McpClient:
-    """Just enough of an MCP client for tools/call: a session in the legacy era, _meta and headers in the modern one."""
-
-    def __init__(self, http: httpx.AsyncClient, url: str, revision: str, token: str | None = None):
-        self.http, self.url, self.revision = http, url, revision
-        self.headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-        if token:
-            self.headers["Authorization"] = f"Bearer {token}"
-        self.ids = itertools.count(1)
-
-    @property
-    def modern(self):
-        return self.revision == MODERN_REVISION
-
-    async def start(self):
-        if self.modern:
-            return
-        info = {"name": "gateway-overhead-bench", "version": "1"}
-        response = await self.post(
-            {
-                "jsonrpc": "2.0",
-                "id": next(self.ids),
-                "method": "initialize",
-                "params": {"protocolVersion": self.revision, "capabilities": {}, "clientInfo": info},
-            }
-        )
-        answer = self.answer(response)
-        if "result" not in answer:
-            raise BenchError(f"initialize at {self.url} failed: {answer}")
-        if "mcp-session-id" in response.headers:
-            self.headers["Mcp-Session-Id"] = response.headers["mcp-session-id"]
-        self.headers["MCP-Protocol-Version"] = answer["result"]["protocolVersion"]
-        await self.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
-
-    async def call(self, tool: str, arguments: dict) -> dict:
-        params = {"name": tool, "arguments": arguments}
-        headers = {}
-        if self.modern:
-            params["_meta"] = {
-                "io.modelcontextprotocol/protocolVersion": self.revision,
-                "io.modelcontextprotocol/clientCapabilities": {},
-            }
-            headers = {"MCP-Protocol-Version": self.revision, "Mcp-Method": "tools/call", "Mcp-Name": tool}
-        message = {"jsonrpc": "2.0", "id": next(self.ids), "method": "tools/call", "params": params}
-        return self.answer(await self.post(message, headers))
-
-    async def post(self, message: dict, headers: dict | None = None) -> httpx.Response:
-        response = await self.http.post(self.url, json=message, headers={**self.headers, **(headers or {})})
-        if response.status_code >= 400:
-            raise BenchError(
-                f"{message.get('method')} at {self.url}: HTTP {response.status_code} {response.text[:300]}"
-            )
-        return response
-
-    @staticmethod
-    def answer(response: httpx.Response) -> dict:
-        """The JSON-RPC response in a JSON body or among an SSE stream's events."""
-        if response.headers.get("content-type", "").startswith("text/event-stream"):
-            for data in events(response.text):
-                message = json.loads(data)
-                if "result" in message or "error" in message:
-                    return message
-            raise BenchError(f"an event stream with no response in it: {response.text[:300]}")
-        return response.json() if response.content else {}
-
-
-def events(stream: str):
-    """The data of each SSE event that has any (a priming event carries none)."""
-    lines = []
-    for line in stream.splitlines() + [""]:
-        if line.startswith("data:"):
-            lines.append(line[5:].removeprefix(" "))
-        elif not line and lines:
-            if "".join(lines).strip():
-                yield "\n".join(lines)
-            lines = []
 
 
 def echoed(answer: dict, text: str) -> bool:
@@ -204,53 +102,18 @@ async def wait_until_it_answers(client: McpClient, tool: str, what: str):
     raise BenchError(f"{what} did not answer a tools/call within {READY_SECONDS}s: {last}")
 
 
-def manage(env: dict, *args: str) -> str:
-    done = subprocess.run(
-        [sys.executable, "manage.py", *args],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    if done.returncode != 0:
-        raise BenchError(f"manage.py {' '.join(args[:1])} failed:\n{done.stdout}{done.stderr}")
-    return done.stdout
-
-
-def console_env(var_dir: str) -> dict:
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "console.settings",
-        "LOG_LEVEL": "WARNING",
-        "MCP_RATE_LIMIT_PER_MINUTE": str(10**9),
-    }
-    if not env.get("DATABASE_URL"):
-        env["CONSOLE_VAR_DIR"] = var_dir
-    return env
-
-
-def prepare_console(env: dict, upstream_url: str, suffix: str) -> tuple[str, str]:
+def prepare(env: dict, upstream_url: str, suffix: str) -> tuple[str, str]:
     """Migrate, add the upstream, allow its calls, make a token: (exposed tool name, secret)."""
     server, prefix = f"bench-{suffix}", f"bench_{suffix}_"
-    manage(env, "migrate", "--noinput")
-    manage(env, "add_server", server, "--url", upstream_url, "--prefix", prefix, "--accept-tools")
-    manage(
+    tool = f"{prefix}{ECHO}"
+    allow = ["--action", "allow", "--server", server, "--tool", tool, "--position", "1"]
+    secret = prepare_console(
         env,
-        "add_rule",
-        "--action",
-        "allow",
-        "--server",
-        server,
-        "--tool",
-        f"{prefix}{ECHO}",
-        "--position",
-        "1",
-        "--name",
-        "gateway overhead bench",
+        [server, "--url", upstream_url, "--prefix", prefix],
+        [[*allow, "--name", "gateway overhead bench"]],
+        [f"bench-{suffix}", "--tools", tool],
     )
-    secret = manage(env, "create_token", f"bench-{suffix}", "--tools", f"{prefix}{ECHO}").splitlines()[-1]
-    return f"{prefix}{ECHO}", secret
+    return tool, secret
 
 
 def ratio(console: float, direct: float) -> str:
@@ -310,48 +173,23 @@ def main():
         parser.error("--calls and --concurrency must be at least 1")
 
     suffix = secrets.token_hex(3)
-    var_dir = tempfile.mkdtemp(prefix="console-bench-")
-    env = console_env(var_dir)
     with ExitStack() as stack:
-        stack.callback(shutil.rmtree, var_dir, ignore_errors=True)
-        upstream_port, console_port = free_port(), free_port()
-        stack.enter_context(
-            running([sys.executable, str(SERVERS / "sdk_server.py"), str(upstream_port)], port=upstream_port)
-        )
-        upstream_url = f"http://127.0.0.1:{upstream_port}/mcp"
-        tool, secret = prepare_console(env, upstream_url, suffix)
+        env, var_dir = inherited_env(stack, "console-bench-")
+        upstream_url = upstream(stack)
+        tool, secret = prepare(env, upstream_url, suffix)
         if env.get("DATABASE_URL"):
             stack.callback(manage, env, "revoke_token", f"bench-{suffix}")
-        daphne = [
-            sys.executable,
-            "-m",
-            "daphne",
-            "-b",
-            "127.0.0.1",
-            "-p",
-            str(console_port),
-            "console.asgi:application",
-        ]
-        stack.enter_context(running(daphne, port=console_port, env=env))
+        console_url = f"{daphne(stack, env)[0]}/mcp"
         print(
-            f"upstream {upstream_url}; console http://127.0.0.1:{console_port}/mcp "
+            f"upstream {upstream_url}; console {console_url} "
             f"({'DATABASE_URL' if env.get('DATABASE_URL') else 'SQLite in ' + var_dir}"
             f"{', REDIS_URL' if env.get('REDIS_URL') else ''})",
             file=sys.stderr,
         )
-        pairs = asyncio.run(bench(args, upstream_url, f"http://127.0.0.1:{console_port}/mcp", tool, secret))
+        pairs = asyncio.run(bench(args, upstream_url, console_url, tool, secret))
     print(table(pairs, args.revision))
     if any(s.errors for pair in pairs for s in pair):
         sys.exit(1)
-
-
-def run_as_script(main, name: str):
-    # A plain kill still unwinds main's ExitStack, so nothing started there outlives the run.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    try:
-        main()
-    except BenchError as exc:
-        sys.exit(f"{name}: {exc}")
 
 
 if __name__ == "__main__":

@@ -28,7 +28,6 @@ The upstream is tests/servers/sdk_server.py over HTTP; nothing reaches it, since
 approved. Everything listens on loopback and everything started is stopped.
 """
 
-import argparse
 import asyncio
 import contextlib
 import os
@@ -45,12 +44,19 @@ import httpx
 import psycopg
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gateway_overhead import REPO, BenchError, run_as_script
+from harness import (
+    BenchError,
+    Operator,
+    daphne,
+    each_setup,
+    holding_arguments,
+    prepare_asking,
+    run_as_script,
+    setup_env,
+)
 from machine import process_cpu_ms
-from push_latency import Operator, Timings, daphne, prepare, setup_env
 
 from tests.fixtures.gateway import hold_call
-from tests.fixtures.servers import SERVERS, free_port, running
 
 BENCH_DATABASE = "hold_bench"
 FEW = 10
@@ -71,7 +77,7 @@ class Watcher(Operator):
     """The queue page's socket, noting when each probe's row arrives; it decides nothing."""
 
     def __init__(self, base: str):
-        super().__init__(base, Timings())
+        super().__init__(base)
         self.expected: dict[str, asyncio.Future] = {}
 
     def on_pending(self, message: dict, now: float):
@@ -259,7 +265,7 @@ def started_bench(stack: ExitStack, name: str, upstream_url: str, args) -> tuple
     the Bench on it, and its environment."""
     env = setup_env(stack, name, args.database)
     env.update(MAX_PENDING_CALLS_PER_TOKEN="0", MCP_MAX_STREAMS_PER_TOKEN="0")
-    tool, secret = prepare(env, upstream_url)
+    tool, secret = prepare_asking(env, upstream_url)
     base, pid = daphne(stack, env)
     return Bench(base, pid, secret, tool, Database(env)), env
 
@@ -270,29 +276,9 @@ def run_setup(name: str, upstream_url: str, args) -> dict:
         return asyncio.run(bench.run(args.calls))
 
 
-def parsed_arguments(doc: str, database: str, least: int) -> argparse.Namespace:
-    """--calls, --setup and --database (the services setup's own database, `database` unless named)."""
-    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
-    parser.add_argument("--calls", type=int, default=2000, help="calls held at once (default 2000)")
-    services = bool(os.environ.get("DATABASE_URL") and os.environ.get("REDIS_URL"))
-    default = ["embedded", "services"] if services else ["embedded"]
-    parser.add_argument("--setup", nargs="+", choices=["embedded", "services"], default=default)
-    parser.add_argument("--database", default=database, help=f"PostgreSQL database to create and drop ({database})")
-    args = parser.parse_args()
-    if args.calls < least:
-        parser.error(f"--calls must be at least {least}")
-    return args
-
-
-def each_setup(args, run_setup) -> dict:
+def measured_setups(args, run_setup) -> dict:
     """Each setup's figures from `run_setup(name, upstream_url, args)`, against one upstream; they are printed too."""
-    results = {}
-    with ExitStack() as stack:
-        port = free_port()
-        stack.enter_context(running([sys.executable, str(SERVERS / "sdk_server.py"), str(port)], port=port))
-        for name in args.setup:
-            print(f"measuring {name}…", file=sys.stderr)
-            results[name] = run_setup(name, f"http://127.0.0.1:{port}/mcp", args)
+    results = {name: run_setup(name, upstream_url, args) for name, upstream_url in each_setup(args)}
     lines = [f"| measure | {' | '.join(results)} |", "|---|" + "---:|" * len(results)]
     for measure in next(iter(results.values())):
         lines.append(f"| {measure} | {' | '.join(f'{values[measure]:.1f}' for values in results.values())} |")
@@ -301,11 +287,10 @@ def each_setup(args, run_setup) -> dict:
 
 
 def main():
-    results = each_setup(parsed_arguments(__doc__, BENCH_DATABASE, FEW + 2 * PROBES), run_setup)
+    results = measured_setups(holding_arguments(__doc__, BENCH_DATABASE, FEW + 2 * PROBES), run_setup)
     if any(values["cancelled"] != values["held"] for values in results.values()):
         sys.exit("bench: closing the streams did not cancel every held call")
 
 
 if __name__ == "__main__":
-    os.chdir(REPO)
     run_as_script(main, "bench")

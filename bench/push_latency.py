@@ -38,48 +38,39 @@ dropped here, and REDIS_URL (default redis://127.0.0.1:6379/14). The upstream is
 Everything listens on loopback; everything started is stopped.
 """
 
-import argparse
 import asyncio
 import json
 import os
 import random
 import re
-import secrets
-import shutil
 import sys
-import tempfile
 import time
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from dataclasses import dataclass, field
-from urllib.parse import urlsplit
 
 import httpx
-import psycopg
-from autobahn.asyncio.websocket import WebSocketClientFactory, WebSocketClientProtocol
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gateway_overhead import (
-    LEGACY_REVISION,
-    MODERN_REVISION,
-    REPO,
+from harness import (
+    TIMEOUT_SECONDS,
     BenchError,
     McpClient,
+    Operator,
     Sample,
+    calling_arguments,
+    daphne,
+    each_setup,
     manage,
+    prepare_asking,
     run_as_script,
+    setup_env,
 )
 from machine import collector_off, cpu_check_ms, cpu_times, process_cpu_ms, stolen_share
 
-from tests.fixtures.servers import SERVERS, free_port, running
-
 BENCH_DATABASE = "push_bench"
-DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/test"
-DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/14"
-OPERATOR, PASSWORD = "bench-operator", secrets.token_urlsafe(16)
 NONCE = re.compile(r"push-bench (\d+)")
 BINDING = re.compile(r'name="binding" value="([0-9a-f]{64})"')
 WARMUP = 5
-TIMEOUT_SECONDS = 30
 
 
 @dataclass
@@ -104,6 +95,10 @@ class Timings:
         numbers = sorted(n for n in start if start[n] is not None and n in end and n >= WARMUP)
         return Sample("", 0, [end[n] - start[n] for n in numbers])
 
+    def machine_cells(self) -> tuple[str, str]:
+        """The CPU stolen % and CPU check ms cells of a table row."""
+        return "n/a" if self.stolen is None else f"{self.stolen:.1f}", f"{self.cpu_check:.0f}"
+
     def add_console_times(self, times: dict):
         for number, call_id in self.call_ids.items():
             received, decided, forwarded, answered = times[str(call_id)]
@@ -111,49 +106,13 @@ class Timings:
             self.forwarded_at[number], self.answered_at[number] = forwarded, answered
 
 
-class OperatorSocket(WebSocketClientProtocol):
-    """The queue page's websocket: each call.pending is timed the moment it arrives, then approved."""
+class Approver(Operator):
+    """Approves each call over HTTP as soon as its row arrives, as the queue's Approve button does, noting when."""
 
-    def onOpen(self):
-        self.factory.opened.set_result(None)
-
-    def onMessage(self, payload, is_binary):
-        now = time.time()
-        message = json.loads(payload)
-        if message.get("event") == "call.pending" and message.get("html"):
-            self.factory.on_pending(message, now)
-
-    def onClose(self, was_clean, code, reason):
-        if not self.factory.opened.done():
-            self.factory.opened.set_exception(BenchError(f"the operator's websocket was refused: {code} {reason}"))
-
-
-class Operator:
     def __init__(self, base: str, timings: Timings):
-        self.base, self.timings = base, timings
-        self.http = httpx.AsyncClient(base_url=base, timeout=TIMEOUT_SECONDS)
+        super().__init__(base)
+        self.timings = timings
         self.decisions: set[asyncio.Task] = set()
-
-    async def sign_in(self):
-        await self.http.get("/login/")
-        token = self.http.cookies["csrftoken"]
-        response = await self.http.post(
-            "/login/", data={"username": OPERATOR, "password": PASSWORD, "csrfmiddlewaretoken": token}
-        )
-        if "sessionid" not in self.http.cookies:
-            raise BenchError(f"the operator could not sign in: HTTP {response.status_code}")
-
-    async def watch(self):
-        host, port = urlsplit(self.base).hostname, urlsplit(self.base).port
-        cookie = "; ".join(f"{name}={value}" for name, value in self.http.cookies.items())
-        factory = WebSocketClientFactory(
-            f"ws://{host}:{port}/ws/console/?view=queue", origin=self.base, headers={"Cookie": cookie}
-        )
-        factory.protocol = OperatorSocket
-        factory.opened = asyncio.get_running_loop().create_future()
-        factory.on_pending = self.on_pending
-        self.transport, _ = await asyncio.get_running_loop().create_connection(factory, host, port)
-        await asyncio.wait_for(factory.opened, TIMEOUT_SECONDS)
 
     def on_pending(self, message: dict, now: float):
         nonce, binding = NONCE.search(message["html"]), BINDING.search(message["html"])
@@ -172,10 +131,6 @@ class Operator:
         response = await self.http.post(f"/queue/{call_id}/decide/", data=data, headers={"Accept": "application/json"})
         if response.status_code != 200 or response.json().get("level") != "success":
             self.timings.errors += 1
-
-    async def close(self):
-        self.transport.close()
-        await self.http.aclose()
 
 
 async def client_worker(url: str, args, secret: str, tool: str, numbers, timings: Timings, deadline: float):
@@ -204,7 +159,7 @@ async def client_worker(url: str, args, secret: str, tool: str, numbers, timings
 
 async def measure(client_base: str, operator_base: str, secret: str, tool: str, args) -> Timings:
     timings = Timings()
-    operator = Operator(operator_base, timings)
+    operator = Approver(operator_base, timings)
     await operator.sign_in()
     await operator.watch()
     try:
@@ -223,86 +178,15 @@ async def measure(client_base: str, operator_base: str, secret: str, tool: str, 
     return timings
 
 
-# An operator like any other: the operator role's permissions, checked on every POST.
-MAKE_OPERATOR = (
-    "from django.contrib.auth.models import Group, User; "
-    f"User.objects.create_user({OPERATOR!r}, password={PASSWORD!r}).groups.add(Group.objects.get(name='operator'))"
-)
-
-
-def prepare(env: dict, upstream_url: str) -> tuple[str, str]:
-    """Migrate, add the upstream with an ask rule on its echo, a token and an operator: (tool, secret)."""
-    manage(env, "migrate", "--noinput")
-    manage(env, "add_server", "bench", "--url", upstream_url, "--prefix", "bench_", "--accept-tools")
-    manage(env, "add_rule", "--action", "ask", "--server", "bench", "--tool", "bench_echo", "--name", "push bench asks")
-    secret = manage(env, "create_token", "push-bench", "--tools", "bench_echo").splitlines()[-1]
-    manage(env, "shell", "-c", MAKE_OPERATOR)
-    return "bench_echo", secret
-
-
-def base_env(**extra) -> dict:
-    return {
-        **os.environ,
-        # Set, though empty: servers started with tests.fixtures.servers.running get the bench's own
-        # environment under this one, and an embedded console must not take the services from it.
-        "DATABASE_URL": "",
-        "REDIS_URL": "",
-        "DJANGO_SETTINGS_MODULE": "console.settings",
-        "LOG_LEVEL": "WARNING",
-        "SECRET_KEY": secrets.token_urlsafe(40),
-        "MCP_RATE_LIMIT_PER_MINUTE": str(10**9),
-        **extra,
-    }
-
-
-@contextmanager
-def bench_database(server_url: str, name: str = BENCH_DATABASE):
-    """A database of the bench's own on the server DATABASE_URL names, dropped afterwards.
-
-    Its name carries the database DATABASE_URL names, so that benches run side by side against one server
-    keep apart.
-    """
-    named = urlsplit(server_url).path.strip("/")
-    name = f"{name}_{named}" if named else name
-    admin = urlsplit(server_url)._replace(path="/postgres").geturl()
-    with psycopg.connect(admin, autocommit=True) as connection:
-        connection.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-        connection.execute(f"CREATE DATABASE {name}")
-    try:
-        yield urlsplit(server_url)._replace(path=f"/{name}").geturl()
-    finally:
-        with psycopg.connect(admin, autocommit=True) as connection:
-            connection.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-
-
-def daphne(stack: ExitStack, env: dict) -> tuple[str, int]:
-    """A web process: its address and its pid."""
-    port = free_port()
-    argv = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "console.asgi:application"]
-    process = stack.enter_context(running(argv, port=port, env=env))
-    return f"http://127.0.0.1:{port}", process.pid
-
-
 def console_cpu_ms(pids: set[int]) -> float | None:
     used = [process_cpu_ms(pid) for pid in pids]
     return None if None in used else sum(used)
 
 
-def setup_env(stack: ExitStack, name: str, database_name: str = BENCH_DATABASE) -> dict:
-    """The console's environment for a setup: "embedded" in a scratch folder, else PostgreSQL and Redis in a
-    database of its own; `stack` removes what it made."""
-    if name == "embedded":
-        var_dir = tempfile.mkdtemp(prefix="bench-")
-        stack.callback(shutil.rmtree, var_dir, ignore_errors=True)
-        return base_env(CONSOLE_VAR_DIR=var_dir)
-    database = stack.enter_context(bench_database(os.environ.get("DATABASE_URL", DEFAULT_DATABASE_URL), database_name))
-    return base_env(DATABASE_URL=database, REDIS_URL=os.environ.get("REDIS_URL", DEFAULT_REDIS_URL))
-
-
-def run_setup(name: str, upstream_url: str, args, measure=measure, prepare=prepare) -> Timings:
+def run_setup(name: str, upstream_url: str, args, measure=measure, prepare=prepare_asking) -> Timings:
     """One setup's run; another bench passes its own `measure` (same arguments) and `prepare`."""
     with ExitStack() as stack:
-        env = setup_env(stack, name)
+        env = setup_env(stack, name, BENCH_DATABASE)
         tool, secret = prepare(env, upstream_url)
         with ExitStack() as consoles:
             client_base, client_pid = daphne(consoles, env)
@@ -334,8 +218,6 @@ def console_times(env: dict) -> dict:
 
 
 def rows(name: str, timings: Timings) -> list[str]:
-    stolen = "n/a" if timings.stolen is None else f"{timings.stolen:.1f}"
-    check = f"{timings.cpu_check:.0f}"
     console_cpu = "n/a" if timings.console_cpu is None else f"{timings.console_cpu:.1f}"
     measures = [
         ("arrival → push", "the client sends tools/call", timings.sent, timings.pushed),
@@ -343,7 +225,9 @@ def rows(name: str, timings: Timings) -> list[str]:
         ("decision → answer", "the operator sends Approve", timings.decided, timings.answered),
         ("decision → answer", "the console records the approval", timings.decided_at, timings.answered),
     ]
-    return span_rows(name, timings, measures, (50, 95, 99), with_calls=True, tail=(stolen, check, console_cpu))
+    return span_rows(
+        name, timings, measures, (50, 95, 99), with_calls=True, tail=(*timings.machine_cells(), console_cpu)
+    )
 
 
 def stage_rows(name: str, timings: Timings) -> list[str]:
@@ -376,38 +260,9 @@ def span_rows(name: str, timings: Timings, spans, percentiles, with_calls=False,
     return lines
 
 
-def parsed_arguments(doc: str, *extra) -> argparse.Namespace:
-    """The run's options, shared with benches built on this one; `extra` are (flags, options) of further ones."""
-    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
-    parser.add_argument("--calls", type=int, default=200, help="measured calls per setup (default 200)")
-    parser.add_argument("--clients", type=int, default=4, help="clients calling at once (default 4)")
-    parser.add_argument(
-        "--pause", type=float, default=1.0, help="seconds each client waits after an answer (default 1; 0 saturates)"
-    )
-    parser.add_argument("--seconds", type=float, default=90, help="at most this long per setup (default 90)")
-    parser.add_argument("--revision", default=LEGACY_REVISION, choices=[LEGACY_REVISION, MODERN_REVISION])
-    parser.add_argument("--setup", nargs="+", choices=["embedded", "services"], default=["embedded", "services"])
-    for flags, options in extra:
-        parser.add_argument(*flags, **options)
-    args = parser.parse_args()
-    if args.calls < 1 or args.clients < 1 or args.pause < 0:
-        parser.error("--calls and --clients must be at least 1, --pause at least 0")
-    return args
-
-
-def each_setup(args):
-    """Each setup's name and the upstream's URL, the upstream running meanwhile; the setup is announced on stderr."""
-    with ExitStack() as stack:
-        port = free_port()
-        stack.enter_context(running([sys.executable, str(SERVERS / "sdk_server.py"), str(port)], port=port))
-        for name in args.setup:
-            print(f"measuring {name}…", file=sys.stderr)
-            yield name, f"http://127.0.0.1:{port}/mcp"
-
-
 def main():
     stages_flag = (("--stages",), {"action": "store_true", "help": "also print where the time goes, step by step"})
-    args = parsed_arguments(__doc__, stages_flag)
+    args = calling_arguments(__doc__, stages_flag)
     lines = [
         f"{args.clients} clients (revision {args.revision}) each calling `echo` under an ask rule, "
         f"{args.pause:g} s after "
@@ -432,5 +287,4 @@ def main():
 
 
 if __name__ == "__main__":
-    os.chdir(REPO)
     run_as_script(main, "bench")

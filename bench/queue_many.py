@@ -24,8 +24,8 @@ import sys
 from contextlib import ExitStack
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gateway_overhead import REPO, manage, run_as_script
-from hold_many import FEW, PAGE_LOADS, PROBES, Bench, each_setup, parsed_arguments, started_bench
+from harness import holding_arguments, manage, run_as_script
+from hold_many import FEW, PAGE_LOADS, PROBES, Bench, measured_setups, started_bench
 from machine import process_cpu_ms
 
 BENCH_DATABASE = "queue_bench"
@@ -82,9 +82,8 @@ def run_setup(name: str, upstream_url: str, args) -> dict:
 
 
 def main():
-    each_setup(parsed_arguments(__doc__, BENCH_DATABASE, FEW + 2 * PROBES + 1), run_setup)
+    measured_setups(holding_arguments(__doc__, BENCH_DATABASE, FEW + 2 * PROBES + 1), run_setup)
 
 
 if __name__ == "__main__":
-    os.chdir(REPO)
     run_as_script(main, "bench")
