@@ -18,6 +18,11 @@ log = logging.getLogger(__name__)
 MAX_ERROR_BODY_BYTES = 64 * 1024
 # Reconnections in a row that brought no new event before a stream is given up.
 MAX_RESUMES = 3
+# How long an idle connection is kept for the next request: well under the keep-alive after which servers close
+# theirs (gunicorn's 2 seconds; uvicorn's, Node's and Apache's 5, which is httpx's own default). A request sent as
+# the server closes the connection is lost unanswered, which cannot be told from a server failing in the middle of
+# it; the console sends no request twice, so a tools/call would fail.
+IDLE_CONNECTION_SECONDS = 1.0
 JSON = "application/json"
 EVENT_STREAM = "text/event-stream"
 
@@ -32,7 +37,11 @@ class HttpTransport:
         self.legacy_version: str | None = None  # legacy era: sent as MCP-Protocol-Version once initialized
         self._serve = serve
         self._listener: asyncio.Task | None = None
-        self._client = httpx.AsyncClient(timeout=spec.timeout, follow_redirects=False)
+        # httpx's own limits on connections, and a shorter life for the idle ones.
+        limits = httpx.Limits(
+            max_connections=100, max_keepalive_connections=20, keepalive_expiry=IDLE_CONNECTION_SECONDS
+        )
+        self._client = httpx.AsyncClient(timeout=spec.timeout, follow_redirects=False, limits=limits)
 
     async def start(self) -> None:
         """Check what the admin configured, so a mistake reads as one rather than as an outage."""

@@ -1,5 +1,6 @@
 """Streamable HTTP endpoints that misbehave, each in one way, served for real on 127.0.0.1."""
 
+import asyncio
 import json
 import threading
 import time
@@ -9,6 +10,9 @@ import pytest
 
 from approvals.upstream import ServerSpec, UpstreamError, open_session
 from tests.fixtures.servers import free_port
+
+# gunicorn's default keep-alive, the shortest among common HTTP servers.
+SERVER_KEEP_ALIVE_SECONDS = 2.0
 
 INITIALIZE_RESULT = {
     "protocolVersion": "2025-06-18",
@@ -102,15 +106,43 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
 
-@pytest.fixture(scope="module")
-def scripted_url():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+class ClosingIdleHandler(Handler):
+    """The scripted server with keep-alive, which drops a request that comes on a connection idle for its keep-alive.
+
+    So does a server whose closing of an idle connection crosses the client's next request on it: the
+    request is lost unanswered, and to the client that looks like a server failing in the middle of it.
+    """
+
+    protocol_version = "HTTP/1.1"
+    answered_at = None
+
+    def do_POST(self):
+        if self.answered_at is not None and time.monotonic() - self.answered_at >= SERVER_KEEP_ALIVE_SECONDS:
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.close_connection = True
+            return
+        super().do_POST()
+        self.answered_at = time.monotonic()
+
+
+def serving(handler):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()
     server.server_close()
+
+
+@pytest.fixture(scope="module")
+def scripted_url():
+    yield from serving(Handler)
+
+
+@pytest.fixture(scope="module")
+def closing_idle_url():
+    yield from serving(ClosingIdleHandler)
 
 
 def spec(url, **changes):
@@ -182,3 +214,11 @@ async def test_it_times_out_a_stream_that_falls_silent(scripted_url):
         await list_tools_at(f"{scripted_url}/sse-stalls", timeout=0.5)
     assert caught.value.retryable and "within 0.5s" in caught.value.message
     assert time.monotonic() - started < 2.5
+
+
+async def test_it_sends_no_request_on_a_connection_the_server_may_be_closing_for_idleness(closing_idle_url):
+    async with open_session(spec(f"{closing_idle_url}/ok")) as session:
+        assert await session.list_tools() == []
+        # A real pause, not a wait: the connection's idleness is what is tested, and a longer one tests it as well.
+        await asyncio.sleep(SERVER_KEEP_ALIVE_SECONDS)
+        assert await session.list_tools() == []
