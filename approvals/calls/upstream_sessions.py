@@ -89,8 +89,9 @@ async def close_sessions_of_retired_servers(pool: RememberingPool):
     opened = dict(pool.specs)
     current = await holding.in_shared_thread(current_specs)(list(opened))
     for name, spec in opened.items():
-        # A session asked for afresh meanwhile is the pool's to keep.
-        if current.get(name) != spec and pool.specs.get(name) == spec:
+        # A session asked for afresh meanwhile is the pool's to keep, even for a spec equal to the one read: each
+        # ask records a spec of its own, so only the very one read means nobody asked since.
+        if current.get(name) != spec and pool.specs.get(name) is spec:
             del pool.specs[name]
             await pool.close(name)
 

@@ -10,7 +10,7 @@ from django.test import Client
 
 from approvals import roles
 from approvals.audit.chain import Actor
-from approvals.calls import deciding, lifecycle, runner
+from approvals.calls import deciding, lifecycle, runner, upstream_sessions
 from approvals.catalog import servers
 from approvals.catalog.specs import upstream_spec
 from approvals.models import AuditEvent, Call, Server
@@ -139,3 +139,20 @@ async def test_it_keeps_the_session_of_a_server_unchanged_across_sweeps(family, 
 
     assert session.alive and not gone(child)
     assert await runner.session_pool().get(await sync_to_async(upstream_spec)(family)) is session
+
+
+async def test_it_keeps_a_session_asked_for_again_while_the_sweep_read_the_servers(family, monkeypatch):
+    session, child = await running_child(family)
+    pool, loop = runner.session_pool(), asyncio.get_running_loop()
+    spec = await sync_to_async(upstream_spec)(family)
+
+    def read_as_the_server_comes_back(names):
+        # The sweep finds the server gone, as it is between two tests that each make it or when an admin deletes
+        # it and adds it again as it was; a call made after that asks the pool for it before the sweep goes on.
+        asyncio.run_coroutine_threadsafe(pool.get(spec), loop).result(10)
+        return {}
+
+    monkeypatch.setattr(upstream_sessions, "current_specs", read_as_the_server_comes_back)
+    await upstream_sessions.close_sessions_of_retired_servers(pool)
+
+    assert session.alive and not gone(child)
