@@ -32,6 +32,9 @@ def is_admin(user):
     return roles.is_admin(user)
 
 
+register.filter("has_role", roles.has_role)
+
+
 @register.filter
 def first_lines(text):
     """The opening of a description: a few lines, a few hundred characters."""

@@ -100,3 +100,15 @@ def test_it_tells_a_user_who_holds_no_role_after_signing_in_and_shows_nothing_el
     response = sign_in_through_the_form(client, [])
     assert response.status_code == 403
     assert "holds no role" in response.content.decode()
+
+
+def test_it_offers_a_user_who_holds_no_role_no_link_to_a_page_that_would_refuse_them_too(client, db):
+    page = sign_in_through_the_form(client, []).content.decode()
+    refusing = ["servers", "catalog", "review", "connect", "account"]
+    assert [name for name in refusing if f'href="{reverse(name)}"' in page] == []
+    assert "log out" in page and f'action="{reverse("logout")}"' in page
+
+
+def test_it_leads_a_user_refused_for_their_role_back_to_the_pages_they_may_see(operator_client):
+    page = operator_client.get(reverse("server_add")).content.decode()
+    assert 'class="mainnav"' in page and f'href="{reverse("servers")}">Back to the servers' in page
