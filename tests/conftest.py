@@ -6,12 +6,15 @@ failure: .ci/run installs or starts what the suite needs.
 """
 
 import os
+from pathlib import Path
 
 import pytest
 
 # Fixtures more than one folder of tests uses; a folder's own stay in its conftest.py.
 # A plugin other plugins import comes before them, so that pytest rewrites its asserts.
 pytest_plugins = [
+    "pytester",
+    "tests.fixtures.time_limits",
     "tests.fixtures.waiting",
     "tests.fixtures.servers",
     "tests.fixtures.catalog",
@@ -22,10 +25,22 @@ pytest_plugins = [
 ]
 
 ON_CI = os.environ.get("CI", "").lower() == "true"
+TESTS = Path(__file__).parent
 
 
 def using_postgres():
     return os.environ.get("DATABASE_URL", "").startswith(("postgres://", "postgresql://"))
+
+
+# Seconds a test of a folder may take, its setup and teardown included; elsewhere pyproject.toml's `timeout`.
+# Several times the slowest of each on a loaded machine. A test's own timeout marker comes first.
+TIME_LIMITS = {"protocol": 30, "upstream": 60, "demo": 60, "browser": 300, "topology": 300, "conformance": 600}
+
+
+def limit_time(item):
+    folder = item.path.relative_to(TESTS).parts[0]
+    if folder in TIME_LIMITS and item.get_closest_marker("timeout") is None:
+        item.add_marker(pytest.mark.timeout(TIME_LIMITS[folder]))
 
 
 def pytest_collection_modifyitems(config, items):
@@ -34,6 +49,7 @@ def pytest_collection_modifyitems(config, items):
     missing = {"postgres": not using_postgres(), "redis": not os.environ.get("REDIS_URL"), "sqlite": using_postgres()}
     kept, left_out = [], []
     for item in items:
+        limit_time(item)
         needs_missing = any(item.get_closest_marker(name) for name, absent in missing.items() if absent)
         (left_out if needs_missing else kept).append(item)
     if left_out:
