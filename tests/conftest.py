@@ -3,9 +3,16 @@
 On a newcomer's machine a test that needs an absent tool (Chromium, Node,
 PostgreSQL) is skipped with the reason. Under CI (CI=true) every such skip is a
 failure: .ci/run installs or starts what the suite needs.
+
+`make test` runs the suite embedded, then on PostgreSQL and Redis: there only the
+tests that reach the database, the channel layer, the cache or celery, which are
+those that ask for the database or carry a marker saying so (see uses_services).
+A test that reaches the channel layer, the cache or celery without either fails,
+saying which marker it lacks, so that it cannot stay out of the services pass unseen.
 """
 
 import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -32,6 +39,21 @@ def using_postgres():
     return os.environ.get("DATABASE_URL", "").startswith(("postgres://", "postgresql://"))
 
 
+def services_pass() -> bool:
+    return using_postgres() or bool(os.environ.get("REDIS_URL"))
+
+
+# pytest-django sets this up before any database access it allows: db, transactional_db, live servers.
+DATABASE_SETUP = "django_db_setup"
+# `services` marks a test that reaches the channel layer, the cache or celery without the database.
+SERVICE_MARKERS = ("django_db", "postgres", "redis", "services")
+
+
+def uses_services(item) -> bool:
+    """Whether the test reaches the database, the channel layer, the cache or celery: the services pass runs it."""
+    return DATABASE_SETUP in item.fixturenames or any(item.get_closest_marker(name) for name in SERVICE_MARKERS)
+
+
 # Seconds a test of a folder may take, its setup and teardown included; elsewhere pyproject.toml's `timeout`.
 # Several times the slowest of each on a loaded machine. A test's own timeout marker comes first.
 TIME_LIMITS = {"protocol": 30, "upstream": 60, "demo": 60, "browser": 300, "topology": 300, "conformance": 600}
@@ -44,20 +66,21 @@ def limit_time(item):
 
 
 def pytest_collection_modifyitems(config, items):
-    # PostgreSQL-only and Redis-only tests belong to the services pass of `make test`, SQLite-only
-    # ones to the embedded pass; in the other pass they are left out rather than skipped.
+    # PostgreSQL-only and Redis-only tests belong to the services pass of `make test`, SQLite-only ones and those
+    # that reach no service to the embedded pass; in the other pass they are left out rather than skipped.
     missing = {"postgres": not using_postgres(), "redis": not os.environ.get("REDIS_URL"), "sqlite": using_postgres()}
     kept, left_out = [], []
     for item in items:
         limit_time(item)
         needs_missing = any(item.get_closest_marker(name) for name, absent in missing.items() if absent)
-        (left_out if needs_missing else kept).append(item)
+        (left_out if needs_missing or (services_pass() and not uses_services(item)) else kept).append(item)
     if left_out:
         config.hook.pytest_deselected(items=left_out)
         items[:] = kept
         print(
-            f"\n{len(left_out)} tests left for the other pass of `make test`: PostgreSQL-only and Redis-only"
-            " ones run with DATABASE_URL and REDIS_URL set, SQLite-only ones without"
+            f"\n{len(left_out)} tests left for the other pass of `make test`: PostgreSQL-only and Redis-only ones"
+            " run with DATABASE_URL and REDIS_URL set; SQLite-only ones, and those that reach neither the database,"
+            " the channel layer, the cache nor celery, run without them"
         )
 
 
@@ -121,9 +144,52 @@ def flush_past_the_audit_triggers():
 
 
 @pytest.fixture(autouse=True)
-def no_audit_witness():
+def services_only_where_marked(request, monkeypatch):
+    """Fails a test the services pass would leave out that reached the channel layer, the cache or celery.
+
+    Reaching one is making its client: the cache's for this test (after every request Django closes the
+    caches made before), the channel layer's (fresh_channel_layer drops the last test's), a connection to
+    the broker. Only the test's own thread counts: a live console's threads serve whichever test is running.
+    """
+    if uses_services(request.node):
+        yield
+        return
+    from asgiref.local import Local
+    from celery import Celery
+    from channels.layers import ChannelLayerManager
+    from django.core.cache import CacheHandler, caches
+
+    reached = []
+
+    def noting(cls, name, service):
+        original = getattr(cls, name)
+
+        def reach(*args, **kwargs):
+            if threading.current_thread() is threading.main_thread():
+                reached.append(service)
+            return original(*args, **kwargs)
+
+        monkeypatch.setattr(cls, name, reach)
+
+    monkeypatch.setattr(caches, "_connections", Local())
+    noting(CacheHandler, "create_connection", "the cache")
+    noting(ChannelLayerManager, "make_backend", "the channel layer")
+    noting(Celery, "_connection", "celery's broker")
+    yield
+    if reached:
+        pytest.fail(
+            f"this test reached {' and '.join(sorted(set(reached)))} without the database: mark it"
+            " @pytest.mark.services, so that the services pass of `make test` runs it on Redis too"
+        )
+
+
+@pytest.fixture(autouse=True)
+def no_audit_witness(request):
     # The witness lives outside the database, which every test rolls back: a head one test
-    # verified would be missing from the next test's chain.
+    # verified would be missing from the next test's chain. Only a test with a database has a chain.
+    if not uses_services(request.node):
+        yield
+        return
     from django.core.cache import caches
 
     from approvals.audit import witness

@@ -14,6 +14,7 @@ from approvals.live.memory_layer import TidiedInMemoryChannelLayer
 from tests.fixtures.waiting import eventually
 
 
+@pytest.mark.services
 async def test_it_hands_over_a_message_sent_after_joining():
     async with events.listening("call.41") as listener:
         await get_channel_layer().group_send("call.41", {"type": "call.update", "status": "approved"})
@@ -21,11 +22,13 @@ async def test_it_hands_over_a_message_sent_after_joining():
     assert message == {"type": "call.update", "status": "approved"}
 
 
+@pytest.mark.services
 async def test_it_says_none_when_nothing_came_in_time():
     async with events.listening("call.42") as listener:
         assert await listener.next(timeout=0.05) is None
 
 
+@pytest.mark.services
 async def test_it_keeps_a_message_that_arrived_between_two_waits():
     layer = get_channel_layer()
     async with events.listening("call.43") as listener:
