@@ -106,7 +106,13 @@ def tasks_run_inline():
 
 @pytest.fixture(scope="session")
 def django_db_setup(django_db_setup, django_db_blocker):
-    yield
+    from django.test import TransactionTestCase
+
+    with django_db_blocker.unblock():
+        flush = FlushKeepingMigratedRows()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(TransactionTestCase, "_fixture_teardown", lambda test_case: flush.teardown(test_case))
+        yield
     # Threads that served async tests and live servers keep connections the test
     # process cannot close from here; PostgreSQL refuses to drop a database in use.
     if using_postgres():
@@ -117,6 +123,61 @@ def django_db_setup(django_db_setup, django_db_blocker):
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
                 "WHERE datname = current_database() AND pid <> pg_backend_pid()"
             )
+
+
+class FlushKeepingMigratedRows:
+    """Empties the tables after a transactional test, but those of rows migrate made and no test changes.
+
+    Django's flush empties every table, then post_migrate makes the content types, the permissions
+    and the roles (groups) again, for every app: most of the cost of a transactional test that does
+    little. A test that changed those rows all the same gets Django's own flush.
+    """
+
+    KEPT = ("django_content_type", "auth_permission", "auth_group", "auth_group_permissions")
+
+    def __init__(self):
+        from django.db import connections
+        from django.test import TransactionTestCase
+
+        self.django_flush = TransactionTestCase._fixture_teardown
+        self.migrated = {alias: self.kept_rows(alias) for alias in connections}
+
+    @staticmethod
+    def kept_rows(alias) -> list:
+        from django.contrib.auth.models import Group, Permission
+        from django.contrib.contenttypes.models import ContentType
+
+        models = (ContentType, Permission, Group, Group.permissions.through)
+        return [list(model.objects.using(alias).order_by("pk").values_list()) for model in models]
+
+    @staticmethod
+    def emptying(connection, tables) -> list[str]:
+        from django.core.management.color import no_style
+
+        if connection.vendor != "postgresql":
+            return connection.ops.sql_flush(no_style(), tables)
+        # TRUNCATE takes the strongest lock on every table and gives each new files, which costs far more than
+        # deleting the few rows a test leaves. Foreign keys and the audit triggers are off, as for Django's flush.
+        deletes = [f"DELETE FROM {connection.ops.quote_name(table)}" for table in tables]
+        return ["SET LOCAL session_replication_role = replica", *deletes]
+
+    def teardown(self, test_case):
+        from django.db import connections
+
+        from approvals.audit.chain import start_empty_log
+
+        aliases = test_case._databases_names(include_mirrors=False)
+        if any(self.kept_rows(alias) != self.migrated[alias] for alias in aliases):
+            self.django_flush(test_case)
+            self.migrated.update({alias: self.kept_rows(alias) for alias in aliases})
+            return
+        for alias in aliases:
+            connection = connections[alias]
+            tables = connection.introspection.django_table_names(only_existing=True, include_views=False)
+            emptied = [table for table in tables if table not in self.KEPT]
+            connection.ops.execute_sql_flush(self.emptying(connection, emptied))
+            # The one post_migrate step that fills an emptied table: an empty audit log has its head row.
+            start_empty_log(using=alias)
 
 
 @pytest.fixture(autouse=True, scope="session")
