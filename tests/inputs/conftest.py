@@ -8,7 +8,7 @@ from approvals.models import Call, InputRequest, PolicyRule, Server
 from approvals.protocol import revisions
 from approvals.protocol.canonical import sha256_digest
 from approvals.tokens.credentials import create_token
-from tests.fixtures.catalog import add_synced_server, make_server, make_tool
+from tests.fixtures.catalog import make_server, make_tool
 from tests.fixtures.waiting import eventually
 
 
@@ -18,15 +18,15 @@ def allow_all(transactional_db):
 
 
 @pytest.fixture
-def sdk_upstream(sdk_server, allow_all):
+def sdk_upstream(sdk_server, allow_all, add_fixed_server):
     """The official-SDK server (2026-07-28), synced: delete_record elicits through Resolve/Elicit."""
-    return add_synced_server("sdk", transport="http", url=sdk_server.url)
+    return add_fixed_server("sdk", transport="http", url=sdk_server.url)
 
 
 @pytest.fixture
-def everything_upstream(everything_http, allow_all):
+def everything_upstream(everything_http, allow_all, add_fixed_server):
     """server-everything (legacy era), synced: trigger-elicitation-request asks for every field type."""
-    return add_synced_server("everything", transport="http", url=everything_http.url)
+    return add_fixed_server("everything", transport="http", url=everything_http.url)
 
 
 @pytest.fixture
