@@ -13,6 +13,7 @@ from approvals.gateway import auth, listing
 from approvals.tokens.changes import revoke_token
 from approvals.tokens.credentials import create_token
 from tests.fixtures.gateway import LEGACY, MODERN
+from tests.gateway.conftest import IN_PROCESS
 
 
 def error_of(response: httpx.Response) -> dict:
@@ -132,17 +133,17 @@ def test_it_answers_wrongly_typed_params_as_invalid_params(raw):
     assert error_of(response)["code"] == -32602
 
 
-def test_it_refuses_a_body_that_declares_more_than_the_limit_without_reading_it(raw, settings):
+def test_it_refuses_a_body_that_declares_more_than_the_limit_without_reading_it(guarded, settings):
     settings.MCP_MAX_BODY_BYTES = 1000
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"pad": "x" * 2000}}
 
-    response = raw.post(body)
+    response = guarded.post(body)
 
     assert response.status_code == 413
     assert error_of(response)["code"] == -32600
 
 
-def test_it_refuses_a_chunked_body_once_it_grows_past_the_limit(raw, settings):
+def test_it_refuses_a_chunked_body_once_it_grows_past_the_limit(guarded, settings):
     settings.MCP_MAX_BODY_BYTES = 1000
 
     def chunks():
@@ -151,14 +152,14 @@ def test_it_refuses_a_chunked_body_once_it_grows_past_the_limit(raw, settings):
             yield b"x" * 100
         yield b'"}}'
 
-    response = raw.post(chunks())
+    response = guarded.post(chunks())
 
     assert response.request.headers.get("transfer-encoding") == "chunked"
     assert response.status_code == 413
 
 
-def test_it_refuses_a_page_from_a_foreign_origin(raw):
-    response = raw.modern("tools/list", headers={"Origin": "https://attacker.example"})
+def test_it_refuses_a_page_from_a_foreign_origin(guarded):
+    response = guarded.modern("tools/list", headers={"Origin": "https://attacker.example"})
 
     assert response.status_code == 403
     assert error_of(response)["code"] == -32600
@@ -186,8 +187,8 @@ def other_port(url: str) -> str:
     ],
     ids=["another name and port", "another port", "another scheme", "another name", "null"],
 )
-def test_it_refuses_a_page_of_the_same_machine_on_another_port_scheme_or_name(raw, live_console, origin):
-    response = raw.modern("tools/list", headers={"Origin": origin(live_console)})
+def test_it_refuses_a_page_of_the_same_machine_on_another_port_scheme_or_name(guarded, origin):
+    response = guarded.modern("tools/list", headers={"Origin": origin(IN_PROCESS)})
 
     assert response.status_code == 403
     assert "Origin" in error_of(response)["message"]
@@ -209,8 +210,8 @@ def test_it_takes_the_scheme_a_tls_proxy_reports_when_told_to_trust_it(raw, sett
     assert raw.modern("tools/list", headers={"Origin": live_console, "X-Forwarded-Proto": "https"}).status_code == 403
 
 
-def test_it_refuses_a_host_it_does_not_serve_with_403_rather_than_djangos_400(raw):
-    response = raw.modern("tools/list", headers={"Host": "rebound.attacker.example"})
+def test_it_refuses_a_host_it_does_not_serve_with_403_rather_than_djangos_400(guarded):
+    response = guarded.modern("tools/list", headers={"Host": "rebound.attacker.example"})
 
     assert response.status_code == 403
     assert "Host" in error_of(response)["message"]
