@@ -16,21 +16,18 @@ from approvals import roles
 from approvals.models import PolicyRule
 from approvals.tokens import credentials
 from tests.browser.test_queue_browser import ClientCall
-from tests.fixtures.catalog import add_synced_server
 from tests.fixtures.servers import SERVERS
 
 pytestmark = pytest.mark.browser
 
 
 @pytest.fixture
-def console(live_console, transactional_db, everything_http, sdk_server, person):
+def console(live_console, transactional_db, everything_http, sdk_server, person, add_fixed_server):
     """Three upstream servers that elicit, every call allowed, a client token and an operator's session cookie."""
     PolicyRule.objects.create(name="browser inputs", action="allow", tool_glob="*")
-    add_synced_server("everything", transport="http", url=everything_http.url)
-    add_synced_server("sdk", transport="http", url=sdk_server.url)
-    add_synced_server(
-        "forms", transport="stdio", command=shlex.join([sys.executable, str(SERVERS / "forms_server.py")])
-    )
+    add_fixed_server("everything", transport="http", url=everything_http.url)
+    add_fixed_server("sdk", transport="http", url=sdk_server.url)
+    add_fixed_server("forms", transport="stdio", command=shlex.join([sys.executable, str(SERVERS / "forms_server.py")]))
     _, secret = credentials.create_token("browser agent")
     _, browser_client = person("olga", roles.OPERATOR)
     return {

@@ -16,7 +16,6 @@ import pytest
 from approvals.models import PolicyRule
 from approvals.protocol.schemas import MAX_MATCHED_CHARS, MAX_SECONDS
 from approvals.tokens import credentials
-from tests.fixtures.catalog import add_synced_server
 from tests.fixtures.processes import daphne
 from tests.fixtures.servers import REPO, SERVERS, free_port
 from tests.gateway.conftest import Raw
@@ -34,10 +33,10 @@ CALL_TIMEOUT_SECONDS = 20
 
 
 @pytest.fixture
-def costly_url():
+def costly_url(add_fixed_server):
     """/mcp of a daphne process whose upstream `costly` lists the tools of tests/servers/stdio_scenarios.py."""
     command = shlex.join([sys.executable, str(SERVERS / "stdio_scenarios.py"), "costly"])
-    add_synced_server("costly", transport="stdio", command=command)
+    add_fixed_server("costly", transport="stdio", command=command)
     PolicyRule.objects.create(name="let every call through", action="allow", tool_glob="*")
     port = free_port()
     # The pings alone make more requests a minute than a token may.

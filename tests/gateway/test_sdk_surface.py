@@ -14,7 +14,6 @@ from mcp_types import PromptReference, ResourceTemplateReference, ResourceUpdate
 
 from approvals.models import AuditEvent, PolicyRule
 from approvals.tokens.credentials import create_token
-from tests.fixtures.catalog import add_synced_server
 from tests.fixtures.gateway import sdk_client
 
 # The SDK's default mode finds the modern era through server/discover; "legacy" forces initialize.
@@ -25,8 +24,8 @@ UPDATE_SECONDS = 15
 
 
 @pytest.fixture
-def everything(transactional_db, everything_http):
-    return add_synced_server("everything", transport="http", url=everything_http.url)
+def everything(transactional_db, everything_http, add_fixed_server):
+    return add_fixed_server("everything", transport="http", url=everything_http.url)
 
 
 async def every_resource(client) -> list:

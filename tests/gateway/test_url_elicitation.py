@@ -8,7 +8,6 @@ from unittest.mock import ANY
 import pytest
 
 from approvals.models import Call, PolicyRule
-from tests.fixtures.catalog import add_synced_server
 from tests.fixtures.gateway import LEGACY
 from tests.fixtures.servers import SERVERS
 
@@ -18,9 +17,9 @@ SIGN_IN_URL = "https://auth.example/sign-in?step=1"
 
 
 @pytest.fixture
-def browser_step(transactional_db):
+def browser_step(transactional_db, add_fixed_server):
     command = shlex.join([sys.executable, str(SERVERS / "stdio_scenarios.py"), "browser-step"])
-    server = add_synced_server("browser", transport="stdio", command=command, tool_prefix="")
+    server = add_fixed_server("browser", transport="stdio", command=command, tool_prefix="")
     PolicyRule.objects.create(name="allow", action=PolicyRule.Action.ALLOW, tool_glob="*")
     return server
 
