@@ -14,6 +14,7 @@ saying which marker it lacks, so that it cannot stay out of the services pass un
 import os
 import threading
 from pathlib import Path
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import pytest
 
@@ -63,6 +64,8 @@ def limit_time(item):
     folder = item.path.relative_to(TESTS).parts[0]
     if folder in TIME_LIMITS and item.get_closest_marker("timeout") is None:
         item.add_marker(pytest.mark.timeout(TIME_LIMITS[folder]))
+    if folder in ("browser", "topology", "conformance"):
+        item.add_marker(pytest.mark.xdist_group(folder))
 
 
 def pytest_collection_modifyitems(config, items):
@@ -77,11 +80,62 @@ def pytest_collection_modifyitems(config, items):
     if left_out:
         config.hook.pytest_deselected(items=left_out)
         items[:] = kept
-        print(
-            f"\n{len(left_out)} tests left for the other pass of `make test`: PostgreSQL-only and Redis-only ones"
-            " run with DATABASE_URL and REDIS_URL set; SQLite-only ones, and those that reach neither the database,"
-            " the channel layer, the cache nor celery, run without them"
-        )
+        if hasattr(config, "workeroutput"):
+            # An xdist worker's output is not shown: the controller says it (pytest_terminal_summary).
+            config.workeroutput["left_out"] = len(left_out)
+        else:
+            print(f"\n{left_for_the_other_pass(len(left_out))}")
+
+
+def left_for_the_other_pass(count: int) -> str:
+    return (
+        f"{count} tests left for the other pass of `make test`: PostgreSQL-only and Redis-only ones run with"
+        " DATABASE_URL and REDIS_URL set; SQLite-only ones, and those that reach neither the database, the channel"
+        " layer, the cache nor celery, run without them"
+    )
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_setupnodes(config, specs):
+    # Each worker of the services pass, and the processes its tests start, get a Redis database of their own:
+    # the cache's keys, the channel layer's groups (named after rows, whose keys each worker's database numbers
+    # from 1) and celery's queue would otherwise cross between workers.
+    url = os.environ.get("REDIS_URL")
+    if not url:
+        return
+    import execnet
+
+    from console.settings import redis_database
+
+    first = int(redis_database(url))
+    for number, spec in enumerate(specs):
+        # xdist makes a spec without this execution model again from its text, which has no room for a URL.
+        if spec.execmodel != "main_thread_only":
+            specs[number] = spec = execnet.XSpec(f"execmodel=main_thread_only//{spec}")
+        spec.env["REDIS_URL"] = redis_url_with_database(url, first + number)
+
+
+def redis_url_with_database(url: str, number: int) -> str:
+    parts = urlsplit(url)
+    query = [(key, value) for key, value in parse_qsl(parts.query) if key != "db"]
+    if parts.scheme == "unix":
+        return parts._replace(query=urlencode([*query, ("db", number)])).geturl()
+    return parts._replace(path=f"/{number}", query=urlencode(query)).geturl()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    left_out = getattr(node, "workeroutput", {}).get("left_out")
+    if left_out is not None:
+        node.config.stash[LEFT_OUT] = left_out
+
+
+LEFT_OUT = pytest.StashKey[int]()
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    if LEFT_OUT in config.stash:
+        terminalreporter.write_line(left_for_the_other_pass(config.stash[LEFT_OUT]))
 
 
 @pytest.hookimpl(hookwrapper=True)
