@@ -1,0 +1,174 @@
+"""Requests cut short at any moment from arrival to held: every call they recorded ends cancelled, at once.
+
+A client may hang up while its call is still being recorded, while the batch that writes it
+is in the database, or while an operator has yet to decide it; daphne may cancel the request
+again ten seconds later. Whatever the moment, a recorded call must not stay pending, and so
+approvable, for its whole timeout.
+"""
+
+import asyncio
+import contextlib
+import random
+import time
+from collections import Counter
+
+import pytest
+from django.db.models import Count
+
+from approvals.calls import holding, lifecycle, permissions, runner
+from approvals.live import events
+from approvals.models import AuditEvent, Call
+from approvals.protocol import revisions
+from tests.calls.held import as_a_request, none_but_the_shared_threads
+from tests.fixtures.waiting import eventually
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+REQUESTS = 200
+ROUNDS = 3
+# How long the requests that were cut may take to end, their calls cancelled and written: well over the
+# second it takes, so that a loaded machine does not fail the test, and far short of any timeout or lease.
+ENDED_WITHIN = 15
+PHASES = ("arriving", "writing", "held")
+
+
+def context(token):
+    return lifecycle.ClientContext(token, revisions.MODERN, "2026-07-28")
+
+
+async def nowhere(message):
+    pass
+
+
+def request(token, tool, n):
+    """One request's work: a tool call most often, now and then a coding agent's permission request."""
+    if n % 5 == 4:
+        arguments = {"tool_name": "Bash", "input": {"command": f"ls {n}"}}
+        params = {"name": permissions.APPROVAL_PROMPT.exposed_name, "arguments": arguments}
+        return permissions.run_prompt(context(token), n, params, nowhere)
+    params = {"name": tool.exposed_name, "arguments": {"order_id": n, "amount": 5}}
+    return runner.run_call(context(token), n, params, nowhere, tool=tool)
+
+
+class Cutter:
+    """Cuts each request at the moment of its phase: on arrival after a few turns of the loop, while the
+    batch writing its call is in the database, or once its call is held; some twice, as daphne does."""
+
+    def __init__(self, rng: random.Random):
+        self.rng = rng
+        self.loop = asyncio.get_running_loop()
+        self.when_writing: list[asyncio.Task] = []
+        self.held: set[asyncio.Task] = set()
+        self.cuts = Counter()
+
+    def cut(self, task: asyncio.Task, phase: str):
+        self.cuts[phase] += 1
+        task.cancel()
+        if self.rng.random() < 0.3:
+            self.loop.call_later(self.rng.random() * 0.05, task.cancel)
+
+    async def on_arrival(self, task: asyncio.Task):
+        for _ in range(self.rng.randrange(6)):
+            await asyncio.sleep(0)
+        self.cut(task, "arriving")
+
+    def during_writes(self, write_together):
+        """write_together, cutting the requests waiting for a batch from its database thread while it writes."""
+
+        def writing(works):
+            if self.when_writing:
+                due, self.when_writing = self.when_writing, []
+                self.loop.call_soon_threadsafe(lambda: [self.cut(task, "writing") for task in due])
+                # Long enough for the cancellations to reach the tasks before the batch commits.
+                time.sleep(0.01)
+            return write_together(works)
+
+        return writing
+
+    def noting_the_held(self, waiting_for_decision):
+        """waiting_for_decision, noting the request whose call it holds."""
+
+        @contextlib.contextmanager
+        def noting(call_id):
+            with waiting_for_decision(call_id):
+                self.held.add(asyncio.current_task())
+                yield
+
+        return noting
+
+    async def once_held(self, task: asyncio.Task):
+        await eventually(lambda: task in self.held or task.done(), timeout=60, message="the call held")
+        await asyncio.sleep(self.rng.random() * 0.2)
+        self.cut(task, "held")
+
+
+async def cut_at_random(token, tool, rng: random.Random) -> tuple[list[asyncio.Task], Counter]:
+    cutter = Cutter(rng)
+    tasks, cutting = [], []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(holding, "write_together", cutter.during_writes(holding.write_together))
+        patch.setattr(holding, "waiting_for_decision", cutter.noting_the_held(holding.waiting_for_decision))
+        for n in range(REQUESTS):
+            task = asyncio.create_task(as_a_request(request(token, tool, n)))
+            phase = rng.choice(PHASES)
+            if phase == "arriving":
+                cutting.append(asyncio.create_task(cutter.on_arrival(task)))
+            elif phase == "writing":
+                cutter.when_writing.append(task)
+            else:
+                cutting.append(asyncio.create_task(cutter.once_held(task)))
+            tasks.append(task)
+            if rng.random() < 0.2:
+                await asyncio.sleep(0)
+        await asyncio.gather(*cutting)
+        # The requests still arriving when the last batch began are cut once held.
+        for task in [t for t in cutter.when_writing if not t.done()]:
+            cutter.cut(task, "held")
+    return tasks, cutter.cuts
+
+
+@pytest.mark.parametrize("seed", range(ROUNDS))
+async def test_it_cancels_every_call_whose_request_was_cut_at_any_moment(
+    seed, client_token, refund_tool, open_connections, settings
+):
+    settings.MAX_PENDING_CALLS_PER_TOKEN = 0
+    tasks, cuts = await cut_at_random(client_token, refund_tool, random.Random(seed))
+    assert all(cuts[phase] for phase in PHASES), cuts
+
+    done, left = await asyncio.wait(tasks, timeout=ENDED_WITHIN)
+    assert not left, f"{len(left)} of {REQUESTS} requests still running {ENDED_WITHIN}s after they were cut: {cuts}"
+    assert all(task.cancelled() for task in tasks), [task.result() for task in tasks if not task.cancelled()]
+
+    async def none_open():
+        return not await Call.objects.filter(status__in=Call.OPEN).aexists()
+
+    await eventually(none_open, timeout=ENDED_WITHIN, message="every call ended")
+    statuses = Counter([status async for status in Call.objects.values_list("status", flat=True)])
+    assert set(statuses) <= {Call.Status.CANCELLED}, statuses
+    assert statuses[Call.Status.CANCELLED] >= cuts["held"], (statuses, cuts)
+    cancellations = AuditEvent.objects.filter(action="call.cancelled").values("call_id").annotate(n=Count("id"))
+    assert {row["n"] async for row in cancellations} <= {1}
+    assert await cancellations.acount() == statuses[Call.Status.CANCELLED]
+
+    held = holding.loop_held()
+    assert not held.calls and not held.waiting
+    assert not held.writes.queue and held.writes.writing.done()
+    await eventually(
+        lambda: none_but_the_shared_threads(open_connections()),
+        message=f"every connection given back: {open_connections()}",
+    )
+
+
+async def test_it_cancels_a_held_call_at_once_even_when_its_wake_up_comes_with_the_cut(client_token, refund_tool):
+    task = asyncio.create_task(as_a_request(request(client_token, refund_tool, 1)))
+    held = holding.loop_held()
+    await eventually(lambda: held.waiting, message="the call held")
+    (call_id,) = held.waiting
+
+    # A wake-up of its group (the batched re-read, a message) and the client leaving, in the same turn of the loop.
+    events.wake_here(events.call_group(call_id))
+    task.cancel()
+
+    done, _ = await asyncio.wait({task}, timeout=ENDED_WITHIN)
+    assert done and task.cancelled()
+    assert await Call.objects.filter(pk=call_id, status=Call.Status.CANCELLED).aexists()
