@@ -178,7 +178,9 @@ class Held:
     def hold(self, call_id):
         self.calls[call_id] += 1
         if self.renewing is None or self.renewing.done():
-            self.renewing = asyncio.ensure_future(self.renew_while_held())
+            # A context of its own: the request that happened to come first may end long before the task does.
+            loop = asyncio.get_running_loop()
+            self.renewing = loop.create_task(self.renew_while_held(), context=contextvars.Context())
 
     def release(self, call_id):
         self.calls[call_id] -= 1

@@ -13,11 +13,13 @@ import time
 from collections import Counter
 
 import pytest
+from asgiref.sync import sync_to_async
 from django.db.models import Count
 
-from approvals.calls import holding, lifecycle, permissions, runner
+from approvals.calls import holding, lifecycle, permissions, reads, runner
 from approvals.live import events
 from approvals.models import AuditEvent, Call
+from approvals.policy import rules
 from approvals.protocol import revisions
 from tests.calls.held import as_a_request, none_but_the_shared_threads
 from tests.fixtures.waiting import eventually
@@ -41,13 +43,22 @@ async def nowhere(message):
 
 
 def request(token, tool, n):
-    """One request's work: a tool call most often, now and then a coding agent's permission request."""
+    """One request's work: a tool call most often, now and then a coding agent's permission request or a resource
+    read that a rule governs."""
     if n % 5 == 4:
         arguments = {"tool_name": "Bash", "input": {"command": f"ls {n}"}}
         params = {"name": permissions.APPROVAL_PROMPT.exposed_name, "arguments": arguments}
         return permissions.run_prompt(context(token), n, params, nowhere)
+    if n % 5 == 3:
+        uri = f"file://docs/{n}.md"
+        read = reads.Read(Call.Kind.RESOURCE, tool.server, uri, {"uri": uri}, "d" * 64, jsonrpc_id=n)
+        return reads.governed(context(token), read, never_run, nowhere)
     params = {"name": tool.exposed_name, "arguments": {"order_id": n, "amount": 5}}
     return runner.run_call(context(token), n, params, nowhere, tool=tool)
+
+
+async def never_run():
+    raise AssertionError("a read whose request was cut short reached its upstream")
 
 
 class Cutter:
@@ -132,6 +143,7 @@ async def test_it_cancels_every_call_whose_request_was_cut_at_any_moment(
     seed, client_token, refund_tool, open_connections, settings
 ):
     settings.MAX_PENDING_CALLS_PER_TOKEN = 0
+    await sync_to_async(rules.create_rule)(rules.RuleRequest("ask", applies_to="resource", name="reads asked"))
     tasks, cuts = await cut_at_random(client_token, refund_tool, random.Random(seed))
     assert all(cuts[phase] for phase in PHASES), cuts
 
