@@ -11,10 +11,12 @@ import contextlib
 import random
 import time
 from collections import Counter
+from datetime import datetime
 
 import pytest
 from asgiref.sync import sync_to_async
 from django.db.models import Count
+from django.utils import timezone
 
 from approvals.calls import holding, lifecycle, permissions, reads, runner
 from approvals.live import events
@@ -31,6 +33,8 @@ ROUNDS = 3
 # How long the requests that were cut may take to end, their calls cancelled and written: well over the
 # second it takes, so that a loaded machine does not fail the test, and far short of any timeout or lease.
 ENDED_WITHIN = 15
+# How soon a held call is cancelled once its request is cut: at once, with room for a loaded machine.
+CANCELLED_WITHIN = 5
 PHASES = ("arriving", "writing", "held")
 
 
@@ -69,11 +73,14 @@ class Cutter:
         self.rng = rng
         self.loop = asyncio.get_running_loop()
         self.when_writing: list[asyncio.Task] = []
-        self.held: set[asyncio.Task] = set()
+        self.held: dict[asyncio.Task, int] = {}  # the call each held request holds
+        self.cut_at: dict[int, datetime] = {}  # when each held call's request was first cut
         self.cuts = Counter()
 
     def cut(self, task: asyncio.Task, phase: str):
         self.cuts[phase] += 1
+        if task in self.held:
+            self.cut_at.setdefault(self.held[task], timezone.now())
         task.cancel()
         if self.rng.random() < 0.3:
             self.loop.call_later(self.rng.random() * 0.05, task.cancel)
@@ -102,7 +109,7 @@ class Cutter:
         @contextlib.contextmanager
         def noting(call_id):
             with waiting_for_decision(call_id):
-                self.held.add(asyncio.current_task())
+                self.held[asyncio.current_task()] = call_id
                 yield
 
         return noting
@@ -113,7 +120,7 @@ class Cutter:
         self.cut(task, "held")
 
 
-async def cut_at_random(token, tool, rng: random.Random) -> tuple[list[asyncio.Task], Counter]:
+async def cut_at_random(token, tool, rng: random.Random) -> tuple[list[asyncio.Task], Cutter]:
     cutter = Cutter(rng)
     tasks, cutting = [], []
     with pytest.MonkeyPatch.context() as patch:
@@ -135,7 +142,7 @@ async def cut_at_random(token, tool, rng: random.Random) -> tuple[list[asyncio.T
         # The requests still arriving when the last batch began are cut once held.
         for task in [t for t in cutter.when_writing if not t.done()]:
             cutter.cut(task, "held")
-    return tasks, cutter.cuts
+    return tasks, cutter
 
 
 @pytest.mark.parametrize("seed", range(ROUNDS))
@@ -144,7 +151,8 @@ async def test_it_cancels_every_call_whose_request_was_cut_at_any_moment(
 ):
     settings.MAX_PENDING_CALLS_PER_TOKEN = 0
     await sync_to_async(rules.create_rule)(rules.RuleRequest("ask", applies_to="resource", name="reads asked"))
-    tasks, cuts = await cut_at_random(client_token, refund_tool, random.Random(seed))
+    tasks, cutter = await cut_at_random(client_token, refund_tool, random.Random(seed))
+    cuts = cutter.cuts
     assert all(cuts[phase] for phase in PHASES), cuts
 
     done, left = await asyncio.wait(tasks, timeout=ENDED_WITHIN)
@@ -161,6 +169,10 @@ async def test_it_cancels_every_call_whose_request_was_cut_at_any_moment(
     cancellations = AuditEvent.objects.filter(action="call.cancelled").values("call_id").annotate(n=Count("id"))
     assert {row["n"] async for row in cancellations} <= {1}
     assert await cancellations.acount() == statuses[Call.Status.CANCELLED]
+
+    answered = Call.objects.filter(pk__in=cutter.cut_at).values_list("pk", "answered_at")
+    took = {pk: (at - cutter.cut_at[pk]).total_seconds() async for pk, at in answered}
+    assert len(took) == len(cutter.cut_at) and max(took.values()) < CANCELLED_WITHIN, sorted(took.values())[-5:]
 
     held = holding.loop_held()
     assert not held.calls and not held.waiting
