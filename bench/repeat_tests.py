@@ -76,12 +76,12 @@ def main():
     parser.add_argument("tests", nargs="+", help="what pytest runs: files, folders or node ids")
     parser.add_argument("--runs", type=int, default=20, help="runs per setup (default 20)")
     parser.add_argument("--load", type=int, default=0, help="processes spinning beside the tests (default none)")
-    parser.add_argument("--setup", nargs="+", choices=SETUPS, default=list(SETUPS), help="default both")
+    parser.add_argument("--setup", choices=[*SETUPS, "both"], default="both", help="default both")
     args = parser.parse_args()
 
     results = {}
     with cpu_load(args.load):
-        for setup in args.setup:
+        for setup in SETUPS if args.setup == "both" else [args.setup]:
             outcomes = []
             for n in range(1, args.runs + 1):
                 passed, seconds, summary = run_once(args.tests, setup)
