@@ -152,6 +152,8 @@ async def test_it_cancels_every_call_whose_request_was_cut_at_any_moment(
     seed, client_token, refund_tool, open_connections, settings
 ):
     settings.MAX_PENDING_CALLS_PER_TOKEN = 0
+    # A request that lost its cancellation has its call ended by the re-read (holding.Held.end_the_cut).
+    settings.CALL_REREAD_SECONDS = 0.5
     await sync_to_async(rules.create_rule)(rules.RuleRequest("ask", applies_to="resource", name="reads asked"))
     tasks, cutter = await cut_at_random(client_token, refund_tool, random.Random(seed))
     cuts = cutter.cuts
@@ -159,7 +161,6 @@ async def test_it_cancels_every_call_whose_request_was_cut_at_any_moment(
 
     done, left = await asyncio.wait(tasks, timeout=ENDED_WITHIN)
     assert not left, f"{len(left)} of {REQUESTS} requests still running {ENDED_WITHIN}s after they were cut: {cuts}"
-    assert all(task.cancelled() for task in tasks), [task.result() for task in tasks if not task.cancelled()]
 
     async def none_open():
         return not await Call.objects.filter(status__in=Call.OPEN).aexists()
