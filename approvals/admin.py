@@ -7,20 +7,13 @@ from django.urls import reverse
 
 from approvals.audit import chain
 from approvals.audit.chain import Actor
+from approvals.calls.models import Call
 from approvals.catalog import servers
-from approvals.models import (
-    Call,
-    ClientToken,
-    InputRequest,
-    PolicyRule,
-    Prompt,
-    Resource,
-    ResourceTemplate,
-    Server,
-    Tool,
-    ToolChange,
-)
+from approvals.catalog.models import Prompt, Resource, ResourceTemplate, Server, Tool, ToolChange
+from approvals.inputs.models import InputRequest
+from approvals.policy.models import PolicyRule
 from approvals.signin.forms import ThrottledAdminAuthenticationForm
+from approvals.tokens.models import ClientToken
 
 JSON_SCALARS = (str, int, float, bool, type(None))
 

@@ -6,10 +6,13 @@ import shlex
 from django import forms
 from django.core.validators import RegexValidator, URLValidator
 
+from approvals.calls.kinds import CallKind
 from approvals.catalog import servers
-from approvals.models import CallKind, ClientToken, PolicyRule, Server
+from approvals.catalog.models import Server
 from approvals.policy import engine, rules
+from approvals.policy.models import PolicyRule
 from approvals.protocol.tools import DEFAULT_ANNOTATIONS
+from approvals.tokens.models import ClientToken
 
 
 class SecretTextarea(forms.Textarea):

@@ -5,9 +5,9 @@ from celery import shared_task
 from approvals.audit import retention, verify
 from approvals.calls import ending
 from approvals.catalog import sync
+from approvals.catalog.models import Server
 from approvals.gateway import sessions
 from approvals.inputs import requests
-from approvals.models import Server
 from approvals.tokens import changes
 from approvals.webhooks import sending
 

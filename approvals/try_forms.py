@@ -4,10 +4,11 @@ import json
 
 from django import forms
 
+from approvals.catalog.models import Prompt, Tool
 from approvals.display.schema_forms import build_form, is_flat
 from approvals.forms import json_field
-from approvals.models import ClientToken, Prompt, Tool
 from approvals.protocol import permission_prompt
+from approvals.tokens.models import ClientToken
 
 
 def token_field(label="Client token"):

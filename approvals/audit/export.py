@@ -21,8 +21,8 @@ from django.db.models import TextField
 from django.db.models.functions import Cast
 
 from approvals.audit.chain import HASHED
+from approvals.audit.models import AuditHead
 from approvals.audit.query import stream_rows
-from approvals.models import AuditHead
 
 # The hashed fields in the order the chain hashes them, then the hash itself.
 COLUMNS = [*HASHED, "hash"]

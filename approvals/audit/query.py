@@ -17,7 +17,10 @@ from django.db.models import Q, TextField
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast, Upper
 
-from approvals.models import AuditEvent, AuditHead, Call, ClientToken, Server, Tool
+from approvals.audit.models import AuditEvent, AuditHead
+from approvals.calls.models import Call
+from approvals.catalog.models import Server, Tool
+from approvals.tokens.models import ClientToken
 
 PAGE_SIZE = 50
 COUNT_LIMIT = 10_000

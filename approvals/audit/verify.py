@@ -20,8 +20,8 @@ from django.utils import timezone
 
 from approvals.audit import chain, witness
 from approvals.audit.chain import HASHED, Actor, event_hash
+from approvals.audit.models import AuditEvent, AuditHead, AuditVerification
 from approvals.audit.query import stream_rows
-from approvals.models import AuditEvent, AuditHead, AuditVerification
 from approvals.webhooks import announce
 
 CHUNK = 5000

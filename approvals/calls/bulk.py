@@ -10,7 +10,7 @@ they are the same tool with the same arguments, so that one look covers them all
 from dataclasses import dataclass, field
 
 from approvals.calls import deciding, transitions
-from approvals.models import Call
+from approvals.calls.models import Call
 
 MAX_SELECTED = 500
 

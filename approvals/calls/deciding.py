@@ -14,8 +14,8 @@ from approvals.audit.chain import Actor
 from approvals.audit.values import value_fields
 from approvals.calls import agent_tools, transitions
 from approvals.calls.lifecycle import call_binding
+from approvals.calls.models import Call, CallApproval
 from approvals.live import events
-from approvals.models import Call, CallApproval
 from approvals.protocol.schemas import validate
 
 

@@ -14,8 +14,9 @@ from django.utils import timezone
 from approvals.audit.chain import SYSTEM, Actor
 from approvals.audit.values import value_fields
 from approvals.calls import transitions
+from approvals.calls.models import Call
 from approvals.inputs import requests
-from approvals.models import Call, ClientToken
+from approvals.tokens.models import ClientToken
 
 
 def end_pending(call_id, status, reason: str, actor: Actor = SYSTEM) -> bool:

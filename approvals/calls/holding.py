@@ -29,8 +29,8 @@ from django.utils import timezone
 
 from approvals import batch_reads
 from approvals.audit import chain
+from approvals.calls.models import Call
 from approvals.live import events
-from approvals.models import Call
 
 log = logging.getLogger(__name__)
 

@@ -22,15 +22,18 @@ from approvals.audit import chain
 from approvals.audit.chain import SYSTEM, Actor
 from approvals.audit.values import value_fields
 from approvals.calls.ending import error_text, subject, summarize
+from approvals.calls.models import Call
+from approvals.catalog.models import Tool
 from approvals.live import events
-from approvals.models import Call, ClientToken, PolicyRule, Tool
 from approvals.policy import engine
+from approvals.policy.models import PolicyRule
 from approvals.protocol.canonical import sha256_digest
 from approvals.protocol.results import tool_error_result
 from approvals.protocol.schemas import validate
 from approvals.protocol.tools import annotations
 from approvals.tokens import limits
 from approvals.tokens.credentials import token_allows
+from approvals.tokens.models import ClientToken
 
 
 @dataclass

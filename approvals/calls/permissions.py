@@ -14,11 +14,12 @@ from asgiref.sync import sync_to_async
 from django.db import transaction
 
 from approvals.calls import ending, holding, lifecycle, runner
-from approvals.models import Call, ClientToken
+from approvals.calls.models import Call
 from approvals.policy import engine
 from approvals.protocol import permission_prompt
 from approvals.protocol.results import tool_error_result
 from approvals.tokens.credentials import token_allows
+from approvals.tokens.models import ClientToken
 
 
 @dataclass(frozen=True)

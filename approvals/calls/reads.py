@@ -16,8 +16,10 @@ from asgiref.sync import sync_to_async
 from django.db import transaction
 
 from approvals.calls import ending, holding, lifecycle, runner
-from approvals.models import Call, PolicyRule, Server
+from approvals.calls.models import Call
+from approvals.catalog.models import Server
 from approvals.policy import engine
+from approvals.policy.models import PolicyRule
 from approvals.protocol.jsonrpc import INVALID_REQUEST, JsonRpcError
 
 

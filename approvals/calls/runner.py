@@ -15,12 +15,13 @@ from django.conf import settings
 
 from approvals.audit.chain import Actor
 from approvals.calls import ending, holding, lifecycle, url_elicitation
+from approvals.calls.models import Call
 from approvals.calls.upstream_sessions import session_pool
+from approvals.catalog.models import Tool
 from approvals.catalog.specs import upstream_spec
 from approvals.inputs import continuations
 from approvals.inputs import runner as input_runner
 from approvals.live import events
-from approvals.models import Call, Tool
 from approvals.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError
 from approvals.protocol.results import check_call_result, tool_error_result
 from approvals.protocol.revisions import LOG_LEVELS, META_LOG_LEVEL, MODERN

@@ -13,8 +13,9 @@ from django.db import transaction
 
 from approvals.audit import chain
 from approvals.audit.chain import Actor
+from approvals.calls.models import Call
+from approvals.inputs.models import InputRequest
 from approvals.live import events
-from approvals.models import Call, InputRequest
 
 
 @dataclass

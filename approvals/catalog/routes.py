@@ -6,10 +6,11 @@ exposed name, as with tools; a row it may not use does not exist for it.
 
 from approvals.audit import chain
 from approvals.audit.chain import Actor
+from approvals.catalog.models import Prompt, Resource, ResourceTemplate, Server, SurfaceItem
 from approvals.catalog.surface import KINDS, RESOURCES, offers
-from approvals.models import ClientToken, Prompt, Resource, ResourceTemplate, Server, SurfaceItem
 from approvals.protocol.uri_templates import matches
 from approvals.tokens.credentials import token_allows
+from approvals.tokens.models import ClientToken
 
 
 def allowed(token: ClientToken, rows):

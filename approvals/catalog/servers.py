@@ -9,8 +9,9 @@ from approvals import tasks
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM
 from approvals.calls import ending
+from approvals.calls.models import Call
+from approvals.catalog.models import Server
 from approvals.live import events
-from approvals.models import Call, Server
 
 # What the audit log may show of a server; headers and env are credentials, so
 # only the names of those that changed are recorded.

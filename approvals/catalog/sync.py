@@ -11,10 +11,10 @@ from django.utils import timezone
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM
 from approvals.catalog import surface
+from approvals.catalog.models import Server, Tool
 from approvals.catalog.specs import upstream_spec
 from approvals.catalog.trust import apply_entry, remove_entry, reviewed_status
 from approvals.live import events
-from approvals.models import Server, Tool
 from approvals.protocol import permission_prompt
 from approvals.protocol.tools import check_tool, tool_digest
 from approvals.upstream import ServerIdentity, ServerSpec, UpstreamError, open_session

@@ -15,9 +15,9 @@ import logging
 from asgiref.sync import sync_to_async
 
 from approvals.catalog import servers
+from approvals.catalog.models import Server
 from approvals.catalog.specs import upstream_spec
 from approvals.live import events
-from approvals.models import Server
 from approvals.upstream import ServerSpec, SessionPool, UpstreamError
 
 log = logging.getLogger(__name__)

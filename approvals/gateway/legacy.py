@@ -21,10 +21,10 @@ from approvals.gateway.http import (
 from approvals.gateway.server_info import INSTRUCTIONS, capabilities, server_info
 from approvals.gateway.tool_calls import called_tool, respond_to_call
 from approvals.inputs import requests
-from approvals.models import ClientToken, McpSession
 from approvals.protocol import jsonrpc
 from approvals.protocol.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JsonRpcError, Notification, Request
 from approvals.protocol.revisions import LEGACY, LEGACY_VERSIONS, LOG_LEVELS, negotiate_legacy
+from approvals.tokens.models import ClientToken, McpSession
 
 SUBSCRIPTIONS = {
     "resources/subscribe": subscriptions.subscribe_in_session,

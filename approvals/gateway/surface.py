@@ -17,11 +17,12 @@ from asgiref.sync import sync_to_async
 
 from approvals.calls import reads
 from approvals.calls.lifecycle import ClientContext
+from approvals.calls.models import Call
 from approvals.calls.runner import session_pool, without_envelope
 from approvals.catalog import routes
+from approvals.catalog.models import Prompt, Server
 from approvals.catalog.specs import upstream_spec
 from approvals.gateway import listing, streams
-from approvals.models import Call, Prompt, Server
 from approvals.protocol import jsonrpc
 from approvals.protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND, JsonRpcError, Request
 from approvals.protocol.revisions import MODERN

@@ -8,8 +8,8 @@ import dataclasses
 from collections.abc import Callable
 
 from approvals.calls import holding, lifecycle, permissions, runner
+from approvals.catalog.models import Tool
 from approvals.gateway import streams
-from approvals.models import Tool
 from approvals.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError, Request
 
 

@@ -35,9 +35,9 @@ from django.utils import timezone
 from approvals.audit.chain import SYSTEM, Actor
 from approvals.calls import ending
 from approvals.calls.lifecycle import ClientContext
+from approvals.calls.models import Call
 from approvals.inputs import requests
 from approvals.live import events
-from approvals.models import Call
 from approvals.protocol.canonical import sha256_digest
 from approvals.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError
 from approvals.protocol.request_state import StateError, read_state, sign_state

@@ -19,8 +19,9 @@ from django.utils import timezone
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM, Actor
 from approvals.calls import transitions
+from approvals.calls.models import Call
+from approvals.inputs.models import InputRequest
 from approvals.live import events
-from approvals.models import Call, InputRequest
 from approvals.protocol.elicitation import content_problems
 from approvals.protocol.elicitation_requests import ANSWER_ACTIONS, answer_problems
 from approvals.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError

@@ -25,10 +25,12 @@ import asyncio
 from asgiref.sync import sync_to_async
 
 from approvals.calls.lifecycle import ClientContext
+from approvals.calls.models import Call
+from approvals.catalog.models import Server
 from approvals.inputs import requests
+from approvals.inputs.models import InputRequest
 from approvals.inputs.requests import ELICIT, SAMPLE
 from approvals.live import events
-from approvals.models import Call, InputRequest, Server
 from approvals.protocol import jsonrpc
 from approvals.protocol.elicitation_requests import request_problems
 from approvals.protocol.jsonrpc import METHOD_NOT_FOUND, JsonRpcError

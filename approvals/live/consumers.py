@@ -15,13 +15,14 @@ from django.conf import settings
 from django.db.models import prefetch_related_objects
 
 from approvals import roles
+from approvals.calls.models import Call
 from approvals.catalog import review
+from approvals.catalog.models import Server
 from approvals.display import rows
 from approvals.display.queue import QueueFilter, arriving_group, group_key, pending_counts
 from approvals.live import access, events
 from approvals.live.consumer_db import KeepsItsConnection, db_sync_to_async
 from approvals.live.input_events import InputEvents
-from approvals.models import Call, Server
 
 log = logging.getLogger(__name__)
 

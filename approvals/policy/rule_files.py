@@ -12,7 +12,7 @@ from django.db import transaction
 
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM, Actor
-from approvals.models import PolicyRule
+from approvals.policy.models import PolicyRule
 from approvals.policy.rules import RuleError, RuleRequest, assign, checked, locked_rules, place, problems, serialize
 
 FILE_VERSION = 1

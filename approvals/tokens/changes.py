@@ -11,8 +11,9 @@ from django.utils import timezone
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM
 from approvals.calls import ending
-from approvals.models import Call, ClientToken, RetiredSecret
+from approvals.calls.models import Call
 from approvals.tokens.credentials import actor_of, hash_secret, new_secret, snapshot, stamp
+from approvals.tokens.models import ClientToken, RetiredSecret
 
 # What a client token's owner may change after issuing it; its name and secret stay.
 EDITABLE = ("tool_globs", "owner", "description", "expires_at", "rate_per_minute", "max_pending_calls")

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from approvals.audit import chain
 from approvals.audit.chain import Actor
-from approvals.models import ClientToken, RetiredSecret
+from approvals.tokens.models import ClientToken, RetiredSecret
 
 PREFIX = "mcpc_"
 # last_used_at and last_used_from are written at most this often: a busy client must not make every call a write.

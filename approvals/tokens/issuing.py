@@ -12,8 +12,9 @@ from django.contrib.auth import get_user_model
 from django.db import IntegrityError
 from django.utils import timezone
 
-from approvals.models import ClientToken, Tool
+from approvals.catalog.models import Tool
 from approvals.tokens import credentials
+from approvals.tokens.models import ClientToken
 
 NAME_MAX = ClientToken._meta.get_field("name").max_length
 DESCRIPTION_MAX = ClientToken._meta.get_field("description").max_length

@@ -3,7 +3,8 @@
 from django.conf import settings
 
 from approvals import batch_reads
-from approvals.models import Call, ClientToken
+from approvals.calls.models import Call
+from approvals.tokens.models import ClientToken
 
 
 def rate_per_minute(token: ClientToken) -> int:

@@ -9,8 +9,8 @@ from django.views.decorators.http import require_POST
 from approvals.audit.chain import Actor
 from approvals.display.policy import rule_rows, tool_paths
 from approvals.forms import RuleForm
-from approvals.models import PolicyRule
 from approvals.policy import engine, rules, trial
+from approvals.policy.models import PolicyRule
 from approvals.try_forms import TryForm, TryPermissionForm, TryPromptForm, TryReadForm
 from approvals.views.access import permission_or_403
 

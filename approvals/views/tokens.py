@@ -12,8 +12,8 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 
 from approvals.display import snippets
-from approvals.models import ClientToken
 from approvals.tokens import changes, issuing, limits
+from approvals.tokens.models import ClientToken
 from approvals.views.access import permission_or_403
 
 MANAGE_TOKENS = "approvals.manage_tokens"

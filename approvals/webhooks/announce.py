@@ -15,7 +15,9 @@ from django.urls import reverse
 from django.utils import timezone
 
 from approvals import batch_reads
-from approvals.models import Call, InputRequest, WebhookDelivery, WebhookEndpoint
+from approvals.calls.models import Call
+from approvals.inputs.models import InputRequest
+from approvals.webhooks.models import WebhookDelivery, WebhookEndpoint
 
 # A call's live events (approvals.live.events) and the webhook each is, when it is one.
 CALL_EVENTS = {"call.pending": "call.pending", "call.decided": "call.decided"}

@@ -10,9 +10,8 @@ from django.utils import timezone
 
 from approvals.audit import chain
 from approvals.audit.chain import Actor
-from approvals.models import WebhookDelivery, WebhookEndpoint
 from approvals.webhooks import sending
-from approvals.webhooks.models import EVENT_TYPES
+from approvals.webhooks.models import EVENT_TYPES, WebhookDelivery, WebhookEndpoint
 from approvals.webhooks.transport import url_problem
 
 log = logging.getLogger(__name__)

@@ -20,8 +20,8 @@ from django.db import close_old_connections, transaction
 from django.utils import timezone
 from standardwebhooks import Webhook
 
-from approvals.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from approvals.webhooks import bodies
+from approvals.webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from approvals.webhooks.transport import Transport, WebhookError
 from console.celery import app
 

@@ -5,8 +5,10 @@ import pytest
 from approvals import roles
 from approvals.api import keys
 from approvals.calls import lifecycle
+from approvals.calls.models import Call
+from approvals.catalog.models import Tool
 from approvals.inputs import requests
-from approvals.models import Call, InputRequest, Tool
+from approvals.inputs.models import InputRequest
 from approvals.protocol import revisions
 from approvals.tokens.credentials import create_token
 from tests.fixtures.catalog import REFUND, make_server, make_tool

@@ -6,7 +6,8 @@ import json
 import httpx
 
 from approvals.calls import lifecycle
-from approvals.models import Call, Tool
+from approvals.calls.models import Call
+from approvals.catalog.models import Tool
 from approvals.protocol import revisions
 from approvals.tokens.credentials import create_token
 from tests.api.conftest import bearer

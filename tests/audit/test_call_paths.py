@@ -6,8 +6,9 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from approvals.audit import verify
+from approvals.audit.models import AuditEvent
 from approvals.calls import deciding, lifecycle, runner
-from approvals.models import AuditEvent, PolicyRule
+from approvals.policy.models import PolicyRule
 from approvals.protocol import revisions
 from approvals.protocol.canonical import canonical_json, sha256_digest
 from approvals.upstream import UpstreamError

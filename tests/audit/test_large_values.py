@@ -6,8 +6,9 @@ import io
 import pytest
 
 from approvals.audit import export, query, verify
+from approvals.audit.models import AuditEvent
 from approvals.calls import deciding, ending, lifecycle
-from approvals.models import AuditEvent, Call
+from approvals.calls.models import Call
 from approvals.protocol import revisions
 from approvals.protocol.canonical import canonical_json, sha256_digest
 from tests.fixtures.catalog import make_tool

@@ -11,8 +11,9 @@ from django.urls import reverse
 
 from approvals import roles
 from approvals.audit import export
+from approvals.audit.models import AuditEvent, AuditVerification
 from approvals.calls import deciding, lifecycle
-from approvals.models import AuditEvent, AuditVerification, Server
+from approvals.catalog.models import Server
 from approvals.protocol import revisions
 from tests.audit.conftest import trigger_disabled
 from tests.fixtures.people import PASSWORD, make_user

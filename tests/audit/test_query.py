@@ -9,8 +9,10 @@ import pytest
 from django.utils import timezone
 
 from approvals.audit import chain, export, query
+from approvals.audit.models import AuditEvent, AuditHead
 from approvals.calls import deciding, lifecycle
-from approvals.models import AuditEvent, AuditHead, Call, PolicyRule
+from approvals.calls.models import Call
+from approvals.policy.models import PolicyRule
 from approvals.protocol import revisions
 from tests.audit.conftest import trigger_disabled
 from tests.fixtures.catalog import make_server, make_tool

@@ -9,8 +9,8 @@ import pytest
 from playwright.sync_api import expect
 
 from approvals import roles
+from approvals.audit.models import AuditHead
 from approvals.calls import deciding, lifecycle
-from approvals.models import AuditHead
 from approvals.protocol import revisions
 from tests.fixtures.catalog import make_server, make_tool
 from tests.fixtures.people import PASSWORD, make_user

@@ -15,7 +15,7 @@ from playwright.sync_api import expect
 from approvals import roles
 from approvals.calls import lifecycle
 from approvals.catalog import servers, sync
-from approvals.models import Server, Tool
+from approvals.catalog.models import Server, Tool
 from approvals.policy import rules
 from approvals.protocol import revisions
 from approvals.protocol.tools import tool_digest

@@ -3,8 +3,9 @@ import threading
 import pytest
 from django.db import connection
 
+from approvals.audit.models import AuditEvent
 from approvals.calls import deciding, ending, lifecycle
-from approvals.models import AuditEvent, Call
+from approvals.calls.models import Call
 from approvals.protocol import revisions
 from tests.fixtures.calls import pending_call
 

@@ -8,9 +8,12 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from approvals.audit.chain import Actor
+from approvals.audit.models import AuditEvent
 from approvals.calls import deciding, ending, lifecycle, runner
+from approvals.calls.models import Call
 from approvals.catalog import servers, sync
-from approvals.models import AuditEvent, Call, PolicyRule, Tool
+from approvals.catalog.models import Tool
+from approvals.policy.models import PolicyRule
 from approvals.protocol import revisions
 from tests.fixtures.calls import wait_for_pending_call
 

@@ -10,10 +10,12 @@ from django.db import OperationalError, connection, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.test.utils import CaptureQueriesContext
 
+from approvals.audit.models import AuditEvent
 from approvals.calls import holding, lifecycle, runner
-from approvals.models import AuditEvent, Call, WebhookDelivery
+from approvals.calls.models import Call
 from approvals.protocol import revisions
 from approvals.webhooks import endpoints
+from approvals.webhooks.models import WebhookDelivery
 from tests.fixtures.people import make_user
 from tests.fixtures.waiting import eventually
 

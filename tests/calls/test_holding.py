@@ -8,8 +8,9 @@ from asgiref.sync import sync_to_async
 from django.db import connection
 from django.utils import timezone
 
+from approvals.audit.models import AuditEvent
 from approvals.calls import deciding, ending, holding, lifecycle, runner
-from approvals.models import AuditEvent, Call
+from approvals.calls.models import Call
 from approvals.protocol import revisions
 from tests.fixtures.calls import pending_call
 from tests.fixtures.waiting import eventually

@@ -9,7 +9,8 @@ from django.utils import timezone
 
 from approvals.calls import reads
 from approvals.calls.lifecycle import ClientContext
-from approvals.models import Call, Prompt, Resource, ResourceTemplate
+from approvals.calls.models import Call
+from approvals.catalog.models import Prompt, Resource, ResourceTemplate
 from approvals.policy import rules, trial
 from approvals.protocol import revisions
 from approvals.tokens.credentials import create_token

@@ -9,9 +9,11 @@ from django.core.management import CommandError
 from django.db import connection
 from django.urls import reverse
 
+from approvals.audit.models import AuditEvent
 from approvals.calls import deciding, ending, lifecycle, runner
-from approvals.models import AuditEvent, Call, CallApproval, PolicyRule
+from approvals.calls.models import Call, CallApproval
 from approvals.policy import rules
+from approvals.policy.models import PolicyRule
 from approvals.protocol import revisions
 from tests.commands.conftest import run
 from tests.fixtures.calls import wait_for_pending_call

@@ -6,7 +6,7 @@ from django.urls import reverse
 
 from approvals import roles
 from approvals.calls import deciding, lifecycle
-from approvals.models import Call, CallApproval
+from approvals.calls.models import Call, CallApproval
 from approvals.policy import rules
 from approvals.protocol import revisions
 from tests.commands.conftest import run

@@ -5,12 +5,15 @@ import threading
 import pytest
 from django.db import connection
 
+from approvals.audit.models import AuditEvent
 from approvals.calls import deciding, ending, lifecycle
+from approvals.calls.models import Call
 from approvals.inputs import requests
-from approvals.models import AuditEvent, Call, ClientToken, InputRequest
+from approvals.inputs.models import InputRequest
 from approvals.protocol import revisions
 from approvals.tokens.changes import revoke_token
 from approvals.tokens.credentials import create_token
+from approvals.tokens.models import ClientToken
 
 ELICIT = {"mode": "form", "message": "Which account?", "requestedSchema": {"type": "object", "properties": {}}}
 

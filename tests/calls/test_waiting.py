@@ -7,7 +7,7 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from approvals.calls import deciding, lifecycle, runner
-from approvals.models import Call
+from approvals.calls.models import Call
 from approvals.protocol import revisions
 from tests.fixtures.calls import wait_for_pending_call
 from tests.fixtures.waiting import eventually

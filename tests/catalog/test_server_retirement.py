@@ -10,10 +10,12 @@ from django.test import Client
 
 from approvals import roles
 from approvals.audit.chain import Actor
+from approvals.audit.models import AuditEvent
 from approvals.calls import deciding, lifecycle, runner, upstream_sessions
+from approvals.calls.models import Call
 from approvals.catalog import servers
+from approvals.catalog.models import Server
 from approvals.catalog.specs import upstream_spec
-from approvals.models import AuditEvent, Call, Server
 from approvals.protocol import revisions
 from tests.fixtures.calls import wait_for_pending_call
 from tests.fixtures.catalog import make_tool

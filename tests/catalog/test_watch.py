@@ -8,8 +8,8 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from approvals.catalog import servers, sync
+from approvals.catalog.models import Resource, Tool
 from approvals.catalog.watch import watch
-from approvals.models import Resource, Tool
 from tests.fixtures.waiting import eventually
 
 SCRIPTED = Path(__file__).with_name("scripted_server.py")

@@ -4,7 +4,7 @@ import pytest
 from django.core.management import call_command
 
 from approvals.calls import lifecycle
-from approvals.models import Call
+from approvals.calls.models import Call
 from approvals.protocol import revisions
 
 

@@ -5,8 +5,10 @@ from django.core.management import CommandError
 from django.urls import reverse
 from django.utils import timezone
 
-from approvals.models import AuditEvent, Call, ClientToken
+from approvals.audit.models import AuditEvent
+from approvals.calls.models import Call
 from approvals.tokens import changes, credentials, issuing
+from approvals.tokens.models import ClientToken
 from tests.commands.conftest import run
 from tests.fixtures.people import make_user
 

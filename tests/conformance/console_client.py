@@ -64,7 +64,7 @@ def accept_with_defaults(server) -> int:
     from django.contrib.auth.models import User
 
     from approvals.inputs import requests
-    from approvals.models import InputRequest
+    from approvals.inputs.models import InputRequest
     from approvals.protocol.elicitation import defaults
 
     operator, _ = User.objects.get_or_create(username="conformance-operator")

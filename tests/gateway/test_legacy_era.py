@@ -8,8 +8,9 @@ import time
 import pytest
 from asgiref.sync import sync_to_async
 
-from approvals.models import Call, McpSession
+from approvals.calls.models import Call
 from approvals.tokens.credentials import create_token
+from approvals.tokens.models import McpSession
 from tests.fixtures.calls import wait_for_pending_call
 from tests.fixtures.catalog import DEMO_COMMAND, add_synced_server
 from tests.fixtures.gateway import LEGACY

@@ -6,7 +6,7 @@ import json
 import pytest
 from asgiref.sync import sync_to_async
 
-from approvals.models import PolicyRule
+from approvals.policy.models import PolicyRule
 from tests.fixtures.catalog import DEMO_COMMAND, add_synced_server
 from tests.fixtures.gateway import MODERN, sdk_client
 

@@ -10,10 +10,13 @@ from asgiref.sync import sync_to_async
 from django.utils import timezone
 
 from approvals.audit.chain import Actor
+from approvals.audit.models import AuditEvent
 from approvals.calls import ending, lifecycle
+from approvals.calls.models import Call
+from approvals.catalog.models import Server
 from approvals.inputs import requests, runner
+from approvals.inputs.models import InputRequest
 from approvals.live import events
-from approvals.models import AuditEvent, Call, InputRequest, Server
 from approvals.protocol import revisions
 from approvals.protocol.canonical import sha256_digest
 from approvals.protocol.jsonrpc import METHOD_NOT_FOUND, JsonRpcError

@@ -4,7 +4,8 @@ import sys
 import pytest
 from django.urls import reverse
 
-from approvals.models import AuditEvent, Server
+from approvals.audit.models import AuditEvent
+from approvals.catalog.models import Server
 from tests.fixtures.catalog import make_server
 
 DEMO_COMMAND = shlex.join([sys.executable, "-m", "approvals.demo.server"])

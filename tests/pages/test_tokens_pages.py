@@ -7,9 +7,10 @@ from django.urls import reverse
 from django.utils import timezone
 
 from approvals import roles
+from approvals.audit.models import AuditEvent
 from approvals.display import snippets
-from approvals.models import AuditEvent, ClientToken
 from approvals.tokens import changes, credentials
+from approvals.tokens.models import ClientToken
 from tests.fixtures.catalog import make_server, make_tool
 from tests.fixtures.people import make_user
 

@@ -3,7 +3,7 @@
 import pytest
 
 from approvals.calls import lifecycle
-from approvals.models import Call
+from approvals.calls.models import Call
 from approvals.protocol import revisions
 from approvals.tokens.credentials import create_token
 from tests.fixtures.catalog import make_tool

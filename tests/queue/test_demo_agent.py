@@ -11,9 +11,11 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from approvals.calls import deciding
+from approvals.calls.models import Call
 from approvals.catalog import servers, sync
 from approvals.management.commands.seed_demo import DEMO_SERVER
-from approvals.models import Call, ClientToken, PolicyRule
+from approvals.policy.models import PolicyRule
+from approvals.tokens.models import ClientToken
 from tests.fixtures.waiting import wait_until
 
 

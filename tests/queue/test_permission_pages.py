@@ -6,7 +6,7 @@ from django.urls import reverse
 from approvals import roles
 from approvals.calls import deciding, permissions
 from approvals.calls.lifecycle import ClientContext
-from approvals.models import Call
+from approvals.calls.models import Call
 from approvals.protocol import revisions
 
 HOSTILE = '<img src=x onerror=alert(1)><script>alert("pwned")</script>'

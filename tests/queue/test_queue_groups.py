@@ -7,11 +7,12 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from approvals import roles
+from approvals.audit.models import AuditEvent
 from approvals.calls import deciding, lifecycle
+from approvals.calls.models import Call
 from approvals.display import rows
 from approvals.display.queue import QueueFilter
 from approvals.live.consumers import OperatorConsumer
-from approvals.models import AuditEvent, Call
 from approvals.policy import rules
 from approvals.protocol import revisions
 from approvals.tokens.credentials import create_token

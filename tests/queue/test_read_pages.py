@@ -4,9 +4,10 @@ import pytest
 from django.urls import reverse
 
 from approvals import roles
+from approvals.audit.models import AuditEvent
 from approvals.calls import deciding, ending, reads
 from approvals.calls.lifecycle import ClientContext
-from approvals.models import AuditEvent, Call
+from approvals.calls.models import Call
 from approvals.policy import rules
 from approvals.protocol import revisions
 from tests.fixtures.catalog import make_server

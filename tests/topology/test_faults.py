@@ -16,8 +16,9 @@ from asgiref.sync import sync_to_async
 from django.utils import timezone
 
 from approvals import housekeeping
+from approvals.audit.models import AuditEvent
 from approvals.calls import deciding, ending
-from approvals.models import AuditEvent, Call
+from approvals.calls.models import Call
 from approvals.tokens.credentials import create_token
 from tests.fixtures.catalog import DEMO_COMMAND, add_synced_server
 from tests.fixtures.gateway import hold_call

@@ -9,8 +9,9 @@ import sys
 import httpx
 import pytest
 
+from approvals.calls.models import Call
 from approvals.catalog import servers, sync
-from approvals.models import Call, Tool
+from approvals.catalog.models import Tool
 from approvals.tokens.credentials import create_token
 from console.celery import app
 from tests.fixtures.gateway import sdk_client

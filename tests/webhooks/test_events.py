@@ -7,11 +7,13 @@ from django.utils import timezone
 
 from approvals.audit import verify
 from approvals.calls import deciding, ending
+from approvals.calls.models import Call
 from approvals.catalog import sync
 from approvals.inputs import requests
-from approvals.models import Call, InputRequest, WebhookDelivery
+from approvals.inputs.models import InputRequest
 from approvals.upstream.spec import ServerIdentity
 from approvals.webhooks import bodies, endpoints, sending
+from approvals.webhooks.models import WebhookDelivery
 from tests.fixtures.calls import pending_call
 from tests.fixtures.people import make_user
 

@@ -2,7 +2,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from approvals.catalog import servers, sync
-from approvals.models import Server
+from approvals.catalog.models import Server
 
 
 class Command(BaseCommand):

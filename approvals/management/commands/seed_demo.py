@@ -8,7 +8,7 @@ from django.contrib.auth.models import Group, User
 from django.core.management.base import BaseCommand
 
 from approvals.catalog import servers, sync
-from approvals.models import Server
+from approvals.catalog.models import Server
 from approvals.roles import ADMIN, AUDITOR, OPERATOR
 
 DEMO_SERVER = "Demo records"
