@@ -7,11 +7,11 @@ class ApprovalsConfig(AppConfig):
     verbose_name = "MCP approvals"
 
     def ready(self):
-        from approvals import lookups  # noqa: F401 (registers id__any_of)
-        from approvals.audit import signals
         from approvals.audit.chain import start_empty_log
+        from approvals.db import lookups  # noqa: F401 (registers id__any_of)
         from approvals.live import access
         from approvals.roles import ensure_roles
+        from approvals.signin import signals
 
         # After auth has created this app's permissions, which it also does on post_migrate.
         post_migrate.connect(ensure_roles, sender=self)

@@ -316,8 +316,8 @@ def measure_pages(tools, tokens, operators):
 
 
 def measure_export(fmt):
-    from approvals.audit import export
     from approvals.audit.models import AuditEvent
+    from approvals.audit_log import export
 
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     start = time.perf_counter()

@@ -21,7 +21,7 @@ from django.utils import timezone
 from approvals.audit import chain, witness
 from approvals.audit.chain import HASHED, Actor, event_hash
 from approvals.audit.models import AuditEvent, AuditHead, AuditVerification
-from approvals.audit.query import stream_rows
+from approvals.db.streaming import stream_rows
 from approvals.webhooks import announce
 
 CHUNK = 5000

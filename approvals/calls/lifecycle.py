@@ -17,13 +17,14 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from approvals import batch_reads
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM, Actor
 from approvals.audit.values import value_fields
 from approvals.calls.ending import error_text, subject, summarize
 from approvals.calls.models import Call
+from approvals.calls.waiting import why_no_more_pending
 from approvals.catalog.models import Tool
+from approvals.db import batch_reads
 from approvals.live import events
 from approvals.policy import engine
 from approvals.policy.models import PolicyRule
@@ -31,7 +32,6 @@ from approvals.protocol.canonical import sha256_digest
 from approvals.protocol.results import tool_error_result
 from approvals.protocol.schemas import validate
 from approvals.protocol.tools import annotations
-from approvals.tokens import limits
 from approvals.tokens.credentials import token_allows
 from approvals.tokens.models import ClientToken
 
@@ -204,7 +204,7 @@ def settle(ctx: ClientContext, call: Call, verdict: engine.Verdict, allowed, rec
         else:
             call.result, call.answered_at = result, now
     else:
-        refusal = limits.why_no_more_pending(ctx.token)
+        refusal = why_no_more_pending(ctx.token)
         if refusal:
             return None, refuse_pending(ctx, call, refusal)
         timeout, call.approvals_needed, call.separation_of_duties = hold_terms(verdict.rule, enabled_rules())

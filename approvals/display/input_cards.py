@@ -6,7 +6,7 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
-from approvals.display.schema_forms import build_form
+from approvals.forms.schema import build_form
 from approvals.inputs import requests
 from approvals.inputs.models import InputRequest
 

@@ -21,7 +21,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from approvals.api import journal
+from approvals.live import journal
 from approvals.webhooks import announce
 
 OPERATORS = "operators"

@@ -8,10 +8,10 @@ from django.views.decorators.http import require_POST
 
 from approvals.audit.chain import Actor
 from approvals.display.policy import rule_rows, tool_paths
-from approvals.forms import RuleForm
 from approvals.policy import engine, rules, trial
+from approvals.policy.forms import RuleForm
 from approvals.policy.models import PolicyRule
-from approvals.try_forms import TryForm, TryPermissionForm, TryPromptForm, TryReadForm
+from approvals.policy.try_forms import TryForm, TryPermissionForm, TryPromptForm, TryReadForm
 from approvals.views.access import permission_or_403
 
 READ_RULES = "approvals.view_policyrule"

@@ -7,8 +7,8 @@ from django.views.decorators.http import require_POST
 
 from approvals.audit.chain import Actor
 from approvals.catalog import servers, surface, sync
+from approvals.catalog.forms import ServerForm
 from approvals.catalog.models import Server, Tool
-from approvals.forms import ServerForm
 from approvals.views.access import admin_required, role_required
 
 # Longer instructions start folded, so that the tools stay in view.

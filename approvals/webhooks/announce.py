@@ -14,8 +14,8 @@ from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
 
-from approvals import batch_reads
 from approvals.calls.models import Call
+from approvals.db import batch_reads
 from approvals.inputs.models import InputRequest
 from approvals.webhooks.models import WebhookDelivery, WebhookEndpoint
 

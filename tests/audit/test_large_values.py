@@ -5,8 +5,9 @@ import io
 
 import pytest
 
-from approvals.audit import export, query, verify
+from approvals.audit import verify
 from approvals.audit.models import AuditEvent
+from approvals.audit_log import export, query
 from approvals.calls import deciding, ending, lifecycle
 from approvals.calls.models import Call
 from approvals.protocol import revisions

@@ -10,8 +10,8 @@ from django import forms
 from django.urls import reverse
 
 from approvals import roles
-from approvals.audit import export
 from approvals.audit.models import AuditEvent, AuditVerification
+from approvals.audit_log import export
 from approvals.calls import deciding, lifecycle
 from approvals.catalog.models import Server
 from approvals.protocol import revisions

@@ -8,8 +8,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from approvals.audit import chain, export, query
+from approvals.audit import chain
 from approvals.audit.models import AuditEvent, AuditHead
+from approvals.audit_log import export, query
 from approvals.calls import deciding, lifecycle
 from approvals.calls.models import Call
 from approvals.policy.models import PolicyRule

@@ -12,10 +12,10 @@ from approvals.calls import deciding, lifecycle
 from approvals.calls.models import Call
 from approvals.display import rows
 from approvals.display.queue import QueueFilter
-from approvals.live.consumers import OperatorConsumer
 from approvals.policy import rules
 from approvals.protocol import revisions
 from approvals.tokens.credentials import create_token
+from approvals.views.consumers import OperatorConsumer
 from tests.fixtures.sockets import open_socket, signed_in
 
 SAME = {"order_id": 7, "amount": 20}

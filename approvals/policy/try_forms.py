@@ -5,8 +5,8 @@ import json
 from django import forms
 
 from approvals.catalog.models import Prompt, Tool
-from approvals.display.schema_forms import build_form, is_flat
-from approvals.forms import json_field
+from approvals.forms.fields import json_field
+from approvals.forms.schema import build_form, is_flat
 from approvals.protocol import permission_prompt
 from approvals.tokens.models import ClientToken
 
