@@ -5,10 +5,10 @@ from django.core.exceptions import FieldDoesNotExist
 from django.db import models, transaction
 from django.urls import reverse
 
+from approvals.actions import servers
 from approvals.audit import chain
 from approvals.audit.chain import Actor
 from approvals.calls.models import Call
-from approvals.catalog import servers
 from approvals.catalog.models import Prompt, Resource, ResourceTemplate, Server, Tool, ToolChange
 from approvals.inputs.models import InputRequest
 from approvals.policy.models import PolicyRule

@@ -7,6 +7,8 @@ class ApprovalsConfig(AppConfig):
     verbose_name = "MCP approvals"
 
     def ready(self):
+        from approvals import tasks  # noqa: F401 (registers the celery tasks that actions.enqueue names)
+        from approvals.actions import announce
         from approvals.audit.chain import start_empty_log
         from approvals.db import lookups  # noqa: F401 (registers id__any_of)
         from approvals.live import access
@@ -18,3 +20,4 @@ class ApprovalsConfig(AppConfig):
         post_migrate.connect(start_empty_log, sender=self)
         signals.connect()
         access.connect()
+        announce.connect()

@@ -13,8 +13,8 @@ from django.utils import timezone
 
 from approvals.audit.chain import SYSTEM, Actor
 from approvals.audit.values import value_fields
-from approvals.calls import transitions
 from approvals.calls.models import Call
+from approvals.db import transitions
 from approvals.inputs import requests
 from approvals.tokens.models import ClientToken
 

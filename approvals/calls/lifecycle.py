@@ -9,7 +9,6 @@ calls.deciding has an operator's decision on a held call, calls.ending how a cal
 import os
 import socket
 import uuid
-from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import lru_cache
 
@@ -32,21 +31,9 @@ from approvals.protocol.canonical import sha256_digest
 from approvals.protocol.results import tool_error_result
 from approvals.protocol.schemas import validate
 from approvals.protocol.tools import annotations
+from approvals.tokens.context import ClientContext
 from approvals.tokens.credentials import token_allows
 from approvals.tokens.models import ClientToken
-
-
-@dataclass
-class ClientContext:
-    """Who is calling, and in which era, for one request."""
-
-    token: ClientToken
-    era: str
-    protocol_version: str
-    session_id: str = ""
-    capabilities: dict = field(default_factory=dict)
-    log_level: str | None = None  # set by a legacy client's logging/setLevel
-    streaming: bool = False  # the answer is an SSE stream, which can carry requests to the client
 
 
 def holding_process() -> str:
@@ -218,14 +205,14 @@ def settle(ctx: ClientContext, call: Call, verdict: engine.Verdict, allowed, rec
             return call, tool_error_result(error_text(call))
         if call.status == Call.Status.FORWARDED:
             chain.record("call.forwarded", SYSTEM, call=call, data=value_fields("arguments", call.arguments))
-            events.call_changed(call, "call.forwarded")
+            events.changed(call, "call.forwarded")
             return call, None
         if call.status == Call.Status.COMPLETED:
             chain.record("call.completed", SYSTEM, call=call, data={"result": summarize(result), "error": ""})
-            events.call_changed(call, "call.finished")
+            events.changed(call, "call.finished")
             return call, result
         chain.record("call.pending", SYSTEM, call=call, data={"expires_at": call.expires_at.isoformat()})
-        events.call_changed(call, "call.pending")
+        events.changed(call, "call.pending")
     return call, None
 
 

@@ -5,7 +5,7 @@ import shlex
 from django import forms
 from django.core.validators import RegexValidator, URLValidator
 
-from approvals.catalog import servers
+from approvals.catalog import credentials
 from approvals.catalog.models import Server
 from approvals.forms.fields import EditingForm, SafeChoiceField
 
@@ -18,7 +18,7 @@ class SecretTextarea(forms.Textarea):
 
 
 class ServerForm(EditingForm):
-    """Adds a server, or edits one when built with `server=`; `changes()` gives the arguments for servers.*."""
+    """Adds a server, or edits one when built with `server=`; `changes()` gives the arguments for actions.servers."""
 
     name = forms.CharField(max_length=100)
     transport = forms.ChoiceField(
@@ -132,10 +132,10 @@ class ServerForm(EditingForm):
         return command
 
     def clean_headers(self):
-        return self._parse("headers", servers.parse_header_lines)
+        return self._parse("headers", credentials.parse_header_lines)
 
     def clean_env(self):
-        return self._parse("env", servers.parse_env_lines)
+        return self._parse("env", credentials.parse_env_lines)
 
     def _parse(self, field, parse):
         text = self.cleaned_data[field]
@@ -159,7 +159,7 @@ class ServerForm(EditingForm):
         return data
 
     def changes(self):
-        """Keyword arguments for servers.add_server, or servers.update_server when editing."""
+        """Keyword arguments for actions.servers.add_server, or update_server when editing."""
         data = self.cleaned_data
         http = data["transport"] == Server.Transport.HTTP
         changes = {

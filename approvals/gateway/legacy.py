@@ -4,7 +4,6 @@ from asgiref.sync import sync_to_async
 from django.http import HttpResponse
 
 from approvals.calls import ending, holding
-from approvals.calls.lifecycle import ClientContext
 from approvals.catalog import routes
 from approvals.gateway import listing, sessions, streams, subscriptions, surface
 from approvals.gateway.http import (
@@ -24,6 +23,7 @@ from approvals.inputs import requests
 from approvals.protocol import jsonrpc
 from approvals.protocol.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JsonRpcError, Notification, Request
 from approvals.protocol.revisions import LEGACY, LEGACY_VERSIONS, LOG_LEVELS, negotiate_legacy
+from approvals.tokens.context import ClientContext
 from approvals.tokens.models import ClientToken, McpSession
 
 SUBSCRIPTIONS = {

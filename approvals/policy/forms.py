@@ -4,10 +4,10 @@ import json
 
 from django import forms
 
-from approvals.calls.kinds import CallKind
 from approvals.catalog.models import Server
 from approvals.forms.fields import EditingForm, SafeChoiceField, json_field
 from approvals.policy import engine, rules
+from approvals.policy.kinds import CallKind
 from approvals.policy.models import PolicyRule
 from approvals.protocol.tools import DEFAULT_ANNOTATIONS
 from approvals.tokens.models import ClientToken

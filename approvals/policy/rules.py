@@ -14,9 +14,9 @@ from django.db import transaction
 
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM, Actor
-from approvals.calls.kinds import CallKind
 from approvals.catalog.models import Server
 from approvals.policy import engine
+from approvals.policy.kinds import CallKind
 from approvals.policy.models import PolicyRule
 from approvals.protocol.tools import DEFAULT_ANNOTATIONS
 from approvals.tokens.models import ClientToken

@@ -6,13 +6,11 @@ token may be made, and says in words why not.
 
 import datetime
 import re
-from fnmatch import fnmatchcase
 
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError
 from django.utils import timezone
 
-from approvals.catalog.models import Tool
 from approvals.tokens import credentials
 from approvals.tokens.models import ClientToken
 
@@ -140,9 +138,3 @@ def issue(name: str, globs: list[str], user=None, **details) -> tuple[ClientToke
         return credentials.create_token(name, globs, user, **details)
     except IntegrityError:
         raise TokenError([f"a token named {name!r} exists already"]) from None
-
-
-def reachable_tools(globs: list[str]) -> list[str]:
-    """The active tools' exposed names these patterns let a client call now."""
-    names = Tool.objects.filter(status=Tool.Status.ACTIVE, server__enabled=True).values_list("exposed_name", flat=True)
-    return [n for n in names if any(fnmatchcase(n, g) for g in globs)]

@@ -6,9 +6,10 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from approvals.actions import trial
 from approvals.audit.chain import Actor
 from approvals.display.policy import rule_rows, tool_paths
-from approvals.policy import engine, rules, trial
+from approvals.policy import engine, rules
 from approvals.policy.forms import RuleForm
 from approvals.policy.models import PolicyRule
 from approvals.policy.try_forms import TryForm, TryPermissionForm, TryPromptForm, TryReadForm

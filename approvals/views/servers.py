@@ -5,8 +5,9 @@ from django.db.models import Count, Q
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from approvals.actions import servers
 from approvals.audit.chain import Actor
-from approvals.catalog import servers, surface, sync
+from approvals.catalog import surface, sync
 from approvals.catalog.forms import ServerForm
 from approvals.catalog.models import Server, Tool
 from approvals.views.access import admin_required, role_required

@@ -15,14 +15,13 @@ from approvals.calls import deciding, lifecycle
 from approvals.calls.models import Call
 from approvals.policy.models import PolicyRule
 from approvals.protocol import revisions
+from approvals.tokens.context import ClientContext
 from tests.audit.conftest import trigger_disabled
 from tests.fixtures.catalog import make_server, make_tool
 
 
 def submit(token, tool, arguments):
-    call, _ = lifecycle.receive_call(
-        lifecycle.ClientContext(token, revisions.MODERN, "2026-07-28"), tool, arguments, 1, None
-    )
+    call, _ = lifecycle.receive_call(ClientContext(token, revisions.MODERN, "2026-07-28"), tool, arguments, 1, None)
     return call
 
 

@@ -13,13 +13,15 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from playwright.sync_api import expect
 
 from approvals import roles
+from approvals.actions import servers
 from approvals.calls import lifecycle
-from approvals.catalog import servers, sync
+from approvals.catalog import sync
 from approvals.catalog.models import Server, Tool
 from approvals.policy import rules
 from approvals.protocol import revisions
 from approvals.protocol.tools import tool_digest
 from approvals.tokens import credentials
+from approvals.tokens.context import ClientContext
 
 pytestmark = pytest.mark.browser
 
@@ -230,7 +232,7 @@ def hostile_tool():
 
 
 def hold_call(tool, token):
-    ctx = lifecycle.ClientContext(token, revisions.MODERN, "2026-07-28")
+    ctx = ClientContext(token, revisions.MODERN, "2026-07-28")
     return lifecycle.receive_call(ctx, tool, {"target": HOSTILE}, 1, None)[0]
 
 

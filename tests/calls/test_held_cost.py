@@ -14,6 +14,7 @@ from approvals.audit.models import AuditEvent
 from approvals.calls import holding, lifecycle, runner
 from approvals.calls.models import Call
 from approvals.protocol import revisions
+from approvals.tokens.context import ClientContext
 from approvals.webhooks import endpoints
 from approvals.webhooks.models import WebhookDelivery
 from tests.fixtures.people import make_user
@@ -32,7 +33,7 @@ async def nowhere(message):
 
 
 def context(token):
-    return lifecycle.ClientContext(token, revisions.MODERN, "2026-07-28")
+    return ClientContext(token, revisions.MODERN, "2026-07-28")
 
 
 async def as_a_request(work):

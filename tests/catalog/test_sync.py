@@ -5,8 +5,9 @@ from pathlib import Path
 
 import pytest
 
+from approvals.actions import servers
 from approvals.audit.models import AuditEvent
-from approvals.catalog import servers, sync
+from approvals.catalog import sync
 from approvals.catalog.models import Server, Tool, ToolChange
 
 SCRIPTED = Path(__file__).with_name("scripted_server.py")

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 from asgiref.sync import sync_to_async
 
-from approvals.catalog import servers, sync
+from approvals.actions import servers
+from approvals.catalog import sync
 from approvals.catalog.models import Resource, Tool
 from approvals.catalog.watch import watch
 from tests.fixtures.waiting import eventually

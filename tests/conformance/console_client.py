@@ -33,7 +33,7 @@ def setup_django():
 
 
 def add_upstream(url: str, scenario: str):
-    from approvals.catalog.servers import add_server
+    from approvals.actions.servers import add_server
     from approvals.catalog.sync import sync_server
 
     server = add_server(

@@ -28,9 +28,9 @@ import pytest
 from django.contrib.auth.models import User
 from django.db import connection
 
+from approvals.actions.servers import add_server
 from approvals.calls.models import Call
 from approvals.catalog.models import Server
-from approvals.catalog.servers import add_server
 from approvals.catalog.sync import sync_server
 from approvals.inputs import requests
 from approvals.inputs.models import InputRequest

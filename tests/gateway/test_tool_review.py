@@ -14,8 +14,9 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.core.management import CommandError, call_command
 
+from approvals.actions import servers
 from approvals.audit.models import AuditEvent
-from approvals.catalog import servers, sync
+from approvals.catalog import sync
 from approvals.catalog.models import Tool
 from approvals.catalog.watch import watch
 from approvals.policy.models import PolicyRule

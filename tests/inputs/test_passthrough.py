@@ -18,7 +18,8 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from approvals.audit.models import AuditEvent
-from approvals.inputs import continuations, requests
+from approvals.calls import continuations
+from approvals.inputs import requests
 from approvals.inputs.models import InputRequest
 from approvals.protocol.request_state import sign_state
 from tests.fixtures.catalog import add_synced_server

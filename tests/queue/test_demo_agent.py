@@ -10,9 +10,10 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
+from approvals.actions import servers
 from approvals.calls import deciding
 from approvals.calls.models import Call
-from approvals.catalog import servers, sync
+from approvals.catalog import sync
 from approvals.management.commands.seed_demo import DEMO_SERVER
 from approvals.policy.models import PolicyRule
 from approvals.tokens.models import ClientToken

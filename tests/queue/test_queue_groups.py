@@ -14,6 +14,7 @@ from approvals.display import rows
 from approvals.display.queue import QueueFilter
 from approvals.policy import rules
 from approvals.protocol import revisions
+from approvals.tokens.context import ClientContext
 from approvals.tokens.credentials import create_token
 from approvals.views.consumers import OperatorConsumer
 from tests.fixtures.sockets import open_socket, signed_in
@@ -27,7 +28,7 @@ def other_token(db):
 
 
 def pending_from(token, tool, arguments):
-    ctx = lifecycle.ClientContext(token, revisions.MODERN, "2026-07-28")
+    ctx = ClientContext(token, revisions.MODERN, "2026-07-28")
     call, answer = lifecycle.receive_call(ctx, tool, arguments, 1, None)
     assert answer is None
     return call

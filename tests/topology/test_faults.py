@@ -15,10 +15,10 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.utils import timezone
 
-from approvals import housekeeping
 from approvals.audit.models import AuditEvent
 from approvals.calls import deciding, ending
 from approvals.calls.models import Call
+from approvals.tasks import housekeeping
 from approvals.tokens.credentials import create_token
 from tests.fixtures.catalog import DEMO_COMMAND, add_synced_server
 from tests.fixtures.gateway import hold_call

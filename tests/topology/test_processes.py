@@ -9,8 +9,9 @@ import sys
 import httpx
 import pytest
 
+from approvals.actions import servers
 from approvals.calls.models import Call
-from approvals.catalog import servers, sync
+from approvals.catalog import sync
 from approvals.catalog.models import Tool
 from approvals.tokens.credentials import create_token
 from console.celery import app

@@ -2,8 +2,8 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from approvals.calls.kinds import CallKind
 from approvals.policy import rules
+from approvals.policy.kinds import CallKind
 from approvals.policy.models import PolicyRule
 
 

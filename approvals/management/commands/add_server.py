@@ -1,7 +1,8 @@
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from approvals.catalog import servers, sync
+from approvals.actions import servers
+from approvals.catalog import credentials, sync
 from approvals.catalog.models import Server
 
 
@@ -34,8 +35,8 @@ class Command(BaseCommand):
         if Server.objects.filter(name=name).exists():
             raise CommandError(f"a server named {name!r} exists already")
         try:
-            headers = servers.parse_header_lines(header)
-            env_vars = servers.parse_env_lines(env)
+            headers = credentials.parse_header_lines(header)
+            env_vars = credentials.parse_env_lines(env)
         except ValueError as exc:
             raise CommandError(str(exc)) from None
         with transaction.atomic():

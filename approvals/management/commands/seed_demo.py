@@ -7,7 +7,8 @@ from django.conf import settings
 from django.contrib.auth.models import Group, User
 from django.core.management.base import BaseCommand
 
-from approvals.catalog import servers, sync
+from approvals.actions import servers
+from approvals.catalog import sync
 from approvals.catalog.models import Server
 from approvals.roles import ADMIN, AUDITOR, OPERATOR
 

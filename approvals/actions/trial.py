@@ -10,7 +10,6 @@ from approvals.calls import lifecycle, permissions, reads
 from approvals.calls.models import Call
 from approvals.catalog import routes
 from approvals.catalog.models import Prompt, Tool
-from approvals.gateway.surface import prompt_arguments
 from approvals.policy import engine
 from approvals.policy.models import PolicyRule
 from approvals.protocol import permission_prompt
@@ -111,7 +110,7 @@ def try_prompt(token: ClientToken, prompt: Prompt, arguments: dict) -> Outcome:
         prompt, unreachable, unreachable
     )
     try:
-        prompt_arguments(prompt, arguments)
+        routes.prompt_arguments(prompt, arguments)
         errors = []
     except JsonRpcError as exc:
         errors = [exc.message]
