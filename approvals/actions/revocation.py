@@ -8,9 +8,10 @@ from django.utils import timezone
 
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM
+from approvals.audit.snapshots import snapshot
 from approvals.calls import ending
 from approvals.calls.models import Call
-from approvals.tokens.credentials import actor_of, snapshot, stamp
+from approvals.tokens.credentials import AUDITED, actor_of, stamp
 from approvals.tokens.models import ClientToken
 
 REVOKED_REASON = "the client token was revoked"
@@ -19,7 +20,7 @@ REVOKED_REASON = "the client token was revoked"
 @transaction.atomic
 def revoke_token(token: ClientToken, user=None) -> bool:
     """Refuse the token from now on and cancel its calls that wait; False when it was revoked already."""
-    before = snapshot(token)
+    before = snapshot(token, AUDITED)
     revoked = ClientToken.objects.filter(pk=token.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
     token.refresh_from_db()
     if revoked:
@@ -27,7 +28,9 @@ def revoke_token(token: ClientToken, user=None) -> bool:
         # One append at the end: the audit head is locked only after every call's row, in the order a
         # decision takes them (the call, then the head), so that a decision racing this cannot deadlock it.
         with chain.batch():
-            chain.record("token.revoked", actor, token=token, data={"before": before, "after": snapshot(token)})
+            chain.record(
+                "token.revoked", actor, token=token, data={"before": before, "after": snapshot(token, AUDITED)}
+            )
             ending.cancel_unforwarded(Call.objects.filter(token=token), REVOKED_REASON, actor)
     return bool(revoked)
 

@@ -10,6 +10,7 @@ from django.db import transaction
 
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM
+from approvals.audit.snapshots import snapshot
 from approvals.calls import ending
 from approvals.calls.models import Call
 from approvals.catalog import sync
@@ -66,8 +67,7 @@ def add_server(
     server.save()
     server.tool_prefix = Server.default_prefix(server.slug) if tool_prefix is None else tool_prefix
     server.save(update_fields=["tool_prefix"])
-    data = {field: getattr(server, field) for field in AUDITED_FIELDS}
-    data.update({field: sorted(getattr(server, field)) for field in Server.SECRET_FIELDS})
+    data = snapshot(server, [*AUDITED_FIELDS, *Server.SECRET_FIELDS], secrets=Server.SECRET_FIELDS)
     data["accept_tools"] = accept_tools
     chain.record("server.added", actor, server=server, data=data)
     if server.enabled and schedule_sync:
@@ -91,7 +91,8 @@ def update_server(server, actor=SYSTEM, **changes):
         # Tools awaiting review are accepted by the next sync.
         or ("changes" in changed and changes["changes"] == Server.Changes.ACCEPT)
     )
-    before = {field: getattr(server, field) for field in AUDITED_FIELDS if field in changed}
+    audited = [field for field in AUDITED_FIELDS if field in changed]
+    before = snapshot(server, audited)
     secrets_changed = {
         field: changed_names(getattr(server, field), changes[field])
         for field in Server.SECRET_FIELDS
@@ -100,7 +101,7 @@ def update_server(server, actor=SYSTEM, **changes):
     for key, value in changes.items():
         setattr(server, key, value)
     if changed:
-        after = {field: getattr(server, field) for field in before}
+        after = snapshot(server, audited)
         chain.record("server.changed", actor, server=server, data={"before": before, "after": after, **secrets_changed})
     if "trusted" in changed:
         chain.record(

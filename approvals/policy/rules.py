@@ -14,6 +14,7 @@ from django.db import transaction
 
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM, Actor
+from approvals.audit.snapshots import snapshot
 from approvals.catalog.models import Server
 from approvals.policy import engine
 from approvals.policy.kinds import CallKind
@@ -122,26 +123,29 @@ def checked(request: RuleRequest) -> tuple[Server | None, ClientToken | None]:
     return server, client
 
 
+# A rule as the audit log and rule files show it: its server and client by name.
+SERIALIZED = (
+    "id",
+    "uid",
+    "position",
+    "name",
+    "action",
+    "applies_to",
+    "server",
+    "tool_glob",
+    "client",
+    "annotations",
+    "conditions",
+    "message",
+    "approvals_needed",
+    "approval_timeout_seconds",
+    "separation_of_duties",
+    "enabled",
+)
+
+
 def serialize(rule: PolicyRule) -> dict:
-    """A rule as the audit log and rule files show it: its server and client by name."""
-    return {
-        "id": rule.pk,
-        "uid": str(rule.uid),
-        "position": rule.position,
-        "name": rule.name,
-        "action": rule.action,
-        "applies_to": rule.applies_to,
-        "server": rule.server.name if rule.server else None,
-        "tool_glob": rule.tool_glob,
-        "client": rule.client.name if rule.client else None,
-        "annotations": rule.annotations,
-        "conditions": rule.conditions,
-        "message": rule.message,
-        "approvals_needed": rule.approvals_needed,
-        "approval_timeout_seconds": rule.approval_timeout_seconds,
-        "separation_of_duties": rule.separation_of_duties,
-        "enabled": rule.enabled,
-    }
+    return snapshot(rule, SERIALIZED)
 
 
 def locked_rules() -> list[PolicyRule]:

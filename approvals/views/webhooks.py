@@ -44,7 +44,7 @@ def secret_page(request, endpoint, secret, title):
 @permission_or_403(MANAGE_WEBHOOKS)
 def webhook_detail(request, pk):
     endpoint = get_object_or_404(WebhookEndpoint, pk=pk)
-    form = EndpointForm(request.POST or None, initial=endpoints.snapshot(endpoint))
+    form = EndpointForm(request.POST or None, initial=endpoints.editable(endpoint))
     if request.method == "POST" and form.is_valid():
         try:
             changed = endpoints.change_endpoint(endpoint, form.cleaned_data, request.user)
