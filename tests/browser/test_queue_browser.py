@@ -2,8 +2,6 @@
 
 import asyncio
 import re
-import shlex
-import sys
 import threading
 
 import pytest
@@ -17,6 +15,7 @@ from approvals.actions import servers
 from approvals.calls import lifecycle
 from approvals.catalog import sync
 from approvals.catalog.models import Server, Tool
+from approvals.demo import COMMAND_LINE
 from approvals.policy import rules
 from approvals.protocol import revisions
 from approvals.protocol.tools import tool_digest
@@ -65,7 +64,7 @@ class ClientCall:
 @pytest.fixture
 def console(live_console, transactional_db, person):
     """The demo server synced, a client token, and the session cookies of operators ann and bob."""
-    command = shlex.join([sys.executable, "-m", "approvals.demo.server"])
+    command = COMMAND_LINE
     demo = servers.add_server(name="Demo", transport="stdio", command=command, accept_tools=True, schedule_sync=False)
     assert sync.sync_server(demo).ok
     _, secret = credentials.create_token("browser agent")

@@ -1,12 +1,11 @@
 """Approved calls reach a real upstream server (the demo server, over stdio)."""
 
 import asyncio
-import shlex
-import sys
 
 import pytest
 from asgiref.sync import sync_to_async
 
+from approvals import demo
 from approvals.actions import servers
 from approvals.audit.chain import Actor
 from approvals.audit.models import AuditEvent
@@ -27,7 +26,7 @@ def demo_server(db):
     server = servers.add_server(
         name="Demo",
         transport="stdio",
-        command=shlex.join([sys.executable, "-m", "approvals.demo.server"]),
+        command=demo.COMMAND_LINE,
         trusted=True,
         accept_tools=True,
         schedule_sync=False,
