@@ -1,6 +1,6 @@
 """How a call ends short of a decision, or once it ran: expired, cancelled, abandoned, failed, forwarded, answered.
 
-Each end is a conditional move (calls.transitions) with its audit events and its live event,
+Each end is a conditional move (db.transitions) with its audit events and its live event,
 so that of an end racing with a decision only one wins.
 """
 
