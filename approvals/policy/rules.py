@@ -123,11 +123,9 @@ def checked(request: RuleRequest) -> tuple[Server | None, ClientToken | None]:
     return server, client
 
 
-# A rule as the audit log and rule files show it: its server and client by name.
-SERIALIZED = (
-    "id",
+# What a rule file holds for each rule, in this order; the rules' order in the file is their order.
+FILE_FIELDS = (
     "uid",
-    "position",
     "name",
     "action",
     "applies_to",
@@ -142,6 +140,8 @@ SERIALIZED = (
     "separation_of_duties",
     "enabled",
 )
+# A rule as the audit log and rule files show it: its server and client by name.
+SERIALIZED = ("id", "position", *FILE_FIELDS)
 
 
 def serialize(rule: PolicyRule) -> dict:
