@@ -7,7 +7,7 @@ class ApprovalsConfig(AppConfig):
     verbose_name = "MCP approvals"
 
     def ready(self):
-        from approvals import tasks  # noqa: F401 (registers the celery tasks that actions.enqueue names)
+        from approvals import tasks  # noqa: F401 (registers the celery tasks that db.after_commit enqueues by name)
         from approvals.actions import announce
         from approvals.audit.chain import start_empty_log
         from approvals.db import lookups  # noqa: F401 (registers id__any_of)
