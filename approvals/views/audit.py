@@ -7,11 +7,11 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
+from approvals import tasks
 from approvals.audit import retention
 from approvals.audit.models import AuditEvent, AuditHead, AuditVerification
 from approvals.audit_log import export, query
 from approvals.calls.models import Call
-from approvals.db.after_commit import enqueue
 from approvals.views.access import permission_or_403, role_required
 
 
@@ -94,7 +94,7 @@ def audit_export_view(request, fmt):
 @permission_or_403("approvals.export_audit")
 def audit_verify(request):
     # Inline where tasks run inline (the embedded console); a worker's job in production.
-    enqueue("approvals.tasks.verify_audit_chain", run_by=request.user.get_username())
+    tasks.verify_audit_chain.delay(run_by=request.user.get_username())
     messages.info(request, "Verification started; its result shows below once it has run.")
     return redirect("audit")
 
