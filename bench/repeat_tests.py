@@ -66,8 +66,9 @@ def run_once(tests: list[str], setup: str) -> tuple[bool, float, str]:
         capture_output=True,
         text=True,
     )
-    summary = (done.stdout.strip().splitlines() or ["(nothing printed)"])[-1]
-    return done.returncode == 0, time.monotonic() - started, summary
+    lines = done.stdout.strip().splitlines() or ["(nothing printed)"]
+    failures = [line for line in lines if line.startswith(("FAILED ", "ERROR "))]
+    return done.returncode == 0, time.monotonic() - started, "; ".join([lines[-1], *failures])
 
 
 def main():
