@@ -40,9 +40,11 @@ test: install node-deps
 		$(BIN)/python -m pytest $(PYTEST_ARGS); \
 	fi
 
+# ruff, then the layers of docs/architecture.md (import-linter's contracts in pyproject.toml).
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 
 clean:
 	rm -rf $(VENV) var staticfiles $(NODE_DIR)/node_modules

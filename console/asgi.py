@@ -22,11 +22,11 @@ from django.core.handlers.exception import convert_exception_to_response  # noqa
 from django.template import engines  # noqa: E402
 from django.urls import get_resolver  # noqa: E402
 
-from approvals import housekeeping  # noqa: E402
 from approvals.gateway.limits import McpEndpointGuard  # noqa: E402
 from approvals.gateway.origins import OwnPagesOnly  # noqa: E402
 from approvals.live.events import served_by_its_loop  # noqa: E402
 from approvals.routing import websocket_urlpatterns  # noqa: E402
+from approvals.tasks import housekeeping  # noqa: E402
 
 # Objects allocated (net of those freed) between two collections of the youngest generation.
 YOUNG_GENERATION = 50_000
@@ -92,7 +92,7 @@ def freeze_what_start_up_made():
 
 
 def run_periodic_work_with_the_server():
-    """Under daphne, start the process's periodic work once the server's event loop runs (approvals.housekeeping).
+    """Under daphne, start the process's periodic work once the server's event loop runs (approvals.tasks.housekeeping).
 
     Daphne sends no ASGI lifespan events; it runs its asyncio loop as twisted's reactor,
     installed before it imports this module, so the reactor says when the loop runs.

@@ -27,12 +27,12 @@ from django.conf import settings
 from django.db import OperationalError, close_old_connections, connection, transaction
 from django.utils import timezone
 
-from approvals import batch_reads
 from approvals.audit import chain
 from approvals.audit.chain import Actor
 from approvals.calls import ending
+from approvals.calls.models import Call
+from approvals.db import batch_reads
 from approvals.live import events
-from approvals.models import Call
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,6 @@ calls.deciding has an operator's decision on a held call, calls.ending how a cal
 import os
 import socket
 import uuid
-from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import lru_cache
 
@@ -17,33 +16,24 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from approvals import batch_reads
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM, Actor
 from approvals.audit.values import value_fields
 from approvals.calls.ending import error_text, subject, summarize
+from approvals.calls.models import Call
+from approvals.calls.waiting import why_no_more_pending
+from approvals.catalog.models import Tool
+from approvals.db import batch_reads
 from approvals.live import events
-from approvals.models import Call, ClientToken, PolicyRule, Tool
 from approvals.policy import engine
+from approvals.policy.models import PolicyRule
 from approvals.protocol.canonical import sha256_digest
 from approvals.protocol.results import tool_error_result
 from approvals.protocol.schemas import validate
 from approvals.protocol.tools import annotations
-from approvals.tokens import limits
+from approvals.tokens.context import ClientContext
 from approvals.tokens.credentials import token_allows
-
-
-@dataclass
-class ClientContext:
-    """Who is calling, and in which era, for one request."""
-
-    token: ClientToken
-    era: str
-    protocol_version: str
-    session_id: str = ""
-    capabilities: dict = field(default_factory=dict)
-    log_level: str | None = None  # set by a legacy client's logging/setLevel
-    streaming: bool = False  # the answer is an SSE stream, which can carry requests to the client
+from approvals.tokens.models import ClientToken
 
 
 def holding_process() -> str:
@@ -201,7 +191,7 @@ def settle(ctx: ClientContext, call: Call, verdict: engine.Verdict, allowed, rec
         else:
             call.result, call.answered_at = result, now
     else:
-        refusal = limits.why_no_more_pending(ctx.token)
+        refusal = why_no_more_pending(ctx.token)
         if refusal:
             return None, refuse_pending(ctx, call, refusal)
         timeout, call.approvals_needed, call.separation_of_duties = hold_terms(verdict.rule, enabled_rules())
@@ -215,14 +205,14 @@ def settle(ctx: ClientContext, call: Call, verdict: engine.Verdict, allowed, rec
             return call, tool_error_result(error_text(call))
         if call.status == Call.Status.FORWARDED:
             chain.record("call.forwarded", SYSTEM, call=call, data=value_fields("arguments", call.arguments))
-            events.call_changed(call, "call.forwarded")
+            events.changed(call, "call.forwarded")
             return call, None
         if call.status == Call.Status.COMPLETED:
             chain.record("call.completed", SYSTEM, call=call, data={"result": summarize(result), "error": ""})
-            events.call_changed(call, "call.finished")
+            events.changed(call, "call.finished")
             return call, result
         chain.record("call.pending", SYSTEM, call=call, data={"expires_at": call.expires_at.isoformat()})
-        events.call_changed(call, "call.pending")
+        events.changed(call, "call.pending")
     return call, None
 
 

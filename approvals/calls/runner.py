@@ -13,22 +13,23 @@ import time
 from asgiref.sync import SyncToAsync, sync_to_async
 from django.conf import settings
 
-from approvals.calls import ending, holding, lifecycle, url_elicitation
+from approvals.calls import continuations, ending, holding, lifecycle, url_elicitation
+from approvals.calls.models import Call
 from approvals.calls.upstream_sessions import session_pool
+from approvals.catalog.models import Tool
 from approvals.catalog.specs import upstream_spec
-from approvals.inputs import continuations
 from approvals.inputs import runner as input_runner
 from approvals.live import events
-from approvals.models import Call, Tool
 from approvals.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError
 from approvals.protocol.results import check_call_result, tool_error_result
 from approvals.protocol.revisions import LOG_LEVELS, META_LOG_LEVEL, MODERN
+from approvals.tokens.context import ClientContext
 from approvals.upstream import UpstreamError
 
 log = logging.getLogger(__name__)
 
 
-async def run_call(ctx: lifecycle.ClientContext, jsonrpc_id, params: dict, emit, tool: Tool | None = None) -> dict:
+async def run_call(ctx: ClientContext, jsonrpc_id, params: dict, emit, tool: Tool | None = None) -> dict:
     """The CallToolResult for one tools/call; `emit` sends notifications on the request's stream.
 
     `tool` is the tool the gateway already found for this token and name, if it looked.
@@ -70,7 +71,7 @@ async def run_call(ctx: lifecycle.ClientContext, jsonrpc_id, params: dict, emit,
             raise
 
 
-async def record_arrival(ctx: lifecycle.ClientContext, receive) -> tuple[Call | None, dict | None]:
+async def record_arrival(ctx: ClientContext, receive) -> tuple[Call | None, dict | None]:
     """Run `receive` (lifecycle.receive_call or its like) in the loop's batch: the call's row, and its answer if no
     wait follows. The request's thread is let go of first, since the call no longer needs it."""
     let_go_of_the_thread()
@@ -85,7 +86,7 @@ async def record_arrival(ctx: lifecycle.ClientContext, receive) -> tuple[Call | 
         raise
 
 
-def cancel_once_recorded(ctx: lifecycle.ClientContext, receiving: asyncio.Future):
+def cancel_once_recorded(ctx: ClientContext, receiving: asyncio.Future):
     if receiving.cancelled() or receiving.exception() is not None:
         return
     call, _ = receiving.result()
@@ -93,7 +94,7 @@ def cancel_once_recorded(ctx: lifecycle.ClientContext, receiving: asyncio.Future
         holding.cancel_for_the_client(call.pk, ctx.token)
 
 
-async def cancelled(call: Call, ctx: lifecycle.ClientContext):
+async def cancelled(call: Call, ctx: ClientContext):
     """The client closed the stream: that is how a client cancels over HTTP."""
     await asyncio.shield(holding.cancel_for_the_client(call.pk, ctx.token))
 

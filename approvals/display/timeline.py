@@ -4,7 +4,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from approvals.calls import deciding
-from approvals.models import Call
+from approvals.calls.models import Call
 
 POLICY_WORDS = {"allow": "allowed by policy", "ask": "held for an operator", "deny": "denied by policy"}
 

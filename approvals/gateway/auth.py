@@ -11,10 +11,10 @@ from django.urls import reverse
 from approvals.calls import holding
 from approvals.gateway.http import Refused, rejection
 from approvals.gateway.loopback import is_loopback_address
-from approvals.models import ClientToken
 from approvals.protocol import identity
 from approvals.tokens import limits
 from approvals.tokens.credentials import UNKNOWN, Admission, admit, anonymous_token, hash_secret
+from approvals.tokens.models import ClientToken
 
 REALM = identity.NAME
 

@@ -19,10 +19,8 @@ from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.conf import settings
 from django.db import transaction
+from django.dispatch import Signal
 from django.utils import timezone
-
-from approvals.api import journal
-from approvals.webhooks import announce
 
 OPERATORS = "operators"
 CATALOG = "catalog"
@@ -294,14 +292,23 @@ def to_waiters(group: str, kind: str, **fields) -> tuple[str, dict]:
     return group, {"type": kind, "group": group, **fields}
 
 
-def call_changed(call, event: str):
+# A call or an input request changed: sent with the `row` and the live `event` it is (call.pending, input.answered...),
+# inside the transaction that changed it. approvals.actions.announce, connected as the app starts, tells everyone who
+# follows it: the live groups below, the API's journal and webhooks.
+row_changed = Signal()
+
+
+def changed(row, event: str):
+    """Announce that this call or input request changed, as `event`."""
+    row_changed.send(sender=type(row), row=row, event=event)
+
+
+def send_call_event(call, event: str):
     """Wake the request waiting on this call, wherever it lives, and tell the operators."""
     send_after_commit(
         to_waiters(call_group(call.pk), "call.update", status=call.status),
         (OPERATORS, {"type": "call.event", "event": event, "call_id": call.pk, "status": call.status}),
     )
-    journal.note(event, call_id=call.pk, status=call.status)
-    announce.call_changed(call, event)
 
 
 # The lists a client may be told changed; a change names those it touched.
@@ -353,12 +360,10 @@ def session_ended(session_key: str):
     send_after_commit((session_group(session_key), {"type": "access.ended"}))
 
 
-def input_changed(request, event: str):
+def send_input_event(request, event: str):
     """Wake the handler waiting for this input request and the request relaying its call, and tell the operators."""
     send_after_commit(
         to_waiters(input_group(request.pk), "input.update", status=request.status),
         to_waiters(call_group(request.call_id), "call.update", status="", input_id=request.pk),
         (OPERATORS, {"type": "input.event", "event": event, "input_id": request.pk, "call_id": request.call_id}),
     )
-    journal.note(event, input_id=request.pk, call_id=request.call_id, status=request.status)
-    announce.input_changed(request, event)

@@ -9,7 +9,7 @@ from django.utils import timezone
 from approvals import roles
 from approvals.calls import agent_tools, deciding, lifecycle
 from approvals.display import permissions, results, rows, timeline, values
-from approvals.routing import LIVE_PATH
+from approvals.views.consumers import LIVE_PATH
 
 register = template.Library()
 # What only passes its argument on is registered as the function it would call.

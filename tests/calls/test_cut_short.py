@@ -18,11 +18,13 @@ from asgiref.sync import sync_to_async
 from django.db.models import Count
 from django.utils import timezone
 
-from approvals.calls import ending, holding, lifecycle, permissions, reads, runner
+from approvals.audit.models import AuditEvent
+from approvals.calls import ending, holding, permissions, reads, runner
+from approvals.calls.models import Call
 from approvals.live import events
-from approvals.models import AuditEvent, Call
 from approvals.policy import rules
 from approvals.protocol import revisions
+from approvals.tokens.context import ClientContext
 from tests.calls.held import as_a_request, none_but_the_shared_threads
 from tests.fixtures.calls import pending_call
 from tests.fixtures.waiting import eventually
@@ -41,7 +43,7 @@ PHASES = ("arriving", "writing", "held")
 
 
 def context(token):
-    return lifecycle.ClientContext(token, revisions.MODERN, "2026-07-28")
+    return ClientContext(token, revisions.MODERN, "2026-07-28")
 
 
 async def nowhere(message):

@@ -8,10 +8,13 @@ from django.db import OperationalError, connection, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.test.utils import CaptureQueriesContext
 
+from approvals.audit.models import AuditEvent
 from approvals.calls import holding, lifecycle, runner
-from approvals.models import AuditEvent, Call, WebhookDelivery
+from approvals.calls.models import Call
 from approvals.protocol import revisions
+from approvals.tokens.context import ClientContext
 from approvals.webhooks import endpoints
+from approvals.webhooks.models import WebhookDelivery
 from tests.calls.held import as_a_request, none_but_the_shared_threads
 from tests.fixtures.people import make_user
 from tests.fixtures.waiting import eventually
@@ -29,7 +32,7 @@ async def nowhere(message):
 
 
 def context(token):
-    return lifecycle.ClientContext(token, revisions.MODERN, "2026-07-28")
+    return ClientContext(token, revisions.MODERN, "2026-07-28")
 
 
 def receiving(token, tool):

@@ -6,9 +6,10 @@ import time
 import pytest
 from asgiref.sync import sync_to_async
 
-from approvals.calls import deciding, lifecycle, runner
-from approvals.models import Call
+from approvals.calls import deciding, runner
+from approvals.calls.models import Call
 from approvals.protocol import revisions
+from approvals.tokens.context import ClientContext
 from tests.fixtures.calls import wait_for_pending_call
 from tests.fixtures.waiting import eventually
 
@@ -16,7 +17,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def context(token):
-    return lifecycle.ClientContext(token, revisions.MODERN, "2026-07-28")
+    return ClientContext(token, revisions.MODERN, "2026-07-28")
 
 
 def refund_params(**meta):

@@ -11,9 +11,11 @@ import pytest
 from django.test import Client
 from django.utils.timezone import now
 
+from approvals.audit.models import AuditEvent
 from approvals.calls import deciding
-from approvals.models import AuditEvent, Call, WebhookDelivery, WebhookEndpoint
+from approvals.calls.models import Call
 from approvals.webhooks import sending as sending_module
+from approvals.webhooks.models import WebhookDelivery, WebhookEndpoint
 from approvals.webhooks.sending import send_due
 from console.celery import app
 from tests.fixtures.calls import pending_call

@@ -34,14 +34,14 @@ from django.utils import timezone
 
 from approvals.audit.chain import SYSTEM
 from approvals.calls import ending, holding
-from approvals.calls.lifecycle import ClientContext
+from approvals.calls.models import Call
 from approvals.inputs import requests
 from approvals.live import events
-from approvals.models import Call
 from approvals.protocol.canonical import sha256_digest
 from approvals.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError
 from approvals.protocol.request_state import StateError, read_state, sign_state
 from approvals.protocol.results import tool_error_result
+from approvals.tokens.context import ClientContext
 
 log = logging.getLogger(__name__)
 # Calls running upstream in this process whose requests have all been answered meanwhile.
