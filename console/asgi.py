@@ -16,6 +16,7 @@ get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from django.conf import settings  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 from django.core.handlers.asgi import ASGIHandler  # noqa: E402
 from django.core.handlers.exception import convert_exception_to_response  # noqa: E402
@@ -26,6 +27,7 @@ from approvals import housekeeping  # noqa: E402
 from approvals.gateway.limits import McpEndpointGuard  # noqa: E402
 from approvals.gateway.origins import OwnPagesOnly  # noqa: E402
 from approvals.live.events import served_by_its_loop  # noqa: E402
+from approvals.observe import logs, metrics  # noqa: E402
 from approvals.routing import websocket_urlpatterns  # noqa: E402
 
 # Objects allocated (net of those freed) between two collections of the youngest generation.
@@ -105,3 +107,6 @@ def run_periodic_work_with_the_server():
 
 freeze_what_start_up_made()
 run_periodic_work_with_the_server()
+metrics.watch_this_process()
+if settings.LOG_FORMAT == "json":
+    logs.access_log_as_json()

@@ -21,6 +21,7 @@ from approvals.inputs import continuations
 from approvals.inputs import runner as input_runner
 from approvals.live import events
 from approvals.models import Call, Tool
+from approvals.observe import logs, metrics
 from approvals.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError
 from approvals.protocol.results import check_call_result, tool_error_result
 from approvals.protocol.revisions import LOG_LEVELS, META_LOG_LEVEL, MODERN
@@ -51,6 +52,7 @@ async def run_call(ctx: lifecycle.ClientContext, jsonrpc_id, params: dict, emit,
     call, result = await record_arrival(
         ctx, functools.partial(lifecycle.receive_call, ctx, tool, arguments, jsonrpc_id, progress_token)
     )
+    logs.bind(call_id=call.pk if call is not None else None)
     if result is not None:
         return result
     with holding.holding(call.pk):
@@ -220,6 +222,7 @@ async def call_upstream(call: Call, emit, log_level, on_request, url_elicitation
             timeout=settings.UPSTREAM_CALL_TIMEOUT_SECONDS,
         )
     except (TimeoutError, UpstreamError) as exc:
+        metrics.upstream_answered(tool.server.name, time.monotonic() - started, exc)
         message = exc.message if isinstance(exc, UpstreamError) else "no answer in time"
         if isinstance(exc, UpstreamError) and (needed := url_elicitation.required(exc)):
             text = url_elicitation.tool_error_text(tool.server.name, call.tool_name, needed)
@@ -232,6 +235,7 @@ async def call_upstream(call: Call, emit, log_level, on_request, url_elicitation
     check = await sync_to_async(check_call_result, thread_sensitive=False)(
         result, tool.definition.get("outputSchema"), max_bytes=settings.MAX_RESULT_BYTES
     )
+    metrics.upstream_answered(tool.server.name, time.monotonic() - started, "malformed" if check.errors else None)
     if check.errors:
         problem = "; ".join(check.errors)
         text = f"The upstream server {tool.server.name} returned a malformed result for {call.tool_name}: {problem}"

@@ -15,6 +15,7 @@ from approvals.audit import chain
 from approvals.audit.chain import Actor
 from approvals.live import events
 from approvals.models import Call, InputRequest
+from approvals.observe import metrics
 
 
 @dataclass
@@ -41,11 +42,21 @@ def move(
         row = InputRequest.objects.select_related("call").get(pk=pk)
         call, about, announce = row.call, {"input_id": row.pk}, events.input_changed
     else:
-        row = call = Call.objects.get(pk=pk)
+        row = call = Call.objects.select_related("server").get(pk=pk)
         about, announce = {}, events.call_changed
     if won:
         with chain.batch():
             for action, data in audit.items():
                 chain.record(action, actor, call=call, data={**about, **data})
         announce(row, event)
+        if model is Call:
+            counted(row, decided="decided_at" in changes)
     return won, row
+
+
+def counted(call: Call, decided: bool):
+    """The metrics of a call that was just decided (by a rule or an operator) or ended, once that commits."""
+    if decided:
+        metrics.call_decided(call.policy_action, (call.decided_at - call.received_at).total_seconds())
+    if call.status in Call.FINAL:
+        metrics.call_ended(call.server.name if call.server else "", call.status)
