@@ -22,7 +22,7 @@ from approvals.audit import chain
 from approvals.audit.chain import SYSTEM, Actor
 from approvals.audit.values import value_fields
 from approvals.calls.ending import error_text, subject, summarize
-from approvals.calls.transitions import counted
+from approvals.calls.transitions import observed
 from approvals.live import events
 from approvals.models import Call, ClientToken, PolicyRule, Tool
 from approvals.observe import metrics
@@ -170,7 +170,7 @@ def receive_call(
         with chain.batch():
             record_received(ctx, call, {})
             chain.record("call.rejected", SYSTEM, call=call, data={"errors": errors})
-        counted(call, decided=False)
+        observed(call, decided=False)
         return call, tool_error_result(invalid_arguments_text(tool, errors))
     verdict = engine.evaluate(policy_rules(), call_facts(ctx.token, tool, arguments))
     return settle(ctx, call, verdict, Call.Status.FORWARDED)
@@ -211,7 +211,7 @@ def settle(ctx: ClientContext, call: Call, verdict: engine.Verdict, allowed, rec
         timeout, call.approvals_needed, call.separation_of_duties = hold_terms(verdict.rule, enabled_rules())
         call.status, call.expires_at = Call.Status.PENDING, now + timedelta(seconds=timeout)
     call.save(force_insert=True)
-    counted(call, decided=call.decided_at is not None)
+    observed(call, decided=call.decided_at is not None)
     with chain.batch():
         record_received(ctx, call, received or {})
         chain.record("call.policy", SYSTEM, call=call, data={"action": verdict.action, "rule": verdict.rule_name})

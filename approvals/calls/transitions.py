@@ -7,6 +7,7 @@ in the same transaction, and announces it to the live groups after commit; the
 others change nothing and find in the re-read row what won.
 """
 
+import logging
 from dataclasses import dataclass, field
 
 from django.db import transaction
@@ -16,6 +17,8 @@ from approvals.audit.chain import Actor
 from approvals.live import events
 from approvals.models import Call, InputRequest
 from approvals.observe import metrics
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -50,13 +53,17 @@ def move(
                 chain.record(action, actor, call=call, data={**about, **data})
         announce(row, event)
         if model is Call:
-            counted(row, decided="decided_at" in changes)
+            observed(row, decided="decided_at" in changes)
     return won, row
 
 
-def counted(call: Call, decided: bool):
-    """The metrics of a call that was just decided (by a rule or an operator) or ended, once that commits."""
+def observed(call: Call, decided: bool):
+    """The metrics and the log line of a call that was just decided (by a rule or an operator) or ended, once that
+    commits."""
     if decided:
         metrics.call_decided(call.policy_action, (call.decided_at - call.received_at).total_seconds())
     if call.status in Call.FINAL:
-        metrics.call_ended(call.server.name if call.server else "", call.status)
+        server = call.server.name if call.server else ""
+        metrics.call_ended(server, call.status)
+        fields = {"call_id": call.pk, "server": server, "tool": call.tool_name, "outcome": call.status}
+        transaction.on_commit(lambda: log.info("call %s %s", call.pk, call.status, extra=fields), robust=True)

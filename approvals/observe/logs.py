@@ -36,7 +36,8 @@ def message_and_origin(logger, method_name, event_dict):
     return event_dict
 
 
-ACCESS_FIELDS = ("client", "request", "status", "size")
+# What a line may name besides the bound context, passed as logging's `extra`: daphne's access log, and a call's end.
+EXTRA_FIELDS = ("client", "request_line", "status", "status_code", "size", "call_id", "server", "tool", "outcome")
 
 
 def access_log_as_json():
@@ -46,7 +47,7 @@ def access_log_as_json():
     access = logging.getLogger("console.access")
 
     def write_entry(self, host, date, request, status=None, length=None, ident=None, user=None):
-        fields = {"client": host, "request": request, "status": status, "size": length}
+        fields = {"client": host, "request_line": request, "status": status, "size": length}
         access.info("%s %s", request, status if status is not None else "-", extra=fields)
 
     AccessLogGenerator.write_entry = write_entry
@@ -59,7 +60,7 @@ class JsonFormatter(structlog.stdlib.ProcessorFormatter):
         super().__init__(
             foreign_pre_chain=[
                 structlog.contextvars.merge_contextvars,
-                structlog.stdlib.ExtraAdder(allow=ACCESS_FIELDS),
+                structlog.stdlib.ExtraAdder(allow=EXTRA_FIELDS),
                 message_and_origin,
                 structlog.processors.TimeStamper(fmt="iso", utc=True, key="time"),
             ],

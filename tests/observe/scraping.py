@@ -9,10 +9,12 @@ import sys
 
 import httpx
 import pytest
+from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.parser import text_string_to_metric_families
 
 from approvals.catalog import servers, sync
 from approvals.models import Call, PolicyRule
+from approvals.observe import metrics
 from approvals.tokens.credentials import create_token
 from tests.fixtures.gateway import MODERN, modern_envelope
 from tests.fixtures.people import make_user
@@ -21,6 +23,8 @@ from tests.fixtures.servers import REPO
 from tests.fixtures.waiting import eventually
 
 CUSTOMER = {"customer_id": "C007"}
+# Every request carries it, as a traced client's would.
+TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 
 
 def promtool() -> str:
@@ -40,6 +44,16 @@ def samples(exposition: str) -> dict[tuple[str, frozenset], float]:
     return {
         (sample.name, frozenset(sample.labels.items())): sample.value
         for family in text_string_to_metric_families(exposition)
+        for sample in family.samples
+    }
+
+
+def collected(folder=None) -> dict[tuple[str, frozenset], float]:
+    """What the metric files hold, added up as /metrics adds them, read straight from the folder."""
+    families = MultiProcessCollector(None, path=str(folder or metrics.folder())).collect()
+    return {
+        (sample.name, frozenset(sample.labels.items())): sample.value
+        for family in families
         for sample in family.samples
     }
 
@@ -85,6 +99,7 @@ async def post(http: httpx.AsyncClient, port: int, secret: str, method: str, **p
         "Accept": "application/json",
         "MCP-Protocol-Version": MODERN,
         "Mcp-Method": method,
+        "traceparent": f"00-{TRACE_ID}-00f067aa0ba902b7-01",
     }
     if "name" in params:
         headers["Mcp-Name"] = params["name"]
