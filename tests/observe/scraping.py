@@ -34,10 +34,12 @@ def promtool() -> str:
     return found
 
 
+def promtool_run(*arguments: str, given: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([promtool(), *arguments], input=given, capture_output=True, text=True, timeout=30)
+
+
 def promtool_verdict(exposition: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [promtool(), "check", "metrics"], input=exposition, capture_output=True, text=True, timeout=30
-    )
+    return promtool_run("check", "metrics", given=exposition)
 
 
 def samples(exposition: str) -> dict[tuple[str, frozenset], float]:
