@@ -6,7 +6,11 @@ from pathlib import Path
 from asgiref.sync import sync_to_async
 from django.core.asgi import get_asgi_application
 
+from approvals.observe import traces
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
+# Before Django loads its middleware, which tracing adds to.
+traces.start()
 # Worker threads run the ORM and the templates while the event loop, which holds every
 # client's stream and every operator's socket, waits for the GIL behind them: a switch
 # interval a tenth of the default 5 ms lets the loop answer in between.
@@ -60,13 +64,15 @@ class EndpointHandler(ASGIHandler):
         self._middleware_chain = convert_exception_to_response(self._get_response_async)
 
 
-application = served_by_its_loop(
-    ProtocolTypeRouter(
-        {
-            "http": McpEndpointGuard(endpoint=EndpointHandler(), pages=ASGIStaticFilesHandler(PagesHandler())),
-            # Operators' pages only: a foreign Origin or an anonymous user never gets a socket.
-            "websocket": OwnPagesOnly(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
-        }
+application = traces.served(
+    served_by_its_loop(
+        ProtocolTypeRouter(
+            {
+                "http": McpEndpointGuard(endpoint=EndpointHandler(), pages=ASGIStaticFilesHandler(PagesHandler())),
+                # Operators' pages only: a foreign Origin or an anonymous user never gets a socket.
+                "websocket": OwnPagesOnly(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+            }
+        )
     )
 )
 

@@ -25,7 +25,7 @@ from approvals.calls.ending import error_text, subject, summarize
 from approvals.calls.transitions import observed
 from approvals.live import events
 from approvals.models import Call, ClientToken, PolicyRule, Tool
-from approvals.observe import metrics
+from approvals.observe import metrics, traces
 from approvals.policy import engine
 from approvals.protocol.canonical import sha256_digest
 from approvals.protocol.results import tool_error_result
@@ -172,7 +172,8 @@ def receive_call(
             chain.record("call.rejected", SYSTEM, call=call, data={"errors": errors})
         observed(call, decided=False)
         return call, tool_error_result(invalid_arguments_text(tool, errors))
-    verdict = engine.evaluate(policy_rules(), call_facts(ctx.token, tool, arguments))
+    with traces.span("policy"):
+        verdict = engine.evaluate(policy_rules(), call_facts(ctx.token, tool, arguments))
     return settle(ctx, call, verdict, Call.Status.FORWARDED)
 
 
@@ -232,11 +233,13 @@ def settle(ctx: ClientContext, call: Call, verdict: engine.Verdict, allowed, rec
 
 
 def record_received(ctx: ClientContext, call: Call, extra: dict):
+    # The call's trace, for its page to name: where a collector keeps its spans.
+    traced = {"trace_id": trace_id} if (trace_id := traces.current_trace_id()) else {}
     chain.record(
         "call.received",
         Actor.client(ctx.token),
         call=call,
-        data={"tool": call.tool_name, **extra, **value_fields("arguments", call.arguments)},
+        data={"tool": call.tool_name, **traced, **extra, **value_fields("arguments", call.arguments)},
     )
 
 

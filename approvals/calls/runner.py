@@ -21,7 +21,7 @@ from approvals.inputs import continuations
 from approvals.inputs import runner as input_runner
 from approvals.live import events
 from approvals.models import Call, Tool
-from approvals.observe import logs, metrics
+from approvals.observe import logs, metrics, traces
 from approvals.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError
 from approvals.protocol.results import check_call_result, tool_error_result
 from approvals.protocol.revisions import LOG_LEVELS, META_LOG_LEVEL, MODERN
@@ -49,16 +49,17 @@ async def run_call(ctx: lifecycle.ClientContext, jsonrpc_id, params: dict, emit,
     meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
     progress_token = meta.get("progressToken")
     log_level = meta.get(META_LOG_LEVEL) if meta.get(META_LOG_LEVEL) in LOG_LEVELS else ctx.log_level
-    call, result = await record_arrival(
-        ctx, functools.partial(lifecycle.receive_call, ctx, tool, arguments, jsonrpc_id, progress_token)
-    )
+    with traces.span("receive", **{"mcp.tool": tool.exposed_name}):
+        receive = functools.partial(lifecycle.receive_call, ctx, tool, arguments, jsonrpc_id, progress_token)
+        call, result = await record_arrival(ctx, traces.carried(receive))
     logs.bind(call_id=call.pk if call is not None else None)
     if result is not None:
         return result
     with holding.holding(call.pk):
         try:
             if call.status == Call.Status.PENDING:
-                call = await wait_for_decision(call, emit)
+                with traces.span("hold"):
+                    call = await wait_for_decision(call, emit)
             if call.status not in Call.IN_FLIGHT:
                 return tool_error_result(ending.error_text(call))
             on_request = input_runner.input_handler(call, ctx, emit)
@@ -163,6 +164,7 @@ async def forward(
     """
     tool = call.tool
 
+    @traces.traced("record")
     async def recorded(outcome: tuple) -> dict:
         *recordable, relayed = outcome
         result = await sync_to_async(ending.record_result)(call, *recordable)
@@ -191,6 +193,7 @@ async def forward(
     return tool_error_result(ending.error_text(call))
 
 
+@traces.traced("forward")
 async def call_upstream(call: Call, emit, log_level, on_request, url_elicitation_client=False) -> tuple:
     """The upstream's outcome: what ending.record_result takes (the status, the result, the error, the start),
     and the error to pass on as it is to a client that can act on it (see url_elicitation), if any."""
