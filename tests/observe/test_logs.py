@@ -7,7 +7,7 @@ import sys
 import httpx
 import pytest
 
-from tests.fixtures.processes import child_database_env
+from tests.fixtures.processes import child_database_env, start_console
 from tests.fixtures.servers import free_port, running
 from tests.observe.scraping import TRACE_ID, calls_of_every_fate, demo_console
 
@@ -54,3 +54,9 @@ def test_it_writes_every_line_as_a_json_object_naming_the_call_token_server_and_
     assert all(isinstance(entry["call_id"], int) for entry in ended)
     assert any(entry["logger"] == "console.access" and entry["status"] == 404 for entry in entries)
     assert any(entry["level"] == "warning" and entry["message"] == "Unauthorized: /mcp" for entry in entries)
+
+
+def test_it_refuses_to_start_with_a_log_format_it_does_not_know():
+    started = start_console(LOG_FORMAT="yaml")
+    assert started.returncode != 0
+    assert "LOG_FORMAT must be text or json, not 'yaml'" in started.stderr
