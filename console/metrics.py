@@ -21,10 +21,10 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.multiprocess import MultiProcessCollector
 
 from approvals.audit.models import AuditVerification
+from approvals.calls.models import Call
 from approvals.catalog import review
 from approvals.gateway.auth import FORWARDING_HEADERS, bearer_secret
 from approvals.gateway.loopback import is_loopback_address
-from approvals.models import Call
 from approvals.observe import metrics
 
 log = logging.getLogger(__name__)

@@ -3,8 +3,9 @@
 from dataclasses import dataclass
 from datetime import datetime
 
+from approvals.audit.models import AuditEvent
 from approvals.calls import deciding
-from approvals.models import AuditEvent, Call
+from approvals.models import Call
 
 POLICY_WORDS = {"allow": "allowed by policy", "ask": "held for an operator", "deny": "denied by policy"}
 
