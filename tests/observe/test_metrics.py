@@ -15,6 +15,7 @@ from approvals.calls import lifecycle
 from approvals.models import PolicyRule, Tool
 from approvals.observe import metrics
 from approvals.protocol import revisions
+from approvals.upstream import UpstreamError
 from tests.fixtures.calls import pending_call
 from tests.fixtures.catalog import make_server, make_tool
 from tests.fixtures.servers import REPO
@@ -141,3 +142,20 @@ def test_it_clears_the_metric_files_and_nothing_else(tmp_path):
     (tmp_path / "counter_folder.db").mkdir()
     assert metrics.clear(str(tmp_path)) == 3
     assert sorted(path.name for path in tmp_path.iterdir()) == ["README", "counter_folder.db", "notes.db"]
+
+
+def test_it_counts_upstream_failures_by_kind_and_times_every_answer():
+    server = f"upstream-{uuid.uuid4().hex[:8]}"
+    metrics.upstream_answered(server, 0.2)
+    metrics.upstream_answered(server, 30.0, TimeoutError())
+    metrics.upstream_answered(server, 0.1, UpstreamError("connection refused", retryable=True))
+    metrics.upstream_answered(server, 0.1, UpstreamError("Invalid params", code=-32602))
+    metrics.upstream_answered(server, 0.1, UpstreamError("not JSON"))
+    metrics.upstream_answered(server, 0.3, "malformed")
+    found = collected()
+    kinds = {"timeout", "unavailable", "refused", "protocol", "malformed"}
+    assert {
+        kind: value(found, "mcp_console_upstream_errors_total", server=server, kind=kind) for kind in kinds
+    } == dict.fromkeys(kinds, 1)
+    assert value(found, "mcp_console_upstream_seconds_count", server=server) == 6
+    assert value(found, "mcp_console_upstream_seconds_bucket", server=server, le="0.25") == 4
