@@ -172,7 +172,8 @@ class Held:
     def __init__(self):
         self.writes = Writes()
         self.calls: Counter[int] = Counter()  # how many tasks of the loop hold each call
-        self.waiting: set[int] = set()  # of those, the ones waiting for a decision
+        self.waiting: dict[int, asyncio.Task] = {}  # of those, the ones waiting for a decision, and the task waiting
+        self.cut: set[int] = set()  # of those, the ones whose waiting task was cancelled, at the last re-read
         self.renewing: asyncio.Task | None = None
 
     def hold(self, call_id):
@@ -186,7 +187,7 @@ class Held:
         self.calls[call_id] -= 1
         if self.calls[call_id] <= 0:
             del self.calls[call_id]
-            self.waiting.discard(call_id)
+            self.waiting.pop(call_id, None)
 
     async def renew_while_held(self):
         while self.calls:
@@ -201,6 +202,20 @@ class Held:
                 continue
             for call_id in decided:
                 events.wake_here(events.call_group(call_id))
+            self.end_the_cut()
+
+    def end_the_cut(self):
+        """Cancel the waiting calls whose request was cancelled two re-reads ago and waits still.
+
+        A request cancelled ends its call itself, at once. One that went on waiting lost its
+        cancellation somewhere below (a library that swallows one as its own wait completes):
+        without this its call would stay pending, and approvable, until it expires.
+        """
+        cut = {call_id for call_id, task in self.waiting.items() if task is not None and task.cancelling()}
+        for call_id in cut & self.cut:
+            log.error("call %s still waited after its request was cancelled; cancelling it", call_id)
+            self.writes.submit(functools.partial(ending.end_pending, call_id, Call.Status.CANCELLED, ending.ABANDONED))
+        self.cut = cut
 
 
 _HELD: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Held]" = weakref.WeakKeyDictionary()
@@ -228,11 +243,11 @@ def holding(call_id):
 def waiting_for_decision(call_id):
     """Within holding(call_id): the batched re-read wakes the call's group once the call is no longer pending."""
     held = loop_held()
-    held.waiting.add(call_id)
+    held.waiting[call_id] = asyncio.current_task()
     try:
         yield
     finally:
-        held.waiting.discard(call_id)
+        held.waiting.pop(call_id, None)
 
 
 async def held_while(call_id, work):

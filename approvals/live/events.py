@@ -155,6 +155,7 @@ class Wakeups:
     def __init__(self, layer):
         self.layer, self.loop = layer, asyncio.get_running_loop()
         self.waiting: dict[str, set[asyncio.Event]] = {}
+        self.leaving: set[asyncio.Task] = set()
         self.channel = asyncio.ensure_future(layer.new_channel())
         self.receiving = asyncio.ensure_future(self.receive())
 
@@ -187,11 +188,25 @@ class Wakeups:
             members.discard(event)
             if not members and self.waiting.get(group) is members:
                 del self.waiting[group]
-                # Never let a failing clean-up hide why the block ended (a cancellation, above all).
-                with contextlib.suppress(Exception):
-                    await self.layer.group_discard(group, await self.channel)
+                self.leave(group)
             if not self.waiting:
                 self.retire()
+
+    def leave(self, group: str):
+        """Leave `group` in a task of its own: a wait cut short ends at once (its call cancelled without waiting
+        on the layer), and a burst of them does not queue behind the layer's one connection."""
+
+        async def leaving():
+            # Nothing waits on it: a group left joined only wakes a re-read that finds nothing.
+            with contextlib.suppress(Exception):
+                channel = await self.channel
+                # Another wait may have joined it again meanwhile.
+                if group not in self.waiting:
+                    await self.layer.group_discard(group, channel)
+
+        task = asyncio.ensure_future(leaving())
+        self.leaving.add(task)
+        task.add_done_callback(self.leaving.discard)
 
     def retire(self):
         if _WAKEUPS.get(self.loop) is self:
