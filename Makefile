@@ -29,6 +29,7 @@ migrate: install
 
 run: migrate
 	$(BIN)/python manage.py seed_demo
+	$(BIN)/python manage.py clear_metrics
 	$(BIN)/daphne -b $(HOST) -p $(PORT) console.asgi:application
 
 # The suite runs on the embedded defaults, then again on PostgreSQL and Redis

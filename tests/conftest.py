@@ -5,7 +5,10 @@ PostgreSQL) is skipped with the reason. Under CI (CI=true) every such skip is a
 failure: .ci/run installs or starts what the suite needs.
 """
 
+import atexit
 import os
+import shutil
+import tempfile
 
 import pytest
 
@@ -22,6 +25,10 @@ pytest_plugins = [
 ]
 
 ON_CI = os.environ.get("CI", "").lower() == "true"
+
+# The run's metric files (approvals.observe.metrics) in a folder of its own, which the processes tests start inherit.
+os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="console-metrics-")
+atexit.register(shutil.rmtree, os.environ["PROMETHEUS_MULTIPROC_DIR"], ignore_errors=True)
 
 
 def using_postgres():

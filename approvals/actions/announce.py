@@ -8,6 +8,7 @@ the change. `connect` runs as the app starts (approvals.apps).
 """
 
 from approvals.calls.models import Call
+from approvals.calls.observed import observed
 from approvals.inputs.models import InputRequest
 from approvals.live import events, journal
 from approvals.webhooks import announce as webhooks
@@ -23,8 +24,9 @@ def connect():
     events.row_changed.connect(input_changed, sender=InputRequest)
 
 
-def call_changed(sender, row: Call, event: str, **kwargs):
+def call_changed(sender, row: Call, event: str, decided: bool = False, **kwargs):
     events.send_call_event(row, event)
+    observed(row, decided)
     journal.note(event, call_id=row.pk, status=row.status)
     webhook = CALL_WEBHOOKS.get(event) or ("call.finished" if row.status in FINISHED else None)
     if webhook is not None:

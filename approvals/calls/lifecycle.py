@@ -21,10 +21,12 @@ from approvals.audit.chain import SYSTEM, Actor
 from approvals.audit.values import value_fields
 from approvals.calls.ending import error_text, subject, summarize
 from approvals.calls.models import Call
+from approvals.calls.observed import observed
 from approvals.calls.waiting import why_no_more_pending
 from approvals.catalog.models import Tool
 from approvals.db import batch_reads
 from approvals.live import events
+from approvals.observe import metrics, traces
 from approvals.policy import engine
 from approvals.policy.models import PolicyRule
 from approvals.protocol.canonical import sha256_digest
@@ -66,6 +68,7 @@ def find_tool(token: ClientToken, name) -> Tool | None:
 
 def record_refusal(ctx: ClientContext, server, tool: Tool | None, name: str, **data):
     """A call refused before it became a row: its one audit event."""
+    metrics.call_ended(server.name if server else "", "refused")
     chain.record(
         "call.refused", Actor.client(ctx.token), server=server, tool=tool, token=ctx.token, data={"tool": name, **data}
     )
@@ -157,8 +160,10 @@ def receive_call(
         with chain.batch():
             record_received(ctx, call, {})
             chain.record("call.rejected", SYSTEM, call=call, data={"errors": errors})
+        observed(call, decided=False)
         return call, tool_error_result(invalid_arguments_text(tool, errors))
-    verdict = engine.evaluate(policy_rules(), call_facts(ctx.token, tool, arguments))
+    with traces.span("policy"):
+        verdict = engine.evaluate(policy_rules(), call_facts(ctx.token, tool, arguments))
     return settle(ctx, call, verdict, Call.Status.FORWARDED)
 
 
@@ -197,6 +202,7 @@ def settle(ctx: ClientContext, call: Call, verdict: engine.Verdict, allowed, rec
         timeout, call.approvals_needed, call.separation_of_duties = hold_terms(verdict.rule, enabled_rules())
         call.status, call.expires_at = Call.Status.PENDING, now + timedelta(seconds=timeout)
     call.save(force_insert=True)
+    observed(call, decided=call.decided_at is not None)
     with chain.batch():
         record_received(ctx, call, received or {})
         chain.record("call.policy", SYSTEM, call=call, data={"action": verdict.action, "rule": verdict.rule_name})
@@ -217,11 +223,13 @@ def settle(ctx: ClientContext, call: Call, verdict: engine.Verdict, allowed, rec
 
 
 def record_received(ctx: ClientContext, call: Call, extra: dict):
+    # The call's trace, for its page to name: where a collector keeps its spans.
+    traced = {"trace_id": trace_id} if (trace_id := traces.current_trace_id()) else {}
     chain.record(
         "call.received",
         Actor.client(ctx.token),
         call=call,
-        data={"tool": call.tool_name, **extra, **value_fields("arguments", call.arguments)},
+        data={"tool": call.tool_name, **traced, **extra, **value_fields("arguments", call.arguments)},
     )
 
 

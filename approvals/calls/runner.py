@@ -20,6 +20,7 @@ from approvals.catalog.models import Tool
 from approvals.catalog.specs import upstream_spec
 from approvals.inputs import runner as input_runner
 from approvals.live import events
+from approvals.observe import logs, metrics, traces
 from approvals.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError
 from approvals.protocol.results import check_call_result, tool_error_result
 from approvals.protocol.revisions import LOG_LEVELS, META_LOG_LEVEL, MODERN
@@ -48,15 +49,17 @@ async def run_call(ctx: ClientContext, jsonrpc_id, params: dict, emit, tool: Too
     meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
     progress_token = meta.get("progressToken")
     log_level = meta.get(META_LOG_LEVEL) if meta.get(META_LOG_LEVEL) in LOG_LEVELS else ctx.log_level
-    call, result = await record_arrival(
-        ctx, functools.partial(lifecycle.receive_call, ctx, tool, arguments, jsonrpc_id, progress_token)
-    )
+    with traces.span("receive", **{"mcp.tool": tool.exposed_name}):
+        receive = functools.partial(lifecycle.receive_call, ctx, tool, arguments, jsonrpc_id, progress_token)
+        call, result = await record_arrival(ctx, traces.carried(receive))
+    logs.bind(call_id=call.pk if call is not None else None)
     if result is not None:
         return result
     with holding.holding(call.pk):
         try:
             if call.status == Call.Status.PENDING:
-                call = await wait_for_decision(call, emit)
+                with traces.span("hold"):
+                    call = await wait_for_decision(call, emit)
             if call.status not in Call.IN_FLIGHT:
                 return tool_error_result(ending.error_text(call))
             on_request = input_runner.input_handler(call, ctx, emit)
@@ -166,6 +169,7 @@ async def forward(
     """
     tool = call.tool
 
+    @traces.traced("record")
     async def recorded(outcome: tuple) -> dict:
         *recordable, relayed = outcome
         result = await sync_to_async(ending.record_result)(call, *recordable)
@@ -194,6 +198,7 @@ async def forward(
     return tool_error_result(ending.error_text(call))
 
 
+@traces.traced("forward")
 async def call_upstream(call: Call, emit, log_level, on_request, url_elicitation_client=False) -> tuple:
     """The upstream's outcome: what ending.record_result takes (the status, the result, the error, the start),
     and the error to pass on as it is to a client that can act on it (see url_elicitation), if any."""
@@ -223,6 +228,7 @@ async def call_upstream(call: Call, emit, log_level, on_request, url_elicitation
                 log_level=log_level,
             )
     except (TimeoutError, UpstreamError) as exc:
+        metrics.upstream_answered(tool.server.name, time.monotonic() - started, exc)
         message = exc.message if isinstance(exc, UpstreamError) else "no answer in time"
         if isinstance(exc, UpstreamError) and (needed := url_elicitation.required(exc)):
             text = url_elicitation.tool_error_text(tool.server.name, call.tool_name, needed)
@@ -235,6 +241,7 @@ async def call_upstream(call: Call, emit, log_level, on_request, url_elicitation
     check = await sync_to_async(check_call_result, thread_sensitive=False)(
         result, tool.definition.get("outputSchema"), max_bytes=settings.MAX_RESULT_BYTES
     )
+    metrics.upstream_answered(tool.server.name, time.monotonic() - started, "malformed" if check.errors else None)
     if check.errors:
         problem = "; ".join(check.errors)
         text = f"The upstream server {tool.server.name} returned a malformed result for {call.tool_name}: {problem}"

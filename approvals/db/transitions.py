@@ -35,11 +35,11 @@ def move(model: type[models.Model], pk, sources, changes: dict, *, actor: Actor,
     # An input request's events belong to its call, and name the request.
     of_a_call = hasattr(model, "call")
     won = bool(model.objects.filter(pk=pk, status__in=sources).update(**changes))
-    row = (model.objects.select_related("call") if of_a_call else model.objects).get(pk=pk)
+    row = (model.objects.select_related("call" if of_a_call else "server")).get(pk=pk)
     if won:
         call, about = (row.call, {"input_id": row.pk}) if of_a_call else (row, {})
         with chain.batch():
             for action, data in audit.items():
                 chain.record(action, actor, call=call, data={**about, **data})
-        events.changed(row, event)
+        events.changed(row, event, decided="decided_at" in changes)
     return won, row

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from approvals.calls import holding, lifecycle, permissions, runner
 from approvals.catalog.models import Tool
 from approvals.gateway import streams
+from approvals.observe import logs
 from approvals.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError, Request
 from approvals.tokens.context import ClientContext
 
@@ -42,6 +43,7 @@ async def respond_to_call(
     the console's own tools answer for themselves.
     """
     ctx = dataclasses.replace(ctx, streaming=stream)
+    logs.bind(tool=tool.exposed_name, server=tool.server.name if isinstance(tool, Tool) else None)
     if isinstance(tool, permissions.BuiltinTool):
         run = permissions.run_prompt
 

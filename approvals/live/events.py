@@ -298,9 +298,10 @@ def to_waiters(group: str, kind: str, **fields) -> tuple[str, dict]:
 row_changed = Signal()
 
 
-def changed(row, event: str):
-    """Announce that this call or input request changed, as `event`."""
-    row_changed.send(sender=type(row), row=row, event=event)
+def changed(row, event: str, decided: bool = False):
+    """Announce that this call or input request changed, as `event` (`decided`: by this change, a rule's or a
+    person's decision)."""
+    row_changed.send(sender=type(row), row=row, event=event, decided=decided)
 
 
 def send_call_event(call, event: str):

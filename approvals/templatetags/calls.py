@@ -21,6 +21,7 @@ register.simple_tag(deciding.approval_refusal, name="approval_refusal")
 register.filter("outcome", timeline.outcome_text)
 register.simple_tag(values.value_tree, name="value_tree")
 register.simple_tag(timeline.call_timeline, name="call_timeline")
+register.simple_tag(timeline.trace_id, name="call_trace_id")
 register.simple_tag(rows.pending_count, name="pending_count")
 register.simple_tag(permissions.permission_view, name="permission_view")
 

@@ -21,6 +21,7 @@ from django.db import close_old_connections, transaction
 from django.utils import timezone
 from standardwebhooks import Webhook
 
+from approvals.observe import metrics
 from approvals.webhooks import bodies
 from approvals.webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from approvals.webhooks.transport import Transport, WebhookError
@@ -140,6 +141,7 @@ def record(delivery, number, status, elapsed_ms, error, requested_by) -> Webhook
         changes = {"next_attempt_at": now + timedelta(seconds=delay) if delay is not None else None}
     if changes:
         WebhookDelivery.objects.filter(pk=delivery.pk).update(**changes)
+    metrics.webhook_attempted("delivered" if not error else "retrying" if delay is not None else "failed")
     if delay is not None:
         transaction.on_commit(lambda: schedule(delivery.pk, delay), robust=True)
     return attempt
