@@ -29,6 +29,7 @@ migrate: install
 
 run: migrate
 	$(BIN)/python manage.py seed_demo
+	$(BIN)/python manage.py clear_metrics
 	$(BIN)/daphne -b $(HOST) -p $(PORT) console.asgi:application
 
 # The suite runs on the embedded defaults, then again, the tests that reach them, on PostgreSQL and
@@ -44,9 +45,11 @@ test: install node-deps
 		$(SUITE) $(PYTEST_ARGS); \
 	fi
 
+# ruff, then the layers of docs/architecture.md (import-linter's contracts in pyproject.toml).
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 
 clean:
 	rm -rf $(VENV) var staticfiles $(NODE_DIR)/node_modules

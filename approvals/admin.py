@@ -1,42 +1,25 @@
 from django.contrib import admin, messages
 from django.contrib.auth.admin import GroupAdmin, UserAdmin
 from django.contrib.auth.models import Group, User
-from django.core.exceptions import FieldDoesNotExist
 from django.db import models, transaction
 from django.urls import reverse
 
+from approvals.actions import servers
 from approvals.audit import chain
 from approvals.audit.chain import Actor
-from approvals.catalog import servers
-from approvals.models import (
-    Call,
-    ClientToken,
-    InputRequest,
-    PolicyRule,
-    Prompt,
-    Resource,
-    ResourceTemplate,
-    Server,
-    Tool,
-    ToolChange,
-)
+from approvals.audit.snapshots import snapshot
+from approvals.calls.models import Call
+from approvals.catalog.models import Prompt, Resource, ResourceTemplate, Server, Tool, ToolChange
+from approvals.inputs.models import InputRequest
+from approvals.policy.models import PolicyRule
 from approvals.signin.forms import ThrottledAdminAuthenticationForm
+from approvals.tokens.models import ClientToken
 
-JSON_SCALARS = (str, int, float, bool, type(None))
 
-
-def shown_value(obj, name):
+def secret_fields(obj, names) -> list[str]:
     # Credentials and password hashes: the log says that they changed, never what to.
-    if name in Server.SECRET_FIELDS or name.startswith("password") or name == "usable_password":
-        return "(secret)"
-    try:
-        field = obj._meta.get_field(name)
-    except FieldDoesNotExist:
-        return "(not a stored field)"
-    if field.many_to_many:
-        return sorted(str(related) for related in getattr(obj, name).all()) if obj.pk else []
-    value = field.value_from_object(obj)
-    return value if isinstance(value, (*JSON_SCALARS, list, dict)) else str(value)
+    declared = getattr(type(obj), "SECRET_FIELDS", ())
+    return [name for name in names if name in declared or name.startswith("password") or name == "usable_password"]
 
 
 def subjects(obj):
@@ -60,7 +43,7 @@ class AuditedAdmin(admin.ModelAdmin):
     def save_model(self, request, obj, form, change):
         stored = type(obj)._default_manager.filter(pk=obj.pk).first() if change else None
         names = list(form.changed_data)
-        before = {name: shown_value(stored, name) for name in names} if stored is not None else {}
+        before = snapshot(stored, names, secret_fields(stored, names)) if stored is not None else {}
         self.noted(request)[id(obj)] = (names, before)
         super().save_model(request, obj, form, change)
 
@@ -81,7 +64,7 @@ class AuditedAdmin(admin.ModelAdmin):
                 "object": str(obj)[:200],
                 "message": message,
                 "before": before,
-                "after": {name: shown_value(obj, name) for name in names},
+                "after": snapshot(obj, names, secret_fields(obj, names)),
             },
         )
 

@@ -7,14 +7,17 @@ class ApprovalsConfig(AppConfig):
     verbose_name = "MCP approvals"
 
     def ready(self):
-        from approvals import lookups  # noqa: F401 (registers id__any_of)
-        from approvals.audit import signals
+        from approvals import tasks  # noqa: F401 (registers the celery tasks that db.after_commit enqueues by name)
+        from approvals.actions import announce
         from approvals.audit.chain import start_empty_log
+        from approvals.db import lookups  # noqa: F401 (registers id__any_of)
         from approvals.live import access
         from approvals.roles import ensure_roles
+        from approvals.signin import signals
 
         # After auth has created this app's permissions, which it also does on post_migrate.
         post_migrate.connect(ensure_roles, sender=self)
         post_migrate.connect(start_empty_log, sender=self)
         signals.connect()
         access.connect()
+        announce.connect()

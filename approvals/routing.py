@@ -1,8 +1,6 @@
 from django.urls import path
 
-from approvals.live.consumers import OperatorConsumer
-
-LIVE_PATH = "ws/console/"
+from approvals.views.consumers import LIVE_PATH, OperatorConsumer
 
 websocket_urlpatterns = [
     path(LIVE_PATH, OperatorConsumer.as_asgi(), name="live"),

@@ -66,7 +66,8 @@ def subjects():
     """Servers with tools, client tokens and operators, made through the ORM: they are few."""
     from django.contrib.auth.models import User
 
-    from approvals.models import ClientToken, Server, Tool
+    from approvals.catalog.models import Server, Tool
+    from approvals.tokens.models import ClientToken
 
     tools = []
     for s in range(SERVERS):
@@ -97,7 +98,8 @@ def existing_subjects():
     """What subjects() made, in a database a run with --keep left."""
     from django.contrib.auth.models import User
 
-    from approvals.models import ClientToken, Tool
+    from approvals.catalog.models import Tool
+    from approvals.tokens.models import ClientToken
 
     operators = list(User.objects.filter(username__startswith="operator-").order_by("pk"))
     return list(Tool.objects.order_by("pk")), list(ClientToken.objects.order_by("pk")), operators
@@ -203,7 +205,8 @@ def load(url, count, tools, tokens, operators):
     from django.db import connection
 
     from approvals.audit import chain
-    from approvals.models import AuditHead, Call
+    from approvals.audit.models import AuditHead
+    from approvals.calls.models import Call
 
     call_fields = Call._meta.concrete_fields
     event_columns = ["seq", "at", *chain.HASHED[2:11], "data", "prev_hash", "hash"]
@@ -277,7 +280,8 @@ def measure_pages(tools, tokens, operators):
     from django.test import Client
 
     from approvals import roles
-    from approvals.models import AuditHead, Call
+    from approvals.audit.models import AuditHead
+    from approvals.calls.models import Call
 
     roles.ensure_roles()
     auditor, _ = User.objects.get_or_create(username="bench-auditor")
@@ -312,8 +316,8 @@ def measure_pages(tools, tokens, operators):
 
 
 def measure_export(fmt):
-    from approvals.audit import export
-    from approvals.models import AuditEvent
+    from approvals.audit.models import AuditEvent
+    from approvals.audit_log import export
 
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     start = time.perf_counter()

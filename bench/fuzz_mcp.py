@@ -29,7 +29,6 @@ import asyncio
 import collections
 import os
 import random
-import shlex
 import sys
 import time
 from contextlib import ExitStack
@@ -37,6 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+
+from approvals.demo import COMMAND_LINE
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fuzz_probes import Probe, base_headers, modern_meta, probe
@@ -178,7 +179,7 @@ def main():
             INPUT_TIMEOUT_SECONDS="2",
             UPSTREAM_CALL_TIMEOUT_SECONDS="5",
         )
-        demo = shlex.join([sys.executable, "-m", "approvals.demo.server"])
+        demo = COMMAND_LINE
         reads = [
             ["--action", "allow", "--tool", glob, "--name", "fuzz: reads"]
             for glob in ("demo_lookup_*", "demo_search_*", "demo_quote_*")

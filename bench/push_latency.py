@@ -205,7 +205,7 @@ def run_setup(name: str, upstream_url: str, args, measure=measure, prepare=prepa
 
 
 CONSOLE_TIMES = (
-    "import json; from approvals.models import Call; "
+    "import json; from approvals.calls.models import Call; "
     "stamp = lambda at: at.timestamp() if at else None; "
     "print(json.dumps({c.pk: [stamp(c.received_at), stamp(c.decided_at), stamp(c.forwarded_at), stamp(c.answered_at)] "
     "for c in Call.objects.all()}))"

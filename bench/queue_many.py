@@ -33,7 +33,7 @@ BENCH_DATABASE = "queue_bench"
 COPY_CALLS = """
 import uuid
 from datetime import timedelta
-from approvals.models import Call
+from approvals.calls.models import Call
 call = Call.objects.filter(status="pending").latest("received_at", "pk")
 copies = []
 for number in range({count}):

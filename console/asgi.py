@@ -6,7 +6,11 @@ from pathlib import Path
 from asgiref.sync import sync_to_async
 from django.core.asgi import get_asgi_application
 
+from approvals.observe import traces
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
+# Before Django loads its middleware, which tracing adds to.
+traces.start()
 # Worker threads run the ORM and the templates while the event loop, which holds every
 # client's stream and every operator's socket, waits for the GIL behind them: a switch
 # interval a tenth of the default 5 ms lets the loop answer in between.
@@ -16,17 +20,19 @@ get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from django.conf import settings  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 from django.core.handlers.asgi import ASGIHandler  # noqa: E402
 from django.core.handlers.exception import convert_exception_to_response  # noqa: E402
 from django.template import engines  # noqa: E402
 from django.urls import get_resolver  # noqa: E402
 
-from approvals import housekeeping  # noqa: E402
 from approvals.gateway.limits import McpEndpointGuard  # noqa: E402
 from approvals.gateway.origins import OwnPagesOnly  # noqa: E402
 from approvals.live.events import served_by_its_loop  # noqa: E402
+from approvals.observe import logs, metrics  # noqa: E402
 from approvals.routing import websocket_urlpatterns  # noqa: E402
+from approvals.tasks import housekeeping  # noqa: E402
 
 # Objects allocated (net of those freed) between two collections of the youngest generation.
 YOUNG_GENERATION = 50_000
@@ -58,13 +64,15 @@ class EndpointHandler(ASGIHandler):
         self._middleware_chain = convert_exception_to_response(self._get_response_async)
 
 
-application = served_by_its_loop(
-    ProtocolTypeRouter(
-        {
-            "http": McpEndpointGuard(endpoint=EndpointHandler(), pages=ASGIStaticFilesHandler(PagesHandler())),
-            # Operators' pages only: a foreign Origin or an anonymous user never gets a socket.
-            "websocket": OwnPagesOnly(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
-        }
+application = traces.served(
+    served_by_its_loop(
+        ProtocolTypeRouter(
+            {
+                "http": McpEndpointGuard(endpoint=EndpointHandler(), pages=ASGIStaticFilesHandler(PagesHandler())),
+                # Operators' pages only: a foreign Origin or an anonymous user never gets a socket.
+                "websocket": OwnPagesOnly(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+            }
+        )
     )
 )
 
@@ -92,7 +100,7 @@ def freeze_what_start_up_made():
 
 
 def run_periodic_work_with_the_server():
-    """Under daphne, start the process's periodic work once the server's event loop runs (approvals.housekeeping).
+    """Under daphne, start the process's periodic work once the server's event loop runs (approvals.tasks.housekeeping).
 
     Daphne sends no ASGI lifespan events; it runs its asyncio loop as twisted's reactor,
     installed before it imports this module, so the reactor says when the loop runs.
@@ -105,3 +113,6 @@ def run_periodic_work_with_the_server():
 
 freeze_what_start_up_made()
 run_periodic_work_with_the_server()
+metrics.watch_this_process()
+if settings.LOG_FORMAT == "json":
+    logs.access_log_as_json()

@@ -73,6 +73,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "console.health.probes",
+    "console.metrics.endpoint",
     "approvals.middleware.content_security_policy",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -227,13 +228,28 @@ if env_bool("SECURE_PROXY_SSL_HEADER"):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", 0))
 
+# text (the default, for a person at a terminal) or json: one object a line, with the call's context
+# (approvals.observe.logs), for whatever collects the logs of a deployment.
+LOG_FORMAT = os.environ.get("LOG_FORMAT", "text").strip().lower()
+if LOG_FORMAT not in {"text", "json"}:
+    raise ImproperlyConfigured(f"LOG_FORMAT must be text or json, not {LOG_FORMAT!r}")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "formatters": {"json": {"()": "approvals.observe.logs.JsonFormatter"}},
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", **({"formatter": "json"} if LOG_FORMAT == "json" else {})}
+    },
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {"daphne": {"level": "WARNING"}, "httpx": {"level": "WARNING"}},
 }
+
+# Prometheus metrics (approvals.observe.metrics): every process of a deployment writes its own files
+# into this folder, shared by them all, and /metrics adds them up. Set here, so that processes the
+# console starts (a celery worker's children, commands) inherit it.
+PROMETHEUS_MULTIPROC_DIR = os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", str(VAR_DIR / "metrics"))
+# A scraper sends it as a bearer token; unset, only loopback clients that no proxy forwarded may scrape.
+METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
 
 # Upstream limits: every wait and every size an upstream server controls is bounded.
 UPSTREAM_TIMEOUT_SECONDS = float(os.environ.get("UPSTREAM_TIMEOUT_SECONDS", 30))

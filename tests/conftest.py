@@ -11,7 +11,10 @@ A test that reaches the channel layer, the cache or celery without either fails,
 saying which marker it lacks, so that it cannot stay out of the services pass unseen.
 """
 
+import atexit
 import os
+import shutil
+import tempfile
 import threading
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit
@@ -34,6 +37,10 @@ pytest_plugins = [
 
 ON_CI = os.environ.get("CI", "").lower() == "true"
 TESTS = Path(__file__).parent
+
+# The run's metric files (approvals.observe.metrics) in a folder of its own, which the processes tests start inherit.
+os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="console-metrics-")
+atexit.register(shutil.rmtree, os.environ["PROMETHEUS_MULTIPROC_DIR"], ignore_errors=True)
 
 
 def using_postgres():

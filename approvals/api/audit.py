@@ -8,7 +8,7 @@ from ninja import Status as Answer
 
 from approvals.api.auth import require
 from approvals.api.schemas import AuditPage, Error, Invalid
-from approvals.audit import query
+from approvals.audit_log import query
 
 router = Router(tags=["audit"])
 MAX_PAGE = 200

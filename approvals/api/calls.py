@@ -12,9 +12,10 @@ from approvals.api import shapes
 from approvals.api.auth import require
 from approvals.api.schemas import CallDetail, CallPage, Conflict, Decided, Decision, Error, Invalid, Queue
 from approvals.calls import deciding, lifecycle
+from approvals.calls.models import Call
 from approvals.display import rows
 from approvals.display.input_cards import shown_inputs
-from approvals.models import Call, InputRequest
+from approvals.inputs.models import InputRequest
 from approvals.roles import DECIDE_CALLS, VIEW_CALLS
 
 router = Router(tags=["calls"])

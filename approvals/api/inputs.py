@@ -11,7 +11,7 @@ from approvals.api.schemas import Answer as AnswerBody
 from approvals.api.schemas import Answered, Conflict, Error, InputDetail, Invalid
 from approvals.display.input_cards import shown_inputs
 from approvals.inputs import requests
-from approvals.models import InputRequest
+from approvals.inputs.models import InputRequest
 from approvals.roles import DECIDE_CALLS, VIEW_CALLS
 
 router = Router(tags=["input requests"])

@@ -1,9 +1,10 @@
 """Rows as the API shows them (see schemas)."""
 
 from approvals.calls import deciding, lifecycle
+from approvals.calls.models import Call
 from approvals.display.timeline import call_timeline
 from approvals.inputs import requests
-from approvals.models import Call, InputRequest
+from approvals.inputs.models import InputRequest
 
 
 def call_summary(call: Call) -> dict:

@@ -1,6 +1,6 @@
 """`GET /api/v1/events`: the queue page's events as Server-Sent Events, resumable with Last-Event-ID.
 
-The stream reads the journal's window (approvals.api.journal), so it holds no
+The stream reads the journal's window (approvals.live.journal), so it holds no
 database connection while it waits; it checks every SOCKET_ACCESS_RECHECK_SECONDS,
 as the queue page's websocket does, that its user may still watch calls, and ends
 when not.
@@ -15,11 +15,12 @@ from django.http import HttpRequest, StreamingHttpResponse
 from ninja import Router
 from ninja import Status as Answer
 
-from approvals.api import journal, keys
+from approvals.api import keys
 from approvals.api.auth import require
 from approvals.api.schemas import Error
+from approvals.db.consumer_db import db_sync_to_async
+from approvals.live import journal
 from approvals.live.access import signed_in_user
-from approvals.live.consumer_db import db_sync_to_async
 from approvals.roles import VIEW_CALLS, can_view_calls
 
 router = Router(tags=["events"])

@@ -37,7 +37,7 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.db import connection, transaction
 from django.utils import timezone
 
-from approvals.models import AuditEvent, AuditHead
+from approvals.audit.models import AuditEvent, AuditHead
 
 HASHED = (
     "seq",

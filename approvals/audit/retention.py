@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM, Actor
-from approvals.models import AuditEvent, AuditHead, AuditSettings
+from approvals.audit.models import AuditEvent, AuditHead, AuditSettings
 
 PRUNE_SETTING = "approvals.audit_prune"
 

@@ -16,13 +16,11 @@ from json.scanner import c_make_scanner
 from django.db import connection, transaction
 from django.db.models import TextField
 from django.db.models.functions import Cast
-from django.utils import timezone
 
 from approvals.audit import chain, witness
 from approvals.audit.chain import HASHED, Actor, event_hash
-from approvals.audit.query import stream_rows
-from approvals.models import AuditEvent, AuditHead, AuditVerification
-from approvals.webhooks import announce
+from approvals.audit.models import AuditEvent, AuditHead
+from approvals.audit.streaming import stream_rows
 
 CHUNK = 5000
 PRUNED = "audit.pruned"
@@ -259,26 +257,3 @@ class Walk:
         if not isinstance(self.pruned, dict):
             return "none"
         return f"{self.pruned.get('through_seq')}:{self.pruned.get('through_hash')}"
-
-
-def run(run_by: str, expect=None) -> AuditVerification:
-    """Verify and keep the result for the audit page."""
-    started = timezone.now()
-    verdict = verify_chain(expect)
-    with transaction.atomic():
-        verification = AuditVerification.objects.create(
-            started_at=started,
-            finished_at=timezone.now(),
-            ok=verdict.ok,
-            checked=verdict.checked,
-            first_seq=verdict.first_seq,
-            last_seq=verdict.last_seq,
-            broken_seq=verdict.broken_seq,
-            expected=verdict.expected,
-            found=verdict.found,
-            problem=verdict.problem,
-            run_by=run_by,
-        )
-        if not verification.ok:
-            announce.verification_failed(verification)
-    return verification

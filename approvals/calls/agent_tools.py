@@ -6,7 +6,7 @@ labels and the edit page its fields; any other input is shown and edited as it c
 more than they name, since an agent may send properties a newer version added.
 """
 
-from approvals.models import Call
+from approvals.calls.models import Call
 
 
 def text(title: str, description: str = "") -> dict:

@@ -9,8 +9,9 @@ they are the same tool with the same arguments, so that one look covers them all
 
 from dataclasses import dataclass, field
 
-from approvals.calls import deciding, transitions
-from approvals.models import Call
+from approvals.calls import deciding
+from approvals.calls.models import Call
+from approvals.db import transitions
 
 MAX_SELECTED = 500
 

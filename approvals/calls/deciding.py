@@ -12,10 +12,11 @@ from django.utils import timezone
 from approvals.audit import chain
 from approvals.audit.chain import Actor
 from approvals.audit.values import value_fields
-from approvals.calls import agent_tools, transitions
+from approvals.calls import agent_tools
 from approvals.calls.lifecycle import call_binding
+from approvals.calls.models import Call, CallApproval
+from approvals.db import transitions
 from approvals.live import events
-from approvals.models import Call, CallApproval
 from approvals.protocol.schemas import validate
 
 
@@ -125,7 +126,7 @@ def approve_call(call: Call, user, reason: str, edited_arguments) -> transitions
         with chain.batch():
             for action, data in audit.items():
                 chain.record(action, Actor.user(user), call=call, data=data)
-        events.call_changed(call, "call.approval")
+        events.changed(call, "call.approval")
         return transitions.Outcome(True, call, f"Approval recorded: {approvals_text(call)}; the call waits for more.")
     changes = {
         "status": Call.Status.APPROVED,

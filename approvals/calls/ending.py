@@ -1,6 +1,6 @@
 """How a call ends short of a decision, or once it ran: expired, cancelled, abandoned, failed, forwarded, answered.
 
-Each end is a conditional move (calls.transitions) with its audit events and its live event,
+Each end is a conditional move (db.transitions) with its audit events and its live event,
 so that of an end racing with a decision only one wins.
 """
 
@@ -13,9 +13,10 @@ from django.utils import timezone
 
 from approvals.audit.chain import SYSTEM, Actor
 from approvals.audit.values import value_fields
-from approvals.calls import transitions
+from approvals.calls.models import Call
+from approvals.db import transitions
 from approvals.inputs import requests
-from approvals.models import Call, ClientToken
+from approvals.tokens.models import ClientToken
 
 
 def end_pending(call_id, status, reason: str, actor: Actor = SYSTEM) -> bool:

@@ -5,8 +5,8 @@ import json
 from django import forms
 
 from approvals.calls import agent_tools, lifecycle
-from approvals.display.schema_forms import build_form, is_flat
-from approvals.models import Call
+from approvals.calls.models import Call
+from approvals.forms.schema import build_form, is_flat
 
 MAX_REASON = 2000
 MAX_JSON_CHARS = 512 * 1024

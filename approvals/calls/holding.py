@@ -27,10 +27,12 @@ from django.conf import settings
 from django.db import OperationalError, close_old_connections, connection, transaction
 from django.utils import timezone
 
-from approvals import batch_reads
 from approvals.audit import chain
+from approvals.audit.chain import Actor
+from approvals.calls import ending
+from approvals.calls.models import Call
+from approvals.db import batch_reads
 from approvals.live import events
-from approvals.models import Call
 
 log = logging.getLogger(__name__)
 
@@ -170,19 +172,22 @@ class Held:
     def __init__(self):
         self.writes = Writes()
         self.calls: Counter[int] = Counter()  # how many tasks of the loop hold each call
-        self.waiting: set[int] = set()  # of those, the ones waiting for a decision
+        self.waiting: dict[int, asyncio.Task] = {}  # of those, the ones waiting for a decision, and the task waiting
+        self.cut: set[int] = set()  # of those, the ones whose waiting task was cancelled, at the last re-read
         self.renewing: asyncio.Task | None = None
 
     def hold(self, call_id):
         self.calls[call_id] += 1
         if self.renewing is None or self.renewing.done():
-            self.renewing = asyncio.ensure_future(self.renew_while_held())
+            # A context of its own: the request that happened to come first may end long before the task does.
+            loop = asyncio.get_running_loop()
+            self.renewing = loop.create_task(self.renew_while_held(), context=contextvars.Context())
 
     def release(self, call_id):
         self.calls[call_id] -= 1
         if self.calls[call_id] <= 0:
             del self.calls[call_id]
-            self.waiting.discard(call_id)
+            self.waiting.pop(call_id, None)
 
     async def renew_while_held(self):
         while self.calls:
@@ -197,6 +202,20 @@ class Held:
                 continue
             for call_id in decided:
                 events.wake_here(events.call_group(call_id))
+            self.end_the_cut()
+
+    def end_the_cut(self):
+        """Cancel the waiting calls whose request was cancelled two re-reads ago and waits still.
+
+        A request cancelled ends its call itself, at once. One that went on waiting lost its
+        cancellation somewhere below (a library that swallows one as its own wait completes):
+        without this its call would stay pending, and approvable, until it expires.
+        """
+        cut = {call_id for call_id, task in self.waiting.items() if task is not None and task.cancelling()}
+        for call_id in cut & self.cut:
+            log.error("call %s still waited after its request was cancelled; cancelling it", call_id)
+            self.writes.submit(functools.partial(ending.end_pending, call_id, Call.Status.CANCELLED, ending.ABANDONED))
+        self.cut = cut
 
 
 _HELD: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Held]" = weakref.WeakKeyDictionary()
@@ -224,11 +243,11 @@ def holding(call_id):
 def waiting_for_decision(call_id):
     """Within holding(call_id): the batched re-read wakes the call's group once the call is no longer pending."""
     held = loop_held()
-    held.waiting.add(call_id)
+    held.waiting[call_id] = asyncio.current_task()
     try:
         yield
     finally:
-        held.waiting.discard(call_id)
+        held.waiting.pop(call_id, None)
 
 
 async def held_while(call_id, work):
@@ -240,3 +259,20 @@ async def held_while(call_id, work):
 def write(work: Callable) -> asyncio.Future:
     """The outcome of `work` (recording or cancelling a call), run in this loop's next batch of writes."""
     return loop_held().writes.submit(work)
+
+
+CLOSED = "the client closed the request"
+
+
+def cancel_for_the_client(call_id, token) -> asyncio.Future:
+    """The call's cancellation for its client, who closed the request: in this loop's next batch of writes, which
+    goes on whatever becomes of the request."""
+    cancelling = write(functools.partial(ending.cancel_running, call_id, CLOSED, Actor.client(token)))
+    cancelling.add_done_callback(log_failed_cancel)
+    return cancelling
+
+
+def log_failed_cancel(cancelling: asyncio.Future):
+    # Nobody may be left to await it; the call's lease then lapses and ending.end_abandoned_calls ends it.
+    if not cancelling.cancelled() and cancelling.exception() is not None:
+        log.error("a call whose request ended could not be cancelled", exc_info=cancelling.exception())

@@ -9,7 +9,6 @@ calls.deciding has an operator's decision on a held call, calls.ending how a cal
 import os
 import socket
 import uuid
-from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import lru_cache
 
@@ -17,33 +16,26 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from approvals import batch_reads
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM, Actor
 from approvals.audit.values import value_fields
 from approvals.calls.ending import error_text, subject, summarize
+from approvals.calls.models import Call
+from approvals.calls.observed import observed
+from approvals.calls.waiting import why_no_more_pending
+from approvals.catalog.models import Tool
+from approvals.db import batch_reads
 from approvals.live import events
-from approvals.models import Call, ClientToken, PolicyRule, Tool
+from approvals.observe import metrics, traces
 from approvals.policy import engine
+from approvals.policy.models import PolicyRule
 from approvals.protocol.canonical import sha256_digest
 from approvals.protocol.results import tool_error_result
 from approvals.protocol.schemas import validate
 from approvals.protocol.tools import annotations
-from approvals.tokens import limits
+from approvals.tokens.context import ClientContext
 from approvals.tokens.credentials import token_allows
-
-
-@dataclass
-class ClientContext:
-    """Who is calling, and in which era, for one request."""
-
-    token: ClientToken
-    era: str
-    protocol_version: str
-    session_id: str = ""
-    capabilities: dict = field(default_factory=dict)
-    log_level: str | None = None  # set by a legacy client's logging/setLevel
-    streaming: bool = False  # the answer is an SSE stream, which can carry requests to the client
+from approvals.tokens.models import ClientToken
 
 
 def holding_process() -> str:
@@ -76,6 +68,7 @@ def find_tool(token: ClientToken, name) -> Tool | None:
 
 def record_refusal(ctx: ClientContext, server, tool: Tool | None, name: str, **data):
     """A call refused before it became a row: its one audit event."""
+    metrics.call_ended(server.name if server else "", "refused")
     chain.record(
         "call.refused", Actor.client(ctx.token), server=server, tool=tool, token=ctx.token, data={"tool": name, **data}
     )
@@ -167,8 +160,10 @@ def receive_call(
         with chain.batch():
             record_received(ctx, call, {})
             chain.record("call.rejected", SYSTEM, call=call, data={"errors": errors})
+        observed(call, decided=False)
         return call, tool_error_result(invalid_arguments_text(tool, errors))
-    verdict = engine.evaluate(policy_rules(), call_facts(ctx.token, tool, arguments))
+    with traces.span("policy"):
+        verdict = engine.evaluate(policy_rules(), call_facts(ctx.token, tool, arguments))
     return settle(ctx, call, verdict, Call.Status.FORWARDED)
 
 
@@ -201,12 +196,13 @@ def settle(ctx: ClientContext, call: Call, verdict: engine.Verdict, allowed, rec
         else:
             call.result, call.answered_at = result, now
     else:
-        refusal = limits.why_no_more_pending(ctx.token)
+        refusal = why_no_more_pending(ctx.token)
         if refusal:
             return None, refuse_pending(ctx, call, refusal)
         timeout, call.approvals_needed, call.separation_of_duties = hold_terms(verdict.rule, enabled_rules())
         call.status, call.expires_at = Call.Status.PENDING, now + timedelta(seconds=timeout)
     call.save(force_insert=True)
+    observed(call, decided=call.decided_at is not None)
     with chain.batch():
         record_received(ctx, call, received or {})
         chain.record("call.policy", SYSTEM, call=call, data={"action": verdict.action, "rule": verdict.rule_name})
@@ -215,23 +211,25 @@ def settle(ctx: ClientContext, call: Call, verdict: engine.Verdict, allowed, rec
             return call, tool_error_result(error_text(call))
         if call.status == Call.Status.FORWARDED:
             chain.record("call.forwarded", SYSTEM, call=call, data=value_fields("arguments", call.arguments))
-            events.call_changed(call, "call.forwarded")
+            events.changed(call, "call.forwarded")
             return call, None
         if call.status == Call.Status.COMPLETED:
             chain.record("call.completed", SYSTEM, call=call, data={"result": summarize(result), "error": ""})
-            events.call_changed(call, "call.finished")
+            events.changed(call, "call.finished")
             return call, result
         chain.record("call.pending", SYSTEM, call=call, data={"expires_at": call.expires_at.isoformat()})
-        events.call_changed(call, "call.pending")
+        events.changed(call, "call.pending")
     return call, None
 
 
 def record_received(ctx: ClientContext, call: Call, extra: dict):
+    # The call's trace, for its page to name: where a collector keeps its spans.
+    traced = {"trace_id": trace_id} if (trace_id := traces.current_trace_id()) else {}
     chain.record(
         "call.received",
         Actor.client(ctx.token),
         call=call,
-        data={"tool": call.tool_name, **extra, **value_fields("arguments", call.arguments)},
+        data={"tool": call.tool_name, **traced, **extra, **value_fields("arguments", call.arguments)},
     )
 
 

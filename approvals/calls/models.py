@@ -3,8 +3,8 @@
 from django.db import models
 from django.utils import timezone
 
-from approvals.calls.kinds import CallKind
 from approvals.catalog.models import Server, Tool
+from approvals.policy.kinds import CallKind
 from approvals.policy.models import PolicyRule
 from approvals.tokens.models import ClientToken
 
@@ -106,6 +106,10 @@ class Call(models.Model):
 
     def __str__(self):
         return f"call {self.pk} {self.tool_name}"
+
+    @property
+    def ended(self) -> bool:
+        return self.status in self.FINAL
 
     @property
     def editable(self) -> bool:

@@ -14,11 +14,13 @@ from asgiref.sync import sync_to_async
 from django.db import transaction
 
 from approvals.calls import ending, holding, lifecycle, runner
-from approvals.models import Call, ClientToken
+from approvals.calls.models import Call
 from approvals.policy import engine
 from approvals.protocol import permission_prompt
 from approvals.protocol.results import tool_error_result
+from approvals.tokens.context import ClientContext
 from approvals.tokens.credentials import token_allows
+from approvals.tokens.models import ClientToken
 
 
 @dataclass(frozen=True)
@@ -55,7 +57,7 @@ def facts(token: ClientToken, tool_name: str, tool_input: dict) -> engine.CallFa
 
 @transaction.atomic
 def receive_permission(
-    ctx: lifecycle.ClientContext, tool_name: str, tool_input: dict, tool_use_id: str, jsonrpc_id, progress_token
+    ctx: ClientContext, tool_name: str, tool_input: dict, tool_use_id: str, jsonrpc_id, progress_token
 ) -> tuple[Call | None, dict | None]:
     """Record the request and apply the policy: (call, answer), the answer None when an operator decides."""
     call = lifecycle.new_call(
@@ -82,7 +84,7 @@ def denial_message(call: Call) -> str:
     return ending.error_text(call)
 
 
-async def run_prompt(ctx: lifecycle.ClientContext, jsonrpc_id, params: dict, emit, tool=None) -> dict:
+async def run_prompt(ctx: ClientContext, jsonrpc_id, params: dict, emit, tool=None) -> dict:
     """The CallToolResult of one approval_prompt call: wait for the policy or the operators, answer allow or deny."""
     try:
         tool_name, tool_input, tool_use_id = permission_prompt.read_arguments(params.get("arguments"))

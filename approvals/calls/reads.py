@@ -16,9 +16,12 @@ from asgiref.sync import sync_to_async
 from django.db import transaction
 
 from approvals.calls import ending, holding, lifecycle, runner
-from approvals.models import Call, PolicyRule, Server
+from approvals.calls.models import Call
+from approvals.catalog.models import Server
 from approvals.policy import engine
+from approvals.policy.models import PolicyRule
 from approvals.protocol.jsonrpc import INVALID_REQUEST, JsonRpcError
+from approvals.tokens.context import ClientContext
 
 
 @dataclass(frozen=True)
@@ -55,7 +58,7 @@ def governed_by_a_rule(token, read: Read) -> bool:
 
 
 @transaction.atomic
-def receive_read(ctx: lifecycle.ClientContext, read: Read) -> tuple[Call | None, dict | None]:
+def receive_read(ctx: ClientContext, read: Read) -> tuple[Call | None, dict | None]:
     """Record the read as a call and apply the policy, as lifecycle.receive_call does for a tool call."""
     # The URI is whole in the arguments; the name column holds what fits.
     field_size = Call._meta.get_field("tool_name").max_length
@@ -82,7 +85,7 @@ def refusal(call: Call | None, answer: dict | None) -> JsonRpcError:
     return JsonRpcError(INVALID_REQUEST, text, data)
 
 
-async def governed(ctx: lifecycle.ClientContext, read: Read, run, emit) -> dict:
+async def governed(ctx: ClientContext, read: Read, run, emit) -> dict:
     """The answer of `run()`, which asks the upstream, once the policy or the operators let the read through.
 
     Only for a read governed_by_a_rule; while it is held, `emit` carries its progress to the client.

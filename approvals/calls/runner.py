@@ -13,23 +13,24 @@ import time
 from asgiref.sync import SyncToAsync, sync_to_async
 from django.conf import settings
 
-from approvals.audit.chain import Actor
-from approvals.calls import ending, holding, lifecycle, url_elicitation
+from approvals.calls import continuations, ending, holding, lifecycle, url_elicitation
+from approvals.calls.models import Call
 from approvals.calls.upstream_sessions import session_pool
+from approvals.catalog.models import Tool
 from approvals.catalog.specs import upstream_spec
-from approvals.inputs import continuations
 from approvals.inputs import runner as input_runner
 from approvals.live import events
-from approvals.models import Call, Tool
+from approvals.observe import logs, metrics, traces
 from approvals.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError
 from approvals.protocol.results import check_call_result, tool_error_result
 from approvals.protocol.revisions import LOG_LEVELS, META_LOG_LEVEL, MODERN
+from approvals.tokens.context import ClientContext
 from approvals.upstream import UpstreamError
 
 log = logging.getLogger(__name__)
 
 
-async def run_call(ctx: lifecycle.ClientContext, jsonrpc_id, params: dict, emit, tool: Tool | None = None) -> dict:
+async def run_call(ctx: ClientContext, jsonrpc_id, params: dict, emit, tool: Tool | None = None) -> dict:
     """The CallToolResult for one tools/call; `emit` sends notifications on the request's stream.
 
     `tool` is the tool the gateway already found for this token and name, if it looked.
@@ -48,15 +49,17 @@ async def run_call(ctx: lifecycle.ClientContext, jsonrpc_id, params: dict, emit,
     meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
     progress_token = meta.get("progressToken")
     log_level = meta.get(META_LOG_LEVEL) if meta.get(META_LOG_LEVEL) in LOG_LEVELS else ctx.log_level
-    call, result = await record_arrival(
-        ctx, functools.partial(lifecycle.receive_call, ctx, tool, arguments, jsonrpc_id, progress_token)
-    )
+    with traces.span("receive", **{"mcp.tool": tool.exposed_name}):
+        receive = functools.partial(lifecycle.receive_call, ctx, tool, arguments, jsonrpc_id, progress_token)
+        call, result = await record_arrival(ctx, traces.carried(receive))
+    logs.bind(call_id=call.pk if call is not None else None)
     if result is not None:
         return result
     with holding.holding(call.pk):
         try:
             if call.status == Call.Status.PENDING:
-                call = await wait_for_decision(call, emit)
+                with traces.span("hold"):
+                    call = await wait_for_decision(call, emit)
             if call.status not in Call.IN_FLIGHT:
                 return tool_error_result(ending.error_text(call))
             on_request = input_runner.input_handler(call, ctx, emit)
@@ -71,27 +74,32 @@ async def run_call(ctx: lifecycle.ClientContext, jsonrpc_id, params: dict, emit,
             raise
 
 
-async def record_arrival(ctx: lifecycle.ClientContext, receive) -> tuple[Call | None, dict | None]:
+async def record_arrival(ctx: ClientContext, receive) -> tuple[Call | None, dict | None]:
     """Run `receive` (lifecycle.receive_call or its like) in the loop's batch: the call's row, and its answer if no
     wait follows. The request's thread is let go of first, since the call no longer needs it."""
     let_go_of_the_thread()
     receiving = holding.write(receive)
     try:
-        # Shielded: once the row is written the call must be seen through, even if the client left meanwhile.
+        # Shielded: the row is written however often the request is cancelled meanwhile.
         return await asyncio.shield(receiving)
     except asyncio.CancelledError:
-        call, _ = await receiving
-        if call is not None:
-            await cancelled(call, ctx)
+        # The request ends now, without waiting for a write that a second cancellation (daphne's) could cut
+        # again: the loop cancels the call once it is recorded.
+        receiving.add_done_callback(functools.partial(cancel_once_recorded, ctx))
         raise
 
 
-async def cancelled(call: Call, ctx: lifecycle.ClientContext):
+def cancel_once_recorded(ctx: ClientContext, receiving: asyncio.Future):
+    if receiving.cancelled() or receiving.exception() is not None:
+        return
+    call, _ = receiving.result()
+    if call is not None and call.status in Call.OPEN:
+        holding.cancel_for_the_client(call.pk, ctx.token)
+
+
+async def cancelled(call: Call, ctx: ClientContext):
     """The client closed the stream: that is how a client cancels over HTTP."""
-    cancelling = functools.partial(
-        ending.cancel_running, call.pk, "the client closed the request", Actor.client(ctx.token)
-    )
-    await asyncio.shield(holding.write(cancelling))
+    await asyncio.shield(holding.cancel_for_the_client(call.pk, ctx.token))
 
 
 async def reread(call_id) -> Call:
@@ -161,6 +169,7 @@ async def forward(
     """
     tool = call.tool
 
+    @traces.traced("record")
     async def recorded(outcome: tuple) -> dict:
         *recordable, relayed = outcome
         result = await sync_to_async(ending.record_result)(call, *recordable)
@@ -189,6 +198,7 @@ async def forward(
     return tool_error_result(ending.error_text(call))
 
 
+@traces.traced("forward")
 async def call_upstream(call: Call, emit, log_level, on_request, url_elicitation_client=False) -> tuple:
     """The upstream's outcome: what ending.record_result takes (the status, the result, the error, the start),
     and the error to pass on as it is to a client that can act on it (see url_elicitation), if any."""
@@ -207,8 +217,8 @@ async def call_upstream(call: Call, emit, log_level, on_request, url_elicitation
     started = time.monotonic()
     try:
         session = await session_pool().get(upstream_spec(tool.server))
-        result = await asyncio.wait_for(
-            session.call_tool(
+        async with asyncio.timeout(settings.UPSTREAM_CALL_TIMEOUT_SECONDS):
+            result = await session.call_tool(
                 tool.upstream_name,
                 call.final_arguments,
                 tool=tool.definition,
@@ -216,10 +226,9 @@ async def call_upstream(call: Call, emit, log_level, on_request, url_elicitation
                 on_notification=relay,
                 on_request=on_request,
                 log_level=log_level,
-            ),
-            timeout=settings.UPSTREAM_CALL_TIMEOUT_SECONDS,
-        )
+            )
     except (TimeoutError, UpstreamError) as exc:
+        metrics.upstream_answered(tool.server.name, time.monotonic() - started, exc)
         message = exc.message if isinstance(exc, UpstreamError) else "no answer in time"
         if isinstance(exc, UpstreamError) and (needed := url_elicitation.required(exc)):
             text = url_elicitation.tool_error_text(tool.server.name, call.tool_name, needed)
@@ -232,6 +241,7 @@ async def call_upstream(call: Call, emit, log_level, on_request, url_elicitation
     check = await sync_to_async(check_call_result, thread_sensitive=False)(
         result, tool.definition.get("outputSchema"), max_bytes=settings.MAX_RESULT_BYTES
     )
+    metrics.upstream_answered(tool.server.name, time.monotonic() - started, "malformed" if check.errors else None)
     if check.errors:
         problem = "; ".join(check.errors)
         text = f"The upstream server {tool.server.name} returned a malformed result for {call.tool_name}: {problem}"

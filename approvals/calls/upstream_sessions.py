@@ -12,11 +12,11 @@ import weakref
 from django.conf import settings
 
 from approvals.calls import holding
+from approvals.catalog.models import Server
 from approvals.catalog.specs import upstream_spec
 from approvals.catalog.watch import on_upstream_notification
 from approvals.inputs import runner as input_runner
 from approvals.live import events
-from approvals.models import Server
 from approvals.upstream import SessionPool
 from approvals.upstream.pool import running_loop_pool
 from approvals.upstream.spec import ServerSpec

@@ -7,9 +7,9 @@ the URLs and calls again. Any other client (2026-07-28 retired the code) reads t
 same URLs in the tool error, as the text a model can act on.
 """
 
-from approvals.calls.lifecycle import ClientContext
 from approvals.protocol.jsonrpc import URL_ELICITATION_REQUIRED, JsonRpcError
 from approvals.protocol.revisions import LEGACY, REVISIONS
+from approvals.tokens.context import ClientContext
 from approvals.upstream import UpstreamError
 
 

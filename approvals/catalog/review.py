@@ -16,9 +16,9 @@ from django.utils import timezone
 from approvals import roles
 from approvals.audit.chain import Actor
 from approvals.catalog import trust
+from approvals.catalog.models import Prompt, Server, Tool
 from approvals.catalog.surface import KINDS
 from approvals.live import events
-from approvals.models import Prompt, Server, Tool
 from approvals.protocol.tool_review import definition_changes, hidden_content, model_text
 
 DECIDABLE = [Tool.Status.NEEDS_REVIEW, Tool.Status.DECLINED]

@@ -1,15 +1,20 @@
-"""Which enabled server answers a resources/read, a prompts/get or a completion/complete, for one token.
+"""Which enabled server answers a resources/read, a prompts/get or a completion/complete, for one token,
+and which tools its globs reach.
 
 A token reaches a resource, template or prompt when its globs allow the row's
 exposed name, as with tools; a row it may not use does not exist for it.
 """
 
+from fnmatch import fnmatchcase
+
 from approvals.audit import chain
 from approvals.audit.chain import Actor
+from approvals.catalog.models import Prompt, Resource, ResourceTemplate, Server, SurfaceItem, Tool
 from approvals.catalog.surface import KINDS, RESOURCES, offers
-from approvals.models import ClientToken, Prompt, Resource, ResourceTemplate, Server, SurfaceItem
+from approvals.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError
 from approvals.protocol.uri_templates import matches
 from approvals.tokens.credentials import token_allows
+from approvals.tokens.models import ClientToken
 
 
 def allowed(token: ClientToken, rows):
@@ -41,6 +46,31 @@ def completion_route(token: ClientToken, ref_uri: str) -> ResourceTemplate | Res
     return found[0] if found else None
 
 
+def string_map(value, where: str) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise JsonRpcError(INVALID_PARAMS, f"{where} must be an object whose values are strings")
+    return value
+
+
+def prompt_arguments(prompt: Prompt, arguments) -> dict[str, str]:
+    """The arguments, once they are strings of declared names and hold every required one."""
+    arguments = string_map(arguments, "prompts/get 'arguments'")
+    declared = {argument["name"]: argument for argument in prompt.arguments}
+    missing = sorted(name for name, a in declared.items() if a.get("required") is True and name not in arguments)
+    unknown = sorted(name for name in arguments if name not in declared)
+    problems = [f"missing required {', '.join(missing)}"] if missing else []
+    problems += [f"unknown {', '.join(unknown)}"] if unknown else []
+    if problems:
+        raise JsonRpcError(
+            INVALID_PARAMS,
+            f"Invalid arguments for prompt {prompt.exposed_name}: {'; '.join(problems)}",
+            {"missing": missing, "unknown": unknown},
+        )
+    return arguments
+
+
 def offered_kinds() -> set[str]:
     """The capabilities (resources, prompts, completions) that some enabled server offers, and "subscribe"."""
     kinds = set()
@@ -53,6 +83,12 @@ def offered_kinds() -> set[str]:
         if offers(capabilities, RESOURCES) and capabilities["resources"].get("subscribe") is True:
             kinds.add("subscribe")
     return kinds
+
+
+def reachable_tools(globs: list[str]) -> list[str]:
+    """The active tools' exposed names these patterns let a client call now."""
+    names = Tool.objects.filter(status=Tool.Status.ACTIVE, server__enabled=True).values_list("exposed_name", flat=True)
+    return [n for n in names if any(fnmatchcase(n, g) for g in globs)]
 
 
 def record_use(action: str, token: ClientToken, server: Server | None, data: dict) -> None:

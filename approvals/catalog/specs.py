@@ -2,7 +2,7 @@
 
 from django.conf import settings
 
-from approvals.models import Server
+from approvals.catalog.models import Server
 from approvals.upstream import ServerSpec
 
 

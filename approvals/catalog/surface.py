@@ -10,8 +10,8 @@ with the reason, as tool names are (also in the database's constraints).
 from collections import defaultdict
 from dataclasses import dataclass
 
+from approvals.catalog.models import Prompt, Resource, ResourceTemplate, Server, SurfaceItem
 from approvals.catalog.trust import apply_entry, remove_entry, reviewed_status
-from approvals.models import Prompt, Resource, ResourceTemplate, Server, SurfaceItem
 from approvals.protocol.canonical import sha256_digest
 from approvals.protocol.jsonrpc import METHOD_NOT_FOUND
 from approvals.protocol.uri_templates import template_errors

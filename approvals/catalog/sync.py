@@ -11,10 +11,11 @@ from django.utils import timezone
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM
 from approvals.catalog import surface
+from approvals.catalog.models import Server, Tool
 from approvals.catalog.specs import upstream_spec
 from approvals.catalog.trust import apply_entry, remove_entry, reviewed_status
+from approvals.db.after_commit import enqueue
 from approvals.live import events
-from approvals.models import Server, Tool
 from approvals.protocol import permission_prompt
 from approvals.protocol.tools import check_tool, tool_digest
 from approvals.upstream import ServerIdentity, ServerSpec, UpstreamError, open_session
@@ -91,6 +92,11 @@ def sync_server(server: Server) -> SyncReport:
         record_failure(server, exc.message)
         return SyncReport(server.name, ok=False, error=exc.message)
     return apply_catalog(server, identity, definitions, listings)
+
+
+def enqueue_sync(server: Server):
+    """Sync the server in a celery task, once the transaction that asked for it commits."""
+    enqueue("approvals.tasks.sync_server", server.pk)
 
 
 def record_failure(server: Server, message: str):

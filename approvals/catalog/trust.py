@@ -7,7 +7,7 @@ change of definition or status is one history row.
 
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM
-from approvals.models import Change, Prompt, Resource, ResourceTemplate, Server, Tool
+from approvals.catalog.models import Change, Prompt, Resource, ResourceTemplate, Server, Tool
 
 Status = Tool.Status
 Kind = Change.Kind

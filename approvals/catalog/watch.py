@@ -14,10 +14,10 @@ import logging
 
 from asgiref.sync import sync_to_async
 
-from approvals.catalog import servers
+from approvals.catalog import sync
+from approvals.catalog.models import Server
 from approvals.catalog.specs import upstream_spec
 from approvals.live import events
-from approvals.models import Server
 from approvals.upstream import ServerSpec, SessionPool, UpstreamError
 
 log = logging.getLogger(__name__)
@@ -34,7 +34,7 @@ LIST_CHANGES = {
 def sync_by_name(name: str):
     server = Server.objects.filter(name=name, enabled=True).first()
     if server is not None:
-        servers.enqueue_sync(server)
+        sync.enqueue_sync(server)
 
 
 async def on_upstream_notification(spec: ServerSpec, method: str, params: dict):
@@ -64,6 +64,7 @@ async def watch(stop: asyncio.Event, interval: float = 30.0):
                 except UpstreamError as exc:
                     log.warning("%s: not watched: %s", spec.name, exc.message)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), timeout=interval)
+                async with asyncio.timeout(interval):
+                    await stop.wait()
     finally:
         await pool.close_all()

@@ -6,9 +6,9 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
-from approvals.display.schema_forms import build_form
+from approvals.forms.schema import build_form
 from approvals.inputs import requests
-from approvals.models import InputRequest
+from approvals.inputs.models import InputRequest
 
 INPUT_CARD = "approvals/_input_request.html"
 

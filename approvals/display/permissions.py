@@ -8,7 +8,7 @@ input neither floods the page nor makes the diff slow.
 import difflib
 from dataclasses import dataclass, field
 
-from approvals.models import Call
+from approvals.calls.models import Call
 
 MAX_CHARS = 20_000
 MAX_DIFF_LINES = 400

@@ -7,8 +7,11 @@ from django.db.models import Count, Max, Q
 from django.utils import timezone
 
 from approvals.calls.agent_tools import AGENT_TOOL_SCHEMAS
-from approvals.models import Call, CallKind, PolicyRule, Prompt, Tool
+from approvals.calls.models import Call
+from approvals.catalog.models import Prompt, Tool
 from approvals.policy.engine import condition_text
+from approvals.policy.kinds import CallKind
+from approvals.policy.models import PolicyRule
 from approvals.policy.rules import hold_words
 
 RECENT = timedelta(hours=24)

@@ -14,8 +14,10 @@ from urllib.parse import urlencode
 from django.conf import settings
 from django.db.models import Count, Min, Q
 
+from approvals.calls.models import Call
+from approvals.catalog.models import Server
 from approvals.display import rows
-from approvals.models import Call, ClientToken, Server
+from approvals.tokens.models import ClientToken
 
 
 def whole_number(text) -> int | None:

@@ -4,7 +4,7 @@ from django.conf import settings
 from django.http import HttpRequest
 from django.template.loader import render_to_string
 
-from approvals.models import Call
+from approvals.calls.models import Call
 
 QUEUE_ROW = "approvals/_queue_row.html"
 QUEUE_ACTIONS = "approvals/_queue_actions.html"

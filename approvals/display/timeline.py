@@ -3,8 +3,9 @@
 from dataclasses import dataclass
 from datetime import datetime
 
+from approvals.audit.models import AuditEvent
 from approvals.calls import deciding
-from approvals.models import Call
+from approvals.calls.models import Call
 
 POLICY_WORDS = {"allow": "allowed by policy", "ask": "held for an operator", "deny": "denied by policy"}
 
@@ -80,3 +81,9 @@ def outcome_text(call: Call) -> str:
         Call.Status.FAILED: " · failed",
     }.get(call.status, "")
     return who + edited + state
+
+
+def trace_id(call: Call) -> str:
+    """The trace the call's arrival belonged to, when the console was traced (approvals.observe.traces)."""
+    data = AuditEvent.objects.filter(call_id=call.pk, action="call.received").values_list("data", flat=True).first()
+    return (data or {}).get("trace_id", "")

@@ -11,10 +11,11 @@ from django.urls import reverse
 from approvals.calls import holding
 from approvals.gateway.http import Refused, rejection
 from approvals.gateway.loopback import is_loopback_address
-from approvals.models import ClientToken
+from approvals.observe import logs, metrics
 from approvals.protocol import identity
 from approvals.tokens import limits
 from approvals.tokens.credentials import UNKNOWN, Admission, admit, anonymous_token, hash_secret
+from approvals.tokens.models import ClientToken
 
 REALM = identity.NAME
 
@@ -37,8 +38,10 @@ async def identify(request) -> ClientToken:
     admission, count = await asyncio.gather(lookup, sync_to_async(count_request, thread_sensitive=False)(key))
     if admission.token is None:
         raise Refused(unauthorized(request, invalid=bool(header), problem=admission.refusal))
+    logs.bind(token=admission.token.name)
     limit = limits.rate_per_minute(admission.token)
     if count > limit:
+        metrics.rate_limited()
         raise Refused(too_many_requests(limit))
     return admission.token
 

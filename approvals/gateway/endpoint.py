@@ -10,6 +10,7 @@ from django.views.decorators.http import require_GET
 from approvals.gateway import auth, legacy, modern
 from approvals.gateway.http import Refused, check_post_media_types, era_of, method_not_allowed, read_message, rejection
 from approvals.gateway.server_info import TITLE
+from approvals.observe import logs, traces
 from approvals.protocol.jsonrpc import INTERNAL_ERROR
 from approvals.protocol.revisions import MODERN
 
@@ -18,6 +19,7 @@ log = logging.getLogger(__name__)
 
 @csrf_exempt
 async def mcp_endpoint(request):
+    logs.bind(trace_id=traces.current_trace_id() or logs.trace_id_of(request.headers.get("traceparent", "")))
     try:
         return await serve(request)
     except Refused as refusal:

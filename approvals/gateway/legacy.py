@@ -4,7 +4,6 @@ from asgiref.sync import sync_to_async
 from django.http import HttpResponse
 
 from approvals.calls import ending, holding
-from approvals.calls.lifecycle import ClientContext
 from approvals.catalog import routes
 from approvals.gateway import listing, sessions, streams, subscriptions, surface
 from approvals.gateway.http import (
@@ -21,10 +20,11 @@ from approvals.gateway.http import (
 from approvals.gateway.server_info import INSTRUCTIONS, capabilities, server_info
 from approvals.gateway.tool_calls import called_tool, respond_to_call
 from approvals.inputs import requests
-from approvals.models import ClientToken, McpSession
 from approvals.protocol import jsonrpc
 from approvals.protocol.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JsonRpcError, Notification, Request
 from approvals.protocol.revisions import LEGACY, LEGACY_VERSIONS, LOG_LEVELS, negotiate_legacy
+from approvals.tokens.context import ClientContext
+from approvals.tokens.models import ClientToken, McpSession
 
 SUBSCRIPTIONS = {
     "resources/subscribe": subscriptions.subscribe_in_session,

@@ -2,14 +2,12 @@
 
 from asgiref.sync import sync_to_async
 
-from approvals.calls import runner
-from approvals.calls.lifecycle import ClientContext
+from approvals.calls import continuations, runner
 from approvals.catalog import routes
+from approvals.catalog.models import Tool
 from approvals.gateway import http, listing, mirrored, streams, subscriptions, surface
 from approvals.gateway.server_info import INSTRUCTIONS, capabilities, server_info
 from approvals.gateway.tool_calls import called_tool, respond_to_call
-from approvals.inputs import continuations
-from approvals.models import ClientToken, Tool
 from approvals.protocol import jsonrpc
 from approvals.protocol.jsonrpc import (
     HEADER_MISMATCH,
@@ -25,6 +23,8 @@ from approvals.protocol.jsonrpc import (
     Response,
 )
 from approvals.protocol.revisions import META_SERVER_INFO, MODERN, SUPPORTED
+from approvals.tokens.context import ClientContext
+from approvals.tokens.models import ClientToken
 
 # The HTTP status of each error code, as the transport spec and the official SDK give them; others go out as 200.
 ERROR_STATUS = {

@@ -13,10 +13,11 @@ from django.utils import timezone
 
 from approvals.audit.chain import Actor
 from approvals.calls import ending
+from approvals.calls.models import Call
 from approvals.catalog import routes
 from approvals.live import events
-from approvals.models import Call, ClientToken, McpSession
 from approvals.tokens import credentials
+from approvals.tokens.models import ClientToken, McpSession
 
 # last_seen_at is written at most this often, so that a busy session does not make every request a write.
 TOUCH_INTERVAL = timedelta(minutes=1)

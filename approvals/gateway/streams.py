@@ -169,7 +169,7 @@ async def answer_request(
     On an SSE stream when `stream` (what `work` emits, keep-alives while it is quiet; the
     work runs as the stream's own task, so the client's closing the stream cancels it, as
     the spec says it must), else as one JSON answer with nothing before it. `ctx` is the
-    request's lifecycle.ClientContext.
+    request's ClientContext (tokens.context).
     """
 
     async def respond(emit: Emit) -> dict:

@@ -17,7 +17,6 @@ import uuid
 
 from asgiref.sync import sync_to_async
 
-from approvals.calls.lifecycle import ClientContext
 from approvals.calls.runner import session_pool
 from approvals.catalog import routes
 from approvals.catalog.specs import upstream_spec
@@ -35,6 +34,7 @@ from approvals.protocol import jsonrpc
 from approvals.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError
 from approvals.protocol.revisions import META_SUBSCRIPTION_ID
 from approvals.tokens import credentials
+from approvals.tokens.context import ClientContext
 from approvals.upstream import UpstreamError
 
 # Per session or listen stream: each is a subscription held upstream.

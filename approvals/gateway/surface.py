@@ -16,15 +16,16 @@ from dataclasses import dataclass
 from asgiref.sync import sync_to_async
 
 from approvals.calls import reads
-from approvals.calls.lifecycle import ClientContext
+from approvals.calls.models import Call
 from approvals.calls.runner import session_pool, without_envelope
 from approvals.catalog import routes
+from approvals.catalog.models import Server
 from approvals.catalog.specs import upstream_spec
 from approvals.gateway import listing, streams
-from approvals.models import Call, Prompt, Server
 from approvals.protocol import jsonrpc
 from approvals.protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND, JsonRpcError, Request
 from approvals.protocol.revisions import MODERN
+from approvals.tokens.context import ClientContext
 from approvals.upstream import UpstreamError
 
 # An upstream's refusal of what it was asked, passed on as the client's own mistake rather than the console's.
@@ -47,14 +48,6 @@ def string_param(params: dict, name: str, method: str) -> str:
     value = params.get(name)
     if not isinstance(value, str) or not value:
         raise JsonRpcError(INVALID_PARAMS, f"{method} needs a string '{name}'")
-    return value
-
-
-def string_map(value, where: str) -> dict[str, str]:
-    if value is None:
-        return {}
-    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
-        raise JsonRpcError(INVALID_PARAMS, f"{where} must be an object whose values are strings")
     return value
 
 
@@ -146,30 +139,13 @@ async def read_resource(ctx: ClientContext, params: dict, jsonrpc_id=None) -> Ro
     return await prepared(ctx, read, upstream, "resource.read", {"uri": clipped(uri), "via": route.exposed_name})
 
 
-def prompt_arguments(prompt: Prompt, arguments) -> dict[str, str]:
-    """The arguments, once they are strings of declared names and hold every required one."""
-    arguments = string_map(arguments, "prompts/get 'arguments'")
-    declared = {argument["name"]: argument for argument in prompt.arguments}
-    missing = sorted(name for name, a in declared.items() if a.get("required") is True and name not in arguments)
-    unknown = sorted(name for name in arguments if name not in declared)
-    problems = [f"missing required {', '.join(missing)}"] if missing else []
-    problems += [f"unknown {', '.join(unknown)}"] if unknown else []
-    if problems:
-        raise JsonRpcError(
-            INVALID_PARAMS,
-            f"Invalid arguments for prompt {prompt.exposed_name}: {'; '.join(problems)}",
-            {"missing": missing, "unknown": unknown},
-        )
-    return arguments
-
-
 async def get_prompt(ctx: ClientContext, params: dict, jsonrpc_id=None) -> Routed:
     name = string_param(params, "name", "prompts/get")
     prompt = await sync_to_async(routes.prompt_route)(ctx.token, name)
     if prompt is None:
         await record_unknown("prompt.got", ctx, {"prompt": clipped(name)})
         raise JsonRpcError(INVALID_PARAMS, f"Unknown prompt: {name}")
-    arguments = prompt_arguments(prompt, params.get("arguments"))
+    arguments = routes.prompt_arguments(prompt, params.get("arguments"))
 
     def refusal(message):
         return JsonRpcError(INVALID_PARAMS, message)
@@ -203,7 +179,7 @@ async def complete(ctx: ClientContext, params: dict) -> dict:
     if context is not None and not isinstance(context, dict):
         raise JsonRpcError(INVALID_PARAMS, "completion/complete 'context' must be an object")
     if context is not None:
-        context = {"arguments": string_map(context.get("arguments"), "completion/complete 'context.arguments'")}
+        context = {"arguments": routes.string_map(context.get("arguments"), "completion/complete 'context.arguments'")}
     upstream_ref, owner, subject = await completion_subject(ctx, ref, name)
 
     def refusal(message):

@@ -8,12 +8,14 @@ import dataclasses
 from collections.abc import Callable
 
 from approvals.calls import holding, lifecycle, permissions, runner
+from approvals.catalog.models import Tool
 from approvals.gateway import streams
-from approvals.models import Tool
+from approvals.observe import logs
 from approvals.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError, Request
+from approvals.tokens.context import ClientContext
 
 
-async def called_tool(ctx: lifecycle.ClientContext, params: dict) -> Tool | permissions.BuiltinTool:
+async def called_tool(ctx: ClientContext, params: dict) -> Tool | permissions.BuiltinTool:
     """The tool a call names, when this token may use it; refusing early spares the client an SSE stream."""
     name = params.get("name")
     tool = permissions.builtin_tool(ctx.token, name) or await holding.in_shared_thread(lifecycle.find_tool)(
@@ -26,7 +28,7 @@ async def called_tool(ctx: lifecycle.ClientContext, params: dict) -> Tool | perm
 
 async def respond_to_call(
     tool: Tool | permissions.BuiltinTool,
-    ctx: lifecycle.ClientContext,
+    ctx: ClientContext,
     request: Request,
     *,
     stream: bool,
@@ -41,6 +43,7 @@ async def respond_to_call(
     the console's own tools answer for themselves.
     """
     ctx = dataclasses.replace(ctx, streaming=stream)
+    logs.bind(tool=tool.exposed_name, server=tool.server.name if isinstance(tool, Tool) else None)
     if isinstance(tool, permissions.BuiltinTool):
         run = permissions.run_prompt
 

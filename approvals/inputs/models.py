@@ -3,7 +3,6 @@
 from django.db import models
 from django.utils import timezone
 
-from approvals.calls.models import Call
 from approvals.catalog.models import Server
 
 
@@ -27,7 +26,8 @@ class InputRequest(models.Model):
         OPERATOR = "operator"
         CLIENT = "client"
 
-    call = models.ForeignKey(Call, on_delete=models.CASCADE, related_name="input_requests")
+    # By name: calls, the package above, drives its input requests.
+    call = models.ForeignKey("approvals.Call", on_delete=models.CASCADE, related_name="input_requests")
     server = models.ForeignKey(Server, null=True, on_delete=models.SET_NULL, related_name="input_requests")
     method = models.CharField(max_length=40)
     mode = models.CharField(max_length=4, choices=Mode.choices, blank=True, help_text="Elicitation only.")

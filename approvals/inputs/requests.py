@@ -18,9 +18,9 @@ from django.utils import timezone
 
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM, Actor
-from approvals.calls import transitions
+from approvals.db import transitions
+from approvals.inputs.models import InputRequest
 from approvals.live import events
-from approvals.models import Call, InputRequest
 from approvals.protocol.elicitation import content_problems
 from approvals.protocol.elicitation_requests import ANSWER_ACTIONS, answer_problems
 from approvals.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError
@@ -59,7 +59,7 @@ def summary_of(method: str, params: dict) -> str:
     return str(params.get("message", ""))[:MAX_SUMMARY]
 
 
-def create_request(call: Call, method: str, params: dict, **fields) -> InputRequest:
+def create_request(call, method: str, params: dict, **fields) -> InputRequest:
     return InputRequest.objects.create(
         call=call,
         server_id=call.server_id,
@@ -72,7 +72,7 @@ def create_request(call: Call, method: str, params: dict, **fields) -> InputRequ
 
 
 @transaction.atomic
-def open_request(call: Call, method: str, params: dict, route: str, client_key: str = "") -> InputRequest:
+def open_request(call, method: str, params: dict, route: str, client_key: str = "") -> InputRequest:
     request = create_request(
         call,
         method,
@@ -86,12 +86,12 @@ def open_request(call: Call, method: str, params: dict, route: str, client_key: 
     chain.record("input.requested", SYSTEM, call=call, data=data)
     if route == InputRequest.Route.CLIENT:
         chain.record("input.passed_through", SYSTEM, call=call, data={"input_id": request.pk, "client_key": client_key})
-    events.input_changed(request, "input.pending")
+    events.changed(request, "input.pending")
     return request
 
 
 @transaction.atomic
-def record_unanswered(call: Call, method: str, params: dict, status: str, reason: str) -> InputRequest:
+def record_unanswered(call, method: str, params: dict, status: str, reason: str) -> InputRequest:
     """A request the console answers at once without asking anyone.
 
     It is refused, or declined for want of a client that can answer it.
@@ -111,7 +111,7 @@ def record_unanswered(call: Call, method: str, params: dict, status: str, reason
         call=call,
         data={"input_id": request.pk, "method": method, "reason": reason, "params": params},
     )
-    events.input_changed(request, f"input.{status}")
+    events.changed(request, f"input.{status}")
     return request
 
 

@@ -24,21 +24,22 @@ import asyncio
 
 from asgiref.sync import sync_to_async
 
-from approvals.calls.lifecycle import ClientContext
+from approvals.catalog.models import Server
 from approvals.inputs import requests
+from approvals.inputs.models import InputRequest
 from approvals.inputs.requests import ELICIT, SAMPLE
 from approvals.live import events
-from approvals.models import Call, InputRequest, Server
 from approvals.protocol import jsonrpc
 from approvals.protocol.elicitation_requests import request_problems
 from approvals.protocol.jsonrpc import METHOD_NOT_FOUND, JsonRpcError
 from approvals.protocol.revisions import MODERN, REVISIONS
+from approvals.tokens.context import ClientContext
 from approvals.upstream.session import decline
 
 Route = InputRequest.Route
 
 
-def input_handler(call: Call, ctx: ClientContext, emit):
+def input_handler(call, ctx: ClientContext, emit):
     # Read now, where it is already loaded: an async handler may not query lazily.
     server = call.tool.server if call.tool else None
 
@@ -80,7 +81,7 @@ def relays_to_client(server: Server | None, ctx: ClientContext) -> bool:
     return sampling or elicitation
 
 
-async def elicit(call: Call, server: Server | None, ctx: ClientContext, emit, params: dict) -> dict:
+async def elicit(call, server: Server | None, ctx: ClientContext, emit, params: dict) -> dict:
     problems = request_problems(params)
     if problems:
         reason = "the server asked outside what elicitation allows: " + "; ".join(problems)
@@ -91,7 +92,7 @@ async def elicit(call: Call, server: Server | None, ctx: ClientContext, emit, pa
     return await ask(call, server, ctx, emit, ELICIT, params, Route.CLIENT if to_client else Route.OPERATOR)
 
 
-async def sample(call: Call, server: Server | None, ctx: ClientContext, emit, params: dict) -> dict:
+async def sample(call, server: Server | None, ctx: ClientContext, emit, params: dict) -> dict:
     if client_can(ctx, SAMPLE, params):
         return await ask(call, server, ctx, emit, SAMPLE, params, Route.CLIENT)
     reason = "the client did not declare sampling, and an operator cannot sample a language model"
@@ -99,9 +100,7 @@ async def sample(call: Call, server: Server | None, ctx: ClientContext, emit, pa
     raise JsonRpcError(requests.SAMPLING_REJECTED, f"Sampling declined: {reason}")
 
 
-async def ask(
-    call: Call, server: Server | None, ctx: ClientContext, emit, method: str, params: dict, route: str
-) -> dict:
+async def ask(call, server: Server | None, ctx: ClientContext, emit, method: str, params: dict, route: str) -> dict:
     key = requests.mint_key(server) if route == Route.CLIENT else ""
     request = await sync_to_async(requests.open_request)(call, method, params, route, key)
     try:
@@ -136,7 +135,7 @@ async def wait_for_answer(request: InputRequest) -> InputRequest:
         current = await reread(request.pk)
         if current.status != InputRequest.Status.PENDING:
             return current
-        if current.call.status in Call.FINAL:
+        if current.call.ended:
             await sync_to_async(requests.end_request)(request.pk, InputRequest.Status.CANCELLED, "the call ended")
             return await reread(request.pk)
         return None

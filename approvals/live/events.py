@@ -19,10 +19,8 @@ from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.conf import settings
 from django.db import transaction
+from django.dispatch import Signal
 from django.utils import timezone
-
-from approvals.api import journal
-from approvals.webhooks import announce
 
 OPERATORS = "operators"
 CATALOG = "catalog"
@@ -155,6 +153,7 @@ class Wakeups:
     def __init__(self, layer):
         self.layer, self.loop = layer, asyncio.get_running_loop()
         self.waiting: dict[str, set[asyncio.Event]] = {}
+        self.leaving: set[asyncio.Task] = set()
         self.channel = asyncio.ensure_future(layer.new_channel())
         self.receiving = asyncio.ensure_future(self.receive())
 
@@ -187,11 +186,25 @@ class Wakeups:
             members.discard(event)
             if not members and self.waiting.get(group) is members:
                 del self.waiting[group]
-                # Never let a failing clean-up hide why the block ended (a cancellation, above all).
-                with contextlib.suppress(Exception):
-                    await self.layer.group_discard(group, await self.channel)
+                self.leave(group)
             if not self.waiting:
                 self.retire()
+
+    def leave(self, group: str):
+        """Leave `group` in a task of its own: a wait cut short ends at once (its call cancelled without waiting
+        on the layer), and a burst of them does not queue behind the layer's one connection."""
+
+        async def leaving():
+            # Nothing waits on it: a group left joined only wakes a re-read that finds nothing.
+            with contextlib.suppress(Exception):
+                channel = await self.channel
+                # Another wait may have joined it again meanwhile.
+                if group not in self.waiting:
+                    await self.layer.group_discard(group, channel)
+
+        task = asyncio.ensure_future(leaving())
+        self.leaving.add(task)
+        task.add_done_callback(self.leaving.discard)
 
     def retire(self):
         if _WAKEUPS.get(self.loop) is self:
@@ -251,9 +264,8 @@ async def wait_until(
                 await on_deadline()
                 return await look()
             try:
-                await asyncio.wait_for(
-                    woken.wait(), min(settings.CALL_REREAD_SECONDS, remaining) if timed else remaining
-                )
+                async with asyncio.timeout(min(settings.CALL_REREAD_SECONDS, remaining) if timed else remaining):
+                    await woken.wait()
                 looking = True
             except TimeoutError:
                 looking = reread
@@ -280,14 +292,24 @@ def to_waiters(group: str, kind: str, **fields) -> tuple[str, dict]:
     return group, {"type": kind, "group": group, **fields}
 
 
-def call_changed(call, event: str):
+# A call or an input request changed: sent with the `row` and the live `event` it is (call.pending, input.answered...),
+# inside the transaction that changed it. approvals.actions.announce, connected as the app starts, tells everyone who
+# follows it: the live groups below, the API's journal and webhooks.
+row_changed = Signal()
+
+
+def changed(row, event: str, decided: bool = False):
+    """Announce that this call or input request changed, as `event` (`decided`: by this change, a rule's or a
+    person's decision)."""
+    row_changed.send(sender=type(row), row=row, event=event, decided=decided)
+
+
+def send_call_event(call, event: str):
     """Wake the request waiting on this call, wherever it lives, and tell the operators."""
     send_after_commit(
         to_waiters(call_group(call.pk), "call.update", status=call.status),
         (OPERATORS, {"type": "call.event", "event": event, "call_id": call.pk, "status": call.status}),
     )
-    journal.note(event, call_id=call.pk, status=call.status)
-    announce.call_changed(call, event)
 
 
 # The lists a client may be told changed; a change names those it touched.
@@ -339,12 +361,10 @@ def session_ended(session_key: str):
     send_after_commit((session_group(session_key), {"type": "access.ended"}))
 
 
-def input_changed(request, event: str):
+def send_input_event(request, event: str):
     """Wake the handler waiting for this input request and the request relaying its call, and tell the operators."""
     send_after_commit(
         to_waiters(input_group(request.pk), "input.update", status=request.status),
         to_waiters(call_group(request.call_id), "call.update", status="", input_id=request.pk),
         (OPERATORS, {"type": "input.event", "event": event, "input_id": request.pk, "call_id": request.call_id}),
     )
-    journal.note(event, input_id=request.pk, call_id=request.call_id, status=request.status)
-    announce.input_changed(request, event)

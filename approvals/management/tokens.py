@@ -2,7 +2,7 @@
 
 from django.core.management.base import CommandError
 
-from approvals.models import ClientToken
+from approvals.tokens.models import ClientToken
 
 
 def named_token(name: str) -> ClientToken:

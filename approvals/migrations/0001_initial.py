@@ -3,7 +3,7 @@
 On PostgreSQL a trigger refuses UPDATE and DELETE on the events table. It lets a
 DELETE through only when the transaction has set approvals.audit_prune to 'on',
 which approvals.audit.retention.prune alone does. A trigram index serves free-text
-search; it covers exactly approvals.audit.query.search_expression().
+search; it covers exactly approvals.audit_log.query.search_expression().
 
 The head may not be deleted, nor updated except forward: its seq only grows (and its hash
 changes only with it), and so does its anchor, which pruning alone moves. Neither the

@@ -6,8 +6,8 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.utils import timezone
 
-from approvals.calls.kinds import CallKind
 from approvals.catalog.models import Server
+from approvals.policy.kinds import CallKind
 from approvals.tokens.models import ClientToken
 
 

@@ -12,27 +12,20 @@ from django.db import transaction
 
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM, Actor
-from approvals.models import PolicyRule
-from approvals.policy.rules import RuleError, RuleRequest, assign, checked, locked_rules, place, problems, serialize
+from approvals.policy.models import PolicyRule
+from approvals.policy.rules import (
+    FILE_FIELDS,
+    RuleError,
+    RuleRequest,
+    assign,
+    checked,
+    locked_rules,
+    place,
+    problems,
+    serialize,
+)
 
 FILE_VERSION = 1
-# What a rule file holds for each rule, in this order; the rules' order in the file is their order.
-FILE_FIELDS = (
-    "uid",
-    "name",
-    "action",
-    "applies_to",
-    "server",
-    "tool_glob",
-    "client",
-    "annotations",
-    "conditions",
-    "message",
-    "approvals_needed",
-    "approval_timeout_seconds",
-    "separation_of_duties",
-    "enabled",
-)
 FILE_TYPES = {
     "uid": (str,),
     "name": (str,),

@@ -14,9 +14,13 @@ from django.db import transaction
 
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM, Actor
-from approvals.models import CallKind, ClientToken, PolicyRule, Server
+from approvals.audit.snapshots import snapshot
+from approvals.catalog.models import Server
 from approvals.policy import engine
+from approvals.policy.kinds import CallKind
+from approvals.policy.models import PolicyRule
 from approvals.protocol.tools import DEFAULT_ANNOTATIONS
+from approvals.tokens.models import ClientToken
 
 
 class RuleError(ValueError):
@@ -119,26 +123,29 @@ def checked(request: RuleRequest) -> tuple[Server | None, ClientToken | None]:
     return server, client
 
 
+# What a rule file holds for each rule, in this order; the rules' order in the file is their order.
+FILE_FIELDS = (
+    "uid",
+    "name",
+    "action",
+    "applies_to",
+    "server",
+    "tool_glob",
+    "client",
+    "annotations",
+    "conditions",
+    "message",
+    "approvals_needed",
+    "approval_timeout_seconds",
+    "separation_of_duties",
+    "enabled",
+)
+# A rule as the audit log and rule files show it: its server and client by name.
+SERIALIZED = ("id", "position", *FILE_FIELDS)
+
+
 def serialize(rule: PolicyRule) -> dict:
-    """A rule as the audit log and rule files show it: its server and client by name."""
-    return {
-        "id": rule.pk,
-        "uid": str(rule.uid),
-        "position": rule.position,
-        "name": rule.name,
-        "action": rule.action,
-        "applies_to": rule.applies_to,
-        "server": rule.server.name if rule.server else None,
-        "tool_glob": rule.tool_glob,
-        "client": rule.client.name if rule.client else None,
-        "annotations": rule.annotations,
-        "conditions": rule.conditions,
-        "message": rule.message,
-        "approvals_needed": rule.approvals_needed,
-        "approval_timeout_seconds": rule.approval_timeout_seconds,
-        "separation_of_duties": rule.separation_of_duties,
-        "enabled": rule.enabled,
-    }
+    return snapshot(rule, SERIALIZED)
 
 
 def locked_rules() -> list[PolicyRule]:

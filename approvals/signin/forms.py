@@ -7,8 +7,8 @@ from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth.forms import AuthenticationForm
 from django.core.exceptions import ValidationError
 
-from approvals.audit.signals import client_address
 from approvals.signin import throttle
+from approvals.signin.signals import client_address
 
 
 class Throttled:

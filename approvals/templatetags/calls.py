@@ -9,7 +9,7 @@ from django.utils import timezone
 from approvals import roles
 from approvals.calls import agent_tools, deciding, lifecycle
 from approvals.display import permissions, results, rows, timeline, values
-from approvals.routing import LIVE_PATH
+from approvals.views.consumers import LIVE_PATH
 
 register = template.Library()
 # What only passes its argument on is registered as the function it would call.
@@ -21,6 +21,7 @@ register.simple_tag(deciding.approval_refusal, name="approval_refusal")
 register.filter("outcome", timeline.outcome_text)
 register.simple_tag(values.value_tree, name="value_tree")
 register.simple_tag(timeline.call_timeline, name="call_timeline")
+register.simple_tag(timeline.trace_id, name="call_trace_id")
 register.simple_tag(rows.pending_count, name="pending_count")
 register.simple_tag(permissions.permission_view, name="permission_view")
 

@@ -3,7 +3,7 @@
 from django import template
 
 from approvals.display import input_cards
-from approvals.models import InputRequest
+from approvals.inputs.models import InputRequest
 from approvals.protocol.elicitation_requests import url_domain as domain_of
 
 register = template.Library()

@@ -1,4 +1,4 @@
-"""Changing a client token after it was issued: its details, a rotation of its secret, its revocation.
+"""Changing a client token after it was issued: its details, a rotation of its secret (revoking: actions.revocation).
 
 Each change is one audit event with the token before and after, in the same transaction.
 """
@@ -9,26 +9,24 @@ from django.db import transaction
 from django.utils import timezone
 
 from approvals.audit import chain
-from approvals.audit.chain import SYSTEM
-from approvals.calls import ending
-from approvals.models import Call, ClientToken, RetiredSecret
-from approvals.tokens.credentials import actor_of, hash_secret, new_secret, snapshot, stamp
+from approvals.audit.snapshots import snapshot
+from approvals.tokens.credentials import AUDITED, actor_of, hash_secret, new_secret, stamp
+from approvals.tokens.models import ClientToken, RetiredSecret
 
 # What a client token's owner may change after issuing it; its name and secret stay.
 EDITABLE = ("tool_globs", "owner", "description", "expires_at", "rate_per_minute", "max_pending_calls")
-REVOKED_REASON = "the client token was revoked"
 
 
 @transaction.atomic
 def change_token(token: ClientToken, changes: dict, user=None) -> bool:
     """Apply `changes` (fields of EDITABLE) to a token not revoked; False when there was nothing to change."""
     token = ClientToken.objects.select_for_update().get(pk=token.pk)
-    before = snapshot(token)
+    before = snapshot(token, AUDITED)
     for field, value in changes.items():
         if field not in EDITABLE:
             raise ValueError(f"{field} cannot be changed")
         setattr(token, field, value)
-    after = snapshot(token)
+    after = snapshot(token, AUDITED)
     if token.revoked or before == after:
         return False
     token.save(update_fields=list(changes))
@@ -42,51 +40,13 @@ def rotate_token(token: ClientToken, grace: datetime.timedelta, user=None) -> st
     token = ClientToken.objects.select_for_update().get(pk=token.pk)
     if token.revoked or not token.token_hash:
         return None
-    now, before = timezone.now(), snapshot(token)
+    now, before = timezone.now(), snapshot(token, AUDITED)
     RetiredSecret.objects.create(
         token=token, token_hash=token.token_hash, prefix=token.prefix, retired_at=now, valid_until=now + grace
     )
     secret, token.prefix = new_secret()
     token.token_hash, token.rotated_at = hash_secret(secret), now
     token.save(update_fields=["token_hash", "prefix", "rotated_at"])
-    data = {"before": before, "after": snapshot(token), "old_secret_valid_until": stamp(now + grace)}
+    data = {"before": before, "after": snapshot(token, AUDITED), "old_secret_valid_until": stamp(now + grace)}
     chain.record("token.rotated", actor_of(user), token=token, data=data)
     return secret
-
-
-@transaction.atomic
-def revoke_token(token: ClientToken, user=None) -> bool:
-    """Refuse the token from now on and cancel its calls that wait; False when it was revoked already."""
-    before = snapshot(token)
-    revoked = ClientToken.objects.filter(pk=token.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
-    token.refresh_from_db()
-    if revoked:
-        actor = actor_of(user)
-        # One append at the end: the audit head is locked only after every call's row, in the order a
-        # decision takes them (the call, then the head), so that a decision racing this cannot deadlock it.
-        with chain.batch():
-            chain.record("token.revoked", actor, token=token, data={"before": before, "after": snapshot(token)})
-            ending.cancel_unforwarded(Call.objects.filter(token=token), REVOKED_REASON, actor)
-    return bool(revoked)
-
-
-def expired_reason(token: ClientToken) -> str:
-    return f"the client token expired at {stamp(token.expires_at)}"
-
-
-def cancel_calls_of_expired_tokens() -> int:
-    """Cancel the waiting calls of each token past its expiry, as a revocation does: no later approval runs them.
-
-    The client is refused from its expiry on, but a call made before it would otherwise wait on, and
-    could still be approved and run. Each cancellation is audited and the queue's row updated live.
-    """
-    expired = (
-        Call.objects.filter(status__in=Call.OPEN, token__expires_at__lte=timezone.now(), token__revoked_at__isnull=True)
-        .values_list("token_id", flat=True)
-        .distinct()
-    )
-    cancelled = 0
-    for token in ClientToken.objects.filter(pk__in=list(expired)):
-        with transaction.atomic(), chain.batch():
-            cancelled += ending.cancel_unforwarded(Call.objects.filter(token=token), expired_reason(token), SYSTEM)
-    return cancelled

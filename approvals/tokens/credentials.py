@@ -12,7 +12,8 @@ from django.utils import timezone
 
 from approvals.audit import chain
 from approvals.audit.chain import Actor
-from approvals.models import ClientToken, RetiredSecret
+from approvals.audit.snapshots import snapshot
+from approvals.tokens.models import ClientToken, RetiredSecret
 
 PREFIX = "mcpc_"
 # last_used_at and last_used_from are written at most this often: a busy client must not make every call a write.
@@ -38,19 +39,18 @@ def stamp(when: datetime.datetime | None) -> str | None:
     return when.astimezone(datetime.UTC).isoformat(timespec="seconds") if when else None
 
 
-def snapshot(token: ClientToken) -> dict:
-    """What a change of the token is audited as, before and after; never the secret."""
-    return {
-        "name": token.name,
-        "prefix": token.prefix,
-        "tool_globs": token.tool_globs,
-        "owner": token.owner.get_username() if token.owner else None,
-        "description": token.description,
-        "expires_at": stamp(token.expires_at),
-        "rate_per_minute": token.rate_per_minute,
-        "max_pending_calls": token.max_pending_calls,
-        "revoked_at": stamp(token.revoked_at),
-    }
+# What a change of a token records of it, before and after; never its secret.
+AUDITED = (
+    "name",
+    "prefix",
+    "tool_globs",
+    "owner",
+    "description",
+    "expires_at",
+    "rate_per_minute",
+    "max_pending_calls",
+    "revoked_at",
+)
 
 
 @transaction.atomic
@@ -68,7 +68,7 @@ def create_token(name: str, tool_globs=None, user=None, **details) -> tuple[Clie
         created_by=user,
         **details,
     )
-    chain.record("token.created", actor_of(user), token=token, data={"before": None, "after": snapshot(token)})
+    chain.record("token.created", actor_of(user), token=token, data={"before": None, "after": snapshot(token, AUDITED)})
     return token, secret
 
 

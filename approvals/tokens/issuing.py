@@ -6,14 +6,13 @@ token may be made, and says in words why not.
 
 import datetime
 import re
-from fnmatch import fnmatchcase
 
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError
 from django.utils import timezone
 
-from approvals.models import ClientToken, Tool
 from approvals.tokens import credentials
+from approvals.tokens.models import ClientToken
 
 NAME_MAX = ClientToken._meta.get_field("name").max_length
 DESCRIPTION_MAX = ClientToken._meta.get_field("description").max_length
@@ -139,9 +138,3 @@ def issue(name: str, globs: list[str], user=None, **details) -> tuple[ClientToke
         return credentials.create_token(name, globs, user, **details)
     except IntegrityError:
         raise TokenError([f"a token named {name!r} exists already"]) from None
-
-
-def reachable_tools(globs: list[str]) -> list[str]:
-    """The active tools' exposed names these patterns let a client call now."""
-    names = Tool.objects.filter(status=Tool.Status.ACTIVE, server__enabled=True).values_list("exposed_name", flat=True)
-    return [n for n in names if any(fnmatchcase(n, g) for g in globs)]

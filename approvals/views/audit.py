@@ -8,8 +8,10 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from approvals import tasks
-from approvals.audit import export, query, retention
-from approvals.models import AuditEvent, AuditHead, AuditVerification, Call
+from approvals.audit import retention
+from approvals.audit.models import AuditEvent, AuditHead, AuditVerification
+from approvals.audit_log import export, query
+from approvals.calls.models import Call
 from approvals.views.access import permission_or_403, role_required
 
 

@@ -5,8 +5,8 @@ from urllib.parse import urlencode
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
+from approvals.calls.models import Call
 from approvals.display import results, rows
-from approvals.models import Call
 from approvals.roles import VIEW_CALLS
 from approvals.views.access import permission_or_403
 

@@ -4,8 +4,8 @@ from django.db.models import Q
 from django.shortcuts import get_object_or_404, redirect, render
 
 from approvals.catalog import review
+from approvals.catalog.models import Server, Tool
 from approvals.display.history import compare, history
-from approvals.models import Server, Tool
 from approvals.protocol.tool_review import hidden_content
 from approvals.views.access import role_required
 

@@ -11,7 +11,7 @@ from django.views.decorators.http import require_POST
 
 from approvals.display.input_cards import answer_form, shown_inputs
 from approvals.inputs import requests
-from approvals.models import InputRequest
+from approvals.inputs.models import InputRequest
 from approvals.roles import DECIDE_CALLS, VIEW_CALLS
 from approvals.views.access import permission_or_403
 from approvals.views.queue import return_to

@@ -6,12 +6,13 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from approvals.actions import trial
 from approvals.audit.chain import Actor
 from approvals.display.policy import rule_rows, tool_paths
-from approvals.forms import RuleForm
-from approvals.models import PolicyRule
-from approvals.policy import engine, rules, trial
-from approvals.try_forms import TryForm, TryPermissionForm, TryPromptForm, TryReadForm
+from approvals.policy import engine, rules
+from approvals.policy.forms import RuleForm
+from approvals.policy.models import PolicyRule
+from approvals.policy.try_forms import TryForm, TryPermissionForm, TryPromptForm, TryReadForm
 from approvals.views.access import permission_or_403
 
 READ_RULES = "approvals.view_policyrule"

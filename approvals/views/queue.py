@@ -17,9 +17,9 @@ from django.views.decorators.http import require_POST
 
 from approvals.calls import bulk, deciding
 from approvals.calls.forms import ArgumentsEditor, BulkDecisionForm, DecisionForm
+from approvals.calls.models import Call
 from approvals.display import rows
 from approvals.display.queue import QueueFilter, filter_choices, queue_page
-from approvals.models import Call
 from approvals.roles import DECIDE_CALLS, VIEW_CALLS
 from approvals.views.access import permission_or_403
 

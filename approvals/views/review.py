@@ -10,9 +10,9 @@ from django.views.decorators.http import require_POST
 
 from approvals.audit.chain import Actor
 from approvals.catalog import review
+from approvals.catalog.models import Server, Tool
 from approvals.catalog.surface import BY_LABEL
 from approvals.display.history import history
-from approvals.models import Server, Tool
 from approvals.views.access import admin_required, role_required
 
 MAX_NOTE = 500

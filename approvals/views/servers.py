@@ -5,10 +5,11 @@ from django.db.models import Count, Q
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from approvals.actions import servers
 from approvals.audit.chain import Actor
-from approvals.catalog import servers, surface, sync
-from approvals.forms import ServerForm
-from approvals.models import Server, Tool
+from approvals.catalog import surface, sync
+from approvals.catalog.forms import ServerForm
+from approvals.catalog.models import Server, Tool
 from approvals.views.access import admin_required, role_required
 
 # Longer instructions start folded, so that the tools stay in view.

@@ -11,9 +11,11 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.cache import never_cache
 
+from approvals.actions import revocation
+from approvals.catalog import routes
 from approvals.display import snippets
-from approvals.models import ClientToken
 from approvals.tokens import changes, issuing, limits
+from approvals.tokens.models import ClientToken
 from approvals.views.access import permission_or_403
 
 MANAGE_TOKENS = "approvals.manage_tokens"
@@ -70,7 +72,7 @@ def secret_page(request, token, secret, title):
             "title": title,
             "token": token,
             "secret": secret,
-            "reachable": issuing.reachable_tools(token.tool_globs),
+            "reachable": routes.reachable_tools(token.tool_globs),
             "endpoint": endpoint_url(request),
             "snippets": snippets.snippets(endpoint_url(request), secret),
         },
@@ -174,7 +176,7 @@ def token_rotate(request, pk):
 def token_revoke(request, pk):
     token = get_object_or_404(ClientToken, pk=pk)
     if request.method == "POST":
-        if changes.revoke_token(token, request.user):
+        if revocation.revoke_token(token, request.user):
             messages.success(
                 request,
                 f"Revoked {token.name}: clients using it are refused from now on, and its waiting calls are cancelled.",

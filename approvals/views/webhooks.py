@@ -9,10 +9,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
-from approvals.models import WebhookDelivery, WebhookEndpoint
 from approvals.views.access import permission_or_403
 from approvals.webhooks import endpoints
 from approvals.webhooks.forms import EndpointForm
+from approvals.webhooks.models import WebhookDelivery, WebhookEndpoint
 
 MANAGE_WEBHOOKS = "approvals.manage_webhooks"
 DELIVERIES_SHOWN = 50
@@ -44,7 +44,7 @@ def secret_page(request, endpoint, secret, title):
 @permission_or_403(MANAGE_WEBHOOKS)
 def webhook_detail(request, pk):
     endpoint = get_object_or_404(WebhookEndpoint, pk=pk)
-    form = EndpointForm(request.POST or None, initial=endpoints.snapshot(endpoint))
+    form = EndpointForm(request.POST or None, initial=endpoints.editable(endpoint))
     if request.method == "POST" and form.is_valid():
         try:
             changed = endpoints.change_endpoint(endpoint, form.cleaned_data, request.user)

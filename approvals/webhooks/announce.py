@@ -1,4 +1,5 @@
-"""What the rest of the console calls when something webhooks tell of happens: one small call at each seam.
+"""What the rest of the console calls when something webhooks tell of happens: one small call at each seam
+(a call's or an input request's change comes through approvals.actions.announce).
 
 Each runs inside the transaction that made the change: a delivery row for every
 endpoint that wants the event is written with it, and sending starts after commit
@@ -14,32 +15,22 @@ from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
 
-from approvals import batch_reads
-from approvals.models import Call, InputRequest, WebhookDelivery, WebhookEndpoint
-
-# A call's live events (approvals.live.events) and the webhook each is, when it is one.
-CALL_EVENTS = {"call.pending": "call.pending", "call.decided": "call.decided"}
-# Ended otherwise than by a decision; a denial is call.decided.
-FINISHED = {Call.Status.COMPLETED, Call.Status.FAILED, Call.Status.EXPIRED, Call.Status.CANCELLED}
+from approvals.db import batch_reads
+from approvals.webhooks.models import WebhookDelivery, WebhookEndpoint
 
 
-def call_changed(call, live_event: str):
+def call_changed(event_type: str, call):
     """A call moved on; `call` is any row with a call's fields (its id, tool name, status, token, server)."""
-    event_type = CALL_EVENTS.get(live_event)
-    if event_type is None and call.status in FINISHED:
-        event_type = "call.finished"
-    if event_type is not None:
-        announce(event_type, lambda: {"call": call_data(call)}, path=reverse("call", args=[call.pk]))
+    announce(event_type, lambda: {"call": call_data(call)}, path=reverse("call", args=[call.pk]))
 
 
-def input_changed(request: InputRequest, live_event: str):
+def input_requested(request):
     """An input request that an operator must answer (not one passed through to the client)."""
-    if live_event == "input.pending" and request.routed_to == InputRequest.Route.OPERATOR:
-        announce(
-            "input.requested",
-            lambda: {"input": input_data(request), "call": call_data(request.call)},
-            path=reverse("input", args=[request.pk]),
-        )
+    announce(
+        "input.requested",
+        lambda: {"input": input_data(request), "call": call_data(request.call)},
+        path=reverse("input", args=[request.pk]),
+    )
 
 
 def entries_need_review(server, exposed_names: list[str], surface: dict[str, list[str]]):
@@ -109,7 +100,7 @@ def call_data(call) -> dict:
     }
 
 
-def input_data(request: InputRequest) -> dict:
+def input_data(request) -> dict:
     return {
         "id": request.pk,
         "method": request.method,

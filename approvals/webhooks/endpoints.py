@@ -3,16 +3,15 @@
 import base64
 import logging
 import secrets
-from urllib.parse import urlsplit
 
 from django.db import transaction
 from django.utils import timezone
 
 from approvals.audit import chain
 from approvals.audit.chain import Actor
-from approvals.models import WebhookDelivery, WebhookEndpoint
+from approvals.audit.snapshots import redacted, snapshot
 from approvals.webhooks import sending
-from approvals.webhooks.models import EVENT_TYPES
+from approvals.webhooks.models import EVENT_TYPES, WebhookDelivery, WebhookEndpoint
 from approvals.webhooks.transport import url_problem
 
 log = logging.getLogger(__name__)
@@ -30,18 +29,13 @@ def new_secret() -> str:
     return "whsec_" + base64.b64encode(secrets.token_bytes(24)).decode()
 
 
-def snapshot(endpoint: WebhookEndpoint) -> dict:
+def editable(endpoint: WebhookEndpoint) -> dict:
     return {field: getattr(endpoint, field) for field in EDITABLE}
 
 
-def audited(fields: dict | None) -> dict | None:
-    """An endpoint as the audit log keeps it: a URL's path may be a credential (Slack's are), so only its origin."""
-    return None if fields is None else {**fields, "url": origin_of(fields["url"])}
-
-
-def origin_of(url: str) -> str:
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}" + ("/…" if parts.path.strip("/") or parts.query else "")
+def audited(endpoint: WebhookEndpoint) -> dict:
+    """An endpoint as the audit log keeps it: a URL's path may be a credential (Slack's are)."""
+    return snapshot(endpoint, EDITABLE, secrets=["url"])
 
 
 def problems(fields: dict) -> list[str]:
@@ -67,7 +61,7 @@ def create_endpoint(fields: dict, user) -> tuple[WebhookEndpoint, str]:
     if errors:
         raise EndpointError(errors)
     endpoint = WebhookEndpoint.objects.create(**fields, secret=new_secret(), created_by=user)
-    record("webhook.created", user, endpoint, None, snapshot(endpoint))
+    record("webhook.created", user, endpoint, None, audited(endpoint))
     return endpoint, endpoint.secret
 
 
@@ -76,16 +70,17 @@ def change_endpoint(endpoint: WebhookEndpoint, fields: dict, user) -> bool:
     """Apply `fields` (of EDITABLE); False when nothing changed."""
     if not set(fields) <= set(EDITABLE):
         raise ValueError(f"only {', '.join(EDITABLE)} can be changed")
-    errors = problems({**snapshot(endpoint), **fields})
+    errors = problems({**editable(endpoint), **fields})
     if errors:
         raise EndpointError(errors)
     endpoint = WebhookEndpoint.objects.select_for_update().get(pk=endpoint.pk)
-    before = snapshot(endpoint)
-    after = {**before, **fields}
-    if after == before:
+    if {**editable(endpoint), **fields} == editable(endpoint):
         return False
+    before = audited(endpoint)
     WebhookEndpoint.objects.filter(pk=endpoint.pk).update(**fields)
-    record("webhook.changed", user, endpoint, before, after)
+    for field, value in fields.items():
+        setattr(endpoint, field, value)
+    record("webhook.changed", user, endpoint, before, audited(endpoint))
     return True
 
 
@@ -101,7 +96,7 @@ def rotate_secret(endpoint: WebhookEndpoint, user) -> str:
 
 @transaction.atomic
 def delete_endpoint(endpoint: WebhookEndpoint, user):
-    record("webhook.deleted", user, endpoint, snapshot(endpoint), None)
+    record("webhook.deleted", user, endpoint, audited(endpoint), None)
     endpoint.delete()
 
 
@@ -128,7 +123,7 @@ def redeliver(delivery: WebhookDelivery, user) -> bool:
 
 
 def record(action, user, endpoint, before, after, **extra):
-    data = {"endpoint_id": endpoint.pk, "url": origin_of(endpoint.url), **extra}
+    data = {"endpoint_id": endpoint.pk, "url": redacted(endpoint.url), **extra}
     if before is not None or after is not None:
-        data |= {"before": audited(before), "after": audited(after)}
+        data |= {"before": before, "after": after}
     chain.record(action, Actor.user(user), data=data)

@@ -15,15 +15,16 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 
+from celery import current_app
 from django.conf import settings
 from django.db import close_old_connections, transaction
 from django.utils import timezone
 from standardwebhooks import Webhook
 
-from approvals.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
+from approvals.observe import metrics
 from approvals.webhooks import bodies
+from approvals.webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from approvals.webhooks.transport import Transport, WebhookError
-from console.celery import app
 
 log = logging.getLogger(__name__)
 
@@ -43,11 +44,13 @@ def send_soon(delivery_ids):
 
 def schedule(delivery_id: int, delay: float, requested_by: str = ""):
     """An attempt at the delivery in `delay` seconds, by celery or by this process's Sender."""
-    if app.conf.task_always_eager:
+    if current_app.conf.task_always_eager:
         sender().submit(delivery_id, delay, requested_by)
     else:
         # No retries on a broker that does not answer: this may run on a call's request, and send_due sends it later.
-        app.send_task("approvals.tasks.deliver_webhook", args=[delivery_id, requested_by], countdown=delay, retry=False)
+        current_app.send_task(
+            "approvals.tasks.deliver_webhook", args=[delivery_id, requested_by], countdown=delay, retry=False
+        )
 
 
 def retry_delay(attempt: int) -> float:
@@ -138,6 +141,7 @@ def record(delivery, number, status, elapsed_ms, error, requested_by) -> Webhook
         changes = {"next_attempt_at": now + timedelta(seconds=delay) if delay is not None else None}
     if changes:
         WebhookDelivery.objects.filter(pk=delivery.pk).update(**changes)
+    metrics.webhook_attempted("delivered" if not error else "retrying" if delay is not None else "failed")
     if delay is not None:
         transaction.on_commit(lambda: schedule(delivery.pk, delay), robust=True)
     return attempt

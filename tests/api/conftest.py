@@ -5,9 +5,12 @@ import pytest
 from approvals import roles
 from approvals.api import keys
 from approvals.calls import lifecycle
+from approvals.calls.models import Call
+from approvals.catalog.models import Tool
 from approvals.inputs import requests
-from approvals.models import Call, InputRequest, Tool
+from approvals.inputs.models import InputRequest
 from approvals.protocol import revisions
+from approvals.tokens.context import ClientContext
 from approvals.tokens.credentials import create_token
 from tests.fixtures.catalog import REFUND, make_server, make_tool
 from tests.fixtures.people import make_user
@@ -36,7 +39,7 @@ def bearer(secret: str) -> dict:
 def held(refund):
     """A refund call held for a decision, and an input request of another call asking an operator for a form."""
     token = create_token("agent")[0]
-    ctx = lifecycle.ClientContext(token, revisions.MODERN, "2026-07-28")
+    ctx = ClientContext(token, revisions.MODERN, "2026-07-28")
     call, answer = lifecycle.receive_call(ctx, refund, {"order_id": 7, "amount": 20}, 1, None)
     assert answer is None and call.status == Call.Status.PENDING
     asking, _ = lifecycle.receive_call(ctx, refund, {"order_id": 8, "amount": 30}, 2, None)

@@ -6,8 +6,10 @@ import json
 import httpx
 
 from approvals.calls import lifecycle
-from approvals.models import Call, Tool
+from approvals.calls.models import Call
+from approvals.catalog.models import Tool
 from approvals.protocol import revisions
+from approvals.tokens.context import ClientContext
 from approvals.tokens.credentials import create_token
 from tests.api.conftest import bearer
 
@@ -40,7 +42,7 @@ class Events:
 
 
 def receive(tool: Tool, amount: int) -> Call:
-    ctx = lifecycle.ClientContext(create_token(f"agent {amount}")[0], revisions.MODERN, "2026-07-28")
+    ctx = ClientContext(create_token(f"agent {amount}")[0], revisions.MODERN, "2026-07-28")
     return lifecycle.receive_call(ctx, tool, {"order_id": 1, "amount": amount}, 1, None)[0]
 
 

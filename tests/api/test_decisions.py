@@ -5,7 +5,9 @@ import asyncio
 
 import httpx
 
-from approvals.models import AuditEvent, Call, InputRequest
+from approvals.audit.models import AuditEvent
+from approvals.calls.models import Call
+from approvals.inputs.models import InputRequest
 from tests.api.conftest import bearer
 
 

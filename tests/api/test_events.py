@@ -6,9 +6,10 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from approvals import roles
-from approvals.api import journal, keys
+from approvals.api import keys
 from approvals.api.models import ApiKey
 from approvals.calls import deciding
+from approvals.live import journal
 from tests.api.conftest import bearer, key_of
 from tests.api.streams import TIMEOUT, opened, receive
 

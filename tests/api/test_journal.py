@@ -5,9 +5,9 @@ import asyncio
 import pytest
 from django.db import transaction
 
-from approvals.api import journal
-from approvals.api.journal import STREAM_KEY, MemoryWindow, RedisWindow
 from approvals.live import events as live
+from approvals.live import journal
+from approvals.live.journal import STREAM_KEY, MemoryWindow, RedisWindow
 
 
 async def test_it_reads_what_came_after_an_id_in_order():

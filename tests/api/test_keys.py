@@ -9,7 +9,8 @@ from django.test import Client
 
 from approvals import roles
 from approvals.api.models import ApiKey
-from approvals.models import AuditEvent, Call
+from approvals.audit.models import AuditEvent
+from approvals.calls.models import Call
 from tests.api.conftest import bearer, key_of
 from tests.fixtures.people import make_user
 

@@ -4,7 +4,7 @@ import pytest
 from django.db import connection
 
 from approvals.audit import chain as audit_chain
-from approvals.models import AuditEvent, AuditHead
+from approvals.audit.models import AuditEvent, AuditHead
 
 
 @contextmanager

@@ -6,10 +6,12 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from approvals.audit import verify
-from approvals.calls import deciding, lifecycle, runner
-from approvals.models import AuditEvent, PolicyRule
+from approvals.audit.models import AuditEvent
+from approvals.calls import deciding, runner
+from approvals.policy.models import PolicyRule
 from approvals.protocol import revisions
 from approvals.protocol.canonical import canonical_json, sha256_digest
+from approvals.tokens.context import ClientContext
 from approvals.upstream import UpstreamError
 from tests.fixtures.calls import wait_for_pending_call
 
@@ -57,7 +59,7 @@ async def start(token, arguments=ARGUMENTS):
     async def emit(message):
         pass
 
-    ctx = lifecycle.ClientContext(token, revisions.MODERN, "2026-07-28")
+    ctx = ClientContext(token, revisions.MODERN, "2026-07-28")
     params = {"name": "shop_issue_refund", "arguments": arguments}
     return asyncio.create_task(runner.run_call(ctx, 1, params, emit))
 

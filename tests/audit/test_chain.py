@@ -12,7 +12,7 @@ from django.db import DatabaseError, connection, transaction
 
 from approvals.audit import chain as audit_chain
 from approvals.audit import verify, witness
-from approvals.models import AuditEvent, AuditHead
+from approvals.audit.models import AuditEvent, AuditHead
 from approvals.protocol.canonical import canonical_json
 from tests.audit.conftest import append, cut_the_end, trigger_disabled
 

@@ -11,7 +11,7 @@ from django.conf import settings
 from django.db import connection
 
 from approvals.audit import verify
-from approvals.models import AuditEvent, AuditHead
+from approvals.audit.models import AuditEvent, AuditHead
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 

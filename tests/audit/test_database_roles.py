@@ -13,7 +13,7 @@ from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from approvals.audit import retention, verify
-from approvals.models import AuditEvent, AuditHead
+from approvals.audit.models import AuditEvent, AuditHead
 from tests.audit.conftest import cut_the_end, trigger_disabled
 
 pytestmark = pytest.mark.postgres

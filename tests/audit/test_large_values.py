@@ -5,11 +5,14 @@ import io
 
 import pytest
 
-from approvals.audit import export, query, verify
+from approvals.audit import verify
+from approvals.audit.models import AuditEvent
+from approvals.audit_log import export, query
 from approvals.calls import deciding, ending, lifecycle
-from approvals.models import AuditEvent, Call
+from approvals.calls.models import Call
 from approvals.protocol import revisions
 from approvals.protocol.canonical import canonical_json, sha256_digest
+from approvals.tokens.context import ClientContext
 from tests.fixtures.catalog import make_tool
 
 MIB = 1024 * 1024
@@ -21,7 +24,7 @@ def large_call(shop, client_token, operator):
     """A call with a ~1 MiB argument, approved, forwarded and answered with a ~1 MiB result."""
     tool = make_tool(shop, "store_note", inputSchema=NOTE)
     arguments = {"text": "é" + "x" * (MIB - 100)}
-    ctx = lifecycle.ClientContext(client_token, revisions.MODERN, "2026-07-28")
+    ctx = ClientContext(client_token, revisions.MODERN, "2026-07-28")
     call, answer = lifecycle.receive_call(ctx, tool, arguments, 1, None)
     assert answer is None and call.status == Call.Status.PENDING
     edited = {"text": "y" * (MIB - 100)}
@@ -59,7 +62,7 @@ def test_it_binds_each_event_to_the_stored_value_by_its_digest(large_call, setti
 
 def test_it_keeps_a_small_value_whole_in_the_event(shop, client_token):
     tool = make_tool(shop, "store_note", inputSchema=NOTE)
-    ctx = lifecycle.ClientContext(client_token, revisions.MODERN, "2026-07-28")
+    ctx = ClientContext(client_token, revisions.MODERN, "2026-07-28")
     lifecycle.receive_call(ctx, tool, {"text": "short"}, 1, None)
     received = AuditEvent.objects.get(action="call.received").data
     assert received["arguments"] == {"text": "short"} and "arguments_preview" not in received
@@ -73,7 +76,7 @@ def test_it_still_verifies_and_exports_the_chain(large_call):
 
 def test_it_finds_text_of_large_arguments_beyond_the_events_preview(shop, client_token, settings):
     tool = make_tool(shop, "store_note", inputSchema=NOTE)
-    ctx = lifecycle.ClientContext(client_token, revisions.MODERN, "2026-07-28")
+    ctx = ClientContext(client_token, revisions.MODERN, "2026-07-28")
     lifecycle.receive_call(ctx, tool, {"text": "x" * (2 * settings.AUDIT_PREVIEW_BYTES) + " order A-4711"}, 1, None)
     lifecycle.receive_call(ctx, tool, {"text": "x" * (2 * settings.AUDIT_PREVIEW_BYTES) + " order B-1"}, 2, None)
 

@@ -10,10 +10,12 @@ from django import forms
 from django.urls import reverse
 
 from approvals import roles
-from approvals.audit import export
+from approvals.audit.models import AuditEvent, AuditVerification
+from approvals.audit_log import export
 from approvals.calls import deciding, lifecycle
-from approvals.models import AuditEvent, AuditVerification, Server
+from approvals.catalog.models import Server
 from approvals.protocol import revisions
+from approvals.tokens.context import ClientContext
 from tests.audit.conftest import trigger_disabled
 from tests.fixtures.people import PASSWORD, make_user
 
@@ -22,7 +24,7 @@ from tests.fixtures.people import PASSWORD, make_user
 def decided(client_token, refund_tool):
     """One call approved by the operator ann, one denied by the operator bob."""
     ann, bob = make_user("ann", roles.OPERATOR), make_user("bob", roles.OPERATOR)
-    ctx = lifecycle.ClientContext(client_token, revisions.MODERN, "2026-07-28")
+    ctx = ClientContext(client_token, revisions.MODERN, "2026-07-28")
     mine, _ = lifecycle.receive_call(ctx, refund_tool, {"order_id": 1, "amount": 5}, 1, None)
     theirs, _ = lifecycle.receive_call(ctx, refund_tool, {"order_id": 2, "amount": 6}, 2, None)
     deciding.decide(mine.pk, ann, True)

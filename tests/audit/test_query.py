@@ -8,18 +8,20 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from approvals.audit import chain, export, query
+from approvals.audit import chain
+from approvals.audit.models import AuditEvent, AuditHead
+from approvals.audit_log import export, query
 from approvals.calls import deciding, lifecycle
-from approvals.models import AuditEvent, AuditHead, Call, PolicyRule
+from approvals.calls.models import Call
+from approvals.policy.models import PolicyRule
 from approvals.protocol import revisions
+from approvals.tokens.context import ClientContext
 from tests.audit.conftest import trigger_disabled
 from tests.fixtures.catalog import make_server, make_tool
 
 
 def submit(token, tool, arguments):
-    call, _ = lifecycle.receive_call(
-        lifecycle.ClientContext(token, revisions.MODERN, "2026-07-28"), tool, arguments, 1, None
-    )
+    call, _ = lifecycle.receive_call(ClientContext(token, revisions.MODERN, "2026-07-28"), tool, arguments, 1, None)
     return call
 
 

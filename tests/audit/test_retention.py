@@ -10,7 +10,7 @@ from django.utils import timezone
 from approvals import roles
 from approvals.audit import chain as audit_chain
 from approvals.audit import retention, verify
-from approvals.models import AuditEvent, AuditHead
+from approvals.audit.models import AuditEvent, AuditHead
 from tests.audit.conftest import append, trigger_disabled
 from tests.fixtures.people import make_user
 

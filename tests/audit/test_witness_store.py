@@ -5,7 +5,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from approvals.audit import verify, witness
-from approvals.models import AuditEvent, AuditVerification
+from approvals.audit.models import AuditEvent, AuditVerification
 from tests.audit.conftest import append, cut_the_end, trigger_disabled
 
 # Nothing listens on port 1: a Redis there refuses every connection at once.

@@ -9,9 +9,10 @@ import pytest
 from playwright.sync_api import expect
 
 from approvals import roles
+from approvals.audit.models import AuditHead
 from approvals.calls import deciding, lifecycle
-from approvals.models import AuditHead
 from approvals.protocol import revisions
+from approvals.tokens.context import ClientContext
 from tests.fixtures.catalog import make_server, make_tool
 from tests.fixtures.people import PASSWORD, make_user
 
@@ -20,7 +21,7 @@ pytestmark = pytest.mark.browser
 
 def submit(token, tool, arguments, jsonrpc_id):
     call, _ = lifecycle.receive_call(
-        lifecycle.ClientContext(token, revisions.MODERN, "2026-07-28"), tool, arguments, jsonrpc_id, None
+        ClientContext(token, revisions.MODERN, "2026-07-28"), tool, arguments, jsonrpc_id, None
     )
     return call
 

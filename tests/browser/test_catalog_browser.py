@@ -1,13 +1,12 @@
 """An admin adds the demo server through the pages, syncs it and reads its catalog, in Chromium."""
 
 import re
-import shlex
-import sys
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
 
+from approvals import demo
 from tests.fixtures.people import PASSWORD
 
 pytestmark = pytest.mark.browser
@@ -33,7 +32,7 @@ def test_it_adds_syncs_and_browses_the_demo_server(live_console, admin, open_pag
     page.get_by_label("Name", exact=True).fill("Demo records")
     page.get_by_label("stdio subprocess").check()
     expect(page.get_by_label("URL")).to_be_hidden()
-    page.get_by_label("Command").fill(shlex.join([sys.executable, "-m", "approvals.demo.server"]))
+    page.get_by_label("Command").fill(demo.COMMAND_LINE)
     page.get_by_label("Trusted").check()
     page.get_by_label("Accept its tools now").check()
     page.screenshot(path=SCREENSHOTS / "console-add.png", full_page=True)

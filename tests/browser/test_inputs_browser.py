@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import expect
 
 from approvals import roles
-from approvals.models import PolicyRule
+from approvals.policy.models import PolicyRule
 from approvals.tokens import credentials
 from tests.browser.test_queue_browser import ClientCall
 from tests.fixtures.servers import SERVERS

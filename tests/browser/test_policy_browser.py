@@ -6,7 +6,7 @@ import json
 import pytest
 from playwright.sync_api import expect
 
-from approvals.models import Resource, Server
+from approvals.catalog.models import Resource, Server
 from approvals.policy import rules
 from approvals.tokens.credentials import create_token
 from tests.fixtures.catalog import make_server, make_tool

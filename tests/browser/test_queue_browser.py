@@ -2,8 +2,6 @@
 
 import asyncio
 import re
-import shlex
-import sys
 import threading
 
 import pytest
@@ -13,13 +11,16 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from playwright.sync_api import expect
 
 from approvals import roles
+from approvals.actions import servers
 from approvals.calls import lifecycle
-from approvals.catalog import servers, sync
-from approvals.models import Server, Tool
+from approvals.catalog import sync
+from approvals.catalog.models import Server, Tool
+from approvals.demo import COMMAND_LINE
 from approvals.policy import rules
 from approvals.protocol import revisions
 from approvals.protocol.tools import tool_digest
 from approvals.tokens import credentials
+from approvals.tokens.context import ClientContext
 
 pytestmark = pytest.mark.browser
 
@@ -63,7 +64,7 @@ class ClientCall:
 @pytest.fixture
 def console(live_console, transactional_db, person):
     """The demo server synced, a client token, and the session cookies of operators ann and bob."""
-    command = shlex.join([sys.executable, "-m", "approvals.demo.server"])
+    command = COMMAND_LINE
     demo = servers.add_server(name="Demo", transport="stdio", command=command, accept_tools=True, schedule_sync=False)
     assert sync.sync_server(demo).ok
     _, secret = credentials.create_token("browser agent")
@@ -230,7 +231,7 @@ def hostile_tool():
 
 
 def hold_call(tool, token):
-    ctx = lifecycle.ClientContext(token, revisions.MODERN, "2026-07-28")
+    ctx = ClientContext(token, revisions.MODERN, "2026-07-28")
     return lifecycle.receive_call(ctx, tool, {"target": HOSTILE}, 1, None)[0]
 
 

@@ -3,7 +3,7 @@
 import pytest
 from playwright.sync_api import expect
 
-from approvals.models import Call
+from approvals.calls.models import Call
 from approvals.policy import rules
 from tests.browser.test_queue_browser import ClientCall, one_operator_console, queue_page
 from tests.browser.test_tokens_browser import in_thread

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from approvals.catalog import servers, sync
+from approvals.actions import servers
+from approvals.catalog import sync
 from tests.fixtures.catalog import add_synced_server, scripted_command
 
 pytestmark = pytest.mark.browser

@@ -6,8 +6,9 @@ import pytest
 from django.db import connection
 from playwright.sync_api import expect
 
-from approvals.models import AuditEvent, ClientToken
+from approvals.audit.models import AuditEvent
 from approvals.tokens import credentials
+from approvals.tokens.models import ClientToken
 from tests.fixtures.people import PASSWORD
 
 pytestmark = pytest.mark.browser

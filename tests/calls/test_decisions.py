@@ -3,9 +3,11 @@ import threading
 import pytest
 from django.db import connection
 
+from approvals.audit.models import AuditEvent
 from approvals.calls import deciding, ending, lifecycle
-from approvals.models import AuditEvent, Call
+from approvals.calls.models import Call
 from approvals.protocol import revisions
+from approvals.tokens.context import ClientContext
 from tests.fixtures.calls import pending_call
 
 
@@ -21,7 +23,7 @@ def test_it_holds_a_call_no_rule_decides(client_token, refund_tool):
 
 
 def test_it_rejects_invalid_arguments_with_a_message_the_model_can_act_on(client_token, refund_tool):
-    ctx = lifecycle.ClientContext(client_token, revisions.MODERN, "2026-07-28")
+    ctx = ClientContext(client_token, revisions.MODERN, "2026-07-28")
     call, answer = lifecycle.receive_call(ctx, refund_tool, {"order_id": "seven", "amount": 20}, 1, None)
     assert call.status == Call.Status.REJECTED
     assert answer["isError"] is True
@@ -88,7 +90,7 @@ def test_it_expires_stale_calls_left_behind_by_a_dead_process(client_token, refu
 
 
 def test_it_cancels_a_call_by_the_clients_request_id(client_token, refund_tool):
-    ctx = lifecycle.ClientContext(client_token, revisions.LEGACY, "2025-06-18", session_id="s1")
+    ctx = ClientContext(client_token, revisions.LEGACY, "2025-06-18", session_id="s1")
     call, _ = lifecycle.receive_call(ctx, refund_tool, {"order_id": 7, "amount": 20}, 42, None)
     assert not ending.cancel_by_request(client_token, "s1", "42", "stop")
     assert ending.cancel_by_request(client_token, "s1", 42, "stop")

@@ -1,17 +1,21 @@
 """Approved calls reach a real upstream server (the demo server, over stdio)."""
 
 import asyncio
-import shlex
-import sys
 
 import pytest
 from asgiref.sync import sync_to_async
 
+from approvals import demo
+from approvals.actions import servers
 from approvals.audit.chain import Actor
+from approvals.audit.models import AuditEvent
 from approvals.calls import deciding, ending, lifecycle, runner
-from approvals.catalog import servers, sync
-from approvals.models import AuditEvent, Call, PolicyRule, Tool
+from approvals.calls.models import Call
+from approvals.catalog import sync
+from approvals.catalog.models import Tool
+from approvals.policy.models import PolicyRule
 from approvals.protocol import revisions
+from approvals.tokens.context import ClientContext
 from tests.fixtures.calls import wait_for_pending_call
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -22,7 +26,7 @@ def demo_server(db):
     server = servers.add_server(
         name="Demo",
         transport="stdio",
-        command=shlex.join([sys.executable, "-m", "approvals.demo.server"]),
+        command=demo.COMMAND_LINE,
         trusted=True,
         accept_tools=True,
         schedule_sync=False,
@@ -40,7 +44,7 @@ async def run(client_token):
     sent = []
 
     async def call(name, arguments, **meta):
-        ctx = lifecycle.ClientContext(client_token, revisions.MODERN, "2026-07-28")
+        ctx = ClientContext(client_token, revisions.MODERN, "2026-07-28")
         params = {"name": name, "arguments": arguments, "_meta": meta}
         return await asyncio.wait_for(runner.run_call(ctx, 1, params, emit), 30)
 
@@ -114,7 +118,7 @@ async def test_it_does_not_answer_an_approved_call_cancelled_before_it_was_forwa
 ):
     await PolicyRule.objects.all().adelete()
     tool = await Tool.objects.select_related("server").aget(exposed_name="demo_lookup_customer")
-    ctx = lifecycle.ClientContext(client_token, revisions.MODERN, "2026-07-28")
+    ctx = ClientContext(client_token, revisions.MODERN, "2026-07-28")
     call, _ = await sync_to_async(lifecycle.receive_call)(ctx, tool, {"customer_id": "C007"}, 1, None)
     approval = await sync_to_async(deciding.decide)(call.pk, operators[0], True)
     # The client's cancellation gets there between the approval and the forwarding.

@@ -8,9 +8,11 @@ from asgiref.sync import sync_to_async
 from django.db import connection
 from django.utils import timezone
 
+from approvals.audit.models import AuditEvent
 from approvals.calls import deciding, ending, holding, lifecycle, runner
-from approvals.models import AuditEvent, Call
+from approvals.calls.models import Call
 from approvals.protocol import revisions
+from approvals.tokens.context import ClientContext
 from tests.fixtures.calls import pending_call
 from tests.fixtures.waiting import eventually
 
@@ -20,7 +22,7 @@ HELD = 20
 
 
 def context(token):
-    return lifecycle.ClientContext(token, revisions.MODERN, "2026-07-28")
+    return ClientContext(token, revisions.MODERN, "2026-07-28")
 
 
 async def nowhere(message):

@@ -7,11 +7,13 @@ one would meet: the last tests hold it to what the gateway records for the same 
 import pytest
 from django.utils import timezone
 
+from approvals.actions import trial
 from approvals.calls import reads
-from approvals.calls.lifecycle import ClientContext
-from approvals.models import Call, Prompt, Resource, ResourceTemplate
-from approvals.policy import rules, trial
+from approvals.calls.models import Call
+from approvals.catalog.models import Prompt, Resource, ResourceTemplate
+from approvals.policy import rules
 from approvals.protocol import revisions
+from approvals.tokens.context import ClientContext
 from approvals.tokens.credentials import create_token
 from tests.fixtures.catalog import make_server, make_tool
 

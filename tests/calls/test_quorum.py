@@ -9,10 +9,13 @@ from django.core.management import CommandError
 from django.db import connection
 from django.urls import reverse
 
+from approvals.audit.models import AuditEvent
 from approvals.calls import deciding, ending, lifecycle, runner
-from approvals.models import AuditEvent, Call, CallApproval, PolicyRule
+from approvals.calls.models import Call, CallApproval
 from approvals.policy import rules
+from approvals.policy.models import PolicyRule
 from approvals.protocol import revisions
+from approvals.tokens.context import ClientContext
 from tests.commands.conftest import run
 from tests.fixtures.calls import wait_for_pending_call
 from tests.fixtures.gateway import sdk_client
@@ -26,7 +29,7 @@ def ask_rule(**hold):
 
 
 def held_call(token, tool, arguments=ARGUMENTS):
-    ctx = lifecycle.ClientContext(token, revisions.MODERN, "2026-07-28")
+    ctx = ClientContext(token, revisions.MODERN, "2026-07-28")
     call, answer = lifecycle.receive_call(ctx, tool, arguments, 1, None)
     assert answer is None and call.status == Call.Status.PENDING
     return call
@@ -142,7 +145,7 @@ async def test_it_expires_a_call_at_its_rules_timeout_and_says_so(client_token, 
     async def emit(message):
         pass
 
-    ctx = lifecycle.ClientContext(client_token, revisions.MODERN, "2026-07-28")
+    ctx = ClientContext(client_token, revisions.MODERN, "2026-07-28")
     params = {"name": "shop_issue_refund", "arguments": ARGUMENTS}
     result = await asyncio.wait_for(runner.run_call(ctx, 1, params, emit), 10)
     assert result["isError"] is True

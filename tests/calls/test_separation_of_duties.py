@@ -6,16 +6,17 @@ from django.urls import reverse
 
 from approvals import roles
 from approvals.calls import deciding, lifecycle
-from approvals.models import Call, CallApproval
+from approvals.calls.models import Call, CallApproval
 from approvals.policy import rules
 from approvals.protocol import revisions
+from approvals.tokens.context import ClientContext
 from tests.commands.conftest import run
 
 OWNS = "You own the token agent that made this call"
 
 
 def held_call(token, tool):
-    ctx = lifecycle.ClientContext(token, revisions.MODERN, "2026-07-28")
+    ctx = ClientContext(token, revisions.MODERN, "2026-07-28")
     call, _ = lifecycle.receive_call(ctx, tool, {"order_id": 7, "amount": 20}, 1, None)
     assert call.status == Call.Status.PENDING
     return call

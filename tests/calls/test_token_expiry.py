@@ -8,15 +8,18 @@ from asgiref.sync import sync_to_async
 from django.utils import timezone
 
 from approvals import tasks
+from approvals.audit.models import AuditEvent
 from approvals.calls import deciding, ending, lifecycle, runner
-from approvals.models import AuditEvent, Call, ClientToken
+from approvals.calls.models import Call
 from approvals.protocol import revisions
+from approvals.tokens.context import ClientContext
 from approvals.tokens.credentials import create_token
+from approvals.tokens.models import ClientToken
 from tests.fixtures.waiting import eventually
 
 
 def context(token):
-    return lifecycle.ClientContext(token, revisions.MODERN, "2026-07-28")
+    return ClientContext(token, revisions.MODERN, "2026-07-28")
 
 
 def pending_call(token, tool):

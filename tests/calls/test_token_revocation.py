@@ -5,18 +5,22 @@ import threading
 import pytest
 from django.db import connection
 
+from approvals.actions.revocation import revoke_token
+from approvals.audit.models import AuditEvent
 from approvals.calls import deciding, ending, lifecycle
+from approvals.calls.models import Call
 from approvals.inputs import requests
-from approvals.models import AuditEvent, Call, ClientToken, InputRequest
+from approvals.inputs.models import InputRequest
 from approvals.protocol import revisions
-from approvals.tokens.changes import revoke_token
+from approvals.tokens.context import ClientContext
 from approvals.tokens.credentials import create_token
+from approvals.tokens.models import ClientToken
 
 ELICIT = {"mode": "form", "message": "Which account?", "requestedSchema": {"type": "object", "properties": {}}}
 
 
 def receive(token, tool):
-    ctx = lifecycle.ClientContext(token, revisions.MODERN, "2026-07-28")
+    ctx = ClientContext(token, revisions.MODERN, "2026-07-28")
     return lifecycle.receive_call(ctx, tool, {"order_id": 7, "amount": 20}, 1, None)
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
+from approvals.catalog.models import Server
 from approvals.management.commands.seed_demo import DEMO_SERVER
-from approvals.models import Server
 
 SCRIPTED = Path(__file__).with_name("scripted_server.py")
 

@@ -1,7 +1,7 @@
 from approvals import roles
+from approvals.actions import servers
 from approvals.audit.chain import Actor
-from approvals.catalog import servers
-from approvals.models import AuditEvent
+from approvals.audit.models import AuditEvent
 from tests.fixtures.people import make_user
 
 

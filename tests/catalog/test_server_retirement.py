@@ -9,12 +9,15 @@ from asgiref.sync import sync_to_async
 from django.test import Client
 
 from approvals import roles
+from approvals.actions import servers
 from approvals.audit.chain import Actor
-from approvals.calls import deciding, lifecycle, runner, upstream_sessions
-from approvals.catalog import servers
+from approvals.audit.models import AuditEvent
+from approvals.calls import deciding, runner, upstream_sessions
+from approvals.calls.models import Call
+from approvals.catalog.models import Server
 from approvals.catalog.specs import upstream_spec
-from approvals.models import AuditEvent, Call, Server
 from approvals.protocol import revisions
+from approvals.tokens.context import ClientContext
 from tests.fixtures.calls import wait_for_pending_call
 from tests.fixtures.catalog import make_tool
 from tests.fixtures.people import make_user
@@ -49,7 +52,7 @@ async def held_call(token, server):
     async def emit(message):
         pass
 
-    ctx = lifecycle.ClientContext(token, revisions.MODERN, "2026-07-28")
+    ctx = ClientContext(token, revisions.MODERN, "2026-07-28")
     params = {"name": f"{server.tool_prefix}pids", "arguments": {}}
     answering = asyncio.create_task(runner.run_call(ctx, 1, params, emit))
     return answering, await wait_for_pending_call()

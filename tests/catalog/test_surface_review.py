@@ -1,9 +1,10 @@
 """Resources, templates and prompts reviewed as tools are: held at sync under the server's setting, with history."""
 
 from approvals.audit.chain import Actor
+from approvals.audit.models import AuditEvent
 from approvals.catalog import review, routes, sync
+from approvals.catalog.models import Prompt, Resource, Server
 from approvals.gateway import listing
-from approvals.models import AuditEvent, Prompt, Resource, Server
 from approvals.upstream import ServerIdentity
 from tests.fixtures.catalog import make_server
 from tests.fixtures.people import make_user

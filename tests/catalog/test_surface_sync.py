@@ -1,7 +1,8 @@
 """A server's resources, resource templates and prompts, kept at sync, and the routes no two servers may share."""
 
+from approvals.audit.models import AuditEvent
 from approvals.catalog import sync
-from approvals.models import AuditEvent, Prompt, Resource, ResourceTemplate, Server, SurfaceItem
+from approvals.catalog.models import Prompt, Resource, ResourceTemplate, Server, SurfaceItem
 from approvals.upstream import ServerIdentity
 from tests.fixtures.catalog import SURFACE_COMMAND, add_synced_server, make_server
 

@@ -5,8 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from approvals.catalog import servers, sync
-from approvals.models import AuditEvent, Server, Tool, ToolChange
+from approvals.actions import servers
+from approvals.audit.models import AuditEvent
+from approvals.catalog import sync
+from approvals.catalog.models import Server, Tool, ToolChange
 
 SCRIPTED = Path(__file__).with_name("scripted_server.py")
 

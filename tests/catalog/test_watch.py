@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 from asgiref.sync import sync_to_async
 
-from approvals.catalog import servers, sync
+from approvals.actions import servers
+from approvals.catalog import sync
+from approvals.catalog.models import Resource, Tool
 from approvals.catalog.watch import watch
-from approvals.models import Resource, Tool
 from tests.fixtures.waiting import eventually
 
 SCRIPTED = Path(__file__).with_name("scripted_server.py")

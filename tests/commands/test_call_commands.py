@@ -4,8 +4,9 @@ import pytest
 from django.core.management import CommandError, ManagementUtility
 
 from approvals import roles
+from approvals.audit.models import AuditEvent
 from approvals.calls import lifecycle
-from approvals.models import AuditEvent, Call
+from approvals.calls.models import Call
 from tests.commands.conftest import run
 from tests.fixtures.people import make_user
 

@@ -3,9 +3,10 @@ import io
 import pytest
 from django.core.management import CommandError, call_command
 
+from approvals.audit.models import AuditEvent
 from approvals.calls import lifecycle
-from approvals.models import AuditEvent, PolicyRule
 from approvals.policy import engine
+from approvals.policy.models import PolicyRule
 from tests.commands.conftest import run
 
 

@@ -3,7 +3,8 @@ import json
 import pytest
 from django.core.management import CommandError
 
-from approvals.models import AuditEvent, PolicyRule
+from approvals.audit.models import AuditEvent
+from approvals.policy.models import PolicyRule
 from tests.commands.conftest import run
 
 

@@ -5,8 +5,11 @@ from django.core.management import CommandError
 from django.urls import reverse
 from django.utils import timezone
 
-from approvals.models import AuditEvent, Call, ClientToken
-from approvals.tokens import changes, credentials, issuing
+from approvals.actions import revocation
+from approvals.audit.models import AuditEvent
+from approvals.calls.models import Call
+from approvals.tokens import credentials, issuing
+from approvals.tokens.models import ClientToken
 from tests.commands.conftest import run
 from tests.fixtures.people import make_user
 
@@ -58,7 +61,7 @@ def test_it_refuses_the_reserved_name_anonymous(db, name):
 
 
 def test_it_refuses_a_name_already_taken_even_by_a_revoked_token(client_token):
-    changes.revoke_token(client_token)
+    revocation.revoke_token(client_token)
     with pytest.raises(CommandError, match="exists already"):
         run("create_token", "agent")
     assert ClientToken.objects.count() == 1
@@ -197,7 +200,7 @@ def test_it_refuses_a_grace_it_cannot_read_and_keeps_the_secret(db, grace, messa
 
 
 def test_it_refuses_to_rotate_a_revoked_or_unknown_token(client_token):
-    changes.revoke_token(client_token)
+    revocation.revoke_token(client_token)
     with pytest.raises(CommandError, match="revoked"):
         run("rotate_token", "agent")
     with pytest.raises(CommandError, match="no token named 'ghost'"):

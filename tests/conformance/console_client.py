@@ -33,7 +33,7 @@ def setup_django():
 
 
 def add_upstream(url: str, scenario: str):
-    from approvals.catalog.servers import add_server
+    from approvals.actions.servers import add_server
     from approvals.catalog.sync import sync_server
 
     server = add_server(
@@ -64,7 +64,7 @@ def accept_with_defaults(server) -> int:
     from django.contrib.auth.models import User
 
     from approvals.inputs import requests
-    from approvals.models import InputRequest
+    from approvals.inputs.models import InputRequest
     from approvals.protocol.elicitation import defaults
 
     operator, _ = User.objects.get_or_create(username="conformance-operator")

@@ -28,10 +28,13 @@ import pytest
 from django.contrib.auth.models import User
 from django.db import connection
 
-from approvals.catalog.servers import add_server
+from approvals.actions.servers import add_server
+from approvals.calls.models import Call
+from approvals.catalog.models import Server
 from approvals.catalog.sync import sync_server
 from approvals.inputs import requests
-from approvals.models import Call, InputRequest, PolicyRule, Server
+from approvals.inputs.models import InputRequest
+from approvals.policy.models import PolicyRule
 from tests.fixtures.processes import child_database_env, daphne
 from tests.fixtures.servers import NODE_DIR, REPO, SERVERS, free_port, node_bin, node_env
 

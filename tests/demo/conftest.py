@@ -2,15 +2,15 @@
 
 import asyncio
 import json
-import sys
 from pathlib import Path
 
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
+from approvals.demo import COMMAND
+
 ROOT = Path(__file__).resolve().parents[2]
-COMMAND = [sys.executable, "-m", "approvals.demo.server"]
 SERVER = StdioServerParameters(command=COMMAND[0], args=COMMAND[1:], cwd=str(ROOT))
 MODERN = "2026-07-28"
 ALL_VERSIONS = ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"]

@@ -3,7 +3,8 @@
 import subprocess
 import sys
 
-from tests.demo.conftest import COMMAND, ROOT
+from approvals.demo import COMMAND
+from tests.demo.conftest import ROOT
 
 
 def test_it_imports_without_django():

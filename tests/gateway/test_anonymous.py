@@ -3,9 +3,9 @@
 import pytest
 from django.test import RequestFactory
 
+from approvals.audit.models import AuditEvent
 from approvals.gateway import auth
 from approvals.gateway.http import Refused
-from approvals.models import AuditEvent
 from tests.fixtures.processes import start_console
 
 

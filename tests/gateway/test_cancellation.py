@@ -7,8 +7,9 @@ import json
 import httpx
 import pytest
 
+from approvals.audit.models import AuditEvent
+from approvals.calls.models import Call
 from approvals.live import events
-from approvals.models import AuditEvent, Call
 from tests.fixtures.calls import wait_for_pending_call
 from tests.fixtures.gateway import LEGACY, MODERN, modern_envelope, sdk_client
 from tests.fixtures.waiting import eventually

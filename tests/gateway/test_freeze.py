@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from approvals.models import PolicyRule
+from approvals.policy.models import PolicyRule
 from approvals.protocol.schemas import MAX_MATCHED_CHARS, MAX_SECONDS
 from approvals.tokens import credentials
 from tests.fixtures.processes import daphne

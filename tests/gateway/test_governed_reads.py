@@ -12,10 +12,14 @@ from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from approvals.audit.models import AuditEvent
 from approvals.calls import deciding, ending
-from approvals.models import AuditEvent, Call, ClientToken, PolicyRule, Server
+from approvals.calls.models import Call
+from approvals.catalog.models import Server
 from approvals.policy import rules
+from approvals.policy.models import PolicyRule
 from approvals.protocol.headers import request_headers
+from approvals.tokens.models import ClientToken
 from tests.fixtures.gateway import MODERN, modern_envelope, sdk_client
 from tests.gateway.conftest import Raw
 

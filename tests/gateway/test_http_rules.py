@@ -9,8 +9,8 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
+from approvals.actions.revocation import revoke_token
 from approvals.gateway import auth, listing
-from approvals.tokens.changes import revoke_token
 from approvals.tokens.credentials import create_token
 from tests.fixtures.gateway import LEGACY, MODERN
 from tests.gateway.conftest import IN_PROCESS

@@ -8,10 +8,12 @@ import time
 import pytest
 from asgiref.sync import sync_to_async
 
-from approvals.models import Call, McpSession
+from approvals.calls.models import Call
+from approvals.demo import COMMAND_LINE
 from approvals.tokens.credentials import create_token
+from approvals.tokens.models import McpSession
 from tests.fixtures.calls import wait_for_pending_call
-from tests.fixtures.catalog import DEMO_COMMAND, add_synced_server
+from tests.fixtures.catalog import add_synced_server
 from tests.fixtures.gateway import LEGACY
 from tests.gateway.conftest import Raw
 
@@ -185,7 +187,7 @@ async def test_it_sends_tools_list_changed_on_the_get_stream_when_the_catalog_ch
     listener = threading.Thread(target=listen)
     listener.start()
     assert await asyncio.to_thread(opened.wait, 10)
-    await sync_to_async(add_synced_server)("second demo", transport="stdio", command=DEMO_COMMAND)
+    await sync_to_async(add_synced_server)("second demo", transport="stdio", command=COMMAND_LINE)
     await asyncio.to_thread(listener.join, 15)
 
     assert received[0].startswith("text/event-stream")

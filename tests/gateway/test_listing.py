@@ -2,7 +2,8 @@
 
 import pytest
 
-from approvals.models import AuditEvent, Server, Tool
+from approvals.audit.models import AuditEvent
+from approvals.catalog.models import Server, Tool
 from approvals.tokens.credentials import create_token
 from tests.gateway.conftest import Raw
 

@@ -6,8 +6,9 @@ import json
 import pytest
 from asgiref.sync import sync_to_async
 
-from approvals.models import PolicyRule
-from tests.fixtures.catalog import DEMO_COMMAND, add_synced_server
+from approvals.demo import COMMAND_LINE
+from approvals.policy.models import PolicyRule
+from tests.fixtures.catalog import add_synced_server
 from tests.fixtures.gateway import MODERN, sdk_client
 
 SERVER_INFO = "io.modelcontextprotocol/serverInfo"
@@ -226,7 +227,7 @@ async def test_it_tells_a_listening_client_when_the_tool_list_changes(mcp_url, s
     async with sdk_client(mcp_url, secret) as client:
         before = {tool.name for tool in (await client.list_tools()).tools}
         async with client.listen(tools_list_changed=True) as subscription:
-            await sync_to_async(add_synced_server)("second demo", transport="stdio", command=DEMO_COMMAND)
+            await sync_to_async(add_synced_server)("second demo", transport="stdio", command=COMMAND_LINE)
             event = await asyncio.wait_for(anext(subscription), timeout=10)
         after = {tool.name for tool in (await client.list_tools()).tools}
 

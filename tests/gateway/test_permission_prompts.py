@@ -9,7 +9,8 @@ from asgiref.sync import sync_to_async
 from approvals import roles
 from approvals.audit.models import AuditEvent
 from approvals.calls import deciding
-from approvals.models import Call, PolicyRule
+from approvals.calls.models import Call
+from approvals.policy.models import PolicyRule
 from approvals.tokens.credentials import create_token
 from tests.fixtures.calls import wait_for_pending_call
 from tests.fixtures.gateway import sdk_client

@@ -3,7 +3,7 @@
 import pytest
 from asgiref.sync import sync_to_async
 
-from approvals.models import PolicyRule
+from approvals.policy.models import PolicyRule
 from tests.fixtures.catalog import add_synced_server
 from tests.fixtures.gateway import sdk_client
 

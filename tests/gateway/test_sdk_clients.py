@@ -6,7 +6,8 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from approvals.calls import deciding
-from approvals.models import Call, PolicyRule
+from approvals.calls.models import Call
+from approvals.policy.models import PolicyRule
 from tests.fixtures.calls import wait_for_pending_call
 from tests.fixtures.gateway import sdk_client
 from tests.fixtures.waiting import eventually

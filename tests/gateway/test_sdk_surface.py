@@ -12,7 +12,8 @@ from mcp import MCPError
 from mcp.client.subscriptions import ResourceUpdated
 from mcp_types import PromptReference, ResourceTemplateReference, ResourceUpdatedNotification
 
-from approvals.models import AuditEvent, PolicyRule
+from approvals.audit.models import AuditEvent
+from approvals.policy.models import PolicyRule
 from approvals.tokens.credentials import create_token
 from tests.fixtures.gateway import sdk_client
 

@@ -4,8 +4,8 @@ from unittest.mock import patch
 from django.utils import timezone
 
 from approvals.gateway.sessions import close_session, holder, open_session, prune_sessions
-from approvals.models import McpSession
 from approvals.tokens.credentials import create_token
+from approvals.tokens.models import McpSession
 
 
 def test_it_prunes_ended_and_long_idle_sessions_but_keeps_live_ones(db):

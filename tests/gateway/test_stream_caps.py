@@ -7,7 +7,7 @@ import httpx
 import pytest
 
 from approvals.gateway.streams import OPEN_STREAMS
-from approvals.models import ClientToken
+from approvals.tokens.models import ClientToken
 from tests.fixtures.calls import every_call_ended, wait_for_pending_call
 from tests.fixtures.gateway import LEGACY, MODERN, modern_envelope, sdk_client
 from tests.fixtures.waiting import eventually

@@ -10,7 +10,10 @@ from asgiref.sync import sync_to_async
 from mcp.client.subscriptions import PromptsListChanged, ResourcesListChanged
 from mcp_types import PromptListChangedNotification, ResourceListChangedNotification
 
-from approvals.models import AuditEvent, McpSession, PolicyRule, Server
+from approvals.audit.models import AuditEvent
+from approvals.catalog.models import Server
+from approvals.policy.models import PolicyRule
+from approvals.tokens.models import McpSession
 from tests.fixtures.catalog import SURFACE_COMMAND, add_synced_server, make_server
 from tests.fixtures.gateway import MODERN, modern_envelope, sdk_client
 from tests.fixtures.servers import SERVERS

@@ -4,7 +4,8 @@ import base64
 
 import pytest
 
-from approvals.models import AuditEvent, Prompt, Resource, Server
+from approvals.audit.models import AuditEvent
+from approvals.catalog.models import Prompt, Resource, Server
 from approvals.tokens.credentials import create_token
 from tests.fixtures.catalog import make_server
 from tests.gateway.conftest import Raw

@@ -6,11 +6,13 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from approvals import roles
+from approvals.actions.revocation import revoke_token
+from approvals.audit.models import AuditEvent
 from approvals.calls import deciding
+from approvals.calls.models import Call
 from approvals.live import events
-from approvals.models import AuditEvent, Call, ClientToken
-from approvals.tokens.changes import revoke_token
 from approvals.tokens.credentials import create_token
+from approvals.tokens.models import ClientToken
 from tests.fixtures.calls import every_call_ended, wait_for_pending_call
 from tests.fixtures.gateway import sdk_client
 from tests.fixtures.people import make_user

@@ -7,9 +7,10 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.utils import timezone
 
-from approvals.models import ClientToken
-from approvals.tokens.changes import revoke_token, rotate_token
+from approvals.actions.revocation import revoke_token
+from approvals.tokens.changes import rotate_token
 from approvals.tokens.credentials import create_token
+from approvals.tokens.models import ClientToken
 from tests.fixtures.gateway import sdk_client
 from tests.gateway.conftest import Raw
 

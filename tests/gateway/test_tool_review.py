@@ -14,9 +14,12 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.core.management import CommandError, call_command
 
-from approvals.catalog import servers, sync
+from approvals.actions import servers
+from approvals.audit.models import AuditEvent
+from approvals.catalog import sync
+from approvals.catalog.models import Tool
 from approvals.catalog.watch import watch
-from approvals.models import AuditEvent, PolicyRule, Tool
+from approvals.policy.models import PolicyRule
 from tests.fixtures.gateway import sdk_client
 from tests.fixtures.people import make_user
 from tests.fixtures.waiting import eventually

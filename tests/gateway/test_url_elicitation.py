@@ -7,7 +7,8 @@ from unittest.mock import ANY
 
 import pytest
 
-from approvals.models import Call, PolicyRule
+from approvals.calls.models import Call
+from approvals.policy.models import PolicyRule
 from tests.fixtures.gateway import LEGACY
 from tests.fixtures.servers import SERVERS
 

@@ -4,7 +4,10 @@ import uuid
 
 import pytest
 
-from approvals.models import Call, InputRequest, PolicyRule, Server
+from approvals.calls.models import Call
+from approvals.catalog.models import Server
+from approvals.inputs.models import InputRequest
+from approvals.policy.models import PolicyRule
 from approvals.protocol import revisions
 from approvals.protocol.canonical import sha256_digest
 from approvals.tokens.credentials import create_token

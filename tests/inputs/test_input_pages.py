@@ -5,8 +5,9 @@ import re
 import pytest
 
 from approvals import roles
+from approvals.catalog.models import Server
 from approvals.inputs import requests
-from approvals.models import InputRequest, Server
+from approvals.inputs.models import InputRequest
 from tests.fixtures.catalog import make_server
 from tests.fixtures.people import make_user
 from tests.inputs.test_elicitation_protocol import EVERY_FIELD

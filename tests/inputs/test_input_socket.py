@@ -6,7 +6,7 @@ from django.contrib.auth.models import User
 
 from approvals import roles
 from approvals.inputs import requests
-from approvals.models import InputRequest
+from approvals.inputs.models import InputRequest
 from tests.fixtures.sockets import open_socket, signed_in
 from tests.inputs.test_elicitation_protocol import EVERY_FIELD
 

@@ -7,8 +7,10 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from approvals import roles
+from approvals.audit.models import AuditEvent
+from approvals.calls.models import Call
 from approvals.inputs import requests
-from approvals.models import AuditEvent, Call, InputRequest
+from approvals.inputs.models import InputRequest
 from tests.fixtures.gateway import sdk_client
 from tests.fixtures.people import make_user
 from tests.inputs.conftest import wait_for_input

@@ -10,13 +10,17 @@ from asgiref.sync import sync_to_async
 from django.utils import timezone
 
 from approvals.audit.chain import Actor
-from approvals.calls import ending, lifecycle
+from approvals.audit.models import AuditEvent
+from approvals.calls import ending
+from approvals.calls.models import Call
+from approvals.catalog.models import Server
 from approvals.inputs import requests, runner
+from approvals.inputs.models import InputRequest
 from approvals.live import events
-from approvals.models import AuditEvent, Call, InputRequest, Server
 from approvals.protocol import revisions
 from approvals.protocol.canonical import sha256_digest
 from approvals.protocol.jsonrpc import METHOD_NOT_FOUND, JsonRpcError
+from approvals.tokens.context import ClientContext
 from tests.fixtures.waiting import eventually
 from tests.inputs.conftest import wait_for_input
 
@@ -52,7 +56,7 @@ def forwarded(client_token, refund_tool):
 
 
 def handler(call, capabilities=None, era=revisions.LEGACY, streaming=True, sent=None, version="2025-11-25"):
-    ctx = lifecycle.ClientContext(call.token, era, version, capabilities=capabilities or {}, streaming=streaming)
+    ctx = ClientContext(call.token, era, version, capabilities=capabilities or {}, streaming=streaming)
 
     async def emit(message):
         if sent is not None:

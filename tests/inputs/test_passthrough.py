@@ -17,8 +17,10 @@ import mcp_types as types
 import pytest
 from asgiref.sync import sync_to_async
 
-from approvals.inputs import continuations, requests
-from approvals.models import AuditEvent, InputRequest
+from approvals.audit.models import AuditEvent
+from approvals.calls import continuations
+from approvals.inputs import requests
+from approvals.inputs.models import InputRequest
 from approvals.protocol.request_state import sign_state
 from tests.fixtures.catalog import add_synced_server
 from tests.fixtures.gateway import LEGACY, MODERN, modern_envelope, sdk_client

@@ -1,6 +1,8 @@
-from approvals.models import AuditEvent, ClientToken, PolicyRule
+from approvals.audit.models import AuditEvent
 from approvals.policy import rules
+from approvals.policy.models import PolicyRule
 from approvals.tokens.credentials import create_token
+from approvals.tokens.models import ClientToken
 from tests.fixtures.people import PASSWORD, make_user
 
 

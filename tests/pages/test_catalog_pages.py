@@ -1,6 +1,6 @@
 from django.urls import reverse
 
-from approvals.models import Tool
+from approvals.catalog.models import Tool
 from tests.fixtures.catalog import make_server, make_tool
 
 

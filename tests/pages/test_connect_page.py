@@ -7,8 +7,8 @@ import pytest
 from django.urls import reverse
 
 from approvals.display import snippets
-from approvals.models import ClientToken
 from approvals.tokens import credentials
+from approvals.tokens.models import ClientToken
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 README_URL = "https://console.example.com/mcp"

@@ -2,8 +2,8 @@ from datetime import timedelta
 
 from django.utils import timezone
 
+from approvals.catalog.models import Tool, ToolChange
 from approvals.display.history import changed_paths, history
-from approvals.models import Tool, ToolChange
 from approvals.protocol.tool_review import MAX_DEPTH
 from tests.fixtures.catalog import make_server, make_tool
 

@@ -6,8 +6,11 @@ from django.urls import reverse
 from django.utils import timezone
 
 from approvals import roles
-from approvals.models import AuditEvent, Call, PolicyRule, Prompt
+from approvals.audit.models import AuditEvent
+from approvals.calls.models import Call
+from approvals.catalog.models import Prompt
 from approvals.policy import rule_files, rules
+from approvals.policy.models import PolicyRule
 from approvals.tokens.credentials import create_token
 from tests.fixtures.catalog import make_server, make_tool
 

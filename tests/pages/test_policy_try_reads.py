@@ -4,7 +4,9 @@ import pytest
 from django.urls import reverse
 
 from approvals import roles
-from approvals.models import AuditEvent, Call, Prompt, Resource
+from approvals.audit.models import AuditEvent
+from approvals.calls.models import Call
+from approvals.catalog.models import Prompt, Resource
 from approvals.policy import rules
 from approvals.tokens.credentials import create_token
 from tests.fixtures.catalog import make_server

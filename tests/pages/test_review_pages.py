@@ -3,8 +3,9 @@
 import pytest
 from django.urls import reverse
 
+from approvals.audit.models import AuditEvent
 from approvals.catalog import sync
-from approvals.models import AuditEvent, Prompt, Tool
+from approvals.catalog.models import Prompt, Tool
 from approvals.protocol.tools import tool_digest
 from approvals.upstream import ServerIdentity
 from tests.fixtures.catalog import make_server, make_tool

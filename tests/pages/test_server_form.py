@@ -1,13 +1,10 @@
-import shlex
-import sys
-
 import pytest
 from django.urls import reverse
 
-from approvals.models import AuditEvent, Server
+from approvals import demo
+from approvals.audit.models import AuditEvent
+from approvals.catalog.models import Server
 from tests.fixtures.catalog import make_server
-
-DEMO_COMMAND = shlex.join([sys.executable, "-m", "approvals.demo.server"])
 
 
 def add(client, **fields):
@@ -36,7 +33,9 @@ def no_sync(monkeypatch):
 
 def test_it_adds_a_stdio_demo_server_and_syncs_it_after_commit(admin_client, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
-        response = add(admin_client, name="Demo records", transport="stdio", url="", command=DEMO_COMMAND, trusted="on")
+        response = add(
+            admin_client, name="Demo records", transport="stdio", url="", command=demo.COMMAND_LINE, trusted="on"
+        )
     server = Server.objects.get(name="Demo records")
     assert response.status_code == 302 and response["Location"] == reverse("server", args=[server.slug])
     assert server.tool_prefix == "demo_records_" and server.trusted and server.url == ""

@@ -4,8 +4,8 @@ from types import SimpleNamespace
 from django.urls import reverse
 from django.utils import timezone
 
+from approvals.catalog.models import Server, Tool
 from approvals.catalog.sync import SyncReport
-from approvals.models import Server, Tool
 from tests.fixtures.catalog import make_server, make_tool
 
 

@@ -4,7 +4,7 @@ import pytest
 from django.core.cache import cache
 from django.urls import reverse
 
-from approvals.models import AuditEvent
+from approvals.audit.models import AuditEvent
 from approvals.signin import throttle
 from tests.fixtures.people import PASSWORD, make_user
 

@@ -7,9 +7,11 @@ from django.urls import reverse
 from django.utils import timezone
 
 from approvals import roles
+from approvals.actions import revocation
+from approvals.audit.models import AuditEvent
 from approvals.display import snippets
-from approvals.models import AuditEvent, ClientToken
-from approvals.tokens import changes, credentials
+from approvals.tokens import credentials
+from approvals.tokens.models import ClientToken
 from tests.fixtures.catalog import make_server, make_tool
 from tests.fixtures.people import make_user
 
@@ -78,7 +80,7 @@ def test_it_lists_each_token_with_prefix_patterns_creator_and_status(admin_clien
     creator = make_user("carol")
     active, _ = credentials.create_token("ci-agent", ["shop_*", "records_lookup"], creator)
     revoked, _ = credentials.create_token("old-laptop")
-    changes.revoke_token(revoked)
+    revocation.revoke_token(revoked)
     page = admin_client.get(reverse("tokens")).content.decode()
     for text in ("ci-agent", active.prefix, "shop_*", "records_lookup", "carol", "old-laptop", "revoked", "never"):
         assert text in page

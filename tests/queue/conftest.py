@@ -3,8 +3,9 @@
 import pytest
 
 from approvals.calls import lifecycle
-from approvals.models import Call
+from approvals.calls.models import Call
 from approvals.protocol import revisions
+from approvals.tokens.context import ClientContext
 from approvals.tokens.credentials import create_token
 from tests.fixtures.catalog import make_tool
 
@@ -40,7 +41,7 @@ def client_token(db):
 @pytest.fixture
 def make_call(client_token):
     def pending(tool, arguments):
-        ctx = lifecycle.ClientContext(client_token, revisions.MODERN, "2026-07-28")
+        ctx = ClientContext(client_token, revisions.MODERN, "2026-07-28")
         call, answer = lifecycle.receive_call(ctx, tool, arguments, 1, None)
         assert answer is None and call.status == Call.Status.PENDING
         return call

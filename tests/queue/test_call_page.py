@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from approvals import roles
 from approvals.calls import deciding
-from approvals.models import Call
+from approvals.calls.models import Call
 from tests.fixtures.catalog import make_tool
 
 PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=")

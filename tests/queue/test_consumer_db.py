@@ -3,8 +3,8 @@
 import pytest
 from django.db import connection
 
-from approvals.live.consumer_db import db_sync_to_async
-from approvals.models import Call
+from approvals.calls.models import Call
+from approvals.db.consumer_db import db_sync_to_async
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

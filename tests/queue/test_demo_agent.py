@@ -1,8 +1,6 @@
 """demo_agent against a live console with the demo server: its rules, its token, and calls of every fate."""
 
 import io
-import shlex
-import sys
 import threading
 from datetime import timedelta
 
@@ -10,10 +8,14 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
+from approvals.actions import servers
 from approvals.calls import deciding
-from approvals.catalog import servers, sync
+from approvals.calls.models import Call
+from approvals.catalog import sync
+from approvals.demo import COMMAND_LINE
 from approvals.management.commands.seed_demo import DEMO_SERVER
-from approvals.models import Call, ClientToken, PolicyRule
+from approvals.policy.models import PolicyRule
+from approvals.tokens.models import ClientToken
 from tests.fixtures.waiting import wait_until
 
 
@@ -23,7 +25,7 @@ def demo(live_console, settings, tmp_path):
     server = servers.add_server(
         name=DEMO_SERVER,
         transport="stdio",
-        command=shlex.join([sys.executable, "-m", "approvals.demo.server"]),
+        command=COMMAND_LINE,
         accept_tools=True,
         schedule_sync=False,
     )

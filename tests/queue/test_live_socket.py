@@ -12,9 +12,9 @@ from django.test import Client
 from approvals import roles
 from approvals.calls import deciding, ending
 from approvals.catalog import sync
+from approvals.catalog.models import Server, Tool
 from approvals.live import events
-from approvals.live.consumers import OperatorConsumer
-from approvals.models import Server, Tool
+from approvals.views.consumers import OperatorConsumer
 from tests.fixtures.sockets import cookies_of, open_socket, signed_in
 
 pytestmark = pytest.mark.django_db(transaction=True)

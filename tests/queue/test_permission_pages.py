@@ -5,9 +5,9 @@ from django.urls import reverse
 
 from approvals import roles
 from approvals.calls import deciding, permissions
-from approvals.calls.lifecycle import ClientContext
-from approvals.models import Call
+from approvals.calls.models import Call
 from approvals.protocol import revisions
+from approvals.tokens.context import ClientContext
 
 HOSTILE = '<img src=x onerror=alert(1)><script>alert("pwned")</script>'
 

@@ -7,14 +7,16 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from approvals import roles
+from approvals.audit.models import AuditEvent
 from approvals.calls import deciding, lifecycle
+from approvals.calls.models import Call
 from approvals.display import rows
 from approvals.display.queue import QueueFilter
-from approvals.live.consumers import OperatorConsumer
-from approvals.models import AuditEvent, Call
 from approvals.policy import rules
 from approvals.protocol import revisions
+from approvals.tokens.context import ClientContext
 from approvals.tokens.credentials import create_token
+from approvals.views.consumers import OperatorConsumer
 from tests.fixtures.sockets import open_socket, signed_in
 
 SAME = {"order_id": 7, "amount": 20}
@@ -26,7 +28,7 @@ def other_token(db):
 
 
 def pending_from(token, tool, arguments):
-    ctx = lifecycle.ClientContext(token, revisions.MODERN, "2026-07-28")
+    ctx = ClientContext(token, revisions.MODERN, "2026-07-28")
     call, answer = lifecycle.receive_call(ctx, tool, arguments, 1, None)
     assert answer is None
     return call

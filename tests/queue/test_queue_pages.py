@@ -4,8 +4,9 @@ import pytest
 from django.urls import reverse
 
 from approvals import roles
+from approvals.audit.models import AuditEvent
 from approvals.calls import deciding, ending, lifecycle
-from approvals.models import AuditEvent, Call
+from approvals.calls.models import Call
 
 
 def decide_post(client, call, decision, reason="", binding=None, **headers):

@@ -4,11 +4,12 @@ import pytest
 from django.urls import reverse
 
 from approvals import roles
+from approvals.audit.models import AuditEvent
 from approvals.calls import deciding, ending, reads
-from approvals.calls.lifecycle import ClientContext
-from approvals.models import AuditEvent, Call
+from approvals.calls.models import Call
 from approvals.policy import rules
 from approvals.protocol import revisions
+from approvals.tokens.context import ClientContext
 from tests.fixtures.catalog import make_server
 
 HOSTILE = '<img src=x onerror=alert(1)><script>alert("pwned")</script>'

@@ -2,7 +2,7 @@
 
 import pytest
 
-from approvals.display.schema_forms import build_form, is_flat
+from approvals.forms.schema import build_form, is_flat
 from approvals.protocol.schemas import validate
 
 SCHEMA = {

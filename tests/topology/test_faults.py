@@ -15,11 +15,13 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.utils import timezone
 
-from approvals import housekeeping
+from approvals.audit.models import AuditEvent
 from approvals.calls import deciding, ending
-from approvals.models import AuditEvent, Call
+from approvals.calls.models import Call
+from approvals.demo import COMMAND_LINE
+from approvals.tasks import housekeeping
 from approvals.tokens.credentials import create_token
-from tests.fixtures.catalog import DEMO_COMMAND, add_synced_server
+from tests.fixtures.catalog import add_synced_server
 from tests.fixtures.gateway import hold_call
 from tests.fixtures.people import PASSWORD, make_user
 from tests.fixtures.processes import celery_beat, celery_worker, daphne
@@ -88,7 +90,7 @@ def test_it_ends_the_calls_of_a_killed_embedded_process_once_the_console_runs_ag
     """`make run`: one process, no beat. Restarted after a crash, it ends what the dead one held, within a minute."""
     make_user("ann", superuser=True)
     _, secret = create_token("agent")
-    add_synced_server("Demo", transport="stdio", command=DEMO_COMMAND)
+    add_synced_server("Demo", transport="stdio", command=COMMAND_LINE)
     first, second = free_port(), free_port()
     embedded = {**FAST, "PERIODIC_WORK_IN_PROCESS": "1"}
 
@@ -125,7 +127,7 @@ def test_it_accounts_for_every_call_of_a_process_killed_while_it_holds_calls_and
     """Two daphne processes, a worker and beat on PostgreSQL and Redis; one process dies by SIGKILL."""
     ann = make_user("ann", superuser=True)
     _, secret = create_token("agent")
-    add_synced_server("Demo", transport="stdio", command=DEMO_COMMAND)
+    add_synced_server("Demo", transport="stdio", command=COMMAND_LINE)
     ports = [free_port(), free_port()]
     bases = [f"http://127.0.0.1:{port}" for port in ports]
 

@@ -2,15 +2,17 @@
 
 import asyncio
 import os
-import shlex
 import subprocess
 import sys
 
 import httpx
 import pytest
 
-from approvals.catalog import servers, sync
-from approvals.models import Call, Tool
+from approvals import demo
+from approvals.actions import servers
+from approvals.calls.models import Call
+from approvals.catalog import sync
+from approvals.catalog.models import Tool
 from approvals.tokens.credentials import create_token
 from console.celery import app
 from tests.fixtures.gateway import sdk_client
@@ -54,7 +56,7 @@ def test_it_syncs_a_new_server_in_the_worker_and_every_web_process_shows_its_too
         server = servers.add_server(
             name="Demo",
             transport="stdio",
-            command=shlex.join([sys.executable, "-m", "approvals.demo.server"]),
+            command=demo.COMMAND_LINE,
             accept_tools=True,
         )
         wait_until(
@@ -76,7 +78,7 @@ def test_it_answers_a_held_call_once_another_process_approves_it(redis_required,
     server = servers.add_server(
         name="Demo",
         transport="stdio",
-        command=shlex.join([sys.executable, "-m", "approvals.demo.server"]),
+        command=demo.COMMAND_LINE,
         accept_tools=True,
         schedule_sync=False,
     )

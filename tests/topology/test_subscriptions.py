@@ -15,8 +15,9 @@ import sys
 import httpx
 import pytest
 
-from approvals.catalog import servers, sync
-from approvals.models import PolicyRule
+from approvals.actions import servers
+from approvals.catalog import sync
+from approvals.policy.models import PolicyRule
 from approvals.tokens.credentials import create_token
 from tests.fixtures.processes import daphne
 from tests.fixtures.servers import SERVERS, free_port

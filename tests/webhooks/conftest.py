@@ -3,8 +3,8 @@ import contextlib
 import pytest
 from django.db.models import Sum
 
-from approvals.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from approvals.webhooks import endpoints
+from approvals.webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from console.celery import app
 from tests.fixtures.processes import celery_worker
 from tests.fixtures.waiting import wait_until

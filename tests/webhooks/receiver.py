@@ -6,7 +6,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from standardwebhooks import Webhook
 
-from approvals.models import WebhookAttempt
+from approvals.webhooks.models import WebhookAttempt
 from tests.fixtures.waiting import wait_until
 
 # How long a hanging receiver holds a request at most, should a test fail before releasing it.

@@ -11,15 +11,18 @@ import pytest
 from django.test import Client
 from django.utils.timezone import now
 
+from approvals.audit.models import AuditEvent
 from approvals.calls import deciding
-from approvals.models import AuditEvent, Call, WebhookDelivery, WebhookEndpoint
+from approvals.calls.models import Call
 from approvals.webhooks import sending as sending_module
+from approvals.webhooks.models import WebhookDelivery, WebhookEndpoint
 from approvals.webhooks.sending import send_due
 from console.celery import app
 from tests.fixtures.calls import pending_call
 from tests.fixtures.gateway import sdk_client
 from tests.fixtures.people import make_user
 from tests.fixtures.waiting import wait_until
+from tests.observe.scraping import collected, value
 from tests.webhooks.receiver import attempts_recorded, body_of
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -233,3 +236,16 @@ def test_it_receives_the_call_when_the_broker_refuses_the_delivery_and_leaves_it
     assert Call.objects.get(pk=call.pk).status == Call.Status.PENDING
     delivery = WebhookDelivery.objects.get(endpoint=added)
     assert delivery.attempts == 0 and delivery.next_attempt_at <= now()
+
+
+def test_it_counts_each_attempt_by_its_outcome_in_the_metrics(sending, receiver, endpoint, client_token, refund_tool):
+    def attempts(found):
+        return {o: value(found, "mcp_console_webhook_deliveries_total", outcome=o) for o in ("retrying", "delivered")}
+
+    before = attempts(collected())
+    hook = receiver(500)
+    added, _ = endpoint(hook.url, events=["call.pending"])
+    pending_call(client_token, refund_tool)
+    attempts_recorded(added, 2)
+    expected = {"retrying": before["retrying"] + 1, "delivered": before["delivered"] + 1}
+    wait_until(lambda: attempts(collected()) == expected, message=f"the attempts counted: {expected}")

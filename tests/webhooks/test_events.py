@@ -5,13 +5,16 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from approvals.actions import verification
 from approvals.audit import verify
 from approvals.calls import deciding, ending
+from approvals.calls.models import Call
 from approvals.catalog import sync
 from approvals.inputs import requests
-from approvals.models import Call, InputRequest, WebhookDelivery
+from approvals.inputs.models import InputRequest
 from approvals.upstream.spec import ServerIdentity
 from approvals.webhooks import bodies, endpoints, sending
+from approvals.webhooks.models import WebhookDelivery
 from tests.fixtures.calls import pending_call
 from tests.fixtures.people import make_user
 
@@ -96,11 +99,11 @@ def test_it_tells_of_prompts_and_resources_that_wait_for_review_beside_the_tools
 
 def test_it_tells_of_a_failed_audit_verification_and_not_of_a_passed_one(hooks, monkeypatch):
     endpoint = hooks(["audit.verification_failed"])
-    verify.run("schedule")
+    verification.run("schedule")
     assert types(endpoint) == []
     broken = verify.Verdict(False, broken_seq=7, problem="the event was changed after it was written")
     monkeypatch.setattr(verify, "verify_chain", lambda expect=None: broken)
-    verify.run("schedule")
+    verification.run("schedule")
     (delivery,) = WebhookDelivery.objects.filter(endpoint=endpoint)
     assert delivery.payload["data"]["verification"]["broken_seq"] == 7
     assert "changed after" in bodies.slack_text(delivery.payload)

@@ -3,8 +3,9 @@
 import pytest
 
 from approvals import roles
-from approvals.models import AuditEvent, WebhookDelivery, WebhookEndpoint
+from approvals.audit.models import AuditEvent
 from approvals.webhooks import endpoints
+from approvals.webhooks.models import WebhookDelivery, WebhookEndpoint
 
 SLACK_URL = "https://hooks.slack.example/services/T000/B000/SECRETPATH"
 FORM = {

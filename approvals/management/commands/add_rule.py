@@ -2,8 +2,9 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from approvals.models import CallKind, PolicyRule
 from approvals.policy import rules
+from approvals.policy.kinds import CallKind
+from approvals.policy.models import PolicyRule
 
 
 class Command(BaseCommand):

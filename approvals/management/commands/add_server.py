@@ -1,8 +1,9 @@
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from approvals.catalog import servers, sync
-from approvals.models import Server
+from approvals.actions import servers
+from approvals.catalog import credentials, sync
+from approvals.catalog.models import Server
 
 
 class Command(BaseCommand):
@@ -34,8 +35,8 @@ class Command(BaseCommand):
         if Server.objects.filter(name=name).exists():
             raise CommandError(f"a server named {name!r} exists already")
         try:
-            headers = servers.parse_header_lines(header)
-            env_vars = servers.parse_env_lines(env)
+            headers = credentials.parse_header_lines(header)
+            env_vars = credentials.parse_env_lines(env)
         except ValueError as exc:
             raise CommandError(str(exc)) from None
         with transaction.atomic():

@@ -1,5 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
+from approvals.catalog import routes
 from approvals.tokens import issuing
 
 
@@ -44,7 +45,7 @@ class Command(BaseCommand):
             token, secret = issuing.issue(name, globs, **details)
         except issuing.TokenError as exc:
             raise CommandError(str(exc)) from None
-        reachable = issuing.reachable_tools(globs)
+        reachable = routes.reachable_tools(globs)
         self.stdout.write(f"created token {token.name!r} (prefix {token.prefix}) for tools {', '.join(globs)}")
         if token.expires_at:
             self.stdout.write(f"it expires at {token.expires_at:%Y-%m-%d %H:%M %Z}")

@@ -3,8 +3,8 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from approvals.calls import deciding
+from approvals.calls.models import Call
 from approvals.management.acting import OPERATOR_VARIABLE, acting_user
-from approvals.models import Call
 
 
 class Command(BaseCommand):

@@ -5,10 +5,11 @@ import httpx2
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from approvals.catalog.models import Server, Tool
 from approvals.demo.agent import SCENARIO, Agent
 from approvals.management.commands.seed_demo import DEMO_SERVER
-from approvals.models import PolicyRule, Server, Tool
 from approvals.policy import rules
+from approvals.policy.models import PolicyRule
 from approvals.tokens import credentials, issuing
 
 TOKEN_NAME = "demo-agent"

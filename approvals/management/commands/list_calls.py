@@ -4,7 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
 from approvals.calls import lifecycle
-from approvals.models import Call
+from approvals.calls.models import Call
 
 
 class Command(BaseCommand):

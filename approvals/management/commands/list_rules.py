@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from approvals.models import PolicyRule
+from approvals.policy.models import PolicyRule
 from approvals.policy.rules import summary
 
 

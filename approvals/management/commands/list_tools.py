@@ -2,7 +2,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from approvals.models import Server, Tool
+from approvals.catalog.models import Server, Tool
 
 
 class Command(BaseCommand):

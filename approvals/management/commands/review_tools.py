@@ -2,8 +2,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from approvals.audit.chain import Actor
 from approvals.catalog import review
+from approvals.catalog.models import Server, Tool
 from approvals.management.acting import acting_user
-from approvals.models import Server, Tool
 from approvals.protocol.tool_review import plain_diff
 
 

@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
+from approvals.actions import revocation
 from approvals.management.tokens import named_token
-from approvals.tokens import changes
 
 
 class Command(BaseCommand):
@@ -15,6 +15,6 @@ class Command(BaseCommand):
 
     def handle(self, *args, name, **options):
         token = named_token(name)
-        if not changes.revoke_token(token):
+        if not revocation.revoke_token(token):
             raise CommandError(f"token {name!r} was revoked already, at {token.revoked_at:%Y-%m-%d %H:%M %Z}")
         self.stdout.write(f"revoked token {name!r}; clients using it are refused from now on")

@@ -1,14 +1,14 @@
 import json
 import secrets
-import shlex
-import sys
 
 from django.conf import settings
 from django.contrib.auth.models import Group, User
 from django.core.management.base import BaseCommand
 
-from approvals.catalog import servers, sync
-from approvals.models import Server
+from approvals import demo
+from approvals.actions import servers
+from approvals.catalog import sync
+from approvals.catalog.models import Server
 from approvals.roles import ADMIN, AUDITOR, OPERATOR
 
 DEMO_SERVER = "Demo records"
@@ -41,7 +41,7 @@ class Command(BaseCommand):
                 trusted=True,
                 accept_tools=True,
                 schedule_sync=False,
-                command=shlex.join([sys.executable, "-m", "approvals.demo.server"]),
+                command=demo.COMMAND_LINE,
             )
         self.stdout.write(sync.sync_server(server).summary())
         self.stdout.write("")

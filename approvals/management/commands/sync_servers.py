@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from approvals.catalog import sync
-from approvals.models import Server
+from approvals.catalog.models import Server
 
 
 class Command(BaseCommand):

@@ -2,6 +2,7 @@ import re
 
 from django.core.management.base import BaseCommand, CommandError
 
+from approvals.actions import verification
 from approvals.audit import verify, witness
 from approvals.audit.chain import Actor
 
@@ -43,7 +44,7 @@ class Command(BaseCommand):
             except witness.Unreachable as exc:
                 raise CommandError(f"the witness was not reset: {exc}", returncode=2) from None
             self.stdout.write(f"witness reset to seq {event.seq} (audit.witness_reset)")
-        result = verify.run(RUN_BY, expect)
+        result = verification.run(RUN_BY, expect)
         if not result.ok and result.broken_seq is None:
             raise CommandError(f"not verified: {result.problem}", returncode=2)
         if not result.ok:

@@ -7,8 +7,8 @@ script for call rows, which places what comes as `html`, leaves it alone.
 
 from django.urls import reverse
 
+from approvals.db.consumer_db import db_sync_to_async
 from approvals.display import input_cards, rows
-from approvals.live.consumer_db import db_sync_to_async
 
 
 class InputEvents:

@@ -32,16 +32,16 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.utils import timezone
 
-from approvals.audit.chain import SYSTEM, Actor
-from approvals.calls import ending
-from approvals.calls.lifecycle import ClientContext
+from approvals.audit.chain import SYSTEM
+from approvals.calls import ending, holding
+from approvals.calls.models import Call
 from approvals.inputs import requests
 from approvals.live import events
-from approvals.models import Call
 from approvals.protocol.canonical import sha256_digest
 from approvals.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError
 from approvals.protocol.request_state import StateError, read_state, sign_state
 from approvals.protocol.results import tool_error_result
+from approvals.tokens.context import ClientContext
 
 log = logging.getLogger(__name__)
 # Calls running upstream in this process whose requests have all been answered meanwhile.
@@ -94,9 +94,7 @@ async def continue_call(ctx: ClientContext, jsonrpc_id, params: dict, emit, tool
     try:
         return await outcome(call, ctx)
     except asyncio.CancelledError:
-        await asyncio.shield(
-            sync_to_async(ending.cancel_running)(call.pk, "the client closed the request", Actor.client(ctx.token))
-        )
+        await asyncio.shield(holding.cancel_for_the_client(call.pk, ctx.token))
         raise
 
 

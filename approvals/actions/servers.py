@@ -1,16 +1,21 @@
-"""Changing upstream servers: each function changes data, then schedules what follows."""
+"""Adding, changing, retiring and deleting upstream servers: each function changes data, then schedules what follows.
+
+Retiring a server cancels its calls waiting to run (approvals.calls.ending), which is why
+these live above the catalog and the calls.
+"""
 
 import copy
-import re
 
 from django.db import transaction
 
-from approvals import tasks
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM
+from approvals.audit.snapshots import snapshot
 from approvals.calls import ending
+from approvals.calls.models import Call
+from approvals.catalog import sync
+from approvals.catalog.models import Server
 from approvals.live import events
-from approvals.models import Call, Server
 
 # What the audit log may show of a server; headers and env are credentials, so
 # only the names of those that changed are recorded.
@@ -25,11 +30,6 @@ AUDITED_FIELDS = [
     "input_routing",
     "changes",
 ]
-
-
-def enqueue_sync(server):
-    # After commit, so that a worker in another process finds the row.
-    transaction.on_commit(lambda: tasks.sync_server.delay(server.pk))
 
 
 @transaction.atomic
@@ -67,12 +67,11 @@ def add_server(
     server.save()
     server.tool_prefix = Server.default_prefix(server.slug) if tool_prefix is None else tool_prefix
     server.save(update_fields=["tool_prefix"])
-    data = {field: getattr(server, field) for field in AUDITED_FIELDS}
-    data.update({field: sorted(getattr(server, field)) for field in Server.SECRET_FIELDS})
+    data = snapshot(server, [*AUDITED_FIELDS, *Server.SECRET_FIELDS], secrets=Server.SECRET_FIELDS)
     data["accept_tools"] = accept_tools
     chain.record("server.added", actor, server=server, data=data)
     if server.enabled and schedule_sync:
-        enqueue_sync(server)
+        sync.enqueue_sync(server)
     return server
 
 
@@ -92,7 +91,8 @@ def update_server(server, actor=SYSTEM, **changes):
         # Tools awaiting review are accepted by the next sync.
         or ("changes" in changed and changes["changes"] == Server.Changes.ACCEPT)
     )
-    before = {field: getattr(server, field) for field in AUDITED_FIELDS if field in changed}
+    audited = [field for field in AUDITED_FIELDS if field in changed]
+    before = snapshot(server, audited)
     secrets_changed = {
         field: changed_names(getattr(server, field), changes[field])
         for field in Server.SECRET_FIELDS
@@ -101,7 +101,7 @@ def update_server(server, actor=SYSTEM, **changes):
     for key, value in changes.items():
         setattr(server, key, value)
     if changed:
-        after = {field: getattr(server, field) for field in before}
+        after = snapshot(server, audited)
         chain.record("server.changed", actor, server=server, data={"before": before, "after": after, **secrets_changed})
     if "trusted" in changed:
         chain.record(
@@ -117,7 +117,7 @@ def update_server(server, actor=SYSTEM, **changes):
     if why := why_retired(before_changes, server):
         retire(before_changes, actor, why)
     if resync and server.enabled:
-        enqueue_sync(server)
+        sync.enqueue_sync(server)
     if "enabled" in changed or "tool_prefix" in changed:
         # The tools clients see changed even before any sync: tell their streams.
         events.catalog_changed(server.pk)
@@ -160,52 +160,3 @@ def delete_server(server, actor=SYSTEM):
 
 def changed_names(before: dict, after: dict) -> list:
     return sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
-
-
-HTTP_TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
-ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-# The console sets these itself on every upstream request.
-RESERVED_HEADERS = {
-    "accept",
-    "content-type",
-    "content-length",
-    "host",
-    "connection",
-    "transfer-encoding",
-    "mcp-session-id",
-    "mcp-protocol-version",
-    "mcp-method",
-    "mcp-name",
-    "last-event-id",
-}
-
-
-def key_value_lines(lines, sep: str, name_pattern: re.Pattern, what: str, form: str):
-    """(name, value) of each 'name<sep>value' line, skipping blank ones; a bad line is a ValueError naming it."""
-    for line in lines:
-        if not line.strip():
-            continue
-        name, found, value = line.partition(sep)
-        if not found or not name_pattern.match(name.strip()):
-            raise ValueError(f"{what} {line!r} is not {form}")
-        yield name.strip(), value
-
-
-def parse_header_lines(lines):
-    """'Name: value' lines into a dict, with an error naming the first bad line."""
-    headers = {}
-    for name, value in key_value_lines(lines, ":", HTTP_TOKEN, "header", "'Name: value' with a valid header name"):
-        value = value.strip()
-        if name.lower() in RESERVED_HEADERS or name.lower().startswith("mcp-param-"):
-            raise ValueError(f"header {name!r} is set by the console itself")
-        if any(ord(c) < 32 and c != "\t" for c in value):
-            raise ValueError(f"header {name!r} has a control character in its value")
-        if name.lower() in {known.lower() for known in headers}:
-            raise ValueError(f"header {name!r} is given twice")
-        headers[name] = value
-    return headers
-
-
-def parse_env_lines(lines):
-    """'KEY=value' lines into a dict (values kept as written), with an error naming the first bad line."""
-    return dict(key_value_lines(lines, "=", ENV_NAME, "environment line", "KEY=value"))

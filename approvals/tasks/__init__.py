@@ -2,13 +2,13 @@
 
 from celery import shared_task
 
-from approvals.audit import retention, verify
+from approvals.actions import revocation, verification
+from approvals.audit import retention
 from approvals.calls import ending
 from approvals.catalog import sync
+from approvals.catalog.models import Server
 from approvals.gateway import sessions
 from approvals.inputs import requests
-from approvals.models import Server
-from approvals.tokens import changes
 from approvals.webhooks import sending
 
 
@@ -27,7 +27,7 @@ def sync_all_servers():
 
 @shared_task
 def expire_stale_calls():
-    return ending.expire_stale_calls() + changes.cancel_calls_of_expired_tokens()
+    return ending.expire_stale_calls() + revocation.cancel_calls_of_expired_tokens()
 
 
 @shared_task
@@ -37,7 +37,7 @@ def expire_stale_inputs():
 
 @shared_task
 def verify_audit_chain(run_by="schedule"):
-    return verify.run(run_by).ok
+    return verification.run(run_by).ok
 
 
 @shared_task

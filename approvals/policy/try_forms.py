@@ -4,10 +4,11 @@ import json
 
 from django import forms
 
-from approvals.display.schema_forms import build_form, is_flat
-from approvals.forms import json_field
-from approvals.models import ClientToken, Prompt, Tool
+from approvals.catalog.models import Prompt, Tool
+from approvals.forms.fields import json_field
+from approvals.forms.schema import build_form, is_flat
 from approvals.protocol import permission_prompt
+from approvals.tokens.models import ClientToken
 
 
 def token_field(label="Client token"):

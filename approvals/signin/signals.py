@@ -36,5 +36,5 @@ def login_failed(sender, credentials, request=None, **kwargs):
 
 
 def connect():
-    user_logged_in.connect(logged_in, dispatch_uid="approvals.audit.user_logged_in")
-    user_login_failed.connect(login_failed, dispatch_uid="approvals.audit.user_login_failed")
+    user_logged_in.connect(logged_in, dispatch_uid="approvals.signin.user_logged_in")
+    user_login_failed.connect(login_failed, dispatch_uid="approvals.signin.user_login_failed")

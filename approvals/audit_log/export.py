@@ -1,6 +1,6 @@
 """Exports of the audit log in CSV and JSON Lines, streamed at flat memory.
 
-Rows stream from the database (query.stream_rows) and leave in batches of
+Rows stream from the database (audit.streaming) and leave in batches of
 lines, so an export of millions of events holds one batch at a time. Events are
 written oldest first with every hashed field, `data` as the JSON text the database
 holds.
@@ -21,8 +21,8 @@ from django.db.models import TextField
 from django.db.models.functions import Cast
 
 from approvals.audit.chain import HASHED
-from approvals.audit.query import stream_rows
-from approvals.models import AuditHead
+from approvals.audit.models import AuditHead
+from approvals.audit.streaming import stream_rows
 
 # The hashed fields in the order the chain hashes them, then the hash itself.
 COLUMNS = [*HASHED, "hash"]

@@ -15,15 +15,19 @@ from django.conf import settings
 from django.db.models import prefetch_related_objects
 
 from approvals import roles
+from approvals.calls.models import Call
 from approvals.catalog import review
+from approvals.catalog.models import Server
+from approvals.db.consumer_db import KeepsItsConnection, db_sync_to_async
 from approvals.display import rows
 from approvals.display.queue import QueueFilter, arriving_group, group_key, pending_counts
 from approvals.live import access, events
-from approvals.live.consumer_db import KeepsItsConnection, db_sync_to_async
-from approvals.live.input_events import InputEvents
-from approvals.models import Call, Server
+from approvals.views.input_events import InputEvents
 
 log = logging.getLogger(__name__)
+
+# Where the pages open their socket (approvals.routing routes it to OperatorConsumer).
+LIVE_PATH = "ws/console/"
 
 QUEUE, RECENT, CALL = "queue", "recent", "call"
 # Closed because the user may no longer watch calls: the page reloads, to the sign-in page or a refusal.

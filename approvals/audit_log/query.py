@@ -9,7 +9,6 @@ import json
 from dataclasses import dataclass
 from datetime import UTC
 
-import psycopg
 from django import forms
 from django.contrib.auth import get_user_model
 from django.db import OperationalError, connection, transaction
@@ -17,7 +16,10 @@ from django.db.models import Q, TextField
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast, Upper
 
-from approvals.models import AuditEvent, AuditHead, Call, ClientToken, Server, Tool
+from approvals.audit.models import AuditEvent, AuditHead
+from approvals.calls.models import Call
+from approvals.catalog.models import Server, Tool
+from approvals.tokens.models import ClientToken
 
 PAGE_SIZE = 50
 COUNT_LIMIT = 10_000
@@ -91,26 +93,6 @@ ACTIONS = [
     "webhook.deleted",
     "webhook.redelivered",
 ]
-
-
-def stream_rows(rows, chunk_size=5000):
-    """The tuples of a values_list queryset, streamed at flat memory.
-
-    On PostgreSQL straight from psycopg, in binary and in chunks of one round trip:
-    the server sends rows while this process works on the ones before, where a
-    server-side cursor would wait for each batch, and Django's row converters would
-    cost as much as the work itself. A plain psycopg cursor, because Django's binds
-    parameters client-side, which cannot stream binary rows. Elsewhere Django's
-    chunked iterator. Close the generator when done with it, even half-way: a stream
-    left open holds the connection.
-    """
-    if connection.vendor != "postgresql":
-        yield from rows.iterator(chunk_size=chunk_size)
-        return
-    sql, params = rows.query.sql_with_params()
-    connection.ensure_connection()
-    with psycopg.Cursor(connection.connection) as cursor:
-        yield from cursor.stream(sql, params, binary=True, size=chunk_size)
 
 
 def search_expression():

@@ -7,14 +7,16 @@ and the same evaluate(), and stops there: nothing is recorded and nothing goes u
 from dataclasses import dataclass
 
 from approvals.calls import lifecycle, permissions, reads
+from approvals.calls.models import Call
 from approvals.catalog import routes
-from approvals.gateway.surface import prompt_arguments
-from approvals.models import Call, ClientToken, PolicyRule, Prompt, Tool
+from approvals.catalog.models import Prompt, Tool
 from approvals.policy import engine
+from approvals.policy.models import PolicyRule
 from approvals.protocol import permission_prompt
 from approvals.protocol.jsonrpc import JsonRpcError
 from approvals.protocol.schemas import validate
 from approvals.tokens.credentials import token_allows
+from approvals.tokens.models import ClientToken
 
 
 @dataclass
@@ -108,7 +110,7 @@ def try_prompt(token: ClientToken, prompt: Prompt, arguments: dict) -> Outcome:
         prompt, unreachable, unreachable
     )
     try:
-        prompt_arguments(prompt, arguments)
+        routes.prompt_arguments(prompt, arguments)
         errors = []
     except JsonRpcError as exc:
         errors = [exc.message]

@@ -3,18 +3,17 @@
 Two operators deciding one call, a decision and the expiry, a result and a
 cancellation, an operator's answer and the client's: each move is a conditional
 update (`WHERE status IN sources`). Only the winner writes the move's audit events,
-in the same transaction, and announces it to the live groups after commit; the
-others change nothing and find in the re-read row what won.
+in the same transaction, and announces it (live.events.changed); the others change
+nothing and find in the re-read row what won.
 """
 
 from dataclasses import dataclass, field
 
-from django.db import transaction
+from django.db import models, transaction
 
 from approvals.audit import chain
 from approvals.audit.chain import Actor
 from approvals.live import events
-from approvals.models import Call, InputRequest
 
 
 @dataclass
@@ -22,30 +21,25 @@ class Outcome:
     """What a person's move (a decision on a call, an answer to an input request) came to, and what they are told."""
 
     won: bool
-    row: Call | InputRequest  # as it is now: moved by this move, or by the one that won
+    row: models.Model  # as it is now: moved by this move, or by the one that won
     message: str
     errors: list = field(default_factory=list)  # why the move was refused before it was tried
 
 
 @transaction.atomic
-def move(
-    model: type[Call] | type[InputRequest], pk, sources, changes: dict, *, actor: Actor, audit: dict, event: str
-) -> tuple[bool, Call | InputRequest]:
+def move(model: type[models.Model], pk, sources, changes: dict, *, actor: Actor, audit: dict, event: str):
     """Update row `pk` by `changes` if its status is one of `sources`: whether this move won, and the row as it is now.
 
-    The winner records each `audit` action with its data, in order, and sends the live `event`.
-    An input request's events belong to its call and carry its id.
+    The winner records each `audit` action with its data, in order, and announces the live `event`.
     """
+    # An input request's events belong to its call, and name the request.
+    of_a_call = hasattr(model, "call")
     won = bool(model.objects.filter(pk=pk, status__in=sources).update(**changes))
-    if model is InputRequest:
-        row = InputRequest.objects.select_related("call").get(pk=pk)
-        call, about, announce = row.call, {"input_id": row.pk}, events.input_changed
-    else:
-        row = call = Call.objects.get(pk=pk)
-        about, announce = {}, events.call_changed
+    row = (model.objects.select_related("call" if of_a_call else "server")).get(pk=pk)
     if won:
+        call, about = (row.call, {"input_id": row.pk}) if of_a_call else (row, {})
         with chain.batch():
             for action, data in audit.items():
                 chain.record(action, actor, call=call, data={**about, **data})
-        announce(row, event)
+        events.changed(row, event, decided="decided_at" in changes)
     return won, row

@@ -1,7 +1,7 @@
 """The events the queue page receives, kept in a bounded window that `GET /api/v1/events` reads and resumes from.
 
-call_changed and input_changed note each event here; it is appended once the change
-commits. With REDIS_URL the window is a Redis stream, so that every web process appends
+approvals.actions.announce notes each call's and input request's event here; it is appended once the
+change commits. With REDIS_URL the window is a Redis stream, so that every web process appends
 to and reads from the same one, and its ids order the events across processes; embedded
 (one process, as its in-memory channel layer is) it is a deque in the process. An id is
 `<milliseconds>-<sequence>`, as Redis makes them, and what a stream resumes after (`Last-Event-ID`).
@@ -22,8 +22,7 @@ import redis.asyncio
 from django.conf import settings
 from django.db import transaction
 
-# Imported as a module: live.events imports this one for its hooks.
-from approvals.live import events as live
+from approvals.live import events
 
 # About an hour of a busy console; Redis trims in whole nodes, so it keeps at least this many.
 WINDOW = 10_000
@@ -89,7 +88,8 @@ class MemoryWindow:
             if found := self.entries_after(after):
                 return found
             try:
-                await asyncio.wait_for(woken.wait(), timeout)
+                async with asyncio.timeout(timeout):
+                    await woken.wait()
             except TimeoutError:
                 return []
             return self.entries_after(after)
@@ -122,7 +122,7 @@ class RedisWindow:
         """Under a web process its event loop writes it, so the committing thread (a client's call, an operator's
         decision) never waits for Redis; elsewhere (a celery worker, a command) the thread writes and waits."""
         fields = {"event": event, "data": json.dumps(data, separators=(",", ":"))}
-        loop = live.SERVING_LOOP.get()
+        loop = events.SERVING_LOOP.get()
         if loop is None or loop.is_closed():
             self.client.xadd(STREAM_KEY, fields, maxlen=WINDOW, approximate=True)
         else:
@@ -176,7 +176,7 @@ class LoopWriter:
         self.queued.append(fields)
         if self.writing is None or self.writing.done():
             self.writing = asyncio.ensure_future(self.write())
-            self.writing.add_done_callback(live.log_failed_send)
+            self.writing.add_done_callback(events.log_failed_send)
 
     async def write(self):
         while self.queued:

@@ -1,0 +1,76 @@
+"""Logs as one JSON object a line (LOG_FORMAT=json), carrying what is known of the call being served.
+
+The console, Django, daphne and celery all log through the standard library; structlog's
+ProcessorFormatter renders each record as JSON, so no call site changes, and adds the
+context bound here: the call's id, its token's name, its server and tool, and its trace id.
+Context lives in contextvars, which follow a request from the event loop into the threads
+that run its synchronous work, and end with it.
+"""
+
+import logging
+import re
+
+import structlog
+
+TRACEPARENT = re.compile(r"^[0-9a-f]{2}-(?P<trace_id>[0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}")
+
+
+def bind(**fields):
+    """Add `fields` to the context of every line logged from here on in this request or task (None: not known)."""
+    known = {name: value for name, value in fields.items() if value is not None and value != ""}
+    if known:
+        structlog.contextvars.bind_contextvars(**known)
+
+
+def trace_id_of(traceparent: str) -> str | None:
+    """The trace id a W3C traceparent header names, if it is well formed and not all zeros."""
+    found = TRACEPARENT.match(traceparent.strip().lower())
+    return found["trace_id"] if found and found["trace_id"] != "0" * 32 else None
+
+
+def message_and_origin(logger, method_name, event_dict):
+    record = event_dict.get("_record")
+    if record is not None:
+        event_dict["logger"] = record.name
+        event_dict["level"] = record.levelname.lower()
+    return event_dict
+
+
+# What a line may name besides the bound context, passed as logging's `extra`: daphne's access log, and a call's end.
+EXTRA_FIELDS = ("client", "request_line", "status", "status_code", "size", "call_id", "server", "tool", "outcome")
+
+
+def access_log_as_json():
+    """Daphne writes its access log straight to stdout as NCSA text; this sends each entry through logging instead."""
+    from daphne.access import AccessLogGenerator
+
+    access = logging.getLogger("console.access")
+
+    def write_entry(self, host, date, request, status=None, length=None, ident=None, user=None):
+        fields = {"client": host, "request_line": request, "status": status, "size": length}
+        access.info("%s %s", request, status if status is not None else "-", extra=fields)
+
+    AccessLogGenerator.write_entry = write_entry
+
+
+class JsonFormatter(structlog.stdlib.ProcessorFormatter):
+    """A record as one JSON line: time, level, logger, message, the bound context, and any traceback as text."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(
+            foreign_pre_chain=[
+                structlog.contextvars.merge_contextvars,
+                structlog.stdlib.ExtraAdder(allow=EXTRA_FIELDS),
+                message_and_origin,
+                structlog.processors.TimeStamper(fmt="iso", utc=True, key="time"),
+            ],
+            processors=[
+                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                structlog.processors.format_exc_info,
+                structlog.processors.StackInfoRenderer(),
+                structlog.processors.EventRenamer("message"),
+                structlog.processors.JSONRenderer(sort_keys=False),
+            ],
+        )
+        # Python's warnings print to stderr on their own: routed through logging, they are JSON lines too.
+        logging.captureWarnings(True)

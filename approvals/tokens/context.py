@@ -1,0 +1,18 @@
+"""Who is calling, and in which era: what every step of one client's request consults."""
+
+from dataclasses import dataclass, field
+
+from approvals.tokens.models import ClientToken
+
+
+@dataclass
+class ClientContext:
+    """Who is calling, and in which era, for one request."""
+
+    token: ClientToken
+    era: str
+    protocol_version: str
+    session_id: str = ""
+    capabilities: dict = field(default_factory=dict)
+    log_level: str | None = None  # set by a legacy client's logging/setLevel
+    streaming: bool = False  # the answer is an SSE stream, which can carry requests to the client

@@ -1,0 +1,200 @@
+"""Traces: a web process sends each call's spans over OTLP, continuing the client's trace into the upstream's."""
+
+import asyncio
+import json
+import subprocess
+import sys
+import threading
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import httpx
+import pytest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+
+from approvals.catalog import servers, sync
+from approvals.models import Call, PolicyRule
+from approvals.tokens.credentials import create_token
+from tests.fixtures.people import make_user
+from tests.fixtures.processes import daphne
+from tests.fixtures.servers import REPO, free_port
+from tests.fixtures.waiting import eventually, wait_until
+from tests.observe.scraping import decide
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+ORDER = ["console.receive", "console.policy", "console.forward", "console.record"]
+HELD_ORDER = ["console.receive", "console.policy", "console.hold", "console.forward", "console.record"]
+
+
+class Collector(BaseHTTPRequestHandler):
+    """An OTLP/HTTP receiver: keeps every span it is sent as (trace id, name, start)."""
+
+    spans: list[tuple[str, str, int]]
+
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):
+        request = ExportTraceServiceRequest()
+        request.ParseFromString(self.rfile.read(int(self.headers["Content-Length"])))
+        for resource in request.resource_spans:
+            for scope in resource.scope_spans:
+                self.spans.extend((span.trace_id.hex(), span.name, span.start_time_unix_nano) for span in scope.spans)
+        body = ExportTraceServiceResponse().SerializeToString()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-protobuf")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+class Upstream(BaseHTTPRequestHandler):
+    """A legacy-era MCP server with one tool, echo, keeping the traceparent of every tools/call."""
+
+    traceparents: list[str]
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        self.answer(405, b"")
+
+    def do_POST(self):
+        message = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        method, number = message.get("method"), message.get("id")
+        if method == "server/discover":
+            return self.answer(404, b"")
+        if number is None:
+            return self.answer(202, b"")
+        result = {
+            "initialize": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "echo", "version": "1"},
+            },
+            "tools/list": {"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]},
+        }.get(method)
+        if method == "tools/call":
+            self.traceparents.append(self.headers.get("traceparent", ""))
+            result = {"content": [{"type": "text", "text": "echo"}]}
+        body = json.dumps({"jsonrpc": "2.0", "id": number, "result": result}).encode()
+        self.answer(200, body, {"Content-Type": "application/json", "Mcp-Session-Id": "s-1"})
+
+    def answer(self, status, body, headers=None):
+        self.send_response(status)
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@contextmanager
+def serving(handler, **state):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), type("Handler", (handler,), state))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def traceparent(trace_id: str) -> str:
+    return f"00-{trace_id}-b7ad6b7169203331-01"
+
+
+async def call_echo(port: int, secret: str, trace_id: str) -> dict:
+    headers = {"Authorization": f"Bearer {secret}", "Accept": "application/json", "traceparent": traceparent(trace_id)}
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo_echo", "arguments": {}}}
+    async with httpx.AsyncClient(timeout=60) as http:
+        initialized = await http.post(
+            f"http://127.0.0.1:{port}/mcp",
+            headers=headers,
+            json={
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "0"},
+                },
+            },
+        )
+        session = {"Mcp-Session-Id": initialized.headers["Mcp-Session-Id"], "MCP-Protocol-Version": "2025-06-18"}
+        response = await http.post(f"http://127.0.0.1:{port}/mcp", headers=headers | session, json=body)
+    assert response.status_code == 200, response.text
+    return response.json()["result"]
+
+
+def console_spans(collected, trace_id: str) -> list[str]:
+    ours = sorted(
+        (start, name) for trace, name, start in collected if trace == trace_id and name.startswith("console.")
+    )
+    return [name for _, name in ours]
+
+
+def test_it_sends_one_trace_per_call_continuing_the_clients_and_passes_it_upstream(tmp_path, client):
+    make_user("ann", superuser=True)
+    allowed, allowed_secret = create_token("allowed")
+    _, asked_secret = create_token("asked")
+    PolicyRule.objects.create(name="allowed", action="allow", tool_glob="*", client=allowed)
+    spans, traceparents = [], []
+    with serving(Collector, spans=spans) as collector, serving(Upstream, traceparents=traceparents) as upstream:
+        server = servers.add_server(
+            name="Echo",
+            transport="http",
+            url=f"http://127.0.0.1:{upstream}/mcp",
+            accept_tools=True,
+            schedule_sync=False,
+        )
+        assert sync.sync_server(server).ok
+        env = {"OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{collector}", "OTEL_BSP_SCHEDULE_DELAY": "100"}
+        quick, held = "a" * 31 + "1", "b" * 31 + "2"
+        port = free_port()
+        with daphne(port, {**env, "PROMETHEUS_MULTIPROC_DIR": str(tmp_path)}):
+
+            async def both():
+                waiting = asyncio.ensure_future(call_echo(port, asked_secret, held))
+                assert not (await call_echo(port, allowed_secret, quick)).get("isError")
+                pending = Call.objects.filter(status=Call.Status.PENDING)
+                await eventually(pending.aexists, message="the held call")
+                await asyncio.to_thread(decide, (await pending.aget()).pk, str(tmp_path))
+                assert not (await asyncio.wait_for(waiting, 30)).get("isError")
+
+            asyncio.run(both())
+            # The pages run Django's middleware, and with it Django's instrumentation.
+            assert httpx.get(f"http://127.0.0.1:{port}/login/").status_code == 200
+            wait_until(lambda: console_spans(spans, held)[-1:] == ["console.record"], message="the held call's spans")
+            wait_until(lambda: console_spans(spans, quick)[-1:] == ["console.record"], message="the quick call's spans")
+    assert console_spans(spans, quick) == ORDER
+    assert console_spans(spans, held) == HELD_ORDER
+    assert sorted(parent.split("-")[1] for parent in traceparents) == [quick, held]
+    client.force_login(make_user("operator", superuser=True))
+    page = client.get(f"/calls/{Call.objects.get(token=allowed).pk}/").content.decode()
+    assert f"<code data-trace-id>{quick}</code>" in page
+
+
+# redis-py loads OpenTelemetry's metrics SDK (and with it the tracing API) whenever it is installed, for a
+# feature of its own that stays off: what must stay out is the console's tracing, its SDK, exporter and instruments.
+UNTRACED = """
+import sys
+import console.asgi
+from approvals.observe import traces
+ours = ("opentelemetry.sdk.trace", "opentelemetry.exporter", "opentelemetry.instrumentation")
+print(sorted(name for name in sys.modules if name.startswith(ours)), traces.span("receive"))
+"""
+
+
+def test_it_loads_no_tracing_without_a_collector():
+    env = {"PATH": "/usr/bin:/bin", "DJANGO_SETTINGS_MODULE": "console.settings"}
+    probe = subprocess.run(
+        [sys.executable, "-c", UNTRACED], cwd=REPO, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert probe.returncode == 0, probe.stderr
+    assert probe.stdout.startswith("[] <contextlib.nullcontext"), probe.stdout
