@@ -178,6 +178,20 @@ else:
     }
     CELERY_BROKER_URL = "memory://"
     CELERY_TASK_ALWAYS_EAGER = True
+# Sign-in throttling (approvals.signin.throttle) and the /mcp rate limits (approvals.gateway.auth) count in
+# caches of their own, apart from each other and from sessions: what unknown bearer tokens on /mcp create
+# cannot evict a sign-in lockout. On Redis a key prefix keeps each apart; embedded, a LocMemCache each, with
+# room for far more counters than its default 300 (past which it culls a third of what it holds).
+COUNTER_CACHES = {"signin": "signin", "rate_limits": "mcp-rate"}
+for alias, prefix in COUNTER_CACHES.items():
+    if REDIS_URL:
+        CACHES[alias] = {**CACHES["default"], "KEY_PREFIX": prefix}
+    else:
+        CACHES[alias] = {
+            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+            "LOCATION": prefix,
+            "OPTIONS": {"MAX_ENTRIES": 200_000},
+        }
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_IGNORE_RESULT = True
 # How often calls and input requests past their deadline, or whose process died, are ended.

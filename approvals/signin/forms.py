@@ -1,5 +1,5 @@
-"""The sign-in forms (the console's and Django admin's), refusing a locked-out name or address before any password
-is checked."""
+"""The sign-in forms (the console's and Django admin's): each try is counted before its password is checked, and
+one past a limit, or from a locked-out name or address, is refused unchecked."""
 
 import math
 
@@ -7,13 +7,23 @@ from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth.forms import AuthenticationForm
 from django.core.exceptions import ValidationError
 
-from approvals.audit.signals import client_address
+from approvals.audit.signals import client_address, record_lockout
 from approvals.signin import throttle
 
 
 class Throttled:
     def clean(self):
-        left = throttle.seconds_locked(self.cleaned_data.get("username") or "", client_address(self.request))
+        username, password = self.cleaned_data.get("username") or "", self.cleaned_data.get("password")
+        if not (username and password):
+            # Nothing is checked, so nothing is counted: the fields' own errors say what is missing.
+            return super().clean()
+        address = client_address(self.request)
+        counted = throttle.count_try(username, address)
+        if counted.past_limits():
+            started = throttle.note_refused(counted)
+            if started:
+                record_lockout(username, address, started)
+        left = throttle.seconds_locked(username, address)
         if left > 0:
             minutes = math.ceil(left / 60)
             raise ValidationError(
@@ -21,6 +31,8 @@ class Throttled:
                 f"Try again in {minutes} minute{'s' if minutes != 1 else ''}.",
                 code="throttled",
             )
+        if self.request is not None:
+            setattr(self.request, throttle.COUNTED, counted)
         return super().clean()
 
 
