@@ -52,8 +52,8 @@ def embedded_secret(name):
     # An embedded console keeps random keys on disk so that sessions, signed state and
     # the audit chain survive a restart; production sets each key explicitly.
     path = VAR_DIR / name
+    private_var_dir()
     if not path.exists():
-        private_var_dir()
         path.write_text(secrets.token_urlsafe(50))
         path.chmod(0o600)
     return path.read_text().strip()
