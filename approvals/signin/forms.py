@@ -19,12 +19,12 @@ class Throttled:
             return super().clean()
         address = client_address(self.request)
         counted = throttle.count_try(username, address)
-        if counted.past_limits():
-            started = throttle.note_refused(counted)
-            if started:
-                record_lockout(username, address, started)
+        started = throttle.lock(counted, counted.past_limits())
+        if started:
+            record_lockout(username, address, started)
         left = throttle.seconds_locked(username, address)
         if left > 0:
+            throttle.note_refused(counted)
             minutes = math.ceil(left / 60)
             raise ValidationError(
                 "Too many failed sign-ins for this username or from this address. "

@@ -7,7 +7,8 @@ arrive together each get a number of their own: in a burst of guesses, those pas
 limit (SIGNIN_FAILURES_PER_USERNAME, SIGNIN_FAILURES_PER_ADDRESS) are refused before
 any password is checked, the right one included, while the first ones are still being
 checked. A failed try stays counted; a sign-in takes its try back from the address and
-clears the name's count.
+clears the name's count; a refused try is taken back from whichever of the two did
+not refuse it.
 
 When a count reaches its limit on a failure, or a try finds itself past it, a lockout of
 that name or address starts and lasts SIGNIN_LOCKOUT_SECONDS. It is set with an atomic
@@ -110,9 +111,15 @@ def lock(counted: Try, kinds: list[str]) -> list[str]:
     ]
 
 
-def note_refused(counted: Try) -> list[str]:
-    """A try past a limit was refused unchecked: the kinds whose lockout it started."""
-    return lock(counted, counted.past_limits())
+def note_refused(counted: Try):
+    """A try refused unchecked: it stays counted against what refused it (a lockout, or a count past its limit)
+    and is taken back from the rest, which it never tried: a name hammered while locked out does not lock out
+    the address it comes from."""
+    cache = counters()
+    for _, stem, limit, count in counted.counts:
+        if count <= limit and not cache.get(f"{stem}:locked"):
+            with contextlib.suppress(ValueError):
+                cache.decr(f"{stem}:tries")
 
 
 def note_failure(username: str, address: str, counted: Try | None = None) -> list[str]:

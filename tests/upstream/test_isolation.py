@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings as django_settings
+from django.urls import reverse
 
 from approvals.catalog.specs import stdio_isolation, upstream_spec
 from approvals.models import Server
@@ -53,7 +54,10 @@ def require_sandbox(user: str = ""):
 
 
 def runs_as(user: str, argv: list[str]) -> bool:
-    return subprocess.run(argv, user=user, capture_output=True, timeout=30).returncode == 0
+    try:
+        return subprocess.run(argv, user=user, capture_output=True, timeout=30).returncode == 0
+    except PermissionError:
+        return False
 
 
 def python_for(user: str) -> tuple[str, dict[str, str]]:
@@ -176,3 +180,13 @@ async def test_it_refuses_to_start_a_server_under_a_forced_isolation_it_cannot_g
         "prying: STDIO_ISOLATION=user: there is no user 'no-such-stdio-user' (STDIO_USER): "
         "create it, e.g. `useradd --system no-such-stdio-user`"
     )
+
+
+def test_it_says_on_the_server_page_what_a_stdio_server_runs_under(login, settings):
+    server = Server.objects.create(name="Local", slug="local", transport="stdio", command="true")
+    client = login("admin")
+    settings.STDIO_ISOLATION = "none"
+    assert "none: same user, console not dumpable" in client.get(reverse("server", args=[server.slug])).content.decode()
+    settings.STDIO_ISOLATION, settings.STDIO_USER = "user", "no-such-stdio-user"
+    page = client.get(reverse("server", args=[server.slug])).content.decode()
+    assert "cannot start: STDIO_ISOLATION=user: there is no user" in page
