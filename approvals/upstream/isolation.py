@@ -137,6 +137,8 @@ def resolve(isolation: Isolation) -> Layers:
     # A forced mode, and STDIO_USER where it is set, must hold; auto takes what the machine allows.
     if no_user and (isolation.mode == USER or (isolation.mode == BUBBLEWRAP and isolation.user)):
         raise UpstreamError(f"STDIO_ISOLATION={isolation.mode}: {no_user}")
+    if no_user and isolation.user:
+        log.warning("stdio servers run without switching users: %s", no_user)
     user = "" if no_user else isolation.user
     if isolation.mode == USER:
         return Layers(user=user)
@@ -174,14 +176,13 @@ class Launch:
     argv: list[str]
     env: dict[str, str]
     options: dict  # further arguments for create_subprocess_exec
-    layers: Layers
 
 
 def prepare(command: list[str], cwd: str, env: dict[str, str], inherited: dict[str, str], isolation: Isolation):
     """How to start `command` under the isolation asked for; `inherited` is what an unisolated child keeps."""
     layers = resolve(isolation)
     if not (layers.user or layers.sandbox):
-        return Launch(list(command), {**inherited, **env}, {}, layers)
+        return Launch(list(command), {**inherited, **env}, {})
     command = [executable(command[0], cwd), *command[1:]]
     entry = account(layers.user) if layers.user else None
     home = "/tmp" if layers.sandbox else entry.pw_dir if entry and os.path.isdir(entry.pw_dir) else "/"
@@ -194,4 +195,4 @@ def prepare(command: list[str], cwd: str, env: dict[str, str], inherited: dict[s
     child_env = {**base, **env}
     if layers.sandbox:
         command = sandbox.argv(command, cwd, child_env, isolation.private, isolation.console_dir)
-    return Launch(command, child_env, as_user(layers.user), layers)
+    return Launch(command, child_env, as_user(layers.user))
