@@ -6,6 +6,7 @@ settings of each mode (the compose recipe's: auto with STDIO_USER). This test pr
 the console: Django made it non-dumpable at start-up, and its pid is what the server pries at.
 """
 
+import ctypes
 import dataclasses
 import json
 import os
@@ -190,3 +191,8 @@ def test_it_says_on_the_server_page_what_a_stdio_server_runs_under(login, settin
     settings.STDIO_ISOLATION, settings.STDIO_USER = "user", "no-such-stdio-user"
     page = client.get(reverse("server", args=[server.slug])).content.decode()
     assert "cannot start: STDIO_ISOLATION=user: there is no user" in page
+
+
+def test_it_made_this_console_process_not_dumpable_when_django_started():
+    pr_get_dumpable = 3
+    assert ctypes.CDLL(None).prctl(pr_get_dumpable, 0, 0, 0, 0) == 0
