@@ -6,6 +6,7 @@ settings of each mode (the compose recipe's: auto with STDIO_USER). This test pr
 the console: Django made it non-dumpable at start-up, and its pid is what the server pries at.
 """
 
+import contextlib
 import ctypes
 import dataclasses
 import json
@@ -26,6 +27,7 @@ from approvals.upstream import SessionPool, UpstreamError
 from approvals.upstream.isolation import account, can_switch_users, why_no_sandbox
 from tests.fixtures.catalog import DEMO_COMMAND
 from tests.fixtures.servers import REPO, SERVERS
+from tests.fixtures.waiting import eventually
 
 STDIO_USER = "mcp-stdio"  # as the Dockerfile names it
 PRYING = SERVERS / "prying_server.py"
@@ -95,6 +97,16 @@ async def pry(spec) -> dict[str, str]:
     return result["structuredContent"]
 
 
+def prying_processes() -> list[str]:
+    """The processes, sandbox included, still running this worktree's prying server."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        with contextlib.suppress(OSError):
+            if entry.name.isdigit() and str(PRYING).encode() in (entry / "cmdline").read_bytes():
+                found.append(entry.name)
+    return found
+
+
 def stdio_row(command: list[str], env: dict[str, str]) -> Server:
     return Server(name="prying", transport=Server.Transport.STDIO, command=shlex.join(command), env=env)
 
@@ -115,6 +127,8 @@ async def test_it_keeps_the_console_s_environment_memory_and_files_from_a_stdio_
 
     report = await pry(upstream_spec(stdio_row([python, str(PRYING)], env)))
 
+    # Closing the session ends all of it, whatever runs the server: bwrap, the user switched to, the server.
+    await eventually(lambda: not prying_processes(), timeout=5, message="the prying server and its sandbox gone")
     uid = report.pop("uid")
     assert uid == (str(account(user).pw_uid) if user else str(os.getuid()))
     assert len(report) == 2 + len(console_secrets())
