@@ -54,7 +54,8 @@ async def channel_layer_round_trip():
     nonce = secrets.token_hex(8)
     await layer.send(channel, {"type": "readiness.probe", "nonce": nonce})
     try:
-        message = await asyncio.wait_for(layer.receive(channel), ROUND_TRIP_SECONDS)
+        async with asyncio.timeout(ROUND_TRIP_SECONDS):
+            message = await layer.receive(channel)
     finally:
         await leave(layer, channel)
     if message.get("nonce") != nonce:

@@ -89,7 +89,8 @@ class MemoryWindow:
             if found := self.entries_after(after):
                 return found
             try:
-                await asyncio.wait_for(woken.wait(), timeout)
+                async with asyncio.timeout(timeout):
+                    await woken.wait()
             except TimeoutError:
                 return []
             return self.entries_after(after)

@@ -29,6 +29,8 @@ from django.utils import timezone
 
 from approvals import batch_reads
 from approvals.audit import chain
+from approvals.audit.chain import Actor
+from approvals.calls import ending
 from approvals.live import events
 from approvals.models import Call
 
@@ -176,7 +178,9 @@ class Held:
     def hold(self, call_id):
         self.calls[call_id] += 1
         if self.renewing is None or self.renewing.done():
-            self.renewing = asyncio.ensure_future(self.renew_while_held())
+            # A context of its own: the request that happened to come first may end long before the task does.
+            loop = asyncio.get_running_loop()
+            self.renewing = loop.create_task(self.renew_while_held(), context=contextvars.Context())
 
     def release(self, call_id):
         self.calls[call_id] -= 1
@@ -240,3 +244,20 @@ async def held_while(call_id, work):
 def write(work: Callable) -> asyncio.Future:
     """The outcome of `work` (recording or cancelling a call), run in this loop's next batch of writes."""
     return loop_held().writes.submit(work)
+
+
+CLOSED = "the client closed the request"
+
+
+def cancel_for_the_client(call_id, token) -> asyncio.Future:
+    """The call's cancellation for its client, who closed the request: in this loop's next batch of writes, which
+    goes on whatever becomes of the request."""
+    cancelling = write(functools.partial(ending.cancel_running, call_id, CLOSED, Actor.client(token)))
+    cancelling.add_done_callback(log_failed_cancel)
+    return cancelling
+
+
+def log_failed_cancel(cancelling: asyncio.Future):
+    # Nobody may be left to await it; the call's lease then lapses and ending.end_abandoned_calls ends it.
+    if not cancelling.cancelled() and cancelling.exception() is not None:
+        log.error("a call whose request ended could not be cancelled", exc_info=cancelling.exception())

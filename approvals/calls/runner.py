@@ -13,7 +13,6 @@ import time
 from asgiref.sync import SyncToAsync, sync_to_async
 from django.conf import settings
 
-from approvals.audit.chain import Actor
 from approvals.calls import ending, holding, lifecycle, url_elicitation
 from approvals.calls.upstream_sessions import session_pool
 from approvals.catalog.specs import upstream_spec
@@ -77,21 +76,26 @@ async def record_arrival(ctx: lifecycle.ClientContext, receive) -> tuple[Call | 
     let_go_of_the_thread()
     receiving = holding.write(receive)
     try:
-        # Shielded: once the row is written the call must be seen through, even if the client left meanwhile.
+        # Shielded: the row is written however often the request is cancelled meanwhile.
         return await asyncio.shield(receiving)
     except asyncio.CancelledError:
-        call, _ = await receiving
-        if call is not None:
-            await cancelled(call, ctx)
+        # The request ends now, without waiting for a write that a second cancellation (daphne's) could cut
+        # again: the loop cancels the call once it is recorded.
+        receiving.add_done_callback(functools.partial(cancel_once_recorded, ctx))
         raise
+
+
+def cancel_once_recorded(ctx: lifecycle.ClientContext, receiving: asyncio.Future):
+    if receiving.cancelled() or receiving.exception() is not None:
+        return
+    call, _ = receiving.result()
+    if call is not None and call.status in Call.OPEN:
+        holding.cancel_for_the_client(call.pk, ctx.token)
 
 
 async def cancelled(call: Call, ctx: lifecycle.ClientContext):
     """The client closed the stream: that is how a client cancels over HTTP."""
-    cancelling = functools.partial(
-        ending.cancel_running, call.pk, "the client closed the request", Actor.client(ctx.token)
-    )
-    await asyncio.shield(holding.write(cancelling))
+    await asyncio.shield(holding.cancel_for_the_client(call.pk, ctx.token))
 
 
 async def reread(call_id) -> Call:
@@ -207,8 +211,8 @@ async def call_upstream(call: Call, emit, log_level, on_request, url_elicitation
     started = time.monotonic()
     try:
         session = await session_pool().get(upstream_spec(tool.server))
-        result = await asyncio.wait_for(
-            session.call_tool(
+        async with asyncio.timeout(settings.UPSTREAM_CALL_TIMEOUT_SECONDS):
+            result = await session.call_tool(
                 tool.upstream_name,
                 call.final_arguments,
                 tool=tool.definition,
@@ -216,9 +220,7 @@ async def call_upstream(call: Call, emit, log_level, on_request, url_elicitation
                 on_notification=relay,
                 on_request=on_request,
                 log_level=log_level,
-            ),
-            timeout=settings.UPSTREAM_CALL_TIMEOUT_SECONDS,
-        )
+            )
     except (TimeoutError, UpstreamError) as exc:
         message = exc.message if isinstance(exc, UpstreamError) else "no answer in time"
         if isinstance(exc, UpstreamError) and (needed := url_elicitation.required(exc)):

@@ -64,6 +64,7 @@ async def watch(stop: asyncio.Event, interval: float = 30.0):
                 except UpstreamError as exc:
                     log.warning("%s: not watched: %s", spec.name, exc.message)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), timeout=interval)
+                async with asyncio.timeout(interval):
+                    await stop.wait()
     finally:
         await pool.close_all()

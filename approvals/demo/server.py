@@ -233,7 +233,8 @@ class Server:
         self.waiting[request_id] = future
         self.send(jsonrpc.request(request_id, request["method"], request["params"]))
         try:
-            response = await asyncio.wait_for(future, ELICITATION_TIMEOUT)
+            async with asyncio.timeout(ELICITATION_TIMEOUT):
+                response = await future
         except asyncio.CancelledError:
             self.withdraw(request_id, "the tool call was cancelled")
             raise

@@ -32,8 +32,8 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.utils import timezone
 
-from approvals.audit.chain import SYSTEM, Actor
-from approvals.calls import ending
+from approvals.audit.chain import SYSTEM
+from approvals.calls import ending, holding
 from approvals.calls.lifecycle import ClientContext
 from approvals.inputs import requests
 from approvals.live import events
@@ -94,9 +94,7 @@ async def continue_call(ctx: ClientContext, jsonrpc_id, params: dict, emit, tool
     try:
         return await outcome(call, ctx)
     except asyncio.CancelledError:
-        await asyncio.shield(
-            sync_to_async(ending.cancel_running)(call.pk, "the client closed the request", Actor.client(ctx.token))
-        )
+        await asyncio.shield(holding.cancel_for_the_client(call.pk, ctx.token))
         raise
 
 

@@ -251,9 +251,8 @@ async def wait_until(
                 await on_deadline()
                 return await look()
             try:
-                await asyncio.wait_for(
-                    woken.wait(), min(settings.CALL_REREAD_SECONDS, remaining) if timed else remaining
-                )
+                async with asyncio.timeout(min(settings.CALL_REREAD_SECONDS, remaining) if timed else remaining):
+                    await woken.wait()
                 looking = True
             except TimeoutError:
                 looking = reread

@@ -50,7 +50,8 @@ class Listening:
         self._task = asyncio.create_task(self._run())
         if self.filter():
             try:
-                await asyncio.wait_for(self._acknowledged.wait(), self._timeout)
+                async with asyncio.timeout(self._timeout):
+                    await self._acknowledged.wait()
             except TimeoutError:
                 log.warning("%s: subscriptions/listen was not acknowledged; listening on regardless", self.name)
 
@@ -86,7 +87,8 @@ class Listening:
         if not self.filter():
             return
         try:
-            await asyncio.wait_for(self._acknowledged.wait(), self._timeout)
+            async with asyncio.timeout(self._timeout):
+                await self._acknowledged.wait()
         except TimeoutError:
             raise UpstreamError(
                 f"{self.name}: subscriptions/listen was not acknowledged within {self._timeout:g}s", retryable=True
@@ -113,4 +115,5 @@ class Listening:
             if not stream.cancelled() and isinstance(stream.exception(), UpstreamError):
                 log.debug("%s: the listen stream ended: %s", self.name, stream.exception().message)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._changed.wait(), PAUSE_SECONDS)
+                async with asyncio.timeout(PAUSE_SECONDS):
+                    await self._changed.wait()

@@ -92,7 +92,8 @@ class HttpTransport:
         self._listener = asyncio.create_task(self._listen(settled))
         # Past the timeout the listener keeps trying on its own.
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(settled.wait(), self.spec.timeout)
+            async with asyncio.timeout(self.spec.timeout):
+                await settled.wait()
 
     async def end_session(self) -> None:
         """DELETE the legacy session; a server that does not allow it (405) or is gone is no concern here."""

@@ -103,11 +103,13 @@ class StdioTransport:
                 process.stdin.close()
                 self._signal(signal.SIGTERM)
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(process.wait(), STOP_GRACE_SECONDS)
+                    async with asyncio.timeout(STOP_GRACE_SECONDS):
+                        await process.wait()
             # Also reaches what the child started and left behind when it exited.
             self._signal(signal.SIGKILL)
             try:
-                await asyncio.wait_for(process.wait(), STOP_GRACE_SECONDS)
+                async with asyncio.timeout(STOP_GRACE_SECONDS):
+                    await process.wait()
             except TimeoutError:
                 log.warning("%s: a process outside the server's group still holds its pipes", self.spec.name)
         for task in self._tasks:
@@ -130,7 +132,8 @@ class StdioTransport:
         async with self._write_lock:
             try:
                 self._process.stdin.write(jsonrpc.encode(message) + b"\n")
-                await asyncio.wait_for(self._process.stdin.drain(), self.spec.timeout)
+                async with asyncio.timeout(self.spec.timeout):
+                    await self._process.stdin.drain()
             except TimeoutError:
                 raise UpstreamError(
                     f"{self.spec.name}: the server has not read its input for {self.spec.timeout:g}s", retryable=True
@@ -138,7 +141,8 @@ class StdioTransport:
             except (BrokenPipeError, ConnectionResetError):
                 # The child is gone; wait until the watchers have found out how, for the message.
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._failed.wait(), STOP_GRACE_SECONDS)
+                    async with asyncio.timeout(STOP_GRACE_SECONDS):
+                        await self._failed.wait()
                 raise self._dead() from None
 
     async def _wait(self, future: asyncio.Future, exchange: Exchange) -> jsonrpc.Response:
@@ -153,7 +157,8 @@ class StdioTransport:
                     f"{self.spec.name}: no answer to {exchange.method} within {self.spec.timeout:g}s", retryable=True
                 )
             try:
-                return await asyncio.wait_for(asyncio.shield(future), remaining)
+                async with asyncio.timeout(remaining):
+                    return await asyncio.shield(future)
             except TimeoutError:
                 continue
 

@@ -2,10 +2,8 @@
 
 import asyncio
 import threading
-from collections import Counter
 
 import pytest
-from asgiref.sync import SyncToAsync, ThreadSensitiveContext
 from django.db import OperationalError, connection, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.test.utils import CaptureQueriesContext
@@ -14,14 +12,15 @@ from approvals.calls import holding, lifecycle, runner
 from approvals.models import AuditEvent, Call, WebhookDelivery
 from approvals.protocol import revisions
 from approvals.webhooks import endpoints
+from tests.calls.held import as_a_request, none_but_the_shared_threads
 from tests.fixtures.people import make_user
 from tests.fixtures.waiting import eventually
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 HELD = 20
-# The loop's default executor, which runs sync_to_async(thread_sensitive=False), names its threads so.
-SHARED_THREADS = "asyncio_"
+# Far longer than a cancelled request takes to end, its call cancelled; far shorter than any timeout or lease.
+CUT_SECONDS = 5
 PARAMS = {"name": "shop_issue_refund", "arguments": {"order_id": 7, "amount": 20}}
 
 
@@ -31,12 +30,6 @@ async def nowhere(message):
 
 def context(token):
     return lifecycle.ClientContext(token, revisions.MODERN, "2026-07-28")
-
-
-async def as_a_request(work):
-    """Run `work` as Django runs a request: its synchronous parts in a thread of the request's own."""
-    async with ThreadSensitiveContext():
-        return await work
 
 
 def receiving(token, tool):
@@ -51,41 +44,6 @@ def receiving(token, tool):
         raise ValueError("no")
 
     return receive, failing
-
-
-@pytest.fixture
-def open_connections(monkeypatch):
-    """Database connections opened and not closed since, by the name of the thread keeping them, other than the
-    test's own threads."""
-    opened = Counter()
-    connect, close = BaseDatabaseWrapper.connect, BaseDatabaseWrapper.close
-
-    def here():
-        return threading.get_ident(), threading.current_thread().name
-
-    def counting_connect(self):
-        connect(self)
-        opened[here()] += 1
-
-    def counting_close(self):
-        was_open = self.connection is not None
-        close(self)
-        if was_open and self.connection is None:
-            opened[here()] -= 1
-
-    monkeypatch.setattr(BaseDatabaseWrapper, "connect", counting_connect)
-    monkeypatch.setattr(BaseDatabaseWrapper, "close", counting_close)
-    # The test's own queries: sync ones in its thread, async ones in the thread Django's async ORM runs them in.
-    tests = {threading.get_ident(), SyncToAsync.single_thread_executor.submit(threading.get_ident).result()}
-    return lambda: [name for (thread, name), count in opened.items() if thread not in tests for _ in range(count)]
-
-
-def none_but_the_shared_threads(kept: list[str]) -> bool:
-    """No connection kept but one in each of the loop's shared threads on SQLite, which has no pool to give it to;
-    none at all on a pooled database."""
-    if connection.vendor != "sqlite":
-        return not kept
-    return all(name.startswith(SHARED_THREADS) for name in kept) and len(kept) == len(set(kept))
 
 
 async def held(token, count: int) -> list[asyncio.Task]:
@@ -110,7 +68,10 @@ async def test_it_keeps_no_thread_and_no_connection_for_a_call_while_it_waits(
     assert threading.active_count() < before + HELD / 2
     for task in waiting:
         task.cancel()
-    await asyncio.gather(*waiting, return_exceptions=True)
+    _, still_running = await asyncio.wait(waiting, timeout=CUT_SECONDS)
+    assert not still_running, f"{len(still_running)} requests still running {CUT_SECONDS}s after they were cancelled"
+    statuses = [status async for status in Call.objects.values_list("status", flat=True)]
+    assert statuses == [Call.Status.CANCELLED] * HELD
 
 
 @pytest.mark.sqlite  # a pooled database hands its connections round
