@@ -118,8 +118,7 @@ def note_refused(counted: Try):
     cache = counters()
     for _, stem, limit, count in counted.counts:
         if count <= limit and not cache.get(f"{stem}:locked"):
-            with contextlib.suppress(ValueError):
-                cache.decr(f"{stem}:tries")
+            take_back(cache, f"{stem}:tries")
 
 
 def note_failure(username: str, address: str, counted: Try | None = None) -> list[str]:
@@ -135,6 +134,12 @@ def note_success(username: str, counted: Try | None = None):
         cache.delete(f"{stem}:tries")
     for kind, stem, _, _ in counted.counts if counted else ():
         if kind == "address":
-            # A window that ended meanwhile has nothing to take back.
-            with contextlib.suppress(ValueError):
-                cache.decr(f"{stem}:tries")
+            take_back(cache, f"{stem}:tries")
+
+
+def take_back(cache, key: str):
+    # A window that ended meanwhile has nothing to take back. Should it end between Django's check that the key
+    # exists and Redis's DECRBY, which recreates it at -1 and without an expiry, drop what that left.
+    with contextlib.suppress(ValueError):
+        if cache.decr(key) < 0:
+            cache.delete(key)
