@@ -7,6 +7,11 @@ class ApprovalsConfig(AppConfig):
     verbose_name = "MCP approvals"
 
     def ready(self):
+        from approvals.upstream.isolation import make_undumpable
+
+        # Every process kind sets Django up (daphne, celery, manage.py), and each holds the console's keys in
+        # its environment and memory: none may be read through /proc by a stdio server of the same user.
+        make_undumpable()
         from approvals import tasks  # noqa: F401 (registers the celery tasks that db.after_commit enqueues by name)
         from approvals.actions import announce
         from approvals.audit.chain import start_empty_log

@@ -13,6 +13,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from approvals.gateway.loopback import is_loopback_host
+from approvals.upstream.isolation import MODES as STDIO_ISOLATION_MODES
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("CONSOLE_VAR_DIR", BASE_DIR / "var"))
@@ -39,12 +40,20 @@ def redis_database(url: str) -> str:
     return chosen[0] if chosen and chosen[0].isdigit() else "0"
 
 
+def private_var_dir():
+    # Its keys, database and witness are the console's alone: a stdio server run as another user must not
+    # read them, whatever the umask made of the files inside.
+    VAR_DIR.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if VAR_DIR.stat().st_uid == os.geteuid():
+        VAR_DIR.chmod(0o700)
+
+
 def embedded_secret(name):
     # An embedded console keeps random keys on disk so that sessions, signed state and
     # the audit chain survive a restart; production sets each key explicitly.
     path = VAR_DIR / name
+    private_var_dir()
     if not path.exists():
-        VAR_DIR.mkdir(parents=True, exist_ok=True)
         path.write_text(secrets.token_urlsafe(50))
         path.chmod(0o600)
     return path.read_text().strip()
@@ -115,7 +124,7 @@ if DATABASE_URL:
     # One test database per process, so that test runs side by side keep apart.
     DATABASES["default"]["TEST"] = {"NAME": f"test_{DATABASES['default']['NAME']}_{os.getpid()}"}
 else:
-    VAR_DIR.mkdir(parents=True, exist_ok=True)
+    private_var_dir()
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
@@ -170,6 +179,20 @@ else:
     }
     CELERY_BROKER_URL = "memory://"
     CELERY_TASK_ALWAYS_EAGER = True
+# Sign-in throttling (approvals.signin.throttle) and the /mcp rate limits (approvals.gateway.auth) count in
+# caches of their own, apart from each other and from sessions: what unknown bearer tokens on /mcp create
+# cannot evict a sign-in lockout. On Redis a key prefix keeps each apart; embedded, a LocMemCache each, with
+# room for far more counters than its default 300 (past which it culls a third of what it holds).
+COUNTER_CACHES = {"signin": "signin", "rate_limits": "mcp-rate"}
+for alias, prefix in COUNTER_CACHES.items():
+    if REDIS_URL:
+        CACHES[alias] = {**CACHES["default"], "KEY_PREFIX": prefix}
+    else:
+        CACHES[alias] = {
+            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+            "LOCATION": prefix,
+            "OPTIONS": {"MAX_ENTRIES": 200_000},
+        }
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_IGNORE_RESULT = True
 # How often calls and input requests past their deadline, or whose process died, are ended.
@@ -317,4 +340,14 @@ if ALLOW_ANONYMOUS_CLIENTS and not all(is_loopback_host(host) for host in ALLOWE
     raise ImproperlyConfigured(
         "ALLOW_ANONYMOUS_CLIENTS=1 needs every ALLOWED_HOSTS entry to be a loopback name or address "
         f"(localhost, 127.0.0.1, [::1]); ALLOWED_HOSTS is {ALLOWED_HOSTS}"
+    )
+
+# Stdio upstream servers are someone else's code (approvals.upstream.isolation): auto runs each as STDIO_USER
+# when the console may switch users and in bubblewrap when it runs here; user or bubblewrap require that layer;
+# none runs them as the console's own user. Every console process is made non-dumpable whatever the mode.
+STDIO_ISOLATION = os.environ.get("STDIO_ISOLATION", "auto").strip().lower()
+STDIO_USER = os.environ.get("STDIO_USER", "").strip()
+if STDIO_ISOLATION not in STDIO_ISOLATION_MODES:
+    raise ImproperlyConfigured(
+        f"STDIO_ISOLATION must be one of {', '.join(STDIO_ISOLATION_MODES)}; it is {STDIO_ISOLATION!r}"
     )

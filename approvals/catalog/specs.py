@@ -4,6 +4,21 @@ from django.conf import settings
 
 from approvals.catalog.models import Server
 from approvals.upstream import ServerSpec
+from approvals.upstream.isolation import Isolation
+
+
+def stdio_isolation() -> Isolation:
+    """What settings ask of a stdio server's isolation, and what of the console it must never see."""
+    database = settings.DATABASES["default"]
+    private = [str(settings.VAR_DIR)]
+    if database["ENGINE"] == "django.db.backends.sqlite3":
+        private.append(str(database["NAME"]))
+    return Isolation(
+        mode=settings.STDIO_ISOLATION,
+        user=settings.STDIO_USER,
+        private=tuple(private),
+        console_dir=str(settings.BASE_DIR),
+    )
 
 
 def upstream_spec(server: Server) -> ServerSpec:
@@ -15,6 +30,7 @@ def upstream_spec(server: Server) -> ServerSpec:
         headers=dict(server.headers),
         env=dict(server.env),
         cwd=str(settings.BASE_DIR),
+        isolation=stdio_isolation() if server.transport == Server.Transport.STDIO else Isolation(),
         revision=server.revision,
         timeout=settings.UPSTREAM_TIMEOUT_SECONDS,
         list_max_pages=settings.UPSTREAM_LIST_MAX_PAGES,

@@ -5,7 +5,7 @@ import time
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.core.cache import cache
+from django.core.cache import caches
 from django.urls import reverse
 
 from approvals.calls import holding
@@ -37,6 +37,8 @@ async def identify(request) -> ClientToken:
     # shared threads. An unknown credential is counted too, under its own key, and refused below all the same.
     admission, count = await asyncio.gather(lookup, sync_to_async(count_request, thread_sensitive=False)(key))
     if admission.token is None:
+        # Counted for nothing: whatever a client makes up leaves no entry behind to crowd out real tokens' counts.
+        await sync_to_async(forget_requests, thread_sensitive=False)(key)
         raise Refused(unauthorized(request, invalid=bool(header), problem=admission.refusal))
     logs.bind(token=admission.token.name)
     limit = limits.rate_per_minute(admission.token)
@@ -94,19 +96,32 @@ def unauthorized(request, invalid: bool, problem: str = ""):
 
 def count_request(credential: str) -> int:
     """This minute's requests with this credential so far, this one included: a fixed one-minute
-    window counted in the shared cache, so that every web process agrees.
+    window counted in a cache of its own (settings.CACHES["rate_limits"]), so that every web process agrees.
 
     incr is atomic in both caches the console uses (Redis INCR, LocMemCache under its lock);
     Django's async aincr is not (a get, then a set), and lost counts when processes raced.
     """
-    key = f"mcp-rate:{credential}:{int(time.time() // 60)}"
+    cache, key = caches["rate_limits"], rate_key(credential)
     try:
-        return cache.incr(key)
+        count = cache.incr(key)
     except ValueError:
-        # The window's first request, or the cache evicted it: start it, unless another request just did.
+        # The window's first request: start it, unless another request just did.
         if cache.add(key, 1, timeout=61):
             return 1
-        return cache.incr(key)
+        count = cache.incr(key)
+    if count == 1:
+        # Django checks that a Redis key exists before INCR, which recreates one that expired in between
+        # without an expiry: a key that would stay for good.
+        cache.touch(key, timeout=61)
+    return count
+
+
+def forget_requests(credential: str):
+    caches["rate_limits"].delete(rate_key(credential))
+
+
+def rate_key(credential: str) -> str:
+    return f"{credential}:{int(time.time() // 60)}"
 
 
 def too_many_requests(limit: int):

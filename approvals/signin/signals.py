@@ -14,25 +14,24 @@ def client_address(request):
 
 def logged_in(sender, request, user, **kwargs):
     chain.record("user.login", Actor.user(user), data={"address": client_address(request)})
-    throttle.note_success(user.get_username())
+    throttle.note_success(user.get_username(), getattr(request, throttle.COUNTED, None))
 
 
 def login_failed(sender, credentials, request=None, **kwargs):
     # Only the name that was tried: never the password, not even Django's masked copy.
     username, address = str(credentials.get("username", ""))[:150], client_address(request)
     chain.record("user.login_failed", SYSTEM, data={"username": username, "address": address})
-    locked = throttle.note_failure(username, address)
+    locked = throttle.note_failure(username, address, getattr(request, throttle.COUNTED, None))
     if locked:
-        chain.record(
-            "user.login_locked",
-            SYSTEM,
-            data={
-                "username": username,
-                "address": address,
-                "locked": locked,
-                "seconds": settings.SIGNIN_LOCKOUT_SECONDS,
-            },
-        )
+        record_lockout(username, address, locked)
+
+
+def record_lockout(username: str, address: str, locked: list[str]):
+    chain.record(
+        "user.login_locked",
+        SYSTEM,
+        data={"username": username, "address": address, "locked": locked, "seconds": settings.SIGNIN_LOCKOUT_SECONDS},
+    )
 
 
 def connect():

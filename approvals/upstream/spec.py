@@ -3,6 +3,8 @@
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from .isolation import Isolation
+
 HTTP = "http"
 STDIO = "stdio"
 
@@ -16,6 +18,7 @@ class ServerSpec:
     headers: Mapping[str, str] = field(default_factory=dict)  # sent on every HTTP request
     env: Mapping[str, str] = field(default_factory=dict)  # added to the child's environment
     cwd: str | None = None
+    isolation: Isolation = field(default_factory=Isolation)  # how a stdio child is kept from the console
     revision: str = ""  # the revision negotiated last time, tried first
     timeout: float = 30.0  # bounds every single wait
     list_max_pages: int = 100

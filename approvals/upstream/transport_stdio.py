@@ -8,6 +8,7 @@ import signal
 
 from approvals.protocol import jsonrpc
 
+from . import isolation
 from .errors import UpstreamError
 from .exchange import MAX_MESSAGE_BYTES, Exchange, Serve, parse
 from .spec import ServerSpec
@@ -15,7 +16,7 @@ from .spec import ServerSpec
 log = logging.getLogger(__name__)
 
 STDERR_TAIL_BYTES = 16 * 1024
-# The child inherits only these from the console's environment: the console's own
+# An unisolated child inherits only these from the console's environment: the console's own
 # secrets (database URL, secret key, tokens) are no business of an upstream server.
 INHERITED_ENV = ("HOME", "LANG", "LC_ALL", "LC_CTYPE", "LOGNAME", "PATH", "SHELL", "TERM", "TMPDIR", "TZ", "USER")
 STOP_GRACE_SECONDS = 2.0
@@ -47,16 +48,23 @@ class StdioTransport:
     async def start(self) -> None:
         if not self.spec.command:
             raise UpstreamError(f"{self.spec.name}: no command to start")
-        env = {name: os.environ[name] for name in INHERITED_ENV if name in os.environ}
-        env.update(self.spec.env)
+        inherited = {name: os.environ[name] for name in INHERITED_ENV if name in os.environ}
+        cwd = self.spec.cwd or os.getcwd()
+        try:
+            launch = isolation.prepare(
+                list(self.spec.command), cwd, dict(self.spec.env), inherited, self.spec.isolation
+            )
+        except UpstreamError as exc:
+            raise UpstreamError(f"{self.spec.name}: {exc.message}") from None
         try:
             self._process = await asyncio.create_subprocess_exec(
-                *self.spec.command,
+                *launch.argv,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
-                env=env,
-                cwd=self.spec.cwd,
+                env=launch.env,
+                cwd=cwd,
+                **launch.options,
                 # Its own process group, so closing kills whatever the child started too.
                 start_new_session=True,
                 limit=MAX_MESSAGE_BYTES,

@@ -10,6 +10,8 @@ from approvals.audit.chain import Actor
 from approvals.catalog import surface, sync
 from approvals.catalog.forms import ServerForm
 from approvals.catalog.models import Server, Tool
+from approvals.catalog.specs import stdio_isolation
+from approvals.upstream import isolation
 from approvals.views.access import admin_required, role_required
 
 # Longer instructions start folded, so that the tools stay in view.
@@ -38,6 +40,7 @@ def server_detail(request, slug):
             "server": server,
             "tools": tools,
             "surface": surface.listed_by_kind(server),
+            "isolation": isolation.describe(stdio_isolation()) if server.transport == Server.Transport.STDIO else "",
             "fold_instructions": len(server.instructions) > FOLD_INSTRUCTIONS_AT
             or server.instructions.count("\n") > 12,
         },

@@ -52,8 +52,10 @@ class Upstream:
 
 
 @pytest.fixture
-def upstream(tmp_path, transactional_db):
+def upstream(tmp_path, transactional_db, settings):
     """A scripted server whose first listing was accepted, and a rule that allows its echo tool."""
+    # It logs the calls that reach it beside its scenario, where a sandbox would let it read only.
+    settings.STDIO_ISOLATION = "none"
     scripted = Upstream(tmp_path)
     server = servers.add_server(
         name="Scripted",

@@ -12,9 +12,10 @@ import pytest
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.parser import text_string_to_metric_families
 
+from approvals.calls.models import Call
 from approvals.catalog import servers, sync
-from approvals.models import Call, PolicyRule
 from approvals.observe import metrics
+from approvals.policy.models import PolicyRule
 from approvals.tokens.credentials import create_token
 from tests.fixtures.gateway import MODERN, modern_envelope
 from tests.fixtures.people import make_user

@@ -12,8 +12,9 @@ from django.utils import timezone
 
 from approvals.audit.models import AuditVerification
 from approvals.calls import lifecycle
-from approvals.models import PolicyRule, Tool
+from approvals.catalog.models import Tool
 from approvals.observe import metrics
+from approvals.policy.models import PolicyRule
 from approvals.protocol import revisions
 from approvals.upstream import UpstreamError
 from tests.fixtures.calls import pending_call

@@ -15,8 +15,9 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 
+from approvals.calls.models import Call
 from approvals.catalog import servers, sync
-from approvals.models import Call, PolicyRule
+from approvals.policy.models import PolicyRule
 from approvals.tokens.credentials import create_token
 from tests.fixtures.people import make_user
 from tests.fixtures.processes import daphne

@@ -1,7 +1,6 @@
 """Failed sign-ins are throttled per username and per address, and each lockout is audited once."""
 
 import pytest
-from django.core.cache import cache
 from django.urls import reverse
 
 from approvals.audit.models import AuditEvent
@@ -22,7 +21,7 @@ def small_limits(settings):
     stems = {
         stem for name in NAMES for address in (ADDRESS, ELSEWHERE) for _, stem, _ in throttle.subjects(name, address)
     }
-    cache.delete_many([f"{stem}:{part}" for stem in stems for part in ("failures", "locked")])
+    throttle.counters().delete_many([f"{stem}:{part}" for stem in stems for part in ("tries", "locked")])
 
 
 def sign_in(client, username, password, address=ADDRESS):

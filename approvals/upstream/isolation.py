@@ -1,0 +1,198 @@
+"""Keeping a stdio server, someone else's code, away from the console's environment, files and memory.
+
+Layers, the strongest the machine allows first (STDIO_ISOLATION=auto):
+- another user: the child runs as STDIO_USER, when the console may switch (root, or
+  CAP_SETUID and CAP_SETGID): the console's files and processes are another user's;
+- bubblewrap: the child runs in a sandbox with its own /proc (no console process in
+  it), a private /tmp, an environment of only what the server spec gives, and no view
+  of the console's directory or var/: only the system's directories and what its
+  command names are bound in, read-only;
+- always, the console's processes are not dumpable (make_undumpable), so that a
+  process of the same user can read neither /proc/<pid>/environ nor /proc/<pid>/mem.
+
+STDIO_ISOLATION=user or bubblewrap requires that layer and fails each start, saying
+why, where it is unavailable; none runs the child as the console's user, unsandboxed.
+"""
+
+import contextlib
+import ctypes
+import functools
+import logging
+import os
+import pwd
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+
+from . import sandbox
+from .errors import UpstreamError
+
+log = logging.getLogger(__name__)
+
+AUTO, USER, BUBBLEWRAP, NONE = "auto", "user", "bubblewrap", "none"
+MODES = (AUTO, USER, BUBBLEWRAP, NONE)
+MINIMAL_PATH = "/usr/local/bin:/usr/bin:/bin"
+# What an isolated child keeps of the console's environment: nothing that could hold a secret.
+LOCALE_ENV = ("LANG", "LC_ALL", "LC_CTYPE", "TZ")
+PROBE_SECONDS = 10
+PR_SET_DUMPABLE = 4
+CAP_SETGID, CAP_SETUID = 6, 7
+
+
+@dataclass(frozen=True)
+class Isolation:
+    """What the console asks for: a mode (MODES), STDIO_USER, and what no sandbox may show.
+
+    `private` paths are shown neither whole nor in part (var/, the database file);
+    `console_dir` is never bound whole, only the parts of it a server's command names.
+    """
+
+    mode: str = NONE
+    user: str = ""
+    private: tuple[str, ...] = ()
+    console_dir: str = ""
+
+
+@dataclass(frozen=True)
+class Layers:
+    """What a child actually runs under."""
+
+    user: str = ""  # empty: the console's own user
+    sandbox: bool = False
+
+    def describe(self) -> str:
+        if not (self.user or self.sandbox):
+            return "none: same user, console not dumpable"
+        parts = ["bubblewrap"] if self.sandbox else []
+        return ", ".join([*parts, f"user {self.user}"] if self.user else parts)
+
+
+def make_undumpable() -> bool:
+    """Close /proc/<pid>/environ, /proc/<pid>/mem and ptrace to processes of the same user; False off Linux."""
+    if not sys.platform.startswith("linux"):
+        return False
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0) failed")
+    return True
+
+
+def can_switch_users() -> bool:
+    if os.geteuid() == 0:
+        return True
+    with contextlib.suppress(OSError), open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("CapEff:"):
+                effective = int(line.split()[1], 16)
+                return all(effective >> cap & 1 for cap in (CAP_SETUID, CAP_SETGID))
+    return False
+
+
+def account(name: str) -> pwd.struct_passwd | None:
+    try:
+        return pwd.getpwnam(name)
+    except KeyError:
+        return None
+
+
+def why_no_user(name: str) -> str:
+    """Why the console cannot run children as `name`; empty when it can."""
+    if not name:
+        return "STDIO_USER is not set"
+    if account(name) is None:
+        return f"there is no user {name!r} (STDIO_USER): create it, e.g. `useradd --system {name}`"
+    if not can_switch_users():
+        return (
+            f"the console runs as uid {os.geteuid()} without CAP_SETUID and CAP_SETGID, so it cannot start "
+            f"a process as {name!r} (STDIO_USER): run it as root, or give it those capabilities"
+        )
+    return ""
+
+
+@functools.cache
+def why_no_sandbox(user: str) -> str:
+    """Why bubblewrap cannot sandbox a child run as `user` (empty: the console's own); empty when it can."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return "bubblewrap is not installed (`apt-get install bubblewrap`)"
+    argv = [bwrap, *sandbox.options(), *sandbox.system_binds(), "--", "/bin/true"]
+    try:
+        done = subprocess.run(argv, capture_output=True, timeout=PROBE_SECONDS, env={}, **as_user(user))
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bubblewrap does not run here: {exc}"
+    if done.returncode != 0:
+        said = done.stderr.decode(errors="replace").strip()[-500:]
+        return f"bubblewrap does not run here{f' as {user!r}' if user else ''} (user namespaces off?): {said}"
+    return ""
+
+
+def resolve(isolation: Isolation) -> Layers:
+    """The layers a child gets now; UpstreamError naming what is missing when a forced one is unavailable."""
+    if isolation.mode not in MODES:
+        raise UpstreamError(f"STDIO_ISOLATION is {isolation.mode!r}; it must be one of {', '.join(MODES)}")
+    if isolation.mode == NONE:
+        return Layers()
+    no_user = why_no_user(isolation.user)
+    # A forced mode, and STDIO_USER where it is set, must hold; auto takes what the machine allows.
+    if no_user and (isolation.mode == USER or (isolation.mode == BUBBLEWRAP and isolation.user)):
+        raise UpstreamError(f"STDIO_ISOLATION={isolation.mode}: {no_user}")
+    if no_user and isolation.user:
+        log.warning("stdio servers run without switching users: %s", no_user)
+    user = "" if no_user else isolation.user
+    if isolation.mode == USER:
+        return Layers(user=user)
+    no_sandbox = why_no_sandbox(user)
+    if isolation.mode == BUBBLEWRAP and no_sandbox:
+        raise UpstreamError(f"STDIO_ISOLATION=bubblewrap: {no_sandbox}")
+    return Layers(user=user, sandbox=not no_sandbox)
+
+
+def describe(isolation: Isolation) -> str:
+    """What a stdio server runs under, for the server page: its layers, or why it cannot start."""
+    try:
+        return resolve(isolation).describe()
+    except UpstreamError as exc:
+        return f"cannot start: {exc.message}"
+
+
+def as_user(name: str) -> dict:
+    """subprocess arguments that start the child as `name`, with its groups alone."""
+    if not name:
+        return {}
+    entry = pwd.getpwnam(name)
+    return {"user": entry.pw_uid, "group": entry.pw_gid, "extra_groups": []}
+
+
+def executable(name: str, cwd: str) -> str:
+    """The command's program as an absolute path, found as the console finds it, so that it can be bound."""
+    if "/" in name:
+        return os.path.normpath(os.path.join(cwd, name))
+    return shutil.which(name) or name
+
+
+@dataclass(frozen=True)
+class Launch:
+    argv: list[str]
+    env: dict[str, str]
+    options: dict  # further arguments for create_subprocess_exec
+
+
+def prepare(command: list[str], cwd: str, env: dict[str, str], inherited: dict[str, str], isolation: Isolation):
+    """How to start `command` under the isolation asked for; `inherited` is what an unisolated child keeps."""
+    layers = resolve(isolation)
+    if not (layers.user or layers.sandbox):
+        return Launch(list(command), {**inherited, **env}, {})
+    command = [executable(command[0], cwd), *command[1:]]
+    entry = account(layers.user) if layers.user else None
+    home = "/tmp" if layers.sandbox else entry.pw_dir if entry and os.path.isdir(entry.pw_dir) else "/"
+    path = MINIMAL_PATH
+    if os.path.dirname(command[0]) not in path.split(":"):
+        path = f"{os.path.dirname(command[0])}:{path}"
+    base = {name: os.environ[name] for name in LOCALE_ENV if name in os.environ} | {"PATH": path, "HOME": home}
+    if entry:
+        base |= {"USER": entry.pw_name, "LOGNAME": entry.pw_name}
+    child_env = {**base, **env}
+    if layers.sandbox:
+        command = sandbox.argv(command, cwd, child_env, isolation.private, isolation.console_dir)
+    return Launch(command, child_env, as_user(layers.user))
