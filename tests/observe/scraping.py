@@ -12,8 +12,9 @@ import pytest
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.parser import text_string_to_metric_families
 
+from approvals.actions import servers
 from approvals.calls.models import Call
-from approvals.catalog import servers, sync
+from approvals.catalog import sync
 from approvals.observe import metrics
 from approvals.policy.models import PolicyRule
 from approvals.tokens.credentials import create_token

@@ -15,8 +15,9 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 
+from approvals.actions import servers
 from approvals.calls.models import Call
-from approvals.catalog import servers, sync
+from approvals.catalog import sync
 from approvals.policy.models import PolicyRule
 from approvals.tokens.credentials import create_token
 from tests.fixtures.people import make_user

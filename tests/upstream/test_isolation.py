@@ -23,9 +23,9 @@ from django.urls import reverse
 
 from approvals.catalog.models import Server
 from approvals.catalog.specs import stdio_isolation, upstream_spec
+from approvals.demo import COMMAND as DEMO
 from approvals.upstream import SessionPool, UpstreamError
 from approvals.upstream.isolation import account, can_switch_users, why_no_sandbox
-from tests.fixtures.catalog import DEMO_COMMAND
 from tests.fixtures.servers import REPO, SERVERS
 from tests.fixtures.waiting import eventually
 
@@ -168,13 +168,12 @@ async def test_it_still_runs_real_servers_isolated(switching, settings, request,
     require_sandbox(user)
     python, env = python_for(user)
     settings.STDIO_ISOLATION, settings.STDIO_USER = "auto", user
-    demo = shlex.split(DEMO_COMMAND)
     specs = [
         dataclasses.replace(everything_stdio_spec, isolation=stdio_isolation()),
         dataclasses.replace(
             sdk_stdio_spec, command=(python, *sdk_stdio_spec.command[1:]), env=env, isolation=stdio_isolation()
         ),
-        upstream_spec(Server(name="demo", transport="stdio", command=shlex.join([python, *demo[1:]]), env=env)),
+        upstream_spec(Server(name="demo", transport="stdio", command=shlex.join([python, *DEMO[1:]]), env=env)),
     ]
     pool = SessionPool()
     try:
