@@ -179,24 +179,31 @@ class Wakeups:
         event = asyncio.Event()
         members = self.waiting.setdefault(group, set())
         members.add(event)
+        # In a task of its own, awaited shielded: a cancellation that lands inside the Redis layer's subscribe can
+        # be lost there, and the request that was cut would wait on.
+        joining = asyncio.ensure_future(self.join(group))
         try:
-            await self.layer.group_add(group, await self.channel)
+            await asyncio.shield(joining)
             yield event
         finally:
             members.discard(event)
             if not members and self.waiting.get(group) is members:
                 del self.waiting[group]
-                self.leave(group)
+                self.leave(group, joining)
             if not self.waiting:
                 self.retire()
 
-    def leave(self, group: str):
-        """Leave `group` in a task of its own: a wait cut short ends at once (its call cancelled without waiting
-        on the layer), and a burst of them does not queue behind the layer's one connection."""
+    async def join(self, group: str):
+        await self.layer.group_add(group, await self.channel)
+
+    def leave(self, group: str, joining: asyncio.Future):
+        """Leave `group`, once joined, in a task of its own: a wait cut short ends at once (its call cancelled
+        without waiting on the layer), and a burst of them does not queue behind the layer's one connection."""
 
         async def leaving():
             # Nothing waits on it: a group left joined only wakes a re-read that finds nothing.
             with contextlib.suppress(Exception):
+                await asyncio.wait({joining})
                 channel = await self.channel
                 # Another wait may have joined it again meanwhile.
                 if group not in self.waiting:
