@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django import forms
-
 from django.db.models import (
     Case,
     CharField,
@@ -236,14 +235,18 @@ def csv_rows(report: Report):
                 yield {"section": section, **row}
 
 
+PICKER = {"type": "datetime-local", "step": "1"}
+PICKER_FORMAT = "%Y-%m-%dT%H:%M:%S"
+
+
 class ReportPeriod(forms.Form):
-    """The period of a report: the last day unless said otherwise."""
+    """The period of a report, in UTC: the last day unless said otherwise."""
 
     since = forms.DateTimeField(
-        required=False, label="From", widget=forms.DateTimeInput(attrs={"type": "datetime-local"})
+        required=False, label="From (UTC)", widget=forms.DateTimeInput(PICKER, format=PICKER_FORMAT)
     )
     until = forms.DateTimeField(
-        required=False, label="Until", widget=forms.DateTimeInput(attrs={"type": "datetime-local"})
+        required=False, label="Until (UTC)", widget=forms.DateTimeInput(PICKER, format=PICKER_FORMAT)
     )
 
     def clean(self):
@@ -253,3 +256,7 @@ class ReportPeriod(forms.Form):
         if since >= until:
             raise forms.ValidationError("The period must start before it ends.")
         return {"since": since, "until": until}
+
+    def shown(self) -> "ReportPeriod":
+        """A form showing the period this one stands for, the defaults filled in."""
+        return ReportPeriod(initial=self.cleaned_data)

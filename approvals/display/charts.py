@@ -4,23 +4,31 @@ Every label is escaped text; colours come from the stylesheet by class (`.chart 
 the pages' Content-Security-Policy allows no inline style.
 """
 
+from dataclasses import dataclass
+
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
-WIDTH = 640
-LABEL_WIDTH = 210
-VALUE_WIDTH = 70
+WIDTH = 480
+LABEL_WIDTH = 170
+VALUE_WIDTH = 64
 BAR_HEIGHT = 14
 GAP = 8
 LEGEND_HEIGHT = 22
-LABEL_CHARS = 30
+LABEL_CHARS = 22
 
 
 def number(value: float) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-def bar_chart(title: str, labels: list[str], series: list[tuple[str, list[float]]], unit: str = "") -> SafeString:
+@dataclass(frozen=True)
+class Chart:
+    title: str
+    svg: SafeString
+
+
+def bar_chart(title: str, labels: list[str], series: list[tuple[str, list[float]]], unit: str = "") -> Chart:
     """Horizontal bars, one group per label and one bar per series in it, scaled to the largest value."""
     legend = len(series) > 1
     group = BAR_HEIGHT * len(series) + GAP
@@ -35,7 +43,7 @@ def bar_chart(title: str, labels: list[str], series: list[tuple[str, list[float]
                 "",
                 '<rect class="s{}" x="{}" y="4" width="12" height="12"/><text x="{}" y="14">{}</text>',
                 (
-                    (index, LABEL_WIDTH + 110 * index, LABEL_WIDTH + 110 * index + 16, name)
+                    (index, LABEL_WIDTH + 90 * index, LABEL_WIDTH + 90 * index + 16, name)
                     for index, (name, _) in enumerate(series)
                 ),
             )
@@ -77,7 +85,7 @@ def bar_chart(title: str, labels: list[str], series: list[tuple[str, list[float]
             )
     if not labels:
         parts.append(format_html('<text x="{}" y="16">Nothing in this period.</text>', LABEL_WIDTH))
-    return format_html(
+    svg = format_html(
         '<svg class="chart" role="img" aria-label="{}" viewBox="0 0 {} {}" width="100%" xmlns="http://www.w3.org/2000/svg">'
         "<title>{}</title>{}</svg>",
         title,
@@ -86,3 +94,4 @@ def bar_chart(title: str, labels: list[str], series: list[tuple[str, list[float]
         title,
         mark_safe("".join(parts)),
     )
+    return Chart(title, svg)

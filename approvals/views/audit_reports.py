@@ -13,7 +13,8 @@ def audit_report(request):
     if not period.is_valid():
         return render(request, "approvals/audit_report.html", {"form": period}, status=400)
     built = report.build(period.cleaned_data["since"], period.cleaned_data["until"])
-    return render(request, "approvals/audit_report.html", {"form": period, "report": built, "charts": charts(built)})
+    context = {"form": period.shown(), "report": built, "charts": charts(built)}
+    return render(request, "approvals/audit_report.html", context)
 
 
 def charts(built: report.Report) -> list:
