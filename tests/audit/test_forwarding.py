@@ -8,8 +8,10 @@ import threading
 import time
 
 import pytest
+from django.db import connection
 from django.test import Client
 
+from approvals import tasks
 from approvals.audit import forwarding, siem
 from approvals.audit.chain import HASHED, encode_event
 from approvals.audit.models import AuditEvent, AuditForwardCursor
@@ -17,6 +19,7 @@ from approvals.audit.public_chain import GENESIS, public_chain_value
 from approvals.audit.siem_transport import url_problem
 from tests.audit.conftest import append
 from tests.audit.receivers import Collector, Rsyslog
+from tests.fixtures.processes import start_console
 
 # How long the receiver stays down in the outage test; a real stop and start whatever it is set to.
 OUTAGE_SECONDS = float(os.environ.get("FORWARD_OUTAGE_SECONDS", 30))
@@ -151,6 +154,38 @@ def test_it_gives_up_on_a_receiver_that_never_acknowledges_within_the_timeout(fo
     assert forwarded.error and forwarded.seq == 0
     assert AuditForwardCursor.objects.get().error == forwarded.error
     listener.close()
+    held[0][0].close()
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_it_never_holds_up_an_append_while_it_waits_on_a_receiver(forward_to, settings):
+    listener = socket.create_server(("127.0.0.1", 0))
+    held = []
+    threading.Thread(target=lambda: held.append(listener.accept()), daemon=True).start()
+    forward_to(f"syslog+tcp://127.0.0.1:{listener.getsockname()[1]}")
+    settings.AUDIT_FORWARD_TIMEOUT_SECONDS = 8.0
+    append(5)
+
+    def forward_and_close():
+        try:
+            results.append(forwarding.forward())
+        finally:
+            connection.close()
+
+    results = []
+    waiting = threading.Thread(target=forward_and_close)
+    waiting.start()
+    while not held:
+        time.sleep(0.01)
+    append(50, "call.received")
+    # Appended while the forwarder still waits for an acknowledgement that never comes.
+    assert waiting.is_alive()
+    waiting.join()
+    listener.close()
+    held[0][0].close()
+    assert results[0].error and results[0].seq == 0
+    assert AuditEvent.objects.count() == 55
 
 
 @pytest.mark.django_db
@@ -188,6 +223,24 @@ def test_it_frames_syslog_by_octet_count_and_escapes_cef():
     assert "|call.denied|call.denied|5|" in text
     assert "suser=a|b\\nc " in text and 'msg={"reason":"x\\=y\\\\nz"}' in text
     assert json.loads(siem.json_text(fields))["seq"] == 5
+
+
+@pytest.mark.parametrize(
+    ("env", "said"),
+    [
+        ({"AUDIT_FORWARD_URL": "udp://siem.example:514"}, "AUDIT_FORWARD_URL cannot be used"),
+        ({"AUDIT_FORWARD_URL": "syslog+tcp://siem.example:514", "AUDIT_FORWARD_FORMAT": "leef"}, "json or cef"),
+    ],
+)
+def test_it_refuses_to_start_with_a_forwarding_setting_it_cannot_use(env, said):
+    started = start_console(**env)
+    assert started.returncode != 0
+    assert "ImproperlyConfigured" in started.stderr and said in started.stderr
+
+
+def test_it_does_nothing_on_schedule_when_no_receiver_is_set(db):
+    assert tasks.forward_audit() == "AUDIT_FORWARD_URL is not set."
+    assert not AuditForwardCursor.objects.exists()
 
 
 def test_it_refuses_forward_urls_it_cannot_use():
