@@ -14,7 +14,6 @@ from datetime import UTC, datetime
 from approvals.audit.chain import HASHED
 from approvals.protocol import identity
 
-FORMATS = ("json", "cef")
 # Facility 13 (log audit), severity 6 (informational).
 PRIORITY = 13 * 8 + 6
 # RFC 5424 bounds MSGID to 32 printable characters; the longest action fits.
