@@ -13,7 +13,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from approvals.audit.siem_transport import url_problem as forward_url_problem
-from approvals.gateway.loopback import is_loopback_host
+from approvals.loopback import is_loopback_host
 from approvals.upstream.isolation import MODES as STDIO_ISOLATION_MODES
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -77,6 +77,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "ninja",
+    "oauth2_provider",
     "approvals",
 ]
 
@@ -367,3 +368,36 @@ if STDIO_ISOLATION not in STDIO_ISOLATION_MODES:
     raise ImproperlyConfigured(
         f"STDIO_ISOLATION must be one of {', '.join(STDIO_ISOLATION_MODES)}; it is {STDIO_ISOLATION!r}"
     )
+
+# The console as an OAuth 2.1 authorization server for /mcp (docs/oauth.md); static client tokens work beside it.
+OAUTH_SERVER = env_bool("OAUTH_SERVER", True)
+# The roles whose holders may allow a client on the consent page.
+OAUTH_GRANT_ROLES = env_list("OAUTH_GRANT_ROLES", ["admin", "operator"])
+# Named here because a grant (approvals.oauth) refers to the application model by this swappable setting.
+OAUTH2_PROVIDER_APPLICATION_MODEL = "oauth2_provider.Application"
+OAUTH2_PROVIDER = {
+    "OAUTH2_VALIDATOR_CLASS": "approvals.oauth.validator.ConsoleValidator",
+    "SCOPES_BACKEND_CLASS": "approvals.oauth.scopes.ToolScopes",
+    "PKCE_REQUIRED": True,
+    "ACCESS_TOKEN_EXPIRE_SECONDS": int(os.environ.get("OAUTH_ACCESS_TOKEN_SECONDS", 3600)),
+    "AUTHORIZATION_CODE_EXPIRE_SECONDS": 60,
+    "ROTATE_REFRESH_TOKEN": True,
+    "REFRESH_TOKEN_REUSE_PROTECTION": True,
+    "REQUEST_APPROVAL_PROMPT": "force",
+    "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
+    "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],
+    "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": ["none", "client_secret_basic", "client_secret_post"],
+    "RESOURCE_SERVER_TOKEN_RESOURCE_VALIDATOR": "approvals.oauth.access.same_resource",
+    "COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_PASSWORD_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,
+    "COMPLIANT_BCP_RFC9700_ACCESS_TOKEN_TRANSPORT": True,
+    "COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS": True,
+    "COMPLIANT_BCP_RFC9700_TOKEN_STORAGE": True,
+    "DCR_ENABLED": OAUTH_SERVER,
+    "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
+    "CIMD_ENABLED": OAUTH_SERVER,
+    "CIMD_METADATA_FETCHER": "approvals.oauth.documents.ConsoleFetcher",
+    "CIMD_FETCH_TIMEOUT_SECONDS": 5,
+    "CIMD_MAX_DOCUMENT_SIZE": 5 * 1024,
+}
