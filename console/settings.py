@@ -373,6 +373,9 @@ if STDIO_ISOLATION not in STDIO_ISOLATION_MODES:
 OAUTH_SERVER = env_bool("OAUTH_SERVER", True)
 # The roles whose holders may allow a client on the consent page.
 OAUTH_GRANT_ROLES = env_list("OAUTH_GRANT_ROLES", ["admin", "operator"])
+# A client's metadata document on this machine is fetched only while the console answers loopback names alone,
+# as on a developer's machine: anywhere else a loopback fetch would reach the console's neighbours.
+OAUTH_LOOPBACK_DOCUMENTS = all(is_loopback_host(host) for host in ALLOWED_HOSTS)
 # Named here because a grant (approvals.oauth) refers to the application model by this swappable setting.
 OAUTH2_PROVIDER_APPLICATION_MODEL = "oauth2_provider.Application"
 OAUTH2_PROVIDER = {

@@ -1,7 +1,7 @@
 """Fetching Client ID Metadata Documents: django-oauth-toolkit's hardened fetcher (https, public addresses
 only, pinned to the address it checked, no redirects, size and time caps, cached by the document's
-Cache-Control), and a document on this machine itself while the console answers only loopback names, as
-a client under development serves it."""
+Cache-Control), and a document on this machine itself while the console answers only loopback names
+(OAUTH_LOOPBACK_DOCUMENTS), as a client under development serves it."""
 
 from urllib.parse import urlsplit
 
@@ -9,17 +9,13 @@ import urllib3
 from django.conf import settings
 from oauth2_provider import cimd
 
-from approvals.loopback import is_loopback_address, is_loopback_host
-
-
-def local_console() -> bool:
-    return all(is_loopback_host(host) for host in settings.ALLOWED_HOSTS)
+from approvals.loopback import is_loopback_address
 
 
 class ConsoleFetcher(cimd.SafeMetadataFetcher):
     def fetch(self, client_id):
         host = urlsplit(client_id).hostname or ""
-        if not (is_loopback_address(host) and local_console()):
+        if not (is_loopback_address(host) and settings.OAUTH_LOOPBACK_DOCUMENTS):
             return super().fetch(client_id)
         parsed = cimd._validate_client_id_url(client_id)
         timeout = urllib3.Timeout(total=settings.OAUTH2_PROVIDER["CIMD_FETCH_TIMEOUT_SECONDS"])

@@ -5,9 +5,8 @@ Audit events name the client, the person and the scopes, never a token or code.
 
 import secrets
 
-from django.db import transaction
 from django.utils import timezone
-from oauth2_provider.models import get_access_token_model, get_refresh_token_model
+from oauth2_provider.models import get_refresh_token_model
 
 from approvals.audit import chain
 from approvals.audit.chain import Actor
@@ -83,12 +82,10 @@ def usable(token_family) -> bool:
     return token is not None and not token.revoked and not token.expired()
 
 
-@transaction.atomic
 def end_grant(token: ClientToken):
-    """Revoke the refresh tokens of a client token's grant and drop its access tokens, if it has one."""
-    grant = OAuthGrant.objects.filter(token=token).first()
-    if grant is None:
-        return
-    family = get_refresh_token_model().objects.filter(token_family=grant.token_family)
-    get_access_token_model().objects.filter(refresh_token__in=family).delete()
+    """Revoke the refresh tokens of a client token's grant, if it has one. Its access tokens stay, refused
+    for the revoked client token they stand for, so that the client is told so."""
+    family = get_refresh_token_model().objects.filter(
+        token_family__in=OAuthGrant.objects.filter(token=token).values("token_family")
+    )
     family.filter(revoked__isnull=True).update(revoked=timezone.now())
