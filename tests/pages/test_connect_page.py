@@ -4,6 +4,7 @@ import shlex
 from pathlib import Path
 
 import pytest
+from django.test import override_settings
 from django.urls import reverse
 
 from approvals.display import snippets
@@ -35,6 +36,7 @@ def test_it_shows_every_signed_in_role_the_endpoint_built_from_the_request(login
     assert '<code id="endpoint">http://testserver/mcp</code>' in page
 
 
+@override_settings(OAUTH_SERVER=False)
 def test_it_shows_a_snippet_for_each_client_with_the_url_and_a_placeholder(operator_client):
     page = connect_page(operator_client)
     for client_name in ("Claude Code", "Claude Desktop", "Cursor", "VS Code"):
@@ -78,6 +80,7 @@ def test_the_secret_is_gone_from_the_page_on_the_next_visit(admin_client):
     assert secret not in page and "Bearer &lt;token&gt;" in page
 
 
+@override_settings(OAUTH_SERVER=False)
 def test_it_shows_the_errors_and_no_secret_when_the_token_cannot_be_made(admin_client):
     credentials.create_token("alice-laptop")
     response = admin_client.post(reverse("connect"), {"name": "alice-laptop", "tool_globs": "*"})
@@ -149,3 +152,28 @@ def test_it_gives_claude_code_the_permission_prompt_tool_with_the_console_and_th
             "approval-console": {"type": "http", "url": README_URL, "headers": {"Authorization": "Bearer mcpc_abc"}}
         }
     }
+
+
+def test_it_gives_clients_that_sign_in_by_oauth_the_url_alone(operator_client):
+    page = connect_page(operator_client)
+    texts = {s.key: s.text for s in snippets.snippets("http://testserver/mcp", oauth=True)}
+
+    assert "press <strong>Allow</strong>" in page
+    assert "<h2>Claude and Claude Desktop</h2>" in page
+    assert texts["claude-connector"] == "http://testserver/mcp"
+    assert texts["claude-code"] == "claude mcp add --transport http approval-console http://testserver/mcp"
+    assert json.loads(texts["cursor"]) == {"mcpServers": {"approval-console": {"url": "http://testserver/mcp"}}}
+    vscode = {"servers": {"approval-console": {"type": "http", "url": "http://testserver/mcp"}}}
+    assert json.loads(texts["vscode"]) == vscode
+    bridge = json.loads(texts["claude-desktop"])["mcpServers"]["approval-console"]
+    assert bridge == {"command": "npx", "args": ["-y", "mcp-remote", "http://testserver/mcp", "--allow-http"]}
+    # Only headless Claude Code, which cannot sign in in a browser, still needs a token.
+    assert page.count("Bearer &lt;token&gt;") == 1
+    assert "Bearer &lt;token&gt;" in texts["claude-code-permissions"].replace("<", "&lt;").replace(">", "&gt;")
+
+
+def test_it_fills_a_new_token_into_every_snippet_even_beside_oauth(admin_client):
+    response = admin_client.post(reverse("connect"), {"name": "ci-agent", "tool_globs": "*"})
+
+    secret = response.context["secret"]
+    assert response.content.decode().count(f"Bearer {secret}") == SNIPPETS
