@@ -7,10 +7,7 @@ is refused at once; its refresh token works once and not twice.
 """
 
 import asyncio
-import datetime
-import ipaddress
 import json
-import ssl
 import tempfile
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
@@ -19,10 +16,6 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 from asgiref.sync import sync_to_async
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 from mcp import Client
 from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
@@ -36,6 +29,7 @@ from approvals.tokens.models import ClientToken
 from tests.browser.conftest import CHROMIUM, LAUNCH_ARGS
 from tests.fixtures.gateway import MODERN, modern_envelope
 from tests.fixtures.people import PASSWORD, make_user
+from tests.oauth.certificates import self_signed_context
 
 pytestmark = pytest.mark.browser
 
@@ -57,31 +51,6 @@ class MemoryStorage:
 
     async def set_client_info(self, client_info):
         self.client_info = client_info
-
-
-def self_signed_context(folder: Path) -> ssl.SSLContext:
-    """A TLS context for 127.0.0.1 with a certificate made for this test alone."""
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
-    now = datetime.datetime.now(datetime.UTC)
-    certificate = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=1))
-        .not_valid_after(now + datetime.timedelta(hours=1))
-        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False)
-        .sign(key, hashes.SHA256())
-    )
-    (folder / "cert.pem").write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
-    (folder / "key.pem").write_bytes(
-        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
-    )
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    context.load_cert_chain(folder / "cert.pem", folder / "key.pem")
-    return context
 
 
 @asynccontextmanager

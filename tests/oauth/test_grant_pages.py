@@ -1,0 +1,59 @@
+"""An OAuth grant on the Tokens page: its client, who allowed it and where it returns; its owner revokes it."""
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from approvals import roles
+from approvals.audit.models import AuditEvent
+from approvals.tokens.models import ClientToken
+from tests.fixtures.people import make_user
+from tests.oauth.flow import REDIRECT, Authorization, register
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def granted(client):
+    """Olivia, an operator, allowed Test Agent; her browser, and the client's token response."""
+    client.force_login(make_user("olivia", roles.OPERATOR))
+    app = Client()
+    authorization = Authorization(register(app).json()["client_id"])
+    return client, authorization, app, authorization.grant(client, app)
+
+
+def test_it_shows_the_grant_with_its_client_person_and_redirect(granted):
+    browser, *_ = granted
+
+    page = browser.get(reverse("tokens")).content.decode()
+
+    assert "Test Agent" in page
+    assert "allowed by olivia" in page
+    assert f"back to <code>{REDIRECT}</code>" in page
+    token = ClientToken.objects.get()
+    assert reverse("token_revoke", args=[token.pk]) in page
+    assert reverse("token_rotate", args=[token.pk]) not in page
+
+
+def test_it_lets_the_person_who_allowed_a_client_revoke_it(granted):
+    browser, authorization, app, tokens = granted
+    token = ClientToken.objects.get()
+
+    response = browser.post(reverse("token_revoke", args=[token.pk]))
+
+    assert response.status_code == 302
+    token.refresh_from_db()
+    assert token.revoked
+    assert AuditEvent.objects.get(action="token.revoked").actor_name == "olivia"
+    assert authorization.refresh(app, tokens["refresh_token"]).json()["error"] == "invalid_grant"
+
+
+def test_it_lets_no_other_operator_revoke_someone_elses_grant(granted):
+    token = ClientToken.objects.get()
+    other = Client()
+    other.force_login(make_user("bob", roles.OPERATOR))
+
+    assert reverse("token_revoke", args=[token.pk]) not in other.get(reverse("tokens")).content.decode()
+    assert other.post(reverse("token_revoke", args=[token.pk])).status_code == 403
+    token.refresh_from_db()
+    assert not token.revoked
