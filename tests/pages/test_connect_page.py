@@ -138,7 +138,7 @@ def test_the_readme_shows_the_same_snippets_as_the_page():
     readme = README.read_text()
     section = readme[readme.index("## Connecting a client") :]
     section = section[: section.index("\n## ", 3)]
-    for snippet in snippets.snippets(README_URL):
+    for snippet in snippets.snippets(README_URL, oauth=True):
         assert snippet.text in section, f"README's {snippet.client} snippet differs from approvals/display/snippets.py"
 
 
