@@ -57,3 +57,27 @@ def test_it_lets_no_other_operator_revoke_someone_elses_grant(granted):
     assert other.post(reverse("token_revoke", args=[token.pk])).status_code == 403
     token.refresh_from_db()
     assert not token.revoked
+
+
+def test_it_lets_an_admin_preregister_a_client_audited_without_its_secret(client):
+    client.force_login(make_user("ada", superuser=True))
+    form = {
+        "client_id": "nightly-agent",
+        "redirect_uris": "https://agent.example/callback",
+        "post_logout_redirect_uris": "",
+        "allowed_origins": "",
+        "client_type": "confidential",
+        "authorization_grant_type": "authorization-code",
+        "client_secret": "a-secret-the-log-never-holds",
+        "hash_client_secret": "on",
+        "name": "Nightly agent",
+        "algorithm": "",
+    }
+
+    response = client.post(reverse("admin:oauth2_provider_application_add"), form)
+
+    assert response.status_code == 302, response.content.decode()[:3000]
+    event = AuditEvent.objects.get(action="admin.added")
+    assert "Nightly agent" in str(event.data)
+    assert "a-secret-the-log-never-holds" not in str(event.data)
+    assert client.get(reverse("admin:index")).content.decode().count("oauth2_provider/accesstoken") == 0
