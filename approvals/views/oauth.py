@@ -102,6 +102,7 @@ class Consent(BaseAuthorizationView):
         context = {
             "client": grants.client_name(application),
             "client_id": application.client_id,
+            "source": application.registration_source,
             "redirect_uri": credentials["redirect_uri"],
             "globs": scopes.globs_of(asked),
             "reachable": routes.reachable_tools(scopes.globs_of(asked)),

@@ -106,6 +106,7 @@ def test_it_shows_who_asks_where_it_returns_and_for_what(browser, registered):
     page = response.content.decode()
     assert response.status_code == 200
     assert "Allow Test Agent to use this console?" in page
+    assert "by itself: its name is its own claim" in page
     assert REDIRECT in page
     assert "the tools matching <code>demo_*</code>" in page
     assert "the tools matching <code>crm_lookup</code>" in page
