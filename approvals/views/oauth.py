@@ -24,6 +24,7 @@ from oauth2_provider.views.base import BaseAuthorizationView
 from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 
 from approvals.catalog import routes
+from approvals.gateway import auth
 from approvals.middleware import POLICY
 from approvals.oauth import grants, scopes
 from approvals.oauth.redirects import redirect_problem
@@ -33,6 +34,7 @@ from approvals.tokens import issuing
 # The expiries the consent page offers, in the words parse_expiry reads; blank is never.
 EXPIRY_CHOICES = [("1d", "1 day"), ("7d", "7 days"), ("30d", "30 days"), ("90d", "90 days"), ("", "never")]
 DEFAULT_EXPIRY = "30d"
+REGISTRATIONS_PER_MINUTE = 20
 
 
 def oauth_server_on(view):
@@ -166,7 +168,15 @@ metadata = oauth_server_on(server_metadata)
 
 @csrf_exempt
 def register(request):
-    """RFC 7591 registration, open to any client, refusing redirect URIs the console never sends anyone to."""
+    """RFC 7591 registration, open to any client, refusing redirect URIs the console never sends anyone to.
+
+    Each registration is a row, so an address registers at most REGISTRATIONS_PER_MINUTE clients a minute.
+    """
+    if request.method == "POST" and auth.count_request(f"oauth-register:{request.META.get('REMOTE_ADDR')}") > (
+        REGISTRATIONS_PER_MINUTE
+    ):
+        description = f"at most {REGISTRATIONS_PER_MINUTE} registrations a minute from one address"
+        return JsonResponse({"error": "slow_down", "error_description": description}, status=429)
     try:
         body = json.loads(request.body or b"{}")
     except ValueError:

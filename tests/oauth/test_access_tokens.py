@@ -27,7 +27,7 @@ def tools_list(url, access_token):
 
 
 @pytest.fixture
-def grant_for(live_console):
+def grant_for(live_console, registrations_afresh):
     """Grants a client access through the console as reached at `host`; returns the token response."""
     operator = make_user("olivia", roles.OPERATOR)
 

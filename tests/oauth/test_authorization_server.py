@@ -8,8 +8,10 @@ from django.test import Client, override_settings
 from approvals import roles
 from approvals.actions.revocation import revoke_token
 from approvals.audit.models import AuditEvent
+from approvals.gateway import auth
 from approvals.oauth.models import OAuthGrant
 from approvals.tokens.models import ClientToken
+from approvals.views.oauth import REGISTRATIONS_PER_MINUTE
 from tests.fixtures.people import make_user
 from tests.oauth.flow import REDIRECT, SERVER, Authorization, register
 
@@ -17,7 +19,7 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def app_client():
+def app_client(registrations_afresh):
     """The OAuth client's own HTTP client: no session, no cookies."""
     return Client()
 
@@ -83,6 +85,16 @@ def test_it_registers_a_public_client_dynamically(app_client):
     assert body["token_endpoint_auth_method"] == "none"
     assert body["redirect_uris"] == [REDIRECT]
     assert "client_secret" not in body
+
+
+def test_it_slows_down_an_address_that_registers_client_after_client(app_client, monkeypatch):
+    # One minute throughout: the count starts again with each minute.
+    monkeypatch.setattr(auth.time, "time", lambda: 1_800_000_000.0)
+    auth.forget_requests("oauth-register:127.0.0.1")
+
+    answers = [register(app_client).status_code for _ in range(REGISTRATIONS_PER_MINUTE + 1)]
+
+    assert answers == [201] * REGISTRATIONS_PER_MINUTE + [429]
 
 
 @pytest.mark.parametrize("uri", ["http://agent.example/callback", "https://agent.example/cb#frag", "javascript:x"])

@@ -14,7 +14,7 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def granted(client):
+def granted(client, registrations_afresh):
     """Olivia, an operator, allowed Test Agent; her browser, and the client's token response."""
     client.force_login(make_user("olivia", roles.OPERATOR))
     app = Client()
