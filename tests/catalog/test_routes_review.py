@@ -106,7 +106,9 @@ def test_it_rejects_a_resource_another_servers_template_matches_and_overlapping_
 
     resource = Resource.objects.get(server=second)
     assert resource.status == Resource.Status.REJECTED
-    assert resource.reason == "uri 'notes://a/b' is matched by the resource template 'notes://{+path}' of the server Notes"
+    assert (
+        resource.reason == "uri 'notes://a/b' is matched by the resource template 'notes://{+path}' of the server Notes"
+    )
     rows = {t.uri: t for t in ResourceTemplate.objects.filter(server=second)}
     assert rows["notes://a/{x}"].reason == (
         "uriTemplate 'notes://a/{x}' overlaps the resource template 'notes://{+path}' of the server Notes"
@@ -185,7 +187,9 @@ def test_review_tools_lists_counts_and_decides_resources_templates_and_prompts(d
 def test_changing_a_servers_command_in_django_admin_resyncs_it_and_puts_its_tools_through_review(tmp_path, client):
     def scenario(name, description):
         path = tmp_path / name
-        path.write_text(json.dumps({"pages": [[{"name": "echo", "description": description, "inputSchema": {"type": "object"}}]]}))
+        path.write_text(
+            json.dumps({"pages": [[{"name": "echo", "description": description, "inputSchema": {"type": "object"}}]]})
+        )
         return scripted_command(path)
 
     server = make_server("Scripted", transport="stdio", url="", command=scenario("a.json", "Echoes."), tool_prefix="")
