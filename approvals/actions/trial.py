@@ -88,7 +88,7 @@ def try_permission(token: ClientToken, tool_name: str, tool_input: dict) -> Outc
 
 
 def try_read(token: ClientToken, uri: str) -> Outcome:
-    """A resources/read of `uri`, routed as the gateway routes it: a listed resource, else the first template.
+    """A resources/read of `uri`, routed as the gateway routes it: a listed resource, else the template matching it.
 
     The URI is normalized first and the route looked up with the token's globs, as the gateway does, so a URI the
     token may not read has none.
