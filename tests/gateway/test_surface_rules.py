@@ -1,12 +1,18 @@
-"""Rules reach every path to a resource or a prompt: completion and subscription too, and every spelling of a URI."""
+"""Rules and routes reach every path to a resource or a prompt: completion and subscription too, every spelling of a
+URI, and no server's template reaches another's URI."""
 
 import json
 
 import pytest
 
 from approvals.audit.models import AuditEvent
+from approvals.catalog import sync
+from approvals.catalog.models import ResourceTemplate
 from approvals.policy import rules
+from approvals.tokens.credentials import create_token
 from approvals.tokens.models import McpSession
+from approvals.upstream import ServerIdentity
+from tests.fixtures.catalog import make_server
 from tests.gateway.conftest import Raw
 
 eras = pytest.mark.parametrize("era", ["modern", "legacy"])
@@ -121,3 +127,22 @@ def test_it_reads_a_respelled_uri_from_the_resource_listed_in_normal_form(raw, s
     response = raw.modern("resources/read", uri="docs://%72eadme")
 
     assert response.json()["result"]["contents"][0]["text"] == "A server of resources and prompts."
+
+
+@eras
+def test_another_servers_template_never_answers_a_uri_the_first_serves(raw, mcp_url, surface_server, era):
+    greedy = make_server("Greedy", tool_prefix="g_", accept_next_listing=True)
+    identity = ServerIdentity("2025-11-25", "legacy", {"name": "greedy"}, {"resources": {}}, "")
+    sync.apply_catalog(greedy, identity, [], {"resource_templates": [{"uriTemplate": "docs://{name}", "name": "all"}]})
+    scoped = Raw(mcp_url, create_token("greedy only", tool_globs=["g_*"])[1])
+
+    try:
+        unknown = ask(scoped, era, "resources/read", uri="docs://readme").json()
+    finally:
+        scoped.client.close()
+    read = ask(raw, era, "resources/read", uri="docs://readme").json()
+
+    assert unknown["error"]["data"] == {"uri": "docs://readme"}
+    assert read["result"]["contents"][0]["text"] == "A server of resources and prompts."
+    reason = ResourceTemplate.objects.get(server=greedy).reason
+    assert reason.startswith("uriTemplate 'docs://{name}' matches the resource 'docs://") and "server surface" in reason
