@@ -1,10 +1,12 @@
 import json
 import re
 import shlex
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 
 from approvals.display import snippets
 from approvals.tokens import credentials
@@ -149,3 +151,13 @@ def test_it_gives_claude_code_the_permission_prompt_tool_with_the_console_and_th
             "approval-console": {"type": "http", "url": README_URL, "headers": {"Authorization": "Bearer mcpc_abc"}}
         }
     }
+
+
+def test_it_makes_a_token_from_the_connect_page_expire_in_30_days_unless_told_otherwise(admin_client):
+    assert '<option value="30d" selected>in 30 days</option>' in connect_page(admin_client)
+    admin_client.post(reverse("connect"), {"name": "trying-cursor", "tool_globs": "*"})
+    admin_client.post(reverse("connect"), {"name": "lasting", "tool_globs": "*", "expires": ""})
+
+    trying = ClientToken.objects.get(name="trying-cursor")
+    assert timedelta(days=29) < trying.expires_at - timezone.now() <= timedelta(days=30)
+    assert ClientToken.objects.get(name="lasting").expires_at is None
