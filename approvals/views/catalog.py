@@ -10,7 +10,7 @@ from approvals import roles
 from approvals.catalog import review
 from approvals.catalog.models import Server, Tool
 from approvals.display.history import compare, history
-from approvals.protocol.tool_review import hidden_content
+from approvals.protocol.tool_review import Mentions, hidden_content
 from approvals.views.access import role_required
 
 # Rows a list of tools shows at once: a server may list thousands.
@@ -92,8 +92,11 @@ def flag_hidden_content(tools):
     if not tools:
         return
     held = list(Tool.objects.filter(status__in=Tool.HELD).values_list("server_id", "exposed_name"))
+    mentions = {}
     for tool in tools:
-        tool.hidden = hidden_content(tool.definition, [name for server, name in held if server != tool.server_id])
+        if tool.server_id not in mentions:
+            mentions[tool.server_id] = Mentions(name for server, name in held if server != tool.server_id)
+        tool.hidden = hidden_content(tool.definition, mentions[tool.server_id])
 
 
 @role_required

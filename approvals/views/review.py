@@ -14,6 +14,7 @@ from approvals.catalog import review
 from approvals.catalog.models import Server, Tool
 from approvals.catalog.surface import BY_LABEL
 from approvals.display.history import history
+from approvals.protocol.tool_review import Mentions
 from approvals.views.access import admin_required, role_required
 from approvals.views.catalog import PAGE_SIZE
 
@@ -66,7 +67,7 @@ def review_list(request):
     )
     groups = []
     for listed, items in groupby(pending, key=lambda item: item.server):
-        others = review.other_tool_names(listed.pk)
+        others = Mentions(review.other_tool_names(listed.pk))
         groups.append({"server": listed, "rows": [row_of(review.review_of(item, others)) for item in items]})
     declined = [
         {"item": item, "url": review_url(item), "noun": display_noun(kind_of(item))}
