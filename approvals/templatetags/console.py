@@ -27,7 +27,13 @@ HINTS = [
 
 
 # One unit per age, the largest that fits: days up to two years ("in 30 days" reads better than "in 4 weeks").
-AGE_UNITS = [(2 * 365 * 86400, "year"), (2 * 86400, "day"), (3600, "hour"), (60, "minute")]
+# (from how many seconds, a unit of how many seconds, its name)
+AGE_UNITS = [
+    (2 * 365 * 86400, 365 * 86400, "year"),
+    (2 * 86400, 86400, "day"),
+    (3600, 3600, "hour"),
+    (60, 60, "minute"),
+]
 # The pages the navigation's Admin menu leads to, by URL name: its summary is marked while one is open.
 ADMIN_MENU_SECTIONS = frozenset(
     {
@@ -70,8 +76,8 @@ def ago(when):
     span = abs(seconds)
     if span < 60:
         return "just now"
-    size, unit = next((size, unit) for size, unit in AGE_UNITS if span >= size)
-    count = int(span // size)
+    size, unit = next((size, unit) for start, size, unit in AGE_UNITS if span >= start)
+    count = round(span / size)
     words = f"{count}\xa0{unit}{pluralize(count)}"  # a no-break space, as Django's timesince
     return f"in {words}" if seconds > 0 else f"{words} ago"
 
