@@ -64,6 +64,7 @@ urlpatterns = [
     path("webhooks/new/", webhooks.webhook_add, name="webhook_add"),
     path("webhooks/<int:pk>/", webhooks.webhook_detail, name="webhook"),
     path("webhooks/<int:pk>/rotate/", webhooks.webhook_rotate, name="webhook_rotate"),
+    path("webhooks/<int:pk>/test/", webhooks.webhook_test, name="webhook_test"),
     path("webhooks/<int:pk>/delete/", webhooks.webhook_delete, name="webhook_delete"),
     path("webhooks/deliveries/<int:pk>/redeliver/", webhooks.webhook_redeliver, name="webhook_redeliver"),
     path("connect/", connect.connect, name="connect"),

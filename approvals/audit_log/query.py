@@ -92,6 +92,7 @@ ACTIONS = [
     "webhook.rotated",
     "webhook.deleted",
     "webhook.redelivered",
+    "webhook.tested",
 ]
 
 
