@@ -75,8 +75,12 @@ def pages_of(role, data):
         "catalog": reverse("catalog"),
         "servers": reverse("servers"),
         "server": reverse("server", args=[data["server"].slug]),
+        "review": reverse("review"),
         "policy": reverse("rules"),
+        "try": reverse("policy_try"),
         "tokens": reverse("tokens"),
+        "api-keys": reverse("account"),
+        "connect": reverse("connect"),
     }
     if role == "ada":
         pages |= {
