@@ -64,10 +64,10 @@ def console_data(live_console):
     admin = make_user("ada", roles.ADMIN, is_staff=True)
     token, _ = create_token("support-bot-with-a-long-name", owner=admin, expires_at=timezone.now() + timedelta(days=30))
     hook = {"url": "https://hooks.example/console", "events": ["call.pending"], "console_url": live_console}
-    create_endpoint(hook, admin)
+    webhook, _ = create_endpoint(hook, admin)
     make_user("oscar", roles.OPERATOR)
     make_user("audrey", roles.AUDITOR)
-    return {"server": server, "shadowed": shadowed, "token": token}
+    return {"server": server, "shadowed": shadowed, "token": token, "webhook": webhook}
 
 
 def pages_of(role, data):
@@ -87,6 +87,7 @@ def pages_of(role, data):
             "rule-form": reverse("rule_edit", args=[data["shadowed"].pk]),
             "new-rule": reverse("rule_add"),
             "webhooks": reverse("webhooks"),
+            "webhook": reverse("webhook", args=[data["webhook"].pk]),
             "audit": reverse("audit"),
         }
     if role == "audrey":
