@@ -81,7 +81,7 @@ def review_list(request):
         "declined": declined,
         "page": page,
         "server": server,
-        "servers": Server.objects.filter(tools__status=Tool.Status.NEEDS_REVIEW).distinct(),
+        "servers": Server.objects.filter(pk__in=review.needs_review().values("server_id")),
         "query": query,
     }
     return render(request, "approvals/review_list.html", context)
