@@ -41,7 +41,7 @@ ADMIN_MENU_SECTIONS = frozenset(
         *("rules", "rule_add", "rule_edit", "rule_delete", "policy_try"),
         *("tokens", "token_add", "token_edit", "token_rotate", "token_revoke"),
         *("webhooks", "webhook", "webhook_add", "webhook_rotate", "webhook_delete"),
-        *("audit", "audit_event", "audit_call"),
+        *("audit", "audit_event", "audit_call", "audit_report"),
     }
 )
 

@@ -91,7 +91,7 @@ def pages_of(role, data):
             "audit": reverse("audit"),
         }
     if role == "audrey":
-        pages["audit"] = reverse("audit")
+        pages |= {"audit": reverse("audit"), "audit-report": reverse("audit_report")}
     return pages
 
 
