@@ -78,10 +78,17 @@ def test_it_creates_a_token_on_the_spot_and_fills_it_into_every_snippet(admin_cl
     assert "no-store" in response["Cache-Control"]
 
 
+@override_settings(OAUTH_SERVER=False)
 def test_the_secret_is_gone_from_the_page_on_the_next_visit(admin_client):
     secret = admin_client.post(reverse("connect"), {"name": "alice-laptop"}).context["secret"]
     page = connect_page(admin_client)
     assert secret not in page and "Bearer &lt;token&gt;" in page
+
+
+def test_the_secret_is_gone_beside_oauth_too(admin_client):
+    secret = admin_client.post(reverse("connect"), {"name": "alice-laptop"}).context["secret"]
+    page = connect_page(admin_client)
+    assert secret not in page and "APPROVAL_CONSOLE_TOKEN" in page
 
 
 @override_settings(OAUTH_SERVER=False)
@@ -180,15 +187,17 @@ def test_it_gives_clients_that_sign_in_by_oauth_the_url_alone(operator_client):
     bridge = json.loads(texts["claude-desktop"])["mcpServers"]["approval-console"]
     assert bridge == {"command": "npx", "args": ["-y", "mcp-remote", "http://testserver/mcp", "--allow-http"]}
     # Only headless Claude Code, which cannot sign in in a browser, still needs a token.
-    assert page.count("Bearer &lt;token&gt;") == 1
-    assert "Bearer &lt;token&gt;" in texts["claude-code-permissions"].replace("<", "&lt;").replace(">", "&gt;")
+    assert [key for key, text in texts.items() if "Bearer" in text] == ["claude-code-permissions"]
+    assert page.count("Bearer ${APPROVAL_CONSOLE_TOKEN}") == 1
 
 
 def test_it_fills_a_new_token_into_every_snippet_even_beside_oauth(admin_client):
     response = admin_client.post(reverse("connect"), {"name": "ci-agent", "tool_globs": "*"})
 
     secret = response.context["secret"]
-    assert response.content.decode().count(f"Bearer {secret}") == SNIPPETS
+    shown = [snippet.key for snippet in response.context["snippets"]]
+    assert shown == [snippet.key for snippet in snippets.snippets("http://testserver/mcp", secret)]
+    assert f"export APPROVAL_CONSOLE_TOKEN={secret}" in response.content.decode()
 
 
 def test_it_makes_a_token_from_the_connect_page_expire_in_30_days_unless_told_otherwise(admin_client):
