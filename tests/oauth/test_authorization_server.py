@@ -283,3 +283,17 @@ def test_it_lets_only_the_roles_an_admin_chose_allow_a_client(client, registered
     assert nothing_granted()
     with override_settings(OAUTH_GRANT_ROLES=["admin", "operator", "auditor"]):
         assert client.post(registered.url(), {"decision": "allow", "expiry": "30d"}).status_code == 302
+
+
+def test_it_asks_again_for_an_expiry_it_does_not_offer(browser, registered):
+    response = browser.post(registered.url(), {"decision": "allow", "expiry": "5y"})
+
+    assert response.status_code == 200
+    assert "choose one of the expiries offered" in response.content.decode()
+    assert nothing_granted()
+
+
+def test_it_grants_a_token_that_never_expires_when_asked(browser, registered, app_client):
+    registered.grant(browser, app_client, expiry="")
+
+    assert ClientToken.objects.get().expires_at is None
