@@ -209,6 +209,7 @@ CELERY_BEAT_SCHEDULE = {
     "expire-stale-calls": {"task": "approvals.tasks.expire_stale_calls", "schedule": STALE_CALLS_INTERVAL_SECONDS},
     "expire-stale-inputs": {"task": "approvals.tasks.expire_stale_inputs", "schedule": STALE_CALLS_INTERVAL_SECONDS},
     "prune-sessions": {"task": "approvals.tasks.prune_sessions", "schedule": 3600.0},
+    "prune-oauth": {"task": "approvals.tasks.prune_oauth", "schedule": 3600.0},
     "send-due-webhooks": {"task": "approvals.tasks.send_due_webhooks", "schedule": 60.0},
     "verify-audit-chain": {
         "task": "approvals.tasks.verify_audit_chain",

@@ -9,6 +9,7 @@ from approvals.catalog import sync
 from approvals.catalog.models import Server
 from approvals.gateway import sessions
 from approvals.inputs import requests
+from approvals.oauth import grants
 from approvals.webhooks import sending
 
 
@@ -49,6 +50,11 @@ def prune_audit():
 @shared_task
 def prune_sessions():
     return sessions.prune_sessions()
+
+
+@shared_task
+def prune_oauth():
+    grants.prune_expired()
 
 
 @shared_task

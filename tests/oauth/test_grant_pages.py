@@ -1,10 +1,15 @@
-"""An OAuth grant on the Tokens page: its client, who allowed it and where it returns; its owner revokes it."""
+"""An OAuth grant on the Tokens page: its client, who allowed it and where it returns; its owner revokes it.
+Clients an admin registers; expired codes swept away."""
+
+import datetime
 
 import pytest
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
+from oauth2_provider.models import Grant
 
-from approvals import roles
+from approvals import roles, tasks
 from approvals.audit.models import AuditEvent
 from approvals.tokens.models import ClientToken
 from tests.fixtures.people import make_user
@@ -81,3 +86,14 @@ def test_it_lets_an_admin_preregister_a_client_audited_without_its_secret(client
     assert "Nightly agent" in str(event.data)
     assert "a-secret-the-log-never-holds" not in str(event.data)
     assert client.get(reverse("admin:index")).content.decode().count("oauth2_provider/accesstoken") == 0
+
+
+def test_it_sweeps_away_codes_past_their_minute(client, registrations_afresh):
+    client.force_login(make_user("olivia", roles.OPERATOR))
+    authorization = Authorization(register(Client()).json()["client_id"])
+    authorization.allow(client)
+    Grant.objects.update(expires=timezone.now() - datetime.timedelta(seconds=1))
+
+    tasks.prune_oauth()
+
+    assert not Grant.objects.exists()
