@@ -144,6 +144,7 @@ class Consent(BaseAuthorizationView):
         return render(self.request, "approvals/oauth_error.html", context, status=response["error"].status_code)
 
     def error_response_parts(self, error):
+        # OAuthLibMixin's (redirect?, parts); BaseAuthorizationView's own renders through a template mixin this lacks.
         return super(BaseAuthorizationView, self).error_response(error)
 
 
