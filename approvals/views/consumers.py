@@ -19,7 +19,7 @@ from approvals.calls.models import Call
 from approvals.catalog import review
 from approvals.catalog.models import Server
 from approvals.db.consumer_db import KeepsItsConnection, db_sync_to_async
-from approvals.display import rows
+from approvals.display import rows, timeline
 from approvals.display.queue import QueueFilter, arriving_group, group_key, pending_counts
 from approvals.live import access, events
 from approvals.views.input_events import InputEvents
@@ -34,8 +34,8 @@ QUEUE, RECENT, CALL = "queue", "recent", "call"
 ACCESS_ENDED = 4403
 # A call leaves the queue only on these; a forwarded or finished call had left it already.
 COUNT_CHANGES = {"call.pending", "call.decided", "call.expired", "call.cancelled"}
-# On the queue a decided or ended call keeps its row and only its actions change. They need the
-# call's own row alone: reading it with its tool, server and client would compete with forwarding
+# On the queue a decided or ended call leaves at once, and the page is told how it ended. That needs
+# the call's own row alone: reading it with its tool, server and client would compete with forwarding
 # that very call when it runs in the same process.
 ACTIONS_CHANGES = {"call.decided", "call.finished", "call.expired", "call.cancelled"}
 
@@ -162,8 +162,8 @@ class OperatorConsumer(KeepsItsConnection, InputEvents, AsyncJsonWebsocketConsum
         if grouped:
             payload["group"] = group_key(call.token_id, call.tool_name)
             payload["group_count"] = groups[payload["group"]]
-        if self.view == QUEUE and event in ACTIONS_CHANGES:
-            payload["actions"] = rows.render_fragment(rows.QUEUE_ACTIONS, self.request, call=call)
+        if self.view == QUEUE and event in ACTIONS_CHANGES and call.status != Call.Status.PENDING:
+            payload["tool"], payload["outcome"] = call.tool_name, timeline.outcome_text(call)
         elif self.view == QUEUE and event == "call.pending":
             # The fragment is the call's group holding the call alone. The page places the call by its group:
             # in the group's rows when their end is on the page, as a new group on the last page, and

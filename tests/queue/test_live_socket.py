@@ -225,8 +225,8 @@ async def test_it_pushes_who_decided(person, make_call, refund_tool):
     await sync_to_async(deciding.decide)(call.pk, ann, True)
     message = await socket.receive_json_from(timeout=5)
     assert message["event"] == "call.decided" and message["status"] == "approved" and message["pending_count"] == 0
-    assert "Approved by ann" in message["actions"] and "Approve</button>" not in message["actions"]
-    assert "data-call-actions" in message["actions"] and "html" not in message
+    # The queue drops the call's row and says how it ended; nothing it is sent offers a button.
+    assert message["outcome"] == "Approved by ann" and message["tool"] == call.tool_name and "html" not in message
     await socket.disconnect()
 
 
@@ -239,7 +239,7 @@ async def test_it_pushes_how_a_decided_call_ended(person, make_call, refund_tool
     await sync_to_async(ending.record_result)(decision.row, "completed", {"content": []}, "")
     message = await socket.receive_json_from(timeout=5)
     assert message["event"] == "call.finished" and message["status"] == "completed" and "pending_count" not in message
-    assert "Approved by ann · completed" in message["actions"]
+    assert message["outcome"] == "Approved by ann · completed"
     await socket.disconnect()
 
 

@@ -199,5 +199,6 @@ def test_it_tells_a_late_click_the_decision_even_once_the_call_ran(person, refun
 def test_it_points_a_row_at_its_own_call_s_decision_edit_and_details_urls(person, refund_call):
     _, client = person("pat", roles.OPERATOR)
     page = client.get(reverse("queue")).content.decode()
-    for name, times in (("call_decide", 2), ("call_edit", 1), ("call", 1)):
+    # The call's page: from the row's line and from its detail.
+    for name, times in (("call_decide", 2), ("call_edit", 1), ("call_claim", 1), ("call", 2)):
         assert page.count(f'"{reverse(name, args=[refund_call.pk])}"') == times
