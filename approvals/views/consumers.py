@@ -116,6 +116,10 @@ class OperatorConsumer(KeepsItsConnection, InputEvents, AsyncJsonWebsocketConsum
         finally:
             self.pushing = None
 
+    async def call_progress(self, event):
+        if self.view == CALL and event["call_id"] == self.call_id:
+            await self.send_json({"event": "call.progress", **{k: v for k, v in event.items() if k != "type"}})
+
     async def catalog_event(self, event):
         # Every page shows how many tools need review; the review list reads itself again on this.
         count = await db_sync_to_async(review.review_count)()

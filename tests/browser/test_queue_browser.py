@@ -377,3 +377,125 @@ def test_it_places_a_live_call_by_its_group_without_breaking_an_earlier_page(con
     expect(row_of(earlier, "shady_export")).to_have_count(2)
     expect(earlier.locator("[data-group] [data-group-count]")).to_have_text("4")
     expect(last.locator("[data-group] [data-group-count]").first).to_have_text("4")
+
+
+def hold_lookups(count):
+    """`count` pending calls to the demo's lookup, made in-process by two clients (each has a cap of pending calls)."""
+    tool = Tool.objects.get(exposed_name=LOOKUP)
+    contexts = [
+        ClientContext(credentials.create_token(name)[0], revisions.MODERN, "2026-07-28")
+        for name in ("busy agent", "other agent")
+    ]
+    return [
+        lifecycle.receive_call(contexts[n % 2], tool, {"customer_id": f"C{n:03d}"}, n, None)[0]
+        for n in range(1, count + 1)
+    ]
+
+
+OVERFLOWING = """() => [...document.querySelectorAll("body *")]
+    .filter((el) => el.getClientRects().length && el.getBoundingClientRect().right > window.innerWidth + 1)
+    .map((el) => el.tagName + "." + el.className)"""
+VISIBLE_ROWS = """() => [...document.querySelectorAll("[data-queue] [data-call-row]")].filter((row) => {
+    const box = row.getBoundingClientRect();
+    return box.height > 0 && box.top >= 0 && box.bottom <= window.innerHeight;
+}).length"""
+
+
+def test_it_shows_a_busy_queue_compactly_and_nothing_runs_off_the_side(console, open_browser, tmp_path, settings):
+    held = hold_lookups(30)
+    shown = min(30, settings.QUEUE_PAGE_SIZE)
+    assert len(held) == 30 and all(call.status == "pending" for call in held)
+    shots = tmp_path / "screenshots"
+    browser = open_browser()
+    ann = queue_page(browser, console, "ann")
+    for width, height in ((1440, 900), (1280, 800)):
+        ann.set_viewport_size({"width": width, "height": height})
+        ann.goto(console["url"] + "/queue/")
+        expect(row_of(ann)).to_have_count(shown)
+        pick(ann, "C002")
+        ann.evaluate("window.scrollTo(0, 0)")
+        if width == 1440:
+            assert ann.evaluate(VISIBLE_ROWS) >= 12
+        assert ann.evaluate(OVERFLOWING) == []
+        ann.screenshot(path=shots / f"queue-{width}x{height}.png")
+        ann.goto(f"{console['url']}/calls/{held[1].pk}/")
+        assert ann.evaluate(OVERFLOWING) == []
+        ann.screenshot(path=shots / f"call-{width}x{height}.png", full_page=True)
+    assert len(list(shots.iterdir())) == 4
+
+
+def test_it_says_when_it_is_reconnecting_and_catches_up_once_back(console, open_browser):
+    browser = open_browser()
+    ann, bob = queue_page(browser, console, "ann"), queue_page(browser, console, "bob")
+    body = ann.locator("body")
+
+    ann.context.set_offline(True)
+    expect(body).to_have_attribute("data-live", "reconnecting", timeout=3_000)
+    expect(ann.locator("[data-live-status]")).to_contain_text("reconnecting")
+    client = ClientCall(console["mcp"], console["secret"], LOOKUP, {"customer_id": "C005"})
+    expect(row_of(bob)).to_be_visible()
+    expect(row_of(ann)).to_have_count(0)
+
+    ann.context.set_offline(False)
+    expect(body).to_have_attribute("data-live", "connected")
+    expect(ann.locator("[data-live-status]")).to_have_text("Live")
+    expect(row_of(ann)).to_contain_text("C005")
+    pick(ann, "C005").get_by_role("button", name="Approve", exact=True).click()
+    assert "Customer C005" in client.text()
+
+
+def test_it_decides_on_one_key_a_call_a_trusted_server_marks_read_only(console, open_browser):
+    Server.objects.filter(name="Demo").update(trusted=True)
+    browser = open_browser()
+    ann = queue_page(browser, console, "ann")
+    client = ClientCall(console["mcp"], console["secret"], LOOKUP, {"customer_id": "C006"})
+    expect(row_of(ann)).to_have_attribute("data-read-only", "true")
+
+    ann.keyboard.press("j")
+    ann.keyboard.press("a")
+    expect(row_of(ann)).to_have_count(0)
+    assert "Customer C006" in client.text()
+
+
+def test_it_shows_who_took_a_call_live_and_an_admin_releases_it(console, open_browser, person):
+    _, admin = person("ada", roles.ADMIN)
+    console["sessions"]["ada"] = admin.cookies["sessionid"].value
+    browser = open_browser()
+    ann, bob, ada = (queue_page(browser, console, name) for name in ("ann", "bob", "ada"))
+    client = ClientCall(console["mcp"], console["secret"], LOOKUP, {"customer_id": "C008"})
+
+    pick(ann).get_by_role("button", name="Take it").click()
+    for page in (bob, ada):
+        expect(row_of(page).locator("[data-claimed-by]")).to_have_text("ann")
+    expect(pick(bob).locator("[data-claim]")).to_have_text("ann")
+    expect(pick(bob).get_by_role("button", name="Release")).to_have_count(0)
+    pick(ada).get_by_role("button", name="Release").click()
+    for page in (ann, bob):
+        expect(row_of(page).locator("[data-claimed-by]")).to_have_count(0)
+
+    pick(bob).get_by_role("button", name="Approve", exact=True).click()
+    assert "Customer C008" in client.text()
+
+
+def test_it_makes_a_rule_from_a_pending_call_that_allows_the_same_call(console, open_browser, person):
+    _, admin = person("ada", roles.ADMIN)
+    console["sessions"]["ada"] = admin.cookies["sessionid"].value
+    browser = open_browser()
+    ada = queue_page(browser, console, "ada")
+    client = ClientCall(console["mcp"], console["secret"], LOOKUP, {"customer_id": "C010"})
+
+    pick(ada).get_by_role("link", name="Always allow calls like this").click()
+    expect(ada.get_by_label("Tools")).to_have_value(LOOKUP)
+    expect(ada.locator('select[name="client"]')).to_have_value("browser agent")
+    expect(ada.locator('select[name="server"]')).to_have_value("Demo")
+    expect(ada.locator("input.value")).to_have_value("C010")
+    ada.get_by_role("button", name="Add rule").click()
+    expect(ada.locator(".message.success")).to_contain_text("allow demo_lookup_customer from browser agent")
+
+    ada.goto(console["url"] + "/queue/")
+    pick(ada).get_by_role("link", name="Try it against the policy").click()
+    expect(ada.locator("[data-decision]")).to_have_text("allow, by allow demo_lookup_customer from browser agent")
+
+    ada.goto(console["url"] + "/queue/")
+    pick(ada).get_by_role("button", name="Approve", exact=True).click()
+    assert "Customer C010" in client.text()
