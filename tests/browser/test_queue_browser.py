@@ -499,3 +499,18 @@ def test_it_makes_a_rule_from_a_pending_call_that_allows_the_same_call(console, 
     ada.goto(console["url"] + "/queue/")
     pick(ada).get_by_role("button", name="Approve", exact=True).click()
     assert "Customer C010" in client.text()
+
+
+def test_it_shows_a_running_call_s_upstream_progress_on_its_page(console, open_browser):
+    browser = open_browser()
+    ann = queue_page(browser, console, "ann")
+    client = ClientCall(console["mcp"], console["secret"], "demo_export_report", {"report": "orders", "seconds": 6})
+    pick(ann, "demo_export_report").get_by_role("button", name="Approve", exact=True).click()
+    expect(left_queue(ann)).to_contain_text("Approved")
+
+    ann.goto(console["url"] + "/calls/")
+    ann.locator("[data-recent] a", has_text=":").first.click()
+    expect(ann.locator("[data-progress]")).to_be_visible()
+    expect(ann.locator("[data-progress-text]")).to_contain_text("Exported")
+    assert not client.answer().is_error
+    expect(ann.locator("[data-outcome]")).to_contain_text("completed")

@@ -304,3 +304,22 @@ async def test_it_counts_the_tools_that_need_review_on_every_page(person, refund
     message = await socket.receive_json_from(timeout=5)
     assert message == {"event": "catalog.review", "server_id": refund_tool.server_id, "review_count": 1}
     await socket.disconnect()
+
+
+async def test_it_shows_a_call_page_its_upstream_progress_and_no_other_page(person, make_call, refund_tool):
+    cookie = await signed_in(person, "aud", roles.AUDITOR)
+    call = await sync_to_async(make_call)(refund_tool, {"order_id": 1012, "amount": 40})
+    page, _ = await open_socket(cookie, query=f"view=call&id={call.pk}")
+    queue, _ = await open_socket(cookie, query="view=queue")
+
+    await events.call_progress(call.pk + 1, {"progress": 1})
+    await events.call_progress(call.pk, {"progress": 2, "total": 4, "message": "x" * 1000, "extra": "<b>"})
+
+    message = await page.receive_json_from(timeout=5)
+    assert message == {"event": "call.progress", "call_id": call.pk, "progress": 2, "total": 4, "message": "x" * 300}
+    await events.call_progress(call.pk, {"progress": "much", "total": True})
+    message = await page.receive_json_from(timeout=5)
+    assert (message["progress"], message["total"], message["message"]) == (None, None, "")
+    assert await queue.receive_nothing(timeout=0.3)
+    await page.disconnect()
+    await queue.disconnect()
