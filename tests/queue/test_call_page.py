@@ -165,4 +165,4 @@ def test_it_tells_what_the_server_asked_during_the_call_and_what_the_operator_se
     positions = [page.index(f"<strong>{name}</strong>") for name in steps]
     assert positions == sorted(positions)
     assert "Shop: Confirm the refund&#x27;s amount" in page and "by pat" in page
-    assert 'data-progress hidden' in page
+    assert "data-progress hidden" in page
