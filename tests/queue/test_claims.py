@@ -109,3 +109,15 @@ def test_it_never_escalates_a_call_whose_rule_names_no_time(make_call, refund_to
 def test_it_refuses_an_escalation_time_out_of_bounds(db):
     with pytest.raises(rules.RuleError, match="the escalation must be a whole number of seconds"):
         escalating_rule(0)
+
+
+def test_it_flags_an_escalated_call_in_the_queue(person, make_call, refund_tool):
+    escalating_rule(600)
+    _, client = person("ann", roles.OPERATOR)
+    call = make_call(refund_tool, {"order_id": 1012, "amount": 40})
+
+    claims.escalate_due_calls()
+
+    call.refresh_from_db()
+    page = client.get(reverse("queue")).content.decode()
+    assert call.escalated_at is not None and "data-escalated>escalated<" in page and "data-escalation" in page
