@@ -1,7 +1,7 @@
 """The queue page: pending calls grouped by client and tool, paged, filtered, sorted.
 
 Groups stand in the order of their oldest call, and calls within a group oldest
-first; sorted by time left, in the order of their first deadline, and calls by theirs. A page holds QUEUE_PAGE_SIZE
+first; sorted by time left, groups by their first deadline and calls by theirs. A page holds QUEUE_PAGE_SIZE
 calls; a group may run over from one page to the next. One aggregate reads every
 group's count, then one query per group on the page reads its calls: a queue of
 thousands costs a page of rows, not thousands.
@@ -62,7 +62,7 @@ def whole_number(text) -> int | None:
 
 # The orders the queue offers: by arrival (the default, "") or by time left.
 BY_TIME_LEFT = "expiry"
-SORTS = {"": "arrival", BY_TIME_LEFT: "time left"}
+SORTS = {"", BY_TIME_LEFT}
 
 
 @dataclass(frozen=True)
@@ -150,8 +150,8 @@ class Group:
     def whole(self) -> bool:
         return self.first == 0 and self.ends_here
 
-    def only_these(self, sort="") -> str:
-        return QueueFilter(self.token_id, self.tool_name, sort=sort).query_string()
+    def only_these(self) -> str:
+        return QueueFilter(self.token_id, self.tool_name).query_string()
 
 
 @dataclass
