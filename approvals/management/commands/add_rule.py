@@ -61,7 +61,7 @@ class Command(BaseCommand):
             "--escalate-before",
             type=int,
             metavar="SECONDS",
-            help="flag a call the rule asks about this long before it expires, and send call.escalated (default: never)",
+            help="flag a call the rule asks about this long before it expires and send call.escalated (default: never)",
         )
         parser.add_argument(
             "--separation-of-duties",
