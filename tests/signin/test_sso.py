@@ -121,7 +121,6 @@ async def test_it_closes_the_open_page_s_socket_of_someone_moved_to_no_group(idp
     idp.accounts["u-5"] = {"groups": ["mcp-operators"]}
     browser = Client()
 
-
     def sign_in(subject, browser):
         start = browser.get("/login/sso/")
         return browser.get(f"/login/sso/callback/?{idp.authorize(start['Location'], subject)}")
