@@ -341,7 +341,6 @@ OIDC_RP_SCOPES = os.environ.get("OIDC_SCOPES", "openid email profile")
 OIDC_USE_PKCE = True
 OIDC_TIMEOUT = 10
 OIDC_AUTHENTICATION_CALLBACK_URL = "sso_callback"
-LOGIN_REDIRECT_URL_FAILURE = "login"
 
 # The MCP endpoint for clients.
 MCP_MAX_BODY_BYTES = int(os.environ.get("MCP_MAX_BODY_BYTES", 1024 * 1024))

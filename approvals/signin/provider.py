@@ -20,7 +20,8 @@ _known: dict[str, tuple[float, dict]] = {}
 
 
 class ProviderError(Exception):
-    """The provider's discovery document could not be had, or does not describe OIDC_ISSUER."""
+    """The provider could not be asked, or answered what the console cannot accept (a discovery document of
+    another issuer, a userinfo answer about someone else)."""
 
 
 def metadata() -> dict:

@@ -54,6 +54,8 @@ def check_settings():
     role_map()
     if settings.OIDC_ISSUER and not settings.OIDC_CLIENT_ID:
         raise ImproperlyConfigured("OIDC_ISSUER is set without OIDC_CLIENT_ID")
+    if settings.OIDC_ISSUER and not settings.OIDC_ROLE_MAP:
+        raise ImproperlyConfigured("OIDC_ISSUER is set without OIDC_ROLE_MAP, so SSO would give nobody a role")
     if not settings.LOCAL_LOGIN and not settings.OIDC_ISSUER:
         raise ImproperlyConfigured("LOCAL_LOGIN=off leaves only SSO, which needs OIDC_ISSUER")
 
@@ -107,7 +109,8 @@ class SsoBackend(OIDCAuthenticationBackend):
             return payload
         info = super().get_userinfo(access_token, id_token, payload)
         if not isinstance(info, dict) or info.get("sub") != payload["sub"]:
-            raise SuspiciousOperation("the identity provider's userinfo names another subject than its ID token")
+            # Not SuspiciousOperation, which the library turns into a silent refusal here: the callback says why.
+            raise provider.ProviderError("the identity provider's userinfo names another subject than its ID token")
         return {**info, **payload}
 
     def get_or_create_user(self, access_token, id_token, payload):

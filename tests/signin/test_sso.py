@@ -209,14 +209,16 @@ def test_it_refuses_unsigned_and_hmac_tokens_and_headers_without_a_key_id(idp):
 
 
 @pytest.mark.parametrize(
-    "misbehaving",
+    ("misbehaving", "reason"),
     [
-        {"id_token_extra": {"aud": "another-client"}},
-        {"userinfo_extra": {"sub": "someone-else"}},
-        {"discovery": {"issuer": "https://impostor.example"}},
+        ({"id_token_extra": {"aud": "another-client"}}, "Audience doesn't match"),
+        ({"userinfo_extra": {"sub": "someone-else"}}, "another subject"),
+        ({"discovery": {"issuer": "https://impostor.example"}}, "describes the issuer 'https://impostor.example'"),
     ],
 )
-def test_it_refuses_a_provider_s_bad_answer_with_a_message_and_an_audit_record(client, idp, sso_sign_in, misbehaving):
+def test_it_refuses_a_provider_s_bad_answer_with_a_message_and_an_audit_record(
+    client, idp, sso_sign_in, misbehaving, reason
+):
     idp.accounts["u-10"] = {"preferred_username": "eve", "groups": ["mcp-admins"]}
     start = client.get("/login/sso/")
     for name, value in misbehaving.items():
@@ -228,7 +230,8 @@ def test_it_refuses_a_provider_s_bad_answer_with_a_message_and_an_audit_record(c
     assert answer.status_code == 302 and answer["Location"] == "/login/"
     assert "Signing in with SSO did not succeed" in page_text(client.get("/login/"))
     assert not User.objects.filter(username="eve").exists()
-    assert AuditEvent.objects.get(action="user.login_failed").data["method"] == "sso"
+    failure = AuditEvent.objects.get(action="user.login_failed").data
+    assert failure["method"] == "sso" and reason in failure["reason"]
 
 
 def test_it_refuses_a_callback_no_sign_in_started_or_the_provider_refused(client, idp):
@@ -324,3 +327,8 @@ def test_it_refuses_to_start_on_settings_that_sign_nobody_in(settings):
     settings.OIDC_ISSUER, settings.OIDC_CLIENT_ID = ISSUER, ""
     with pytest.raises(ImproperlyConfigured, match="without OIDC_CLIENT_ID"):
         sso.check_settings()
+    settings.OIDC_CLIENT_ID = CLIENT_ID
+    with pytest.raises(ImproperlyConfigured, match="without OIDC_ROLE_MAP"):
+        sso.check_settings()
+    settings.OIDC_ROLE_MAP = {"mcp-operators": "operator"}
+    sso.check_settings()
