@@ -8,7 +8,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("approvals", "0001_initial"),
+        ("approvals", "0002_audit_forwarding"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
