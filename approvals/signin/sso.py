@@ -31,6 +31,8 @@ from approvals.signin.signals import IDENTITY, client_address
 log = logging.getLogger(__name__)
 
 ALGORITHMS = ["RS256", "ES256"]
+# OpenID Connect Core caps a subject identifier at 255 ASCII characters.
+MAX_SUBJECT = 255
 # Seconds of clock difference with the provider that an ID token's times may show.
 LEEWAY_SECONDS = 60
 # Where a refusal's reason waits on the request, for the callback to show.
@@ -114,6 +116,8 @@ class SsoBackend(OIDCAuthenticationBackend):
         return {**info, **payload}
 
     def get_or_create_user(self, access_token, id_token, payload):
+        if not isinstance(payload["sub"], str) or not 0 < len(payload["sub"]) <= MAX_SUBJECT:
+            raise provider.ProviderError(f"the identity provider's subject is not a string of 1 to {MAX_SUBJECT}")
         found = self.get_userinfo(access_token, id_token, payload)
         user, refusal = sign_in(self.issuer, found, client_address(self.request))
         if refusal:
@@ -127,7 +131,7 @@ class SsoBackend(OIDCAuthenticationBackend):
 def sign_in(issuer: str, found: dict, address: str):
     """The user these verified claims sign in, made on their first sign-in, with the roles their groups give now;
     or (None, why they are refused). A refusal keeps what it changed: the roles taken and the sessions ended."""
-    subject = str(found["sub"])
+    subject = found["sub"]
     who = {"issuer": issuer, "subject": subject}
     roles = claims.roles_for(claims.claimed_groups(found, settings.OIDC_ROLES_CLAIM), role_map())
     identity = SsoIdentity.objects.select_related("user").filter(**who).first()

@@ -214,6 +214,7 @@ def test_it_refuses_unsigned_and_hmac_tokens_and_headers_without_a_key_id(idp):
         ({"id_token_extra": {"aud": "another-client"}}, "Audience doesn't match"),
         ({"userinfo_extra": {"sub": "someone-else"}}, "another subject"),
         ({"discovery": {"issuer": "https://impostor.example"}}, "describes the issuer 'https://impostor.example'"),
+        ({"id_token_extra": {"sub": "x" * 256}}, "not a string of 1 to 255"),
     ],
 )
 def test_it_refuses_a_provider_s_bad_answer_with_a_message_and_an_audit_record(
