@@ -290,7 +290,7 @@ class UriItem(SurfaceItem):
 
 
 class Resource(UriItem):
-    """One resource of one server; its URI, kept as the server gives it, routes resources/read."""
+    """One resource of one server; its URI in normal form (its definition keeps the server's) routes resources/read."""
 
 
 class ResourceTemplate(UriItem):

@@ -154,13 +154,13 @@ def condition_result(condition: dict, arguments: dict) -> tuple[bool, str]:
 
 
 def compare(op: str, value: Any, expected: Any) -> bool:
-    if op == "eq":
-        return value == expected
-    if op == "ne":
-        return value != expected
+    if op in ("eq", "ne"):
+        same_kind(value, [expected])
+        return (value == expected) == (op == "eq")
     if op in ("in", "not_in"):
         if not isinstance(expected, list):
             raise Unevaluable(f"'{op}' needs a list, not {shown(expected)}")
+        same_kind(value, expected)
         return (value in expected) == (op == "in")
     if op == "contains":
         if isinstance(value, str) and isinstance(expected, str) or isinstance(value, list):
@@ -173,6 +173,31 @@ def compare(op: str, value: Any, expected: Any) -> bool:
     if not comparable(value, expected):
         raise Unevaluable(f"{shown(value)} cannot be ordered against {shown(expected)}")
     return {"lt": value < expected, "lte": value <= expected, "gt": value > expected, "gte": value >= expected}[op]
+
+
+def json_kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return "null"
+
+
+def same_kind(value: Any, expected: list) -> None:
+    """Unevaluable unless `value` is of the kind of some value it is compared with (null, compared for, matches any).
+
+    A list where a string is compared is not "unequal" to it: whether it holds the string is unknown, and an
+    allowance or a restriction that answered either way would be guessing.
+    """
+    kinds = {json_kind(e) for e in expected if e is not None}
+    if kinds and value is not None and json_kind(value) not in kinds:
+        raise Unevaluable(f"{shown(value)} is {json_kind(value)}, compared with {' or '.join(sorted(kinds))}")
 
 
 def comparable(value: Any, expected: Any) -> bool:

@@ -222,3 +222,44 @@ def test_it_denies_a_prompt_by_name_and_by_its_arguments():
     assert evaluate([review, perl], prompt("surface_explain", {"language": "perl"})).action == ASK
     assert evaluate([review, perl], prompt("surface_explain", {"language": "rust"})).action == ALLOW
     assert evaluate([review], read("surface_review_code")).trials[0].misses == ("the rule applies to prompt gets",)
+
+
+# Each operator that compares a value, with a value of the wrong type: a list where a string is compared
+# (for contains, which looks for a string in a list too, a number).
+WRONG_TYPES = [
+    ("eq", "x", ["x"]),
+    ("ne", "x", ["x"]),
+    ("in", ["x", "y"], ["x"]),
+    ("not_in", ["x", "y"], ["z"]),
+    ("lt", "m", ["x"]),
+    ("lte", "m", ["x"]),
+    ("gt", "m", ["x"]),
+    ("gte", "m", ["x"]),
+    ("contains", "x", 42),
+    ("glob", "x*", ["x"]),
+    ("eq", 5, "5"),
+    ("in", [1, 2], True),
+    ("ne", {"a": 1}, [1]),
+]
+
+
+@pytest.mark.parametrize("op, expected, value", WRONG_TYPES)
+def test_it_cannot_evaluate_a_value_of_the_wrong_type_for_any_operator(op, expected, value):
+    condition = {"path": "mode", "op": op, "value": expected}
+    arguments = facts(arguments={"mode": value})
+
+    for action in (DENY, ASK):
+        verdict = evaluate([Rule(1, "", action, conditions=[condition]), Rule(2, "", ALLOW)], arguments)
+        assert verdict.action == action and verdict.rule.id == 1, op
+        assert "cannot be evaluated" in verdict.trials[0].notes[0]
+    verdict = evaluate([Rule(1, "", ALLOW, conditions=[condition])], arguments)
+    assert verdict.action == ASK and "cannot be evaluated" in verdict.trials[0].misses[0]
+
+
+def test_it_still_compares_values_of_one_kind_and_null_with_anything():
+    rule = [Rule(1, "", ALLOW, conditions=[{"path": "n", "op": "eq", "value": 1}])]
+    assert evaluate(rule, facts(arguments={"n": 1.0})).action == ALLOW
+    rule = [Rule(1, "", ALLOW, conditions=[{"path": "n", "op": "ne", "value": None}])]
+    assert evaluate(rule, facts(arguments={"n": "set"})).action == ALLOW
+    rule = [Rule(1, "", ALLOW, conditions=[{"path": "tags", "op": "contains", "value": "x"}])]
+    assert evaluate(rule, facts(arguments={"tags": ["x", "y"]})).action == ALLOW
