@@ -26,5 +26,6 @@ from approvals.catalog.models import (  # noqa: F401
 )
 from approvals.inputs.models import InputRequest  # noqa: F401
 from approvals.policy.models import PolicyRule  # noqa: F401
+from approvals.signin.models import SsoIdentity  # noqa: F401
 from approvals.tokens.models import ClientToken, McpSession, RetiredSecret  # noqa: F401
 from approvals.webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint  # noqa: F401

@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from approvals.signin.forms import ThrottledAuthenticationForm
+from approvals.signin import views as signin
 from approvals.views import (
     account,
     audit,
@@ -19,7 +19,10 @@ from approvals.views import (
 )
 
 urlpatterns = [
-    path("login/", auth_views.LoginView.as_view(authentication_form=ThrottledAuthenticationForm), name="login"),
+    path("login/", signin.login, name="login"),
+    path("login/local/", signin.break_glass, name="login_local"),
+    path("login/sso/", signin.SsoStart.as_view(), name="sso_start"),
+    path("login/sso/callback/", signin.SsoCallback.as_view(), name="sso_callback"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", catalog.home, name="home"),
     path("queue/", queue.queue, name="queue"),

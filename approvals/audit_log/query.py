@@ -82,6 +82,8 @@ ACTIONS = [
     "rule.imported",
     "user.login",
     "user.login_failed",
+    "user.login_refused",
+    "user.roles_changed",
     "admin.added",
     "admin.changed",
     "admin.deleted",
