@@ -20,8 +20,15 @@ the form it will be read in (see `stored_form`).
 The key lives outside the database (settings.AUDIT_KEY), so whoever holds the
 database, even as its owner, can delete or reorder events but cannot write one
 whose hash verifies, nor mend the links around a change.
+
+Beside it runs the public chain, which anyone can recompute without a key: each
+event's `public_hash` is SHA-256 over the 32 bytes of the public hash before it
+(PUBLIC_GENESIS before the first event) followed by the same canonical bytes.
+Unkeyed, it proves nothing alone; signed checkpoints (approvals.audit.checkpoints)
+make it evidence an outsider can check (tools/verify_export.py).
 """
 
+import hashlib
 import hmac
 import json
 import threading
@@ -125,8 +132,12 @@ def encode_event(row) -> bytes:
 
 
 def event_hash(row) -> str:
+    return keyed_hash(encode_event(row))
+
+
+def keyed_hash(encoded: bytes) -> str:
     keyed = _keyed(settings.AUDIT_KEY).copy()
-    keyed.update(encode_event(row))
+    keyed.update(encoded)
     return keyed.hexdigest()
 
 
@@ -134,6 +145,11 @@ def event_hash(row) -> str:
 def _keyed(key: str):
     # Keyed once: each event copies it rather than setting the key up again, on the hot path of verification.
     return hmac.new(key.encode(), digestmod="sha256")
+
+
+def public_link(prev_public: str, encoded: bytes) -> str:
+    """The public chain's value for an event whose canonical bytes are `encoded`, after `prev_public`."""
+    return hashlib.sha256(bytes.fromhex(prev_public) + encoded).hexdigest()
 
 
 def hashed_row(event: AuditEvent) -> tuple:
@@ -195,17 +211,21 @@ def append(events: list[AuditEvent]):
     """
     # No savepoint: inside a caller's transaction the events must stand or fall with its change anyway.
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
-        seq, prev_hash = locked_tip(cursor)
+        seq, prev_hash, public = locked_tip(cursor)
         rows = []
         for event in events:
             event.seq, event.prev_hash = seq + 1, prev_hash
-            event.hash = event_hash(hashed_row(event))
-            seq, prev_hash = event.seq, event.hash
+            encoded = encode_event(hashed_row(event))
+            event.hash, event.public_hash = keyed_hash(encoded), public_link(public, encoded)
+            seq, prev_hash, public = event.seq, event.hash, event.public_hash
             rows.append([field.get_db_prep_save(getattr(event, field.attname), connection) for field in _STORED])
         cursor.execute(*_insert(rows))
         for event, (pk,) in zip(events, cursor.fetchall(), strict=True):
             event.pk, event._state.adding, event._state.db = pk, False, connection.alias
-        cursor.execute(f"UPDATE {_table(AuditHead)} SET seq = %s, hash = %s WHERE id = 1", [seq, prev_hash])
+        cursor.execute(
+            f"UPDATE {_table(AuditHead)} SET seq = %s, hash = %s, public_hash = %s WHERE id = 1",
+            [seq, prev_hash, public],
+        )
 
 
 _STORED = [field for field in AuditEvent._meta.concrete_fields if not field.primary_key]
@@ -231,14 +251,14 @@ def _insert(rows: list[list]) -> tuple[str, list]:
     return sql, [value for values in rows for value in values]
 
 
-def locked_tip(cursor) -> tuple[int, str]:
-    """The head's sequence number and hash, the head locked until the transaction ends.
+def locked_tip(cursor) -> tuple[int, str, str]:
+    """The head's sequence number, hash and public hash, the head locked until the transaction ends.
 
     SQLite has no row locks: the console's SQLite transactions take the database's write
     lock when they begin (transaction_mode IMMEDIATE), which serializes appends there.
     """
     lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
-    cursor.execute(f"SELECT seq, hash FROM {_table(AuditHead)} WHERE id = 1{lock}")
+    cursor.execute(f"SELECT seq, hash, public_hash FROM {_table(AuditHead)} WHERE id = 1{lock}")
     tip = cursor.fetchone()
     if tip is None:
         raise MissingHead()

@@ -26,14 +26,17 @@ def aged(chain):
 
 
 def rehash():
-    previous = AuditHead.GENESIS
+    previous = public = AuditHead.GENESIS
     with trigger_disabled():
         for event in AuditEvent.objects.order_by("seq"):
             event.prev_hash = previous
-            event.hash = audit_chain.event_hash(audit_chain.hashed_row(event))
-            AuditEvent.objects.filter(pk=event.pk).update(prev_hash=event.prev_hash, hash=event.hash)
+            encoded = audit_chain.encode_event(audit_chain.hashed_row(event))
+            event.hash, public = audit_chain.keyed_hash(encoded), audit_chain.public_link(public, encoded)
+            AuditEvent.objects.filter(pk=event.pk).update(
+                prev_hash=event.prev_hash, hash=event.hash, public_hash=public
+            )
             previous = event.hash
-        AuditHead.objects.update(hash=previous)
+        AuditHead.objects.update(hash=previous, public_hash=public)
 
 
 def test_it_keeps_events_forever_by_default(aged):
