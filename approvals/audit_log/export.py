@@ -21,7 +21,6 @@ After the events come, in this order (in CSV a row each, starting with `#`):
 import csv
 import json
 from contextlib import closing
-from itertools import islice
 from json.encoder import encode_basestring
 
 from asgiref.sync import sync_to_async
@@ -118,19 +117,14 @@ class Ending:
 
 
 class Names:
-    """The current names of the servers, tools and clients events name, looked up once per id."""
+    """The current names of every server, tool and client, read before the rows stream: on PostgreSQL the
+    stream holds the connection until its last row."""
 
     MODELS = {"server_id": (Server, "name"), "tool_id": (Tool, "exposed_name"), "token_id": (ClientToken, "name")}
 
     def __init__(self):
-        self.known = {field: {} for field in self.MODELS}
-
-    def learn(self, batch):
-        for field, (model, name) in self.MODELS.items():
-            index, known = FIELDS.index(field), self.known[field]
-            wanted = {row[index] for row in batch if row[index] is not None and row[index] not in known}
-            if wanted:
-                known.update(model.objects.filter(pk__in=wanted).values_list("pk", name))
+        models = self.MODELS.items()
+        self.known = {field: dict(model.objects.values_list("pk", name)) for field, (model, name) in models}
 
     def of(self, field, pk):
         return "" if pk is None else self.known[field].get(pk, "")
@@ -141,20 +135,18 @@ def csv_lines(stream, ending):
     writer = csv.writer(Line(), lineterminator="\r\n")
     yield writer.writerow(COLUMNS)
     names = Names()
-    while batch := list(islice(stream, BATCH)):
-        names.learn(batch)
-        for row in batch:
-            ending.seen(row[0])
-            cells = list(row)
-            cells[AT] = cells[AT].isoformat()
-            for index in TEXT_FIELDS:
-                cells[index] = as_text(cells[index])
-            out = []
-            for field, cell in zip(FIELDS, cells, strict=True):
-                out.append(cell)
-                if field in NAMED:
-                    out.append(as_text(names.of(field, cell)))
-            yield writer.writerow(out)
+    for row in stream:
+        ending.seen(row[0])
+        cells = list(row)
+        cells[AT] = cells[AT].isoformat()
+        for index in TEXT_FIELDS:
+            cells[index] = as_text(cells[index])
+        out = []
+        for field, cell in zip(FIELDS, cells, strict=True):
+            out.append(cell)
+            if field in NAMED:
+                out.append(as_text(names.of(field, cell)))
+        yield writer.writerow(out)
     if before := ending.before():
         yield writer.writerow([BEFORE_MARK, *before])
     yield writer.writerow([HEAD_MARK, *ending.head])
