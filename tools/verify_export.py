@@ -222,6 +222,8 @@ def check_pack(path: Path, key: Ed25519PublicKey) -> list[str]:
         checkpoints = [json.loads(line) for line in pack.read("checkpoints.jsonl").decode().split("\n") if line]
         for checkpoint in checkpoints:
             check_checkpoint(checkpoint, key)
+        signature = base64.b64encode(pack.read("checkpoint.sig")).decode()
+        check_checkpoint({"signed": pack.read("checkpoint.txt").decode("ascii"), "signature": signature}, key)
     return [
         f"Period {manifest['since']} to {manifest['until']}: events seq {manifest['first_seq']} to "
         f"{manifest['last_seq']}.",

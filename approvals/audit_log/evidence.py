@@ -3,12 +3,14 @@
 The pack holds the period's events (and those after it up to the checkpoint that covers
 them) as a JSON Lines export, every checkpoint among them, the chain's verification
 result, the policy rules and servers as they stood at the start and at the end of the
-period (approvals.audit_log.states), and the public key. A manifest names each file
+period (approvals.audit_log.states), the public key, and the checkpoint that covers the
+events as a text file and a raw signature, which `openssl pkeyutl -verify` takes. A manifest names each file
 with its SHA-256 and is signed with AUDIT_SIGNING_KEY, so that tools/verify_export.py
 checks the pack whole: the events against their checkpoint, every other file against
 the manifest.
 """
 
+import base64
 import hashlib
 import json
 import zipfile
@@ -69,6 +71,9 @@ def write_pack(target, chosen: Period, covering: AuditCheckpoint, verification: 
         "state-at-start.json": as_json(at_start),
         "state-at-end.json": as_json(at_end),
         "public-key.pem": checkpoints.public_key_pem().encode(),
+        # The covering checkpoint as openssl takes it: the signed text and the raw signature.
+        "checkpoint.txt": covering.signed.encode("ascii"),
+        "checkpoint.sig": base64.b64decode(covering.signature),
     }
     manifest = {
         "since": chosen.since.isoformat(),

@@ -185,26 +185,20 @@ def test_it_refuses_a_checkpoint_not_signed_with_the_key(exported, tmp_path):
     assert check(exported["folder"] / "audit.csv", other)[0] == 1
 
 
+def openssl_verifies(key, message, signature) -> bool:
+    command = ["openssl", "pkeyutl", "-verify", "-pubin", "-inkey", str(key), "-rawin", "-in", str(message)]
+    done = subprocess.run([*command, "-sigfile", str(signature)], capture_output=True, text=True, timeout=30)
+    return done.returncode == 0 and "Signature Verified Successfully" in done.stdout
+
+
 @pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl is not installed (apt-get install openssl)")
 def test_it_signs_checkpoints_that_openssl_verifies(exported, tmp_path):
     checkpoint = exported["checkpoint"]
     (tmp_path / "checkpoint.txt").write_text(checkpoint["signed"])
     (tmp_path / "checkpoint.sig").write_bytes(base64.b64decode(checkpoint["signature"]))
-    command = ["openssl", "pkeyutl", "-verify", "-pubin", "-inkey", str(exported["key"]), "-rawin"]
-    done = subprocess.run(
-        [*command, "-in", str(tmp_path / "checkpoint.txt"), "-sigfile", str(tmp_path / "checkpoint.sig")],
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
-    assert done.returncode == 0 and "Signature Verified Successfully" in done.stdout
+    assert openssl_verifies(exported["key"], tmp_path / "checkpoint.txt", tmp_path / "checkpoint.sig")
     (tmp_path / "checkpoint.txt").write_text(checkpoint["signed"].replace("seq=", "seq=1"))
-    forged = subprocess.run(
-        [*command, "-in", str(tmp_path / "checkpoint.txt"), "-sigfile", str(tmp_path / "checkpoint.sig")],
-        capture_output=True,
-        timeout=30,
-    )
-    assert forged.returncode != 0
+    assert not openssl_verifies(exported["key"], tmp_path / "checkpoint.txt", tmp_path / "checkpoint.sig")
 
 
 def test_it_encodes_events_as_the_chain_does(db):
@@ -280,6 +274,9 @@ def test_it_packs_a_period_with_the_rules_and_servers_at_its_start_and_end_and_v
 
     status, said = check(pack, tmp_path / "key.pem")
     assert status == 0 and said.startswith("intact"), said
+    with zipfile.ZipFile(pack) as opened:
+        opened.extractall(tmp_path, ["checkpoint.txt", "checkpoint.sig"])
+    assert openssl_verifies(tmp_path / "key.pem", tmp_path / "checkpoint.txt", tmp_path / "checkpoint.sig")
 
     changed = tmp_path / "changed.zip"
     with zipfile.ZipFile(pack) as source, zipfile.ZipFile(changed, "w") as target:
