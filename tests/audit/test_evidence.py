@@ -3,6 +3,7 @@ run with the public key alone, openssl on a checkpoint, and evidence packs check
 
 import base64
 import csv
+import importlib
 import importlib.util
 import io
 import json
@@ -13,6 +14,7 @@ import sys
 import zipfile
 from datetime import timedelta
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
@@ -21,7 +23,7 @@ from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
 
-from approvals import roles
+from approvals import roles, tasks
 from approvals.actions import servers
 from approvals.audit import chain, checkpoints
 from approvals.audit.models import AuditCheckpoint, AuditEvent, AuditHead
@@ -313,3 +315,25 @@ def test_it_names_servers_tools_and_clients_beside_their_ids_in_the_csv(db, clie
         refund_tool.exposed_name,
         client_token.name,
     )
+
+
+def test_it_fills_in_the_public_chain_of_events_written_before_it(db):
+    from django.apps import apps
+    from django.db import connection
+
+    filling = importlib.import_module("approvals.migrations.0002_audit_checkpoints")
+    written = events(5)
+    with trigger_disabled():
+        AuditEvent.objects.update(public_hash="")
+        AuditHead.objects.update(public_hash=AuditHead.GENESIS)
+    # What the function asks of a schema editor; SQLite's refuses to open inside the test's transaction.
+    editor = SimpleNamespace(connection=connection, execute=lambda sql: connection.cursor().execute(sql))
+    filling.chain_publicly(apps, editor)
+    assert list(AuditEvent.objects.values_list("public_hash", flat=True)) == [e.public_hash for e in written]
+    assert AuditHead.objects.get().public_hash == written[-1].public_hash
+
+
+def test_it_takes_checkpoints_as_a_periodic_task(db):
+    assert tasks.checkpoint_audit() is None
+    events(2)
+    assert tasks.checkpoint_audit() == 2 and AuditCheckpoint.objects.get().seq == 2
