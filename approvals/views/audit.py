@@ -130,8 +130,9 @@ def audit_evidence(request):
     return FileResponse(pack, as_attachment=True, filename=name, content_type="application/zip")
 
 
+@role_required
 def audit_public_key(request):
-    # Public by nature, and what an outside auditor checks exports with: served to anyone.
+    # Harmless to show, but like every page only to the console's people; they hand it to outside auditors.
     return HttpResponse(checkpoints.public_key_pem(), content_type="application/x-pem-file")
 
 

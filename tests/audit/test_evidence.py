@@ -230,6 +230,7 @@ def test_it_checkpoints_the_head_once_and_refuses_a_public_chain_recomputed_over
 
 
 def test_it_serves_and_prints_the_public_key(client, db, capsys):
+    client.force_login(make_user("audrey", roles.AUDITOR))
     served = client.get(reverse("audit_public_key"))
     call_command("audit_public_key")
     assert served.status_code == 200 and served.content.decode() == capsys.readouterr().out
