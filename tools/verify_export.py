@@ -71,17 +71,27 @@ def link(prev_public: str, event: dict) -> str:
 
 
 class Export:
-    """An export read: its events in file order, and what follows them."""
+    """An export read: its events in file order, each kept as read until checked, and what follows them."""
 
-    def __init__(self):
+    def __init__(self, parse):
+        self.parse = parse  # (raw event, its index) -> the event as a dict
         self.events, self.before, self.head, self.checkpoint = [], None, None, None
+
+    def seq_at(self, index: int):
+        try:
+            return self.parse(self.events[index], index)["seq"]
+        except Failed:
+            return None
 
 
 def read_jsonl(text: str) -> Export:
-    read = Export()
+    read = Export(jsonl_event)
     # Split on line feeds only: text inside an event may hold other characters splitlines() takes for line ends.
     for number, line in enumerate(text.split("\n"), 1):
         if not line.strip():
+            continue
+        if line.startswith('{"seq"'):
+            read.events.append(line)
             continue
         try:
             item = json.loads(line)
@@ -94,17 +104,27 @@ def read_jsonl(text: str) -> Export:
         elif "checkpoint" in item:
             read.checkpoint = item["checkpoint"]
         else:
-            read.events.append(item)
+            read.events.append(line)
     return read
 
 
+def jsonl_event(line: str, index: int) -> dict:
+    try:
+        event = json.loads(line)
+    except ValueError as exc:
+        raise Failed(f"event {index + 1} of the file is not JSON ({exc})") from None
+    if not isinstance(event, dict) or not isinstance(event.get("seq"), int):
+        raise Failed(f"event {index + 1} of the file has no sequence number")
+    return event
+
+
 def read_csv(text: str) -> Export:
-    read = Export()
     rows = csv.reader(io.StringIO(text, newline=""))
     header = next(rows, None)
     if not header or header[0] != "seq":
         raise Failed("the file is neither an export's CSV nor JSON Lines")
-    for number, row in enumerate(rows, 2):
+    read = Export(lambda row, index: csv_event(dict(zip(header, row, strict=False)), index))
+    for row in rows:
         if not row:
             continue
         if row[0] == "# public chain before":
@@ -114,11 +134,11 @@ def read_csv(text: str) -> Export:
         elif row[0] == "# checkpoint":
             read.checkpoint = dict(zip(("seq", "chain", "at", "signed", "signature", "key_id"), row[1:], strict=False))
         else:
-            read.events.append(csv_event(dict(zip(header, row, strict=False)), number))
+            read.events.append(row)
     return read
 
 
-def csv_event(cells: dict, number: int) -> dict:
+def csv_event(cells: dict, index: int) -> dict:
     try:
         event = dict(cells)
         for name in CSV_TEXT:
@@ -129,7 +149,7 @@ def csv_event(cells: dict, number: int) -> dict:
             event[name] = int(event[name]) if event[name] != "" else None
         event["data"] = json.loads(event["data"])
     except (KeyError, ValueError) as exc:
-        raise Failed(f"row {number} is not an event of an export ({exc})") from None
+        raise Failed(f"event {index + 1} of the file cannot be read ({exc})") from None
     return event
 
 
@@ -139,22 +159,18 @@ def read_export(text: str) -> Export:
 
 def check_events(read: Export, key: Ed25519PublicKey) -> str:
     """The chain of `read` recomputed and its checkpoint checked: a one-line summary, or Failed."""
-    events = read.events
-    if not events:
+    if not read.events:
         raise Failed("the file holds no events")
     if read.before is None:
         raise Failed("the file does not say where the public chain starts (its public_chain_before line is missing)")
-    present = set()
-    for event in events:
-        if not isinstance(event.get("seq"), int):
-            raise Failed(f"an event has no sequence number: {str(event)[:80]}")
-        present.add(event["seq"])
-    expected_seq, value, previous = read.before[0] + 1, read.before[1], None
-    values = {}
-    for event in events:
+    signed_seq, signed_chain, at = check_checkpoint(read.checkpoint, key)
+    expected_seq, value, previous, first, reached = read.before[0] + 1, read.before[1], None, None, None
+    for index, raw in enumerate(read.events):
+        event = read.parse(raw, index)
         seq = event["seq"]
         if seq != expected_seq:
-            if expected_seq not in present:
+            later = range(index + 1, len(read.events))
+            if not any(read.seq_at(other) == expected_seq for other in later):
                 raise Failed(f"event seq {expected_seq} is missing (seq {seq} follows seq {expected_seq - 1})")
             raise Failed(f"events are out of order: event seq {seq} stands where seq {expected_seq} belongs")
         try:
@@ -163,22 +179,26 @@ def check_events(read: Export, key: Ed25519PublicKey) -> str:
             raise Failed(f"event seq {seq} was changed: it cannot be read ({exc})") from None
         if value != event.get("public_hash"):
             raise Failed(f"event seq {seq} was changed: its public chain value does not recompute")
-        if previous is not None and event["prev_hash"] != previous.get("hash"):
-            raise Failed(f"event seq {previous['seq']} was changed: its hash is not the link the next event holds")
-        values[seq], previous, expected_seq = value, event, seq + 1
-    last = events[-1]["seq"]
-    seq, chain, at = check_checkpoint(read.checkpoint, key)
-    if seq > last:
-        raise Failed(f"event seq {last + 1} is missing: the checkpoint signs seq {seq}, after the last event")
-    if seq < events[0]["seq"]:
-        raise Failed(f"the checkpoint signs seq {seq}, before the first event: it covers none of them")
-    if values[seq] != chain:
-        raise Failed(f"the events up to seq {seq} are not those the checkpoint signed (the chain value differs)")
-    if seq != last:
-        raise Failed(f"events seq {seq + 1} to {last} are not covered by the checkpoint, which signs seq {seq}")
-    if read.head is not None and read.head != (last, events[-1].get("hash")):
+        if previous is not None and event["prev_hash"] != previous[1]:
+            raise Failed(f"event seq {previous[0]} was changed: its hash is not the link the next event holds")
+        if seq == signed_seq:
+            reached = value
+        first = seq if first is None else first
+        previous, expected_seq = (seq, event.get("hash")), seq + 1
+    last = previous[0]
+    if signed_seq > last:
+        raise Failed(f"event seq {last + 1} is missing: the checkpoint signs seq {signed_seq}, after the last event")
+    if signed_seq < first:
+        raise Failed(f"the checkpoint signs seq {signed_seq}, before the first event: it covers none of them")
+    if reached != signed_chain:
+        raise Failed(f"the events up to seq {signed_seq} are not those the checkpoint signed (the chain value differs)")
+    if signed_seq != last:
+        raise Failed(
+            f"events seq {signed_seq + 1} to {last} are not covered by the checkpoint, which signs seq {signed_seq}"
+        )
+    if read.head is not None and read.head != previous:
         raise Failed(f"event seq {last} was changed: the chain head line names another hash")
-    return f"{len(events)} events, seq {events[0]['seq']} to {last}, signed in the checkpoint of {at}"
+    return f"{len(read.events)} events, seq {first} to {last}, signed in the checkpoint of {at}"
 
 
 def check_checkpoint(checkpoint, key: Ed25519PublicKey) -> tuple[int, str, str]:

@@ -338,3 +338,13 @@ def test_it_takes_checkpoints_as_a_periodic_task(db):
     assert tasks.checkpoint_audit() is None
     events(2)
     assert tasks.checkpoint_audit() == 2 and AuditCheckpoint.objects.get().seq == 2
+
+
+def test_it_says_which_events_no_checkpoint_covers(db, tmp_path):
+    events(3)
+    checkpoints.take()
+    events(2)
+    (tmp_path / "audit.jsonl").write_text("".join(export.export_chunks(AuditEvent.objects.all(), "jsonl")))
+    (tmp_path / "key.pem").write_text(checkpoints.public_key_pem())
+    status, said = check(tmp_path / "audit.jsonl", tmp_path / "key.pem")
+    assert status == 1 and "events seq 4 to 5 are not covered by the checkpoint, which signs seq 3" in said
