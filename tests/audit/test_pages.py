@@ -40,6 +40,14 @@ def test_it_shows_auditors_the_filtered_log(login, decided, refund_tool):
     assert "Export CSV" in page.content.decode()
 
 
+def test_it_shows_the_verification_first_and_each_events_call_and_time_zone(login, decided):
+    html = login("auditor").get(reverse("audit")).content.decode()
+    assert html.index("Verify now") < html.index("Export evidence pack") < html.index('<table class="list audit">')
+    denied = AuditEvent.objects.get(action="call.denied")
+    assert f'href="{reverse("audit_call", args=[denied.call_id])}"' in html
+    assert f"{denied.at:%Y-%m-%d %H:%M:%S} UTC" in html
+
+
 def test_it_opens_an_event_with_its_calls_whole_timeline(login, decided):
     denied = AuditEvent.objects.get(action="call.denied")
     page = login("auditor").get(reverse("audit_event", args=[denied.seq]))
