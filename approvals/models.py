@@ -10,6 +10,7 @@ from approvals.api.models import ApiKey  # noqa: F401
 from approvals.audit.models import (  # noqa: F401
     AuditCheckpoint,
     AuditEvent,
+    AuditForwardCursor,
     AuditHead,
     AuditSettings,
     AuditVerification,

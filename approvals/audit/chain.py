@@ -21,14 +21,12 @@ The key lives outside the database (settings.AUDIT_KEY), so whoever holds the
 database, even as its owner, can delete or reorder events but cannot write one
 whose hash verifies, nor mend the links around a change.
 
-Beside it runs the public chain, which anyone can recompute without a key: each
-event's `public_hash` is SHA-256 over the 32 bytes of the public hash before it
-(PUBLIC_GENESIS before the first event) followed by the same canonical bytes.
+Beside it runs the public chain (approvals.audit.public_chain), which anyone can
+recompute without a key: each event keeps its value as `public_hash`, computed here.
 Unkeyed, it proves nothing alone; signed checkpoints (approvals.audit.checkpoints)
 make it evidence an outsider can check (tools/verify_export.py).
 """
 
-import hashlib
 import hmac
 import json
 import threading
@@ -45,6 +43,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from approvals.audit.models import AuditEvent, AuditHead
+from approvals.audit.public_chain import public_chain_value
 
 HASHED = (
     "seq",
@@ -147,11 +146,6 @@ def _keyed(key: str):
     return hmac.new(key.encode(), digestmod="sha256")
 
 
-def public_link(prev_public: str, encoded: bytes) -> str:
-    """The public chain's value for an event whose canonical bytes are `encoded`, after `prev_public`."""
-    return hashlib.sha256(bytes.fromhex(prev_public) + encoded).hexdigest()
-
-
 def hashed_row(event: AuditEvent) -> tuple:
     return tuple(getattr(event, name) for name in HASHED)
 
@@ -216,7 +210,7 @@ def append(events: list[AuditEvent]):
         for event in events:
             event.seq, event.prev_hash = seq + 1, prev_hash
             encoded = encode_event(hashed_row(event))
-            event.hash, event.public_hash = keyed_hash(encoded), public_link(public, encoded)
+            event.hash, event.public_hash = keyed_hash(encoded), public_chain_value(public, encoded)
             seq, prev_hash, public = event.seq, event.hash, event.public_hash
             rows.append([field.get_db_prep_save(getattr(event, field.attname), connection) for field in _STORED])
         cursor.execute(*_insert(rows))

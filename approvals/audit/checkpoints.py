@@ -31,8 +31,9 @@ from django.db.models import TextField
 from django.db.models.functions import Cast
 from django.utils import timezone
 
-from approvals.audit.chain import HASHED, encode_event, public_link
+from approvals.audit.chain import HASHED, encode_event
 from approvals.audit.models import AuditCheckpoint, AuditEvent, AuditHead
+from approvals.audit.public_chain import public_chain_value
 from approvals.audit.streaming import stream_rows
 
 MESSAGE = re.compile(r"audit-checkpoint v1 seq=(\d+) chain=([0-9a-f]{64}) at=(\S+)")
@@ -127,7 +128,7 @@ def recompute(after_seq: int, value: str, head: AuditHead):
         for row in rows:
             if row[0] != next_seq:
                 raise Refused(next_seq, f"seq {next_seq}", f"seq {row[0]}")
-            value = public_link(value, encode_event((*row[:11], scan(row[11], 0)[0], row[12])))
+            value = public_chain_value(value, encode_event((*row[:11], scan(row[11], 0)[0], row[12])))
             if value != row[13]:
                 raise Refused(row[0], value, row[13])
             next_seq += 1

@@ -18,8 +18,9 @@ from django.db.models import TextField
 from django.db.models.functions import Cast
 
 from approvals.audit import chain, witness
-from approvals.audit.chain import HASHED, Actor, encode_event, keyed_hash, public_link
+from approvals.audit.chain import HASHED, Actor, encode_event, keyed_hash
 from approvals.audit.models import AuditEvent, AuditHead
+from approvals.audit.public_chain import public_chain_value
 from approvals.audit.streaming import stream_rows
 
 CHUNK = 5000
@@ -210,7 +211,7 @@ class Walk:
                     if not checked:
                         problem += ", or AUDIT_KEY is not the key it was written with"
                     raise Broken(seq, problem, computed, stored)
-                public = public_link(prev_public, encoded)
+                public = public_chain_value(prev_public, encoded)
                 if public != row[14]:
                     raise Broken(seq, "the event's public chain value was changed", public, row[14])
                 if row[5] == PRUNED:

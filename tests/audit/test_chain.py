@@ -13,6 +13,7 @@ from django.db import DatabaseError, connection, transaction
 from approvals.audit import chain as audit_chain
 from approvals.audit import verify, witness
 from approvals.audit.models import AuditEvent, AuditHead
+from approvals.audit.public_chain import public_chain_value
 from approvals.protocol.canonical import canonical_json
 from tests.audit.conftest import append, cut_the_end, trigger_disabled
 
@@ -98,7 +99,7 @@ def test_it_finds_an_edit_whose_hash_was_recomputed_at_the_next_link(chain):
     forged.actor_name = "someone else"
     forged.hash = audit_chain.event_hash(audit_chain.hashed_row(forged))
     # Its public chain value recomputed too, as anyone may: the keyed link to the next event still breaks.
-    forged.public_hash = audit_chain.public_link(
+    forged.public_hash = public_chain_value(
         chain[2].public_hash, audit_chain.encode_event(audit_chain.hashed_row(forged))
     )
     with trigger_disabled():

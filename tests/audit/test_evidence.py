@@ -27,6 +27,7 @@ from approvals import roles, tasks
 from approvals.actions import servers
 from approvals.audit import chain, checkpoints
 from approvals.audit.models import AuditCheckpoint, AuditEvent, AuditHead
+from approvals.audit.public_chain import public_chain_value
 from approvals.audit_log import export
 from approvals.policy import rules
 from tests.audit.conftest import trigger_disabled
@@ -221,7 +222,7 @@ def test_it_checkpoints_the_head_once_and_refuses_a_public_chain_recomputed_over
         value = made[1].public_hash
         for event in made[2:] + more:
             event.data = {"changed": True} if event is made[2] else event.data
-            value = chain.public_link(value, chain.encode_event(chain.hashed_row(event)))
+            value = public_chain_value(value, chain.encode_event(chain.hashed_row(event)))
             AuditEvent.objects.filter(pk=event.pk).update(data=event.data, public_hash=value)
         AuditHead.objects.update(public_hash=value)
     with pytest.raises(checkpoints.Refused, match="at seq 6"):
@@ -322,7 +323,7 @@ def test_it_fills_in_the_public_chain_of_events_written_before_it(db):
     from django.apps import apps
     from django.db import connection
 
-    filling = importlib.import_module("approvals.migrations.0002_audit_checkpoints")
+    filling = importlib.import_module("approvals.migrations.0003_audit_checkpoints")
     written = events(5)
     with trigger_disabled():
         AuditEvent.objects.update(public_hash="")

@@ -11,6 +11,7 @@ from approvals import roles
 from approvals.audit import chain as audit_chain
 from approvals.audit import retention, verify
 from approvals.audit.models import AuditEvent, AuditHead
+from approvals.audit.public_chain import public_chain_value
 from tests.audit.conftest import append, trigger_disabled
 from tests.fixtures.people import make_user
 
@@ -31,7 +32,7 @@ def rehash():
         for event in AuditEvent.objects.order_by("seq"):
             event.prev_hash = previous
             encoded = audit_chain.encode_event(audit_chain.hashed_row(event))
-            event.hash, public = audit_chain.keyed_hash(encoded), audit_chain.public_link(public, encoded)
+            event.hash, public = audit_chain.keyed_hash(encoded), public_chain_value(public, encoded)
             AuditEvent.objects.filter(pk=event.pk).update(
                 prev_hash=event.prev_hash, hash=event.hash, public_hash=public
             )

@@ -9,7 +9,8 @@ arguments alone to the whole of an event's data (approvals.audit_log.query.searc
 
 from django.db import migrations, models
 
-from approvals.audit.chain import HASHED, encode_event, public_link
+from approvals.audit.chain import HASHED, encode_event
+from approvals.audit.public_chain import public_chain_value
 
 GENESIS = "0" * 64
 BATCH = 2000
@@ -43,7 +44,7 @@ def chain_publicly(apps, schema_editor):
         schema_editor.execute("ALTER TABLE approvals_auditevent DISABLE TRIGGER approvals_audit_append_only")
     value, changed = GENESIS, []
     for row in events.objects.order_by("seq").values_list("pk", *HASHED).iterator(chunk_size=BATCH):
-        value = public_link(value, encode_event(row[1:]))
+        value = public_chain_value(value, encode_event(row[1:]))
         changed.append(events(pk=row[0], public_hash=value))
         if len(changed) >= BATCH:
             events.objects.bulk_update(changed, ["public_hash"])
@@ -56,7 +57,7 @@ def chain_publicly(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("approvals", "0001_initial"),
+        ("approvals", "0002_audit_forwarding"),
     ]
 
     operations = [
