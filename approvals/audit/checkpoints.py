@@ -17,7 +17,6 @@ but a checkpoint never signs a chain that does not extend the one signed before.
 
 import base64
 import hashlib
-import re
 from contextlib import closing
 from functools import lru_cache
 from json import JSONDecoder
@@ -36,8 +35,6 @@ from approvals.audit.models import AuditCheckpoint, AuditEvent, AuditHead
 from approvals.audit.public_chain import public_chain_value
 from approvals.audit.streaming import stream_rows
 
-MESSAGE = re.compile(r"audit-checkpoint v1 seq=(\d+) chain=([0-9a-f]{64}) at=(\S+)")
-
 
 class Refused(Exception):
     """The public chain since the newest checkpoint does not recompute: nothing is signed."""
@@ -47,7 +44,6 @@ class Refused(Exception):
             f"the public chain does not recompute at seq {seq} (expected {expected}, found {found}): "
             "an event was changed, removed or reordered since the newest checkpoint"
         )
-        self.seq = seq
 
 
 @lru_cache(maxsize=4)
