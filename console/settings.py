@@ -348,6 +348,8 @@ SIGNIN_LOCKOUT_SECONDS = float(os.environ.get("SIGNIN_LOCKOUT_SECONDS", 900))
 
 # The MCP endpoint for clients.
 MCP_MAX_BODY_BYTES = int(os.environ.get("MCP_MAX_BODY_BYTES", 1024 * 1024))
+# The longest URI a client may name in a read, a subscription or a completion, in UTF-8 bytes.
+MAX_URI_BYTES = int(os.environ.get("MAX_URI_BYTES", 8 * 1024))
 MCP_RATE_LIMIT_PER_MINUTE = int(os.environ.get("MCP_RATE_LIMIT_PER_MINUTE", 600))
 MCP_TOOLS_PAGE_SIZE = int(os.environ.get("MCP_TOOLS_PAGE_SIZE", 100))
 # Calls one token may have waiting for a decision at once (0: no cap); a token's own cap overrides it.

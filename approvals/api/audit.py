@@ -9,7 +9,6 @@ from ninja import Status as Answer
 from approvals.api.auth import require
 from approvals.api.schemas import AuditPage, Error, Invalid
 from approvals.audit_log import query
-from approvals.catalog.models import Tool
 
 router = Router(tags=["audit"])
 MAX_PAGE = 200
@@ -31,16 +30,11 @@ class AuditQuery(Schema):
 
 @router.get("/audit", response={200: AuditPage, 401: Error, 403: Error, 422: Invalid}, summary="Search the audit log")
 def audit(request: HttpRequest, filters: Query[AuditQuery]):
-    """The audit page's filter: `client` a token's name, `server` a slug, `tool` an id (the events of every tool
-    with its exposed name), `operator` a username, `outcome` the final status of the event's call, `q` text
-    anywhere in an event's data. Newest first; pass the answer's `older` as `before` for the next page."""
+    """The audit page's filter: `client` a token's name, `server` a slug, `tool` an id, `operator` a username,
+    `outcome` the final status of the event's call, `q` text anywhere in an event's data. Newest first; pass the
+    answer's `older` as `before` for the next page."""
     require(request, "approvals.view_auditevent", "Only auditors and admins read the audit log.")
     fields = filters.dict(exclude={"before", "limit"})
-    if filters.tool is not None:
-        # The page filters by name; an unknown id stays what it was, which the filter refuses.
-        fields["tool"] = Tool.objects.filter(pk=filters.tool).values_list("exposed_name", flat=True).first() or str(
-            filters.tool
-        )
     form = query.AuditFilter({name: value for name, value in fields.items() if value not in (None, "")})
     if not form.is_valid():
         errors = [f"{name}: {' '.join(problems)}" for name, problems in form.errors.items()]

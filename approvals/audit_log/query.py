@@ -91,6 +91,7 @@ ACTIONS = [
     "webhook.rotated",
     "webhook.deleted",
     "webhook.redelivered",
+    "webhook.tested",
 ]
 
 
@@ -121,16 +122,23 @@ class PeriodForm(forms.Form):
         return cleaned
 
 
-class ToolNameField(forms.ChoiceField):
-    """A tool by its exposed name, which every tool that ever had it shares (a removed one and its successor)."""
+class ToolField(forms.ModelChoiceField):
+    """A tool by its exposed name as typed, or by id as links give it (a removed tool and its active successor may
+    share a name: the name finds the one held now, else the newest). A select of every tool would list thousands."""
 
-    def __init__(self, **kwargs):
-        super().__init__(choices=self.names, **kwargs)
+    widget = forms.TextInput(attrs={"placeholder": "any tool", "spellcheck": "false"})
 
-    @staticmethod
-    def names():
-        exposed = Tool.objects.order_by("exposed_name").values_list("exposed_name", flat=True).distinct()
-        return [("", "any tool")] + [(name, name) for name in exposed]
+    def to_python(self, value):
+        if value in self.empty_values:
+            return None
+        text = str(value).strip()
+        tools = self.queryset
+        found = tools.filter(pk=int(text)).first() if text.isdigit() and len(text) < 19 else None
+        found = found or tools.filter(exposed_name=text, status__in=Tool.HELD).first()
+        found = found or tools.filter(exposed_name=text).order_by("-pk").first()
+        if found is None:
+            raise forms.ValidationError("No tool goes by that name.")
+        return found
 
 
 class AuditFilter(forms.Form):
@@ -146,7 +154,7 @@ class AuditFilter(forms.Form):
     server = forms.ModelChoiceField(
         Server.objects.all(), required=False, empty_label="any server", to_field_name="slug"
     )
-    tool = ToolNameField(required=False)
+    tool = ToolField(Tool.objects.only("pk", "exposed_name", "status"), required=False)
     operator = forms.ModelChoiceField(
         get_user_model().objects.order_by("username"), required=False, empty_label="anyone", to_field_name="username"
     )
@@ -180,7 +188,7 @@ def filter_events(cleaned: dict):
     if cleaned.get("server"):
         events = events.filter(server_id=cleaned["server"].pk)
     if cleaned.get("tool"):
-        events = events.filter(tool_id__in=Tool.objects.filter(exposed_name=cleaned["tool"]).values("pk"))
+        events = events.filter(tool_id=cleaned["tool"].pk)
     if cleaned.get("operator"):
         events = events.filter(actor_type="user", actor_id=cleaned["operator"].pk)
     if cleaned.get("action"):
@@ -191,15 +199,11 @@ def filter_events(cleaned: dict):
         ended = Call.objects.filter(status=cleaned["outcome"])
         for name in ("client", "server", "tool"):
             if cleaned.get(name):
-                ended = ended.filter(**{outcome_filter(name): cleaned[name]})
+                ended = ended.filter(**{"token" if name == "client" else name: cleaned[name]})
         events = events.filter(call_id__in=ended.values("pk"))
     if cleaned.get("q"):
         events = events.alias(data_text=search_expression()).filter(text_matching(cleaned["q"]))
     return events
-
-
-def outcome_filter(name: str) -> str:
-    return {"client": "token", "tool": "tool__exposed_name"}.get(name, name)
 
 
 def text_matching(text: str) -> Q:
@@ -297,7 +301,7 @@ def filter_fields(form):
     each option through a template of its own, half the page's time."""
     fields = []
     for bound in form:
-        choices = getattr(bound.field, "choices", None)
+        choices = bound.field.choices if isinstance(bound.field.widget, forms.Select) else None
         chosen = str(bound.value() or "")
         options = None if choices is None else [(str(value), label, str(value) == chosen) for value, label in choices]
         fields.append({"field": bound, "options": options})

@@ -323,7 +323,7 @@ def test_it_fills_in_the_public_chain_of_events_written_before_it(db):
     from django.apps import apps
     from django.db import connection
 
-    filling = importlib.import_module("approvals.migrations.0003_audit_checkpoints")
+    filling = importlib.import_module("approvals.migrations.0004_audit_checkpoints")
     written = events(5)
     with trigger_disabled():
         AuditEvent.objects.update(public_hash="")

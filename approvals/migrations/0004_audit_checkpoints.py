@@ -57,7 +57,7 @@ def chain_publicly(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("approvals", "0002_audit_forwarding"),
+        ("approvals", "0003_lists_at_scale"),
     ]
 
     operations = [
