@@ -8,6 +8,7 @@ Django shows a choice given no label as its name in title case; only the labels 
 
 from approvals.api.models import ApiKey  # noqa: F401
 from approvals.audit.models import (  # noqa: F401
+    AuditCheckpoint,
     AuditEvent,
     AuditForwardCursor,
     AuditHead,

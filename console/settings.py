@@ -64,6 +64,9 @@ def embedded_secret(name):
 SECRET_KEY = os.environ.get("SECRET_KEY") or embedded_secret("secret_key")
 # Keys the audit chain's links (HMAC-SHA256): kept out of the database, so that its owner cannot forge them.
 AUDIT_KEY = os.environ.get("AUDIT_KEY") or embedded_secret("audit_key")
+# Signs the audit log's checkpoints (Ed25519), which anyone holding the public key can check: a PEM private key,
+# or any secret text whose SHA-256 is the key's seed (approvals.audit.checkpoints).
+AUDIT_SIGNING_KEY = os.environ.get("AUDIT_SIGNING_KEY") or embedded_secret("audit_signing_key")
 DEBUG = env_bool("DEBUG")
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
@@ -213,6 +216,10 @@ CELERY_BEAT_SCHEDULE = {
     "verify-audit-chain": {
         "task": "approvals.tasks.verify_audit_chain",
         "schedule": float(os.environ.get("AUDIT_VERIFY_INTERVAL_SECONDS", 3600)),
+    },
+    "checkpoint-audit": {
+        "task": "approvals.tasks.checkpoint_audit",
+        "schedule": float(os.environ.get("AUDIT_CHECKPOINT_SECONDS", 300)),
     },
     "prune-audit": {
         "task": "approvals.tasks.prune_audit",

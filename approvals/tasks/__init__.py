@@ -3,7 +3,7 @@
 from celery import shared_task
 
 from approvals.actions import revocation, verification
-from approvals.audit import forwarding, retention
+from approvals.audit import checkpoints, forwarding, retention
 from approvals.calls import claims, ending
 from approvals.catalog import sync
 from approvals.catalog.models import Server
@@ -38,6 +38,12 @@ def expire_stale_inputs():
 @shared_task
 def verify_audit_chain(run_by="schedule"):
     return verification.run(run_by).ok
+
+
+@shared_task
+def checkpoint_audit():
+    checkpoint = checkpoints.take()
+    return checkpoint.seq if checkpoint else None
 
 
 @shared_task
