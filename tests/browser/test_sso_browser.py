@@ -75,7 +75,7 @@ def test_it_signs_an_operator_in_and_shuts_them_out_once_the_provider_moves_them
 
     expect(queue).to_have_url(f"{live_console}/queue/")
     expect(queue.get_by_role("heading", name="Pending calls")).to_be_visible()
-    expect(queue.locator("body")).to_have_attribute("data-live-state", "open")
+    expect(queue.locator("body")).to_have_attribute("data-live", "connected")
 
     oidc_provider.put("alice", [])
     # Another browser: one that shared the queue's cookies could show the refusal on the queue's reload instead.
