@@ -172,7 +172,9 @@ async def forward(
     @traces.traced("record")
     async def recorded(outcome: tuple) -> dict:
         *recordable, relayed = outcome
-        result = await sync_to_async(ending.record_result)(call, *recordable)
+        # In the loop's batch of writes, like the arrival: one transaction for the results of the calls that
+        # answered meanwhile, on the batch's connection. Shielded: the answer is recorded however the request ends.
+        result = await asyncio.shield(holding.write(functools.partial(ending.record_result, call, *recordable)))
         if relayed is not None and url_elicitation_client:
             raise relayed
         return result
