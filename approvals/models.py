@@ -18,6 +18,7 @@ from approvals.catalog.models import (  # noqa: F401
     Tool,
     ToolChange,
 )
+from approvals.db.models import LookupStamp  # noqa: F401
 from approvals.inputs.models import InputRequest  # noqa: F401
 from approvals.policy.models import PolicyRule  # noqa: F401
 from approvals.tokens.models import ClientToken, McpSession, RetiredSecret  # noqa: F401

@@ -134,7 +134,8 @@ class Writes:
     def submit(self, work: Callable) -> asyncio.Future:
         loop = asyncio.get_running_loop()
         future = loop.create_future()
-        self.queue.append((work, future))
+        # Run in a copy of the submitter's context: what its request bound for the log (the token, the trace) stays.
+        self.queue.append((functools.partial(contextvars.copy_context().run, work), future))
         if self.writing is None or self.writing.done():
             # A context of its own, not the request's that happened to come first.
             self.writing = loop.create_task(self.write_all(), context=contextvars.Context())

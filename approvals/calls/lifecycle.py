@@ -6,6 +6,7 @@ together for the gateway, inside the web process that holds the client's stream;
 calls.deciding has an operator's decision on a held call, calls.ending how a call ends.
 """
 
+import functools
 import os
 import socket
 import uuid
@@ -25,6 +26,7 @@ from approvals.calls.observed import observed
 from approvals.calls.waiting import why_no_more_pending
 from approvals.catalog.models import Tool
 from approvals.db import batch_reads
+from approvals.db import kept as db_kept
 from approvals.live import events
 from approvals.observe import metrics, traces
 from approvals.policy import engine
@@ -55,10 +57,22 @@ def call_binding(call: Call) -> str:
     return binding_digest(call.arguments_digest if edited is None else sha256_digest(edited), call.tool_digest)
 
 
-def find_tool(token: ClientToken, name) -> Tool | None:
-    """The tool of this name the token may use, active or awaiting review (a call to that one is refused)."""
+def find_tool(token: ClientToken, name, kept: bool = False) -> Tool | None:
+    """The tool of this name the token may use, active or awaiting review (a call to that one is refused).
+
+    With `kept`, as db.kept keeps it, for a caller that has just refreshed the stamp.
+    """
     if not isinstance(name, str) or not token_allows(token, name):
         return None
+    return db_kept.load("tool", name, functools.partial(tool_named, name), kept=kept)
+
+
+def kept_tool(token: ClientToken, name) -> Tool | None:
+    """find_tool's answer without a query, when db.kept has it."""
+    return db_kept.peek("tool", name) if isinstance(name, str) and token_allows(token, name) else None
+
+
+def tool_named(name: str) -> Tool | None:
     return (
         Tool.objects.select_related("server")
         .filter(exposed_name=name, status__in=Tool.HELD, server__enabled=True)
@@ -89,7 +103,7 @@ def refuse_unreviewed(ctx: ClientContext, tool: Tool) -> dict:
 
 
 def enabled_rules() -> list[PolicyRule]:
-    return batch_reads.once("enabled rules", lambda: list(PolicyRule.objects.filter(enabled=True)))
+    return batch_reads.once_kept("enabled rules", lambda: list(PolicyRule.objects.filter(enabled=True)))
 
 
 def policy_rules(rows: list[PolicyRule] | None = None):
