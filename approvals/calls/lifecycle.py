@@ -217,14 +217,16 @@ def settle(ctx: ClientContext, call: Call, verdict: engine.Verdict, allowed, rec
         call.status, call.expires_at = Call.Status.PENDING, now + timedelta(seconds=timeout)
     call.save(force_insert=True)
     observed(call, decided=call.decided_at is not None)
+    # Encoded once for both events that carry the arguments.
+    arguments = value_fields("arguments", call.arguments)
     with chain.batch():
-        record_received(ctx, call, received or {})
+        record_received(ctx, call, received or {}, arguments)
         chain.record("call.policy", SYSTEM, call=call, data={"action": verdict.action, "rule": verdict.rule_name})
         if call.status == Call.Status.DENIED:
             chain.record("call.denied", SYSTEM, call=call, data={"reason": verdict.message, "rule": verdict.rule_name})
             return call, tool_error_result(error_text(call))
         if call.status == Call.Status.FORWARDED:
-            chain.record("call.forwarded", SYSTEM, call=call, data=value_fields("arguments", call.arguments))
+            chain.record("call.forwarded", SYSTEM, call=call, data=arguments)
             events.changed(call, "call.forwarded")
             return call, None
         if call.status == Call.Status.COMPLETED:
@@ -236,14 +238,16 @@ def settle(ctx: ClientContext, call: Call, verdict: engine.Verdict, allowed, rec
     return call, None
 
 
-def record_received(ctx: ClientContext, call: Call, extra: dict):
+def record_received(ctx: ClientContext, call: Call, extra: dict, arguments: dict | None = None):
+    """call.received; `arguments` are value_fields of the call's arguments, when the caller has them already."""
     # The call's trace, for its page to name: where a collector keeps its spans.
     traced = {"trace_id": trace_id} if (trace_id := traces.current_trace_id()) else {}
+    arguments = arguments if arguments is not None else value_fields("arguments", call.arguments)
     chain.record(
         "call.received",
         Actor.client(ctx.token),
         call=call,
-        data={"tool": call.tool_name, **traced, **extra, **value_fields("arguments", call.arguments)},
+        data={"tool": call.tool_name, **traced, **extra, **arguments},
     )
 
 
