@@ -5,6 +5,7 @@ from approvals.signin.forms import ThrottledAuthenticationForm
 from approvals.views import (
     account,
     audit,
+    audit_reports,
     calls,
     catalog,
     connect,
@@ -74,6 +75,7 @@ urlpatterns = [
     path("audit/verify/", audit.audit_verify, name="audit_verify"),
     path("audit/retention/", audit.audit_retention_view, name="audit_retention"),
     path("audit/decisions/", audit.my_decisions, name="my_decisions"),
+    path("audit/report/", audit_reports.audit_report, name="audit_report"),
     path("account/", account.account, name="account"),
     path("account/keys/<int:pk>/revoke/", account.revoke, name="api_key_revoke"),
 ]
