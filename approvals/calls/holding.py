@@ -257,6 +257,11 @@ async def held_while(call_id, work):
         return await work
 
 
+def writes_queued() -> int:
+    """How many writes wait for this loop's next batch."""
+    return len(loop_held().writes.queue)
+
+
 def write(work: Callable) -> asyncio.Future:
     """The outcome of `work` (recording or cancelling a call), run in this loop's next batch of writes."""
     return loop_held().writes.submit(work)
