@@ -33,6 +33,7 @@ from approvals.calls import ending
 from approvals.calls.models import Call
 from approvals.db import batch_reads
 from approvals.live import events
+from approvals.observe import logs
 
 log = logging.getLogger(__name__)
 
@@ -135,7 +136,8 @@ class Writes:
         loop = asyncio.get_running_loop()
         future = loop.create_future()
         # Run in a copy of the submitter's context: what its request bound for the log (the token, the trace) stays.
-        self.queue.append((functools.partial(contextvars.copy_context().run, work), future))
+        # With what the submitter's request bound for the log (its token, its trace): a call's last line names them.
+        self.queue.append((logs.carried(work), future))
         if self.writing is None or self.writing.done():
             # A context of its own, not the request's that happened to come first.
             self.writing = loop.create_task(self.write_all(), context=contextvars.Context())
