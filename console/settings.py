@@ -14,6 +14,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from approvals.audit.siem_transport import url_problem as forward_url_problem
 from approvals.gateway.loopback import is_loopback_host
+from approvals.signin.claims import parse_role_map
 from approvals.upstream.isolation import MODES as STDIO_ISOLATION_MODES
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -63,6 +64,9 @@ def embedded_secret(name):
 SECRET_KEY = os.environ.get("SECRET_KEY") or embedded_secret("secret_key")
 # Keys the audit chain's links (HMAC-SHA256): kept out of the database, so that its owner cannot forge them.
 AUDIT_KEY = os.environ.get("AUDIT_KEY") or embedded_secret("audit_key")
+# Signs the audit log's checkpoints (Ed25519), which anyone holding the public key can check: a PEM private key,
+# or any secret text whose SHA-256 is the key's seed (approvals.audit.checkpoints).
+AUDIT_SIGNING_KEY = os.environ.get("AUDIT_SIGNING_KEY") or embedded_secret("audit_signing_key")
 DEBUG = env_bool("DEBUG")
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
@@ -213,6 +217,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "approvals.tasks.verify_audit_chain",
         "schedule": float(os.environ.get("AUDIT_VERIFY_INTERVAL_SECONDS", 3600)),
     },
+    "checkpoint-audit": {
+        "task": "approvals.tasks.checkpoint_audit",
+        "schedule": float(os.environ.get("AUDIT_CHECKPOINT_SECONDS", 300)),
+    },
     "prune-audit": {
         "task": "approvals.tasks.prune_audit",
         "schedule": float(os.environ.get("AUDIT_PRUNE_INTERVAL_SECONDS", 86400)),
@@ -339,8 +347,28 @@ SIGNIN_FAILURES_PER_USERNAME = int(os.environ.get("SIGNIN_FAILURES_PER_USERNAME"
 SIGNIN_FAILURES_PER_ADDRESS = int(os.environ.get("SIGNIN_FAILURES_PER_ADDRESS", 20))
 SIGNIN_LOCKOUT_SECONDS = float(os.environ.get("SIGNIN_LOCKOUT_SECONDS", 900))
 
+# Single sign-on with an OpenID provider (approvals/signin/sso.py, docs/sso.md), offered while OIDC_ISSUER is set.
+OIDC_ISSUER = os.environ.get("OIDC_ISSUER", "")
+OIDC_CLIENT_ID = os.environ.get("OIDC_CLIENT_ID", "")
+OIDC_CLIENT_SECRET = os.environ.get("OIDC_CLIENT_SECRET", "")
+OIDC_ROLES_CLAIM = os.environ.get("OIDC_ROLES_CLAIM", "groups")
+try:
+    OIDC_ROLE_MAP = parse_role_map(os.environ.get("OIDC_ROLE_MAP", ""))
+except ValueError as error:
+    raise ImproperlyConfigured(str(error)) from None
+# Off, the password form signs in superusers alone, at /login/local/ (break-glass); everyone else uses SSO.
+LOCAL_LOGIN = env_bool("LOCAL_LOGIN", True)
+AUTHENTICATION_BACKENDS = ["approvals.signin.password.PasswordBackend", "approvals.signin.sso.SsoBackend"]
+# mozilla-django-oidc's own settings, by its names; the provider's endpoints come from its discovery document.
+OIDC_RP_SCOPES = os.environ.get("OIDC_SCOPES", "openid email profile")
+OIDC_USE_PKCE = True
+OIDC_TIMEOUT = 10
+OIDC_AUTHENTICATION_CALLBACK_URL = "sso_callback"
+
 # The MCP endpoint for clients.
 MCP_MAX_BODY_BYTES = int(os.environ.get("MCP_MAX_BODY_BYTES", 1024 * 1024))
+# The longest URI a client may name in a read, a subscription or a completion, in UTF-8 bytes.
+MAX_URI_BYTES = int(os.environ.get("MAX_URI_BYTES", 8 * 1024))
 MCP_RATE_LIMIT_PER_MINUTE = int(os.environ.get("MCP_RATE_LIMIT_PER_MINUTE", 600))
 MCP_TOOLS_PAGE_SIZE = int(os.environ.get("MCP_TOOLS_PAGE_SIZE", 100))
 # Calls one token may have waiting for a decision at once (0: no cap); a token's own cap overrides it.

@@ -29,7 +29,7 @@ from approvals.db import batch_reads
 from approvals.db import kept as db_kept
 from approvals.live import events
 from approvals.observe import metrics, traces
-from approvals.policy import engine
+from approvals.policy import engine, rules
 from approvals.policy.models import PolicyRule
 from approvals.protocol.canonical import sha256_digest
 from approvals.protocol.results import tool_error_result
@@ -107,21 +107,7 @@ def enabled_rules() -> list[PolicyRule]:
 
 
 def policy_rules(rows: list[PolicyRule] | None = None):
-    return [
-        engine.Rule(
-            r.pk,
-            r.name,
-            r.action,
-            r.tool_glob,
-            r.server_id,
-            r.client_id,
-            r.annotations,
-            r.conditions,
-            r.message,
-            r.applies_to,
-        )
-        for r in (enabled_rules() if rows is None else rows)
-    ]
+    return [rules.engine_rule(r) for r in (enabled_rules() if rows is None else rows)]
 
 
 def new_call(ctx: ClientContext, jsonrpc_id, progress_token, arguments: dict, **fields) -> Call:
@@ -213,8 +199,10 @@ def settle(ctx: ClientContext, call: Call, verdict: engine.Verdict, allowed, rec
         refusal = why_no_more_pending(ctx.token)
         if refusal:
             return None, refuse_pending(ctx, call, refusal)
-        timeout, call.approvals_needed, call.separation_of_duties = hold_terms(verdict.rule, enabled_rules())
+        rows = enabled_rules()
+        timeout, call.approvals_needed, call.separation_of_duties = hold_terms(verdict.rule, rows)
         call.status, call.expires_at = Call.Status.PENDING, now + timedelta(seconds=timeout)
+        call.escalates_at = escalation_time(verdict.rule, rows, call.expires_at)
     call.save(force_insert=True)
     observed(call, decided=call.decided_at is not None)
     # Encoded once for both events that carry the arguments.
@@ -261,6 +249,14 @@ def hold_terms(rule: engine.Rule | None, rows: list[PolicyRule]) -> tuple[float,
         row.separation_of_duties, settings.SEPARATION_OF_DUTIES
     )
     return row.approval_timeout_seconds or settings.APPROVAL_TIMEOUT_SECONDS, row.approvals_needed, separated
+
+
+def escalation_time(rule: engine.Rule | None, rows: list[PolicyRule], expires_at):
+    """When a call held until `expires_at` by `rule` is flagged as about to expire: None when the rule names no time."""
+    row = next((row for row in rows if row.pk == rule.id), None) if rule is not None else None
+    if row is None or not row.escalate_before_seconds:
+        return None
+    return expires_at - timedelta(seconds=row.escalate_before_seconds)
 
 
 def refuse_pending(ctx: ClientContext, call: Call, refusal: str) -> dict:

@@ -43,6 +43,7 @@ class RuleRequest:
     enabled: bool = True
     approvals_needed: int = 1
     approval_timeout_seconds: int | None = None  # None: the global APPROVAL_TIMEOUT_SECONDS
+    escalate_before_seconds: int | None = None  # None: a call it holds is never escalated
     separation_of_duties: str = PolicyRule.SeparationOfDuties.INHERIT
     applies_to: str = CallKind.TOOL
 
@@ -106,6 +107,14 @@ def hold_problems(request: RuleRequest) -> list[tuple[str, str]]:
                 f"the approval timeout must be a whole number of seconds from 1 to {longest}, or empty: the global one",
             )
         )
+    escalate = request.escalate_before_seconds
+    if escalate is not None and not whole_number(escalate, 1, longest):
+        found.append(
+            (
+                "escalate_before_seconds",
+                f"the escalation must be a whole number of seconds from 1 to {longest}, or empty: never",
+            )
+        )
     choices = PolicyRule.SeparationOfDuties.values
     if request.separation_of_duties not in choices:
         found.append(("separation_of_duties", f"separation of duties must be one of {', '.join(choices)}"))
@@ -137,6 +146,7 @@ FILE_FIELDS = (
     "message",
     "approvals_needed",
     "approval_timeout_seconds",
+    "escalate_before_seconds",
     "separation_of_duties",
     "enabled",
 )
@@ -184,6 +194,7 @@ def assign(rule: PolicyRule, request: RuleRequest, server, client) -> None:
     rule.enabled = request.enabled
     rule.approvals_needed = request.approvals_needed
     rule.approval_timeout_seconds = request.approval_timeout_seconds
+    rule.escalate_before_seconds = request.escalate_before_seconds
     rule.separation_of_duties = request.separation_of_duties
 
 
@@ -268,7 +279,39 @@ def warnings(rule: PolicyRule) -> list[str]:
         notes.append("the message is told to clients only when the rule denies")
     if rule.action != PolicyRule.Action.ASK and hold_words(rule):
         notes.append("approvals needed, the approval timeout and separation of duties count only when the rule asks")
+    cover = shadowed(list(PolicyRule.objects.select_related("server", "client"))).get(rule.pk)
+    if cover is not None:
+        notes.append(shadow_note(rule, cover))
     return notes
+
+
+def engine_rule(rule: PolicyRule) -> engine.Rule:
+    return engine.Rule(
+        rule.pk,
+        rule.name,
+        rule.action,
+        rule.tool_glob,
+        rule.server_id,
+        rule.client_id,
+        rule.annotations,
+        rule.conditions,
+        rule.message,
+        rule.applies_to,
+    )
+
+
+def shadowed(ordered: list[PolicyRule]) -> dict[int, PolicyRule]:
+    """Each enabled rule of `ordered` (every rule, in order) that can never match, with the earlier one covering it."""
+    enabled = [rule for rule in ordered if rule.enabled]
+    by_id = {rule.pk: rule for rule in enabled}
+    return {pk: by_id[cover.id] for pk, cover in engine.shadowing([engine_rule(r) for r in enabled]).items()}
+
+
+def shadow_note(rule: PolicyRule, cover: PolicyRule) -> str:
+    return (
+        f"this rule can never match: {cover} at position {cover.position} comes first and matches every call "
+        "it would; move it above that rule or narrow that rule"
+    )
 
 
 def hold_words(rule) -> list[str]:
@@ -278,6 +321,8 @@ def hold_words(rule) -> list[str]:
         words.append(f"{rule.approvals_needed} approvals")
     if rule.approval_timeout_seconds:
         words.append(f"times out after {rule.approval_timeout_seconds} s")
+    if rule.escalate_before_seconds:
+        words.append(f"escalates {rule.escalate_before_seconds} s before it expires")
     if rule.separation_of_duties == PolicyRule.SeparationOfDuties.REQUIRE:
         words.append("not by the token's owner")
     elif rule.separation_of_duties == PolicyRule.SeparationOfDuties.OFF:

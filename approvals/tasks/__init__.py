@@ -3,8 +3,8 @@
 from celery import shared_task
 
 from approvals.actions import revocation, verification
-from approvals.audit import forwarding, retention
-from approvals.calls import ending
+from approvals.audit import checkpoints, forwarding, retention
+from approvals.calls import claims, ending
 from approvals.catalog import sync
 from approvals.catalog.models import Server
 from approvals.gateway import sessions
@@ -27,7 +27,7 @@ def sync_all_servers():
 
 @shared_task
 def expire_stale_calls():
-    return ending.expire_stale_calls() + revocation.cancel_calls_of_expired_tokens()
+    return ending.expire_stale_calls() + revocation.cancel_calls_of_expired_tokens() + claims.escalate_due_calls()
 
 
 @shared_task
@@ -38,6 +38,12 @@ def expire_stale_inputs():
 @shared_task
 def verify_audit_chain(run_by="schedule"):
     return verification.run(run_by).ok
+
+
+@shared_task
+def checkpoint_audit():
+    checkpoint = checkpoints.take()
+    return checkpoint.seq if checkpoint else None
 
 
 @shared_task

@@ -10,6 +10,7 @@ EVENT_TYPES = {
     "call.pending": "A call waits for a decision",
     "call.decided": "An operator approved or denied a call",
     "call.finished": "A call ended: completed, failed, expired or cancelled",
+    "call.escalated": "A call nears its expiry undecided (its rule escalates it)",
     "input.requested": "An input request waits for an answer",
     "tool.needs_review": "Tools changed and wait for an admin's review",
     "audit.verification_failed": "Verifying the audit log failed",
@@ -82,6 +83,9 @@ class WebhookAttempt(models.Model):
     response_ms = models.FloatField(null=True, blank=True)
     error = models.TextField(blank=True)
     requested_by = models.CharField(max_length=150, blank=True, help_text="The admin who asked for a redelivery.")
+    # What was sent and the start of what came back, for whoever works out why an endpoint refuses.
+    request_body = models.TextField(blank=True)
+    response_body = models.TextField(blank=True)
 
     class Meta:
         ordering = ["number", "id"]

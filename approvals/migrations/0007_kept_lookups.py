@@ -70,7 +70,7 @@ def drop_triggers(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("approvals", "0002_audit_forwarding"),
+        ("approvals", "0006_audit_checkpoints"),
     ]
 
     operations = [
