@@ -1,28 +1,35 @@
-"""What the console costs a tools/call: the same echo call, direct to an upstream and through /mcp.
+"""What the console costs an allowed tools/call: the same echo call, direct to an upstream and through /mcp.
 
-    .venv/bin/python bench/gateway_overhead.py [--calls 300] [--concurrency 1 10] [--seconds 60]
+    .venv/bin/python bench/gateway_overhead.py [--setup embedded|services|both] [--concurrency 1 10 50]
+                                               [--calls 300] [--sets 3] [--seconds 60] [--revision 2025-11-25]
 
-It starts tests/servers/sdk_server.py (the official SDK's MCPServer over Streamable
-HTTP) and the console under daphne, each on a free loopback port, the console with
-SQLite in a temporary directory. With DATABASE_URL (and REDIS_URL) set, the console
-uses those: it migrates that database and adds a server, an allow rule and a token
-named bench-<random>; the token is revoked at the end, the rest stays (the audit log
-is append-only anyway). Each concurrency is measured direct and through the console
-side by side; a Markdown table with the ratios is printed; everything started is stopped.
+One upstream (tests/servers/sdk_server.py, the official SDK's MCPServer over Streamable
+HTTP) serves the whole run. Per setup, the console is started under daphne with a
+server, an allow rule on its echo and a token; then, per concurrency, sets of calls go
+alternately direct and through the console (--sets of each, --calls per path in all),
+so that a spell of the shared machine weighs on both paths alike. Printed per setup, as
+a Markdown table: calls a second, p50 and p95 latency per path, their ratios, the p50
+the console adds, and the CPU the console's web processes spent per call.
+
+Setups: `embedded` is SQLite in a temporary directory, the in-memory channel layer and
+one daphne process. `services` is PostgreSQL (a database of its own, overhead_bench_ and
+the name of DATABASE_URL's database, created and dropped here) and Redis (REDIS_URL,
+default redis://127.0.0.1:6379/14) with two daphne processes, the clients' calls spread
+over both. Targets: at concurrency 10 at least half the direct throughput, and at
+concurrency 1 at most 5 ms added to the p50.
 
 The client is raw httpx speaking JSON-RPC, not the SDK's client, whose own per-call
-work (pydantic models, a task group per stream) would weigh on both paths and blur
-the console's share. Both paths use the same revision, one session each and one
-connection pool. A call through the console is a real one: recorded, validated,
-decided by the allow rule, audited, forwarded, its result checked. The console's
-per-token rate limit is lifted for the run (MCP_RATE_LIMIT_PER_MINUTE).
+work would weigh on both paths and blur the console's share; one session per path and
+console process, one connection pool. A call through the console is a real one:
+recorded, validated, decided by the allow rule, audited, forwarded, its result checked
+and recorded. The console's per-token rate limit is lifted (MCP_RATE_LIMIT_PER_MINUTE).
+Everything listens on loopback; everything started is stopped.
 """
 
 import argparse
 import asyncio
-import json
+import itertools
 import os
-import secrets
 import sys
 import time
 from contextlib import ExitStack
@@ -33,20 +40,23 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (
     LEGACY_REVISION,
     MODERN_REVISION,
+    SETUPS,
     BenchError,
     McpClient,
     Sample,
     daphne,
-    inherited_env,
-    manage,
     prepare_console,
     run_as_script,
+    setup_env,
     upstream,
 )
+from machine import collector_off, process_cpu_ms
 
+BENCH_DATABASE = "overhead_bench"
 READY_SECONDS = 60
 CALL_TIMEOUT_SECONDS = 30
-ECHO = "echo"
+ECHO, TOOL = "echo", "bench_echo"
+TARGET_RATIO, TARGET_ADDED_MS = 0.5, 5.0
 
 
 def echoed(answer: dict, text: str) -> bool:
@@ -55,16 +65,11 @@ def echoed(answer: dict, text: str) -> bool:
     return not result.get("isError") and content[0].get("text") == text
 
 
-async def measure(
-    client: McpClient, tool: str, sample: Sample, calls: int, warmup: int, deadline_seconds: float
-) -> Sample:
-    for n in range(warmup):
-        if not echoed(await client.call(tool, {"message": f"warm {n}"}), f"warm {n}"):
-            raise BenchError(f"{sample.path}: the warm-up call did not echo")
+async def measure(clients: list[McpClient], tool: str, sample: Sample, calls: int, deadline: float):
+    """`calls` echo calls, `sample.concurrency` at a time spread over `clients`, added to `sample`."""
     numbers = iter(range(calls))
-    deadline = time.monotonic() + deadline_seconds
 
-    async def worker():
+    async def worker(client: McpClient):
         for n in numbers:
             if time.monotonic() > deadline:
                 return
@@ -80,115 +85,138 @@ async def measure(
                 sample.errors += 1
 
     started = time.perf_counter()
-    await asyncio.gather(*(worker() for _ in range(sample.concurrency)))
-    sample.wall = time.perf_counter() - started
-    return sample
+    await asyncio.gather(*(worker(client) for client, _ in zip(itertools.cycle(clients), range(sample.concurrency))))
+    sample.wall += time.perf_counter() - started
 
 
-async def wait_until_it_answers(client: McpClient, tool: str, what: str):
+async def ready(client: McpClient, tool: str, what: str):
     """Poll until an echo goes through: daphne listening is not yet the endpoint working."""
-    deadline = time.monotonic() + READY_SECONDS
-    last = None
+    deadline, last = time.monotonic() + READY_SECONDS, None
     while time.monotonic() < deadline:
         try:
             await client.start()
-            answer = await client.call(tool, {"message": "ready?"})
-            if echoed(answer, "ready?"):
+            if echoed(await client.call(tool, {"message": "ready?"}), "ready?"):
                 return
-            last = f"the call did not echo: {json.dumps(answer)[:300]}"
+            last = "the call did not echo"
         except (httpx.HTTPError, BenchError, ValueError, KeyError) as exc:
             last = exc
         await asyncio.sleep(0.5)
     raise BenchError(f"{what} did not answer a tools/call within {READY_SECONDS}s: {last}")
 
 
-def prepare(env: dict, upstream_url: str, suffix: str) -> tuple[str, str]:
-    """Migrate, add the upstream, allow its calls, make a token: (exposed tool name, secret)."""
-    server, prefix = f"bench-{suffix}", f"bench_{suffix}_"
-    tool = f"{prefix}{ECHO}"
-    allow = ["--action", "allow", "--server", server, "--tool", tool, "--position", "1"]
-    secret = prepare_console(
-        env,
-        [server, "--url", upstream_url, "--prefix", prefix],
-        [[*allow, "--name", "gateway overhead bench"]],
-        [f"bench-{suffix}", "--tools", tool],
-    )
-    return tool, secret
+async def compare(args, upstream_url: str, console_urls: list[str], secret: str, pids: list[int]) -> list[tuple]:
+    """Per concurrency: (direct sample, console sample, the console's CPU ms per call)."""
+    most = max(args.concurrency) * 2
+    limits = httpx.Limits(max_connections=most, max_keepalive_connections=most)
+    async with httpx.AsyncClient(timeout=CALL_TIMEOUT_SECONDS, limits=limits) as http:
+        direct = [McpClient(http, upstream_url, args.revision)]
+        through = [McpClient(http, url, args.revision, secret) for url in console_urls]
+        await ready(direct[0], ECHO, "the upstream")
+        for n, client in enumerate(through):
+            await ready(client, TOOL, f"the console's /mcp ({n + 1})")
+        rows = []
+        for concurrency in args.concurrency:
+            # Unmeasured: the first calls at a concurrency open connections and warm both paths.
+            await measure(direct, ECHO, Sample("warm-up", concurrency), args.warmup, time.monotonic() + args.seconds)
+            await measure(through, TOOL, Sample("warm-up", concurrency), args.warmup, time.monotonic() + args.seconds)
+            pair, cpu = (Sample("direct", concurrency), Sample("console", concurrency)), 0.0
+            deadline = time.monotonic() + args.seconds
+            for n in range(args.sets):
+                share = args.calls // args.sets + (n < args.calls % args.sets)
+                await measure(direct, ECHO, pair[0], share, deadline)
+                before = sum(process_cpu_ms(pid) or 0 for pid in pids)
+                await measure(through, TOOL, pair[1], share, deadline)
+                cpu += sum(process_cpu_ms(pid) or 0 for pid in pids) - before
+            rows.append((*pair, cpu / max(1, pair[1].calls + pair[1].errors)))
+        return rows
+
+
+def run_setup(name: str, upstream_url: str, args) -> list[tuple]:
+    with ExitStack() as stack:
+        env = setup_env(stack, name, BENCH_DATABASE)
+        allow = ["--action", "allow", "--server", "bench", "--tool", TOOL, "--name", "gateway overhead bench"]
+        secret = prepare_console(
+            env, ["bench", "--url", upstream_url, "--prefix", "bench_"], [allow], ["overhead-bench", "--tools", TOOL]
+        )
+        consoles = [daphne(stack, env) for _ in range(1 if name == "embedded" else 2)]
+        urls, pids = [f"{base}/mcp" for base, _ in consoles], [pid for _, pid in consoles]
+        with collector_off():
+            return asyncio.run(compare(args, upstream_url, urls, secret, pids))
 
 
 def ratio(console: float, direct: float) -> str:
     return f"×{console / direct:.2f}" if direct else "-"
 
 
-def table(pairs: list[tuple[Sample, Sample]], revision: str) -> str:
+def table(name: str, rows: list[tuple], load: tuple[float, float]) -> list[str]:
     lines = [
-        f"tools/call `echo`, revision {revision}; ratio = through the console ÷ direct",
+        f"{name}: load average {load[0]:.1f} at the start, {load[1]:.1f} at the end",
         "",
-        "| concurrency | path | calls | errors | calls/s | p50 ms | p99 ms |",
-        "|---:|---|---:|---:|---:|---:|---:|",
+        "| concurrency | path | calls | errors | calls/s | p50 ms | p95 ms | console CPU ms per call |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|",
     ]
-    for direct, console in pairs:
+    for direct, console, cpu in rows:
         for s in (direct, console):
+            cell = f"{cpu:.1f}" if s is console else ""
             lines.append(
                 f"| {s.concurrency} | {s.path} | {s.calls} | {s.errors} | {s.throughput:.0f} "
-                f"| {s.percentile(50):.1f} | {s.percentile(99):.1f} |"
+                f"| {s.percentile(50):.1f} | {s.percentile(95):.1f} | {cell} |"
             )
+        added = console.percentile(50) - direct.percentile(50)
         lines.append(
-            f"| {direct.concurrency} | ratio | | | {ratio(console.throughput, direct.throughput)} "
-            f"| {ratio(console.percentile(50), direct.percentile(50))} "
-            f"| {ratio(console.percentile(99), direct.percentile(99))} |"
+            f"| {direct.concurrency} | console ÷ direct | | | {ratio(console.throughput, direct.throughput)} "
+            f"| {ratio(console.percentile(50), direct.percentile(50))} (+{added:.1f} ms) "
+            f"| {ratio(console.percentile(95), direct.percentile(95))} | |"
         )
-    return "\n".join(lines)
+    return lines
 
 
-async def bench(args, upstream_url: str, console_url: str, tool: str, secret: str) -> list[tuple[Sample, Sample]]:
-    limits = httpx.Limits(
-        max_connections=max(args.concurrency) * 2, max_keepalive_connections=max(args.concurrency) * 2
-    )
-    async with httpx.AsyncClient(timeout=CALL_TIMEOUT_SECONDS, limits=limits) as http:
-        direct = McpClient(http, upstream_url, args.revision)
-        through = McpClient(http, console_url, args.revision, secret)
-        await wait_until_it_answers(direct, ECHO, "the upstream")
-        await wait_until_it_answers(through, tool, "the console's /mcp")
-        pairs = []
-        for concurrency in args.concurrency:
-            pairs.append(
-                (
-                    await measure(direct, ECHO, Sample("direct", concurrency), args.calls, args.warmup, args.seconds),
-                    await measure(through, tool, Sample("console", concurrency), args.calls, args.warmup, args.seconds),
-                )
-            )
-        return pairs
+def verdicts(name: str, rows: list[tuple]) -> list[str]:
+    lines = []
+    for direct, console, _ in rows:
+        if direct.concurrency == 10:
+            share = console.throughput / direct.throughput if direct.throughput else 0.0
+            met = "met" if share >= TARGET_RATIO else "missed"
+            target = f"target ≥ ×{TARGET_RATIO}"
+            lines.append(f"- {name}, concurrency 10: ×{share:.2f} of direct throughput ({target}): {met}")
+        if direct.concurrency == 1:
+            added = console.percentile(50) - direct.percentile(50)
+            met = "met" if added <= TARGET_ADDED_MS else "missed"
+            target = f"target ≤ {TARGET_ADDED_MS:g} ms"
+            lines.append(f"- {name}, concurrency 1: +{added:.1f} ms at the p50 ({target}): {met}")
+    return lines
+
+
+def arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--setup", choices=[*SETUPS, "both"], default="both")
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 10, 50], help="default: 1 10 50")
+    parser.add_argument("--calls", type=int, default=300, help="measured calls per path and concurrency (300)")
+    parser.add_argument("--sets", type=int, default=3, help="alternating sets per path and concurrency (3)")
+    parser.add_argument("--warmup", type=int, default=20, help="unmeasured calls per path before each concurrency")
+    parser.add_argument("--seconds", type=float, default=60, help="at most this long per concurrency (60)")
+    parser.add_argument("--revision", default=LEGACY_REVISION, choices=[LEGACY_REVISION, MODERN_REVISION])
+    args = parser.parse_args()
+    if args.calls < 1 or args.sets < 1 or min(args.concurrency) < 1:
+        parser.error("--calls, --sets and --concurrency must be at least 1")
+    args.setup = SETUPS if args.setup == "both" else [args.setup]
+    return args
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--calls", type=int, default=300, help="calls per path and concurrency (default 300)")
-    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 10], help="default: 1 10")
-    parser.add_argument("--seconds", type=float, default=60, help="at most this long per path and concurrency")
-    parser.add_argument("--warmup", type=int, default=20, help="unmeasured calls before each measurement")
-    parser.add_argument("--revision", default=LEGACY_REVISION, choices=[LEGACY_REVISION, MODERN_REVISION])
-    args = parser.parse_args()
-    if args.calls < 1 or min(args.concurrency) < 1:
-        parser.error("--calls and --concurrency must be at least 1")
-
-    suffix = secrets.token_hex(3)
+    args = arguments()
+    lines, summary, failed = [f"tools/call `echo` under an allow rule, revision {args.revision}", ""], [], False
     with ExitStack() as stack:
-        env, var_dir = inherited_env(stack, "console-bench-")
         upstream_url = upstream(stack)
-        tool, secret = prepare(env, upstream_url, suffix)
-        if env.get("DATABASE_URL"):
-            stack.callback(manage, env, "revoke_token", f"bench-{suffix}")
-        console_url = f"{daphne(stack, env)[0]}/mcp"
-        print(
-            f"upstream {upstream_url}; console {console_url} "
-            f"({'DATABASE_URL' if env.get('DATABASE_URL') else 'SQLite in ' + var_dir}"
-            f"{', REDIS_URL' if env.get('REDIS_URL') else ''})",
-            file=sys.stderr,
-        )
-        pairs = asyncio.run(bench(args, upstream_url, console_url, tool, secret))
-    print(table(pairs, args.revision))
-    if any(s.errors for pair in pairs for s in pair):
+        for name in args.setup:
+            print(f"measuring {name}…", file=sys.stderr)
+            before = os.getloadavg()[0]
+            rows = run_setup(name, upstream_url, args)
+            lines += [*table(name, rows, (before, os.getloadavg()[0])), ""]
+            summary += verdicts(name, rows)
+            failed = failed or any(s.errors for row in rows for s in row[:2])
+    print("\n".join(lines + summary))
+    if failed:
         sys.exit(1)
 
 

@@ -125,7 +125,7 @@ def mark_forwarded(call: Call) -> bool:
     changes = {"status": Call.Status.FORWARDED, "forwarded_at": timezone.now()}
     audit = {"call.forwarded": value_fields("arguments", call.final_arguments)}
     won, _ = transitions.move(
-        Call, call.pk, [Call.Status.APPROVED], changes, actor=SYSTEM, audit=audit, event="call.forwarded"
+        Call, call.pk, [Call.Status.APPROVED], changes, actor=SYSTEM, audit=audit, event="call.forwarded", known=call
     )
     return won
 
@@ -138,7 +138,9 @@ def record_result(call: Call, status, result: dict, error: str, started=None) ->
     if started is not None:
         data["latency_ms"] = round((time.monotonic() - started) * 1000, 1)
     action = "call.completed" if status == Call.Status.COMPLETED else "call.failed"
-    transitions.move(Call, call.pk, Call.IN_FLIGHT, changes, actor=SYSTEM, audit={action: data}, event="call.finished")
+    transitions.move(
+        Call, call.pk, Call.IN_FLIGHT, changes, actor=SYSTEM, audit={action: data}, event="call.finished", known=call
+    )
     return result
 
 

@@ -33,6 +33,7 @@ from approvals.calls import ending
 from approvals.calls.models import Call
 from approvals.db import batch_reads
 from approvals.live import events
+from approvals.observe import logs
 
 log = logging.getLogger(__name__)
 
@@ -134,7 +135,9 @@ class Writes:
     def submit(self, work: Callable) -> asyncio.Future:
         loop = asyncio.get_running_loop()
         future = loop.create_future()
-        self.queue.append((work, future))
+        # Run in a copy of the submitter's context: what its request bound for the log (the token, the trace) stays.
+        # With what the submitter's request bound for the log (its token, its trace): a call's last line names them.
+        self.queue.append((logs.carried(work), future))
         if self.writing is None or self.writing.done():
             # A context of its own, not the request's that happened to come first.
             self.writing = loop.create_task(self.write_all(), context=contextvars.Context())
@@ -254,6 +257,11 @@ async def held_while(call_id, work):
     """Await `work` holding the call: for a call run in a task that outlives the request that started it."""
     with holding(call_id):
         return await work
+
+
+def writes_queued() -> int:
+    """How many writes wait for this loop's next batch."""
+    return len(loop_held().writes.queue)
 
 
 def write(work: Callable) -> asyncio.Future:

@@ -6,6 +6,7 @@ together for the gateway, inside the web process that holds the client's stream;
 calls.deciding has an operator's decision on a held call, calls.ending how a call ends.
 """
 
+import functools
 import os
 import socket
 import uuid
@@ -25,6 +26,7 @@ from approvals.calls.observed import observed
 from approvals.calls.waiting import why_no_more_pending
 from approvals.catalog.models import Tool
 from approvals.db import batch_reads
+from approvals.db import kept as db_kept
 from approvals.live import events
 from approvals.observe import metrics, traces
 from approvals.policy import engine, rules
@@ -55,10 +57,22 @@ def call_binding(call: Call) -> str:
     return binding_digest(call.arguments_digest if edited is None else sha256_digest(edited), call.tool_digest)
 
 
-def find_tool(token: ClientToken, name) -> Tool | None:
-    """The tool of this name the token may use, active or awaiting review (a call to that one is refused)."""
+def find_tool(token: ClientToken, name, kept: bool = False) -> Tool | None:
+    """The tool of this name the token may use, active or awaiting review (a call to that one is refused).
+
+    With `kept`, as db.kept keeps it, for a caller that has just refreshed the stamp.
+    """
     if not isinstance(name, str) or not token_allows(token, name):
         return None
+    return db_kept.load("tool", name, functools.partial(tool_named, name), kept=kept)
+
+
+def kept_tool(token: ClientToken, name) -> Tool | None:
+    """find_tool's answer without a query, when db.kept has it."""
+    return db_kept.peek("tool", name) if isinstance(name, str) and token_allows(token, name) else None
+
+
+def tool_named(name: str) -> Tool | None:
     return (
         Tool.objects.select_related("server")
         .filter(exposed_name=name, status__in=Tool.HELD, server__enabled=True)
@@ -89,7 +103,7 @@ def refuse_unreviewed(ctx: ClientContext, tool: Tool) -> dict:
 
 
 def enabled_rules() -> list[PolicyRule]:
-    return batch_reads.once("enabled rules", lambda: list(PolicyRule.objects.filter(enabled=True)))
+    return batch_reads.once_kept("enabled rules", lambda: list(PolicyRule.objects.filter(enabled=True)))
 
 
 def policy_rules(rows: list[PolicyRule] | None = None):
@@ -191,14 +205,16 @@ def settle(ctx: ClientContext, call: Call, verdict: engine.Verdict, allowed, rec
         call.escalates_at = escalation_time(verdict.rule, rows, call.expires_at)
     call.save(force_insert=True)
     observed(call, decided=call.decided_at is not None)
+    # Encoded once for both events that carry the arguments.
+    arguments = value_fields("arguments", call.arguments)
     with chain.batch():
-        record_received(ctx, call, received or {})
+        record_received(ctx, call, received or {}, arguments)
         chain.record("call.policy", SYSTEM, call=call, data={"action": verdict.action, "rule": verdict.rule_name})
         if call.status == Call.Status.DENIED:
             chain.record("call.denied", SYSTEM, call=call, data={"reason": verdict.message, "rule": verdict.rule_name})
             return call, tool_error_result(error_text(call))
         if call.status == Call.Status.FORWARDED:
-            chain.record("call.forwarded", SYSTEM, call=call, data=value_fields("arguments", call.arguments))
+            chain.record("call.forwarded", SYSTEM, call=call, data=arguments)
             events.changed(call, "call.forwarded")
             return call, None
         if call.status == Call.Status.COMPLETED:
@@ -210,14 +226,16 @@ def settle(ctx: ClientContext, call: Call, verdict: engine.Verdict, allowed, rec
     return call, None
 
 
-def record_received(ctx: ClientContext, call: Call, extra: dict):
+def record_received(ctx: ClientContext, call: Call, extra: dict, arguments: dict | None = None):
+    """call.received; `arguments` are value_fields of the call's arguments, when the caller has them already."""
     # The call's trace, for its page to name: where a collector keeps its spans.
     traced = {"trace_id": trace_id} if (trace_id := traces.current_trace_id()) else {}
+    arguments = arguments if arguments is not None else value_fields("arguments", call.arguments)
     chain.record(
         "call.received",
         Actor.client(ctx.token),
         call=call,
-        data={"tool": call.tool_name, **traced, **extra, **value_fields("arguments", call.arguments)},
+        data={"tool": call.tool_name, **traced, **extra, **arguments},
     )
 
 

@@ -1,5 +1,6 @@
 """What a call's decision or end adds to the metrics and the log, once the change that made it commits."""
 
+import contextvars
 import logging
 
 from django.db import transaction
@@ -19,4 +20,8 @@ def observed(call: Call, decided: bool):
         server = call.server.name if call.server else ""
         metrics.call_ended(server, call.status)
         fields = {"call_id": call.pk, "server": server, "tool": call.tool_name, "outcome": call.status}
-        transaction.on_commit(lambda: log.info("call %s %s", call.pk, call.status, extra=fields), robust=True)
+        # The line names what the change's request bound (its token, its trace): its context, not the committer's.
+        context = contextvars.copy_context()
+        transaction.on_commit(
+            lambda: context.run(log.info, "call %s %s", call.pk, call.status, extra=fields), robust=True
+        )

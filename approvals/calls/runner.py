@@ -76,8 +76,11 @@ async def run_call(ctx: ClientContext, jsonrpc_id, params: dict, emit, tool: Too
 
 async def record_arrival(ctx: ClientContext, receive) -> tuple[Call | None, dict | None]:
     """Run `receive` (lifecycle.receive_call or its like) in the loop's batch: the call's row, and its answer if no
-    wait follows. The request's thread is let go of first, since the call no longer needs it."""
-    let_go_of_the_thread()
+    wait follows."""
+    if holding.writes_queued() >= holding.WRITES_AT_ONCE:
+        # A burst: the write may wait a while, and thousands of requests would keep a thread each meanwhile. A call
+        # written at once keeps it for the response's end; one that waits for a decision lets it go then.
+        let_go_of_the_thread()
     receiving = holding.write(receive)
     try:
         # Shielded: the row is written however often the request is cancelled meanwhile.
@@ -172,7 +175,9 @@ async def forward(
     @traces.traced("record")
     async def recorded(outcome: tuple) -> dict:
         *recordable, relayed = outcome
-        result = await sync_to_async(ending.record_result)(call, *recordable)
+        # In the loop's batch of writes, like the arrival: one transaction for the results of the calls that
+        # answered meanwhile, on the batch's connection. Shielded: the answer is recorded however the request ends.
+        result = await asyncio.shield(holding.write(functools.partial(ending.record_result, call, *recordable)))
         if relayed is not None and url_elicitation_client:
             raise relayed
         return result

@@ -9,11 +9,14 @@ import threading
 from collections.abc import Callable
 from contextlib import contextmanager
 
+from approvals.db import kept
+
 _batch = threading.local()
 
 
 @contextmanager
 def shared():
+    kept.refresh()
     _batch.reads = {}
     try:
         yield
@@ -29,6 +32,12 @@ def once(key, load: Callable):
     if key not in reads:
         reads[key] = load()
     return reads[key]
+
+
+def once_kept(key, load: Callable):
+    """once(), and within a batch kept in the process until what `load` reads changes (db.kept)."""
+    in_batch = getattr(_batch, "reads", None) is not None
+    return once(key, lambda: kept.load("batch", key, load, kept=in_batch))
 
 
 def forget():

@@ -27,15 +27,22 @@ class Outcome:
 
 
 @transaction.atomic
-def move(model: type[models.Model], pk, sources, changes: dict, *, actor: Actor, audit: dict, event: str):
+def move(model: type[models.Model], pk, sources, changes: dict, *, actor: Actor, audit: dict, event: str, known=None):
     """Update row `pk` by `changes` if its status is one of `sources`: whether this move won, and the row as it is now.
 
     The winner records each `audit` action with its data, in order, and announces the live `event`.
+    `known` is the row as the caller read it, its related rows with it: a winner then has it with `changes`
+    applied rather than read again, since nothing else changes a row whose status this move holds.
     """
     # An input request's events belong to its call, and name the request.
     of_a_call = hasattr(model, "call")
     won = bool(model.objects.filter(pk=pk, status__in=sources).update(**changes))
-    row = (model.objects.select_related("call" if of_a_call else "server")).get(pk=pk)
+    if won and known is not None:
+        row = known
+        for name, value in changes.items():
+            setattr(row, name, value)
+    else:
+        row = (model.objects.select_related("call" if of_a_call else "server")).get(pk=pk)
     if won:
         call, about = (row.call, {"input_id": row.pk}) if of_a_call else (row, {})
         with chain.batch():

@@ -1,6 +1,5 @@
 """Who is calling: the client token behind a request, and whether it may call again this minute."""
 
-import asyncio
 import time
 
 from asgiref.sync import sync_to_async
@@ -9,6 +8,7 @@ from django.core.cache import caches
 from django.urls import reverse
 
 from approvals.calls import holding
+from approvals.db import kept
 from approvals.gateway.http import Refused, rejection
 from approvals.loopback import is_loopback_address
 from approvals.oauth import access, scopes
@@ -25,19 +25,17 @@ async def identify(request) -> ClientToken:
     """The request's token; refuses with 401 without a valid one (saying why), 429 past the token's rate."""
     header = request.headers.get("Authorization", "").strip()
     if not header and anonymous_allowed(request):
-        lookup, key = anonymous_admission(), ClientToken.ANONYMOUS
+        secret, key = None, ClientToken.ANONYMOUS
     else:
         secret = bearer_secret(header)
         if not secret:
             raise Refused(unauthorized(request, invalid=bool(header)))
         # Keyed by the credential rather than the row id, which a database may hand out again. During a
         # rotation's grace period the old and the new secret are counted apart.
-        admitting = holding.in_shared_thread(admit_secret)
-        peer = request.META.get("REMOTE_ADDR") or ""
-        lookup, key = admitting(secret, request.build_absolute_uri(reverse("mcp_endpoint")), peer), hash_secret(secret)
-    # The count goes alongside the lookup, each a round trip to its own service, both in the loop's
-    # shared threads. An unknown credential is counted too, under its own key, and refused below all the same.
-    admission, count = await asyncio.gather(lookup, sync_to_async(count_request, thread_sensitive=False)(key))
+        key = hash_secret(secret)
+    admitting = holding.in_shared_thread(admitted_and_counted)
+    resource = request.build_absolute_uri(reverse("mcp_endpoint"))
+    admission, count = await admitting(secret, resource, request.META.get("REMOTE_ADDR") or "", key)
     if admission.token is None:
         # Counted for nothing: whatever a client makes up leaves no entry behind to crowd out real tokens' counts.
         await sync_to_async(forget_requests, thread_sensitive=False)(key)
@@ -50,8 +48,16 @@ async def identify(request) -> ClientToken:
     return admission.token
 
 
-async def anonymous_admission() -> Admission:
-    return Admission(await sync_to_async(anonymous_token)())
+def admitted_and_counted(secret: str | None, resource: str, peer: str, credential: str) -> tuple[Admission, int]:
+    """The admission of `secret` (an anonymous client's without one) and the credential's count this minute.
+
+    In one trip to the loop's shared threads, the stamp of the kept lookups read first (db.kept): the
+    rest of the request (its token here, its session and tool after) may use what the process keeps.
+    An unknown credential is counted too, under its own key, and refused all the same.
+    """
+    kept.refresh()
+    admission = Admission(anonymous_token()) if secret is None else admit_secret(secret, resource, peer)
+    return admission, count_request(credential)
 
 
 # Headers by which a proxy names the client it forwards (Forwarded is RFC 7239's).
@@ -77,7 +83,7 @@ def anonymous_allowed(request) -> bool:
 def admit_secret(secret: str, resource: str, peer: str) -> Admission:
     """A static client token's secret, or else an OAuth access token issued for this resource."""
     if secret.startswith(PREFIX) or not settings.OAUTH_SERVER:
-        return admit(secret, peer)
+        return admit(secret, peer, kept=True)
     return access.admit_access_token(secret, resource, peer)
 
 

@@ -85,8 +85,9 @@ async def require_session(request, token: ClientToken) -> McpSession:
     session_id = request.headers.get(SESSION_HEADER)
     if not session_id:
         raise Refused(rejection(400, "Bad Request: missing session; send initialize first, then its Mcp-Session-Id"))
-    finding = holding.in_shared_thread(sessions.find_open_session)
-    session = await finding(token, session_id)
+    session = sessions.kept_session(token, session_id)
+    if session is None:
+        session = await holding.in_shared_thread(sessions.find_open_session)(token, session_id, kept=True)
     if session is None:
         raise Refused(rejection(404, "Not Found: unknown or closed session; initialize a new one"))
     version = request.headers.get(VERSION_HEADER)

@@ -15,6 +15,7 @@ from approvals.audit.chain import Actor
 from approvals.calls import ending
 from approvals.calls.models import Call
 from approvals.catalog import routes
+from approvals.db import kept as db_kept
 from approvals.live import events
 from approvals.tokens import credentials
 from approvals.tokens.models import ClientToken, McpSession
@@ -33,13 +34,30 @@ def open_session(token: ClientToken, protocol_version: str, client_info, capabil
     )
 
 
-def find_open_session(token: ClientToken, session_id: str) -> McpSession | None:
-    """The open session of this id and token; another token's session is as unknown as a made-up id."""
-    session = McpSession.objects.filter(pk=session_id, token=token, closed_at__isnull=True).first()
-    if session is not None and timezone.now() - session.last_seen_at > TOUCH_INTERVAL:
+def find_open_session(token: ClientToken, session_id: str, kept: bool = False) -> McpSession | None:
+    """The open session of this id and token; another token's session is as unknown as a made-up id.
+
+    With `kept`, as db.kept keeps it, for a caller that has just refreshed the stamp.
+    """
+
+    def open_session_row():
+        return McpSession.objects.filter(pk=session_id, token=token, closed_at__isnull=True).first()
+
+    session = db_kept.load("session", (token.pk, session_id), open_session_row, kept=kept)
+    if session is not None and due_for_touch(session):
         session.last_seen_at = timezone.now()
         McpSession.objects.filter(pk=session.pk).update(last_seen_at=session.last_seen_at)
     return session
+
+
+def kept_session(token: ClientToken, session_id: str) -> McpSession | None:
+    """find_open_session's answer without a query, when db.kept has it and it need not be touched."""
+    session = db_kept.peek("session", (token.pk, session_id))
+    return None if session is None or due_for_touch(session) else session
+
+
+def due_for_touch(session: McpSession) -> bool:
+    return timezone.now() - session.last_seen_at > TOUCH_INTERVAL
 
 
 def is_open(session_id: str) -> bool:

@@ -18,9 +18,9 @@ from approvals.tokens.context import ClientContext
 async def called_tool(ctx: ClientContext, params: dict) -> Tool | permissions.BuiltinTool:
     """The tool a call names, when this token may use it; refusing early spares the client an SSE stream."""
     name = params.get("name")
-    tool = permissions.builtin_tool(ctx.token, name) or await holding.in_shared_thread(lifecycle.find_tool)(
-        ctx.token, name
-    )
+    tool = permissions.builtin_tool(ctx.token, name) or lifecycle.kept_tool(ctx.token, name)
+    if tool is None:
+        tool = await holding.in_shared_thread(lifecycle.find_tool)(ctx.token, name, kept=True)
     if tool is None:
         raise JsonRpcError(INVALID_PARAMS, f"Unknown tool: {name}")
     return tool

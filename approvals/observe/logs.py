@@ -7,6 +7,7 @@ Context lives in contextvars, which follow a request from the event loop into th
 that run its synchronous work, and end with it.
 """
 
+import functools
 import logging
 import re
 
@@ -20,6 +21,20 @@ def bind(**fields):
     known = {name: value for name, value in fields.items() if value is not None and value != ""}
     if known:
         structlog.contextvars.bind_contextvars(**known)
+
+
+def carried(func):
+    """`func`, run with the context bound now, wherever it runs later (another task's batch of writes, its thread)."""
+    bound = structlog.contextvars.get_contextvars()
+    if not bound:
+        return func
+
+    @functools.wraps(func)
+    def within(*args, **kwargs):
+        with structlog.contextvars.bound_contextvars(**bound):
+            return func(*args, **kwargs)
+
+    return within
 
 
 def trace_id_of(traceparent: str) -> str | None:

@@ -1,6 +1,7 @@
 """Client tokens: random, shown once, stored as hashes, scoped by tool globs, expiring, rotated, revocable."""
 
 import datetime
+import functools
 import hashlib
 import secrets
 from dataclasses import dataclass
@@ -13,6 +14,7 @@ from django.utils import timezone
 from approvals.audit import chain
 from approvals.audit.chain import Actor
 from approvals.audit.snapshots import snapshot
+from approvals.db import kept as db_kept
 from approvals.tokens.models import ClientToken, RetiredSecret
 
 PREFIX = "mcpc_"
@@ -83,18 +85,18 @@ class Admission:
 UNKNOWN = "the bearer token is unknown"
 
 
-def admit(secret: str, peer: str = "") -> Admission:
-    """The token this secret opens now, noting when and from where it was used; else why it is refused."""
+def admit(secret: str, peer: str = "", kept: bool = False) -> Admission:
+    """The token this secret opens now, noting when and from where it was used; else why it is refused.
+
+    With `kept`, the rows as db.kept keeps them, for a caller that has just refreshed the stamp.
+    """
     if not secret.startswith(PREFIX):
         return Admission(None, UNKNOWN)
     digest, now = hash_secret(secret), timezone.now()
-    token = ClientToken.objects.filter(token_hash=digest).first()
-    retired = None
-    if token is None:
-        retired = RetiredSecret.objects.select_related("token").filter(token_hash=digest).first()
-        if retired is None:
-            return Admission(None, UNKNOWN)
-        token = retired.token
+    found = db_kept.load("secret", digest, functools.partial(holder_of, digest), kept=kept)
+    if found is None:
+        return Admission(None, UNKNOWN)
+    token, retired = found
     if retired is not None and retired.valid_until <= now and not (token.revoked or token.expired(now)):
         return Admission(
             None,
@@ -113,6 +115,15 @@ def admit_token(token: ClientToken, peer: str = "", now: datetime.datetime | Non
         return Admission(None, f"the bearer token {token.name!r} expired at {stamp(token.expires_at)}")
     note_use(token, peer, now)
     return Admission(token)
+
+
+def holder_of(digest: str) -> tuple[ClientToken, RetiredSecret | None] | None:
+    """The token a secret of this digest opens, and the retired secret it is if it is one."""
+    token = ClientToken.objects.filter(token_hash=digest).first()
+    if token is not None:
+        return token, None
+    retired = RetiredSecret.objects.select_related("token").filter(token_hash=digest).first()
+    return (retired.token, retired) if retired is not None else None
 
 
 def note_use(token: ClientToken, peer: str, now: datetime.datetime):

@@ -63,7 +63,7 @@ def verification_failed(verification):
 
 def announce(event_type: str, data, path: str):
     """A delivery of `event_type` for each enabled endpoint that wants it; `data()` builds the body's data once."""
-    enabled = batch_reads.once("webhook endpoints", lambda: list(WebhookEndpoint.objects.filter(enabled=True)))
+    enabled = batch_reads.once_kept("webhook endpoints", lambda: list(WebhookEndpoint.objects.filter(enabled=True)))
     endpoints = [e for e in enabled if event_type in e.events]
     if not endpoints:
         return
