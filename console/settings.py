@@ -63,6 +63,8 @@ def embedded_secret(name):
 SECRET_KEY = os.environ.get("SECRET_KEY") or embedded_secret("secret_key")
 # Keys the audit chain's links (HMAC-SHA256): kept out of the database, so that its owner cannot forge them.
 AUDIT_KEY = os.environ.get("AUDIT_KEY") or embedded_secret("audit_key")
+# Encrypts the credentials the database keeps (approvals/db/sealed.py): "new,old" while rotating.
+CREDENTIALS_KEY = os.environ.get("CREDENTIALS_KEY") or embedded_secret("credentials_key")
 DEBUG = env_bool("DEBUG")
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
@@ -91,6 +93,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "approvals.middleware.CredentialsUnreadableMiddleware",
 ]
 
 ROOT_URLCONF = "console.urls"
