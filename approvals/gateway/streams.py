@@ -14,7 +14,6 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from django.conf import settings
 from django.http import StreamingHttpResponse
 
-from approvals.db.sealed import CredentialsUnreadable
 from approvals.gateway.http import Refused, error_response, jsonrpc_response
 from approvals.live import events
 from approvals.protocol import jsonrpc
@@ -178,9 +177,6 @@ async def answer_request(
             result = await work(emit)
         except JsonRpcError as exc:
             return jsonrpc.error(request.id, exc)
-        except CredentialsUnreadable as exc:
-            log.error("%s", exc)
-            return jsonrpc.error(request.id, JsonRpcError(INTERNAL_ERROR, str(exc)))
         except Exception:
             log.exception("%s failed in the console", request.method)
             return jsonrpc.error(request.id, JsonRpcError(INTERNAL_ERROR, "Internal error"))
