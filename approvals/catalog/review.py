@@ -19,7 +19,7 @@ from approvals.catalog import trust
 from approvals.catalog.models import Prompt, Server, Tool
 from approvals.catalog.surface import KINDS
 from approvals.live import events
-from approvals.protocol.tool_review import definition_changes, hidden_content, model_text
+from approvals.protocol.tool_review import Mentions, definition_changes, hidden_content, model_text
 
 DECIDABLE = [Tool.Status.NEEDS_REVIEW, Tool.Status.DECLINED]
 
@@ -80,7 +80,7 @@ def other_tool_names(server_id) -> list[str]:
     )
 
 
-def review_of(item, others: list[str] | None = None) -> Review:
+def review_of(item, others: list[str] | Mentions | None = None) -> Review:
     """The review of a tool or of a resource, template or prompt: what is listed now against what was accepted."""
     others = other_tool_names(item.server_id) if others is None else others
     return Review(

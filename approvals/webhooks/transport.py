@@ -12,6 +12,8 @@ from urllib.parse import urlsplit
 import httpx
 
 MAX_RESPONSE_BYTES = 64 * 1024
+# How much of an answer's body is kept for the delivery's page.
+KEPT_BODY_BYTES = 4096
 
 
 def answered_text(status: int) -> str:
@@ -21,15 +23,21 @@ def answered_text(status: int) -> str:
 class WebhookError(Exception):
     """An attempt that failed: no answer, or one that is not a 2xx. `status` is the answer's code, if any."""
 
-    def __init__(self, message: str, status: int | None = None, elapsed_ms: float | None = None):
+    def __init__(self, message: str, status: int | None = None, elapsed_ms: float | None = None, body: str = ""):
         super().__init__(message)
-        self.message, self.status, self.elapsed_ms = message, status, elapsed_ms
+        self.message, self.status, self.elapsed_ms, self.body = message, status, elapsed_ms, body
 
 
 @dataclass
 class Answer:
     status: int
     elapsed_ms: float
+    body: str = ""
+
+
+def kept_text(data: bytes) -> str:
+    """The start of a body as text, for a person to read: at most KEPT_BODY_BYTES, undecodable bytes replaced."""
+    return data[:KEPT_BODY_BYTES].decode("utf-8", errors="replace")
 
 
 def url_problem(url: str) -> str:
@@ -64,22 +72,24 @@ class Transport:
                 httpx.Client(timeout=self.timeout, follow_redirects=False) as client,
                 client.stream("POST", url, content=body, headers=headers) as response,
             ):
-                read = 0
+                read, kept = 0, b""
                 for chunk in response.iter_raw():
                     read += len(chunk)
+                    if len(kept) < KEPT_BODY_BYTES:
+                        kept += chunk[: KEPT_BODY_BYTES - len(kept)]
                     if read >= self.max_response_bytes or time.monotonic() > deadline:
                         break
         except httpx.TimeoutException:
             raise WebhookError(f"no answer within {self.timeout:g} seconds", elapsed_ms=ms_since(started)) from None
         except (httpx.HTTPError, httpx.InvalidURL, OSError, ValueError) as exc:
             raise WebhookError(f"{type(exc).__name__}: {exc}"[:500], elapsed_ms=ms_since(started)) from None
-        elapsed = ms_since(started)
+        elapsed, body = ms_since(started), kept_text(kept)
         status = response.status_code
         if response.is_redirect:
-            raise WebhookError(f"answered {status}, a redirect, which is not followed", status, elapsed)
+            raise WebhookError(f"answered {status}, a redirect, which is not followed", status, elapsed, body)
         if not response.is_success:
-            raise WebhookError(answered_text(status), status, elapsed)
-        return Answer(status, elapsed)
+            raise WebhookError(answered_text(status), status, elapsed, body)
+        return Answer(status, elapsed, body)
 
 
 def ms_since(started: float) -> float:
