@@ -108,6 +108,12 @@ def sealed_fields():
             yield model, names
 
 
+def check_readable():
+    """Decrypt one stored value of each sealed model: a key that cannot read them fails here, not on a later page."""
+    for model, names in sealed_fields():
+        model._base_manager.only("pk", *names).first()
+
+
 def reseal_all() -> dict[str, int]:
     """Re-encrypt every sealed value under the first configured key; how many rows of each model were rewritten."""
     rewritten = {}
