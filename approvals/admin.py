@@ -3,6 +3,8 @@ from django.contrib.auth.admin import GroupAdmin, UserAdmin
 from django.contrib.auth.models import Group, User
 from django.db import models, transaction
 from django.urls import reverse
+from oauth2_provider.admin import ApplicationAdmin
+from oauth2_provider.models import AccessToken, Application, Grant, IDToken, RefreshToken
 
 from approvals.actions import servers
 from approvals.audit import chain
@@ -16,11 +18,13 @@ from approvals.policy.models import PolicyRule
 from approvals.signin.forms import ThrottledAdminAuthenticationForm
 from approvals.tokens.models import ClientToken
 
+CREDENTIALS = ("usable_password", "client_secret")
+
 
 def secret_fields(obj, names) -> list[str]:
     # Credentials and password hashes: the log says that they changed, never what to.
     declared = getattr(type(obj), "SECRET_FIELDS", ())
-    return [name for name in names if name in declared or name.startswith("password") or name == "usable_password"]
+    return [name for name in names if name in declared or name.startswith("password") or name in CREDENTIALS]
 
 
 def subjects(obj):
@@ -103,6 +107,15 @@ admin.site.login_form = ThrottledAdminAuthenticationForm
 
 admin.site.unregister(User)
 admin.site.unregister(Group)
+# OAuth tokens and codes are the grants' business (the Tokens page revokes them);
+# the clients an admin registers are audited like every other change here.
+for model in (Application, AccessToken, Grant, IDToken, RefreshToken):
+    admin.site.unregister(model)
+
+
+@admin.register(Application)
+class AuditedApplicationAdmin(AuditedAdmin, ApplicationAdmin):
+    pass
 
 
 @admin.register(User)

@@ -18,11 +18,12 @@ class ApprovalsConfig(AppConfig):
         from approvals.db import lookups  # noqa: F401 (registers id__any_of)
         from approvals.live import access
         from approvals.roles import ensure_roles
-        from approvals.signin import signals
+        from approvals.signin import signals, sso
 
         # After auth has created this app's permissions, which it also does on post_migrate.
         post_migrate.connect(ensure_roles, sender=self)
         post_migrate.connect(start_empty_log, sender=self)
+        sso.check_settings()
         signals.connect()
         access.connect()
         announce.connect()

@@ -8,6 +8,7 @@ Django shows a choice given no label as its name in title case; only the labels 
 
 from approvals.api.models import ApiKey  # noqa: F401
 from approvals.audit.models import (  # noqa: F401
+    AuditCheckpoint,
     AuditEvent,
     AuditForwardCursor,
     AuditHead,
@@ -25,6 +26,8 @@ from approvals.catalog.models import (  # noqa: F401
     ToolChange,
 )
 from approvals.inputs.models import InputRequest  # noqa: F401
+from approvals.oauth.models import OAuthGrant  # noqa: F401
 from approvals.policy.models import PolicyRule  # noqa: F401
+from approvals.signin.models import SsoIdentity  # noqa: F401
 from approvals.tokens.models import ClientToken, McpSession, RetiredSecret  # noqa: F401
 from approvals.webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint  # noqa: F401

@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from approvals.signin.forms import ThrottledAuthenticationForm
+from approvals.signin import views as signin
 from approvals.views import (
     account,
     audit,
@@ -19,13 +19,18 @@ from approvals.views import (
 )
 
 urlpatterns = [
-    path("login/", auth_views.LoginView.as_view(authentication_form=ThrottledAuthenticationForm), name="login"),
+    path("login/", signin.login, name="login"),
+    path("login/local/", signin.break_glass, name="login_local"),
+    path("login/sso/", signin.SsoStart.as_view(), name="sso_start"),
+    path("login/sso/callback/", signin.SsoCallback.as_view(), name="sso_callback"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("", catalog.home, name="home"),
     path("queue/", queue.queue, name="queue"),
     path("queue/bulk/", queue.bulk_decide, name="queue_bulk"),
     path("queue/<int:pk>/decide/", queue.decide, name="call_decide"),
     path("queue/<int:pk>/edit/", queue.edit, name="call_edit"),
+    path("queue/<int:pk>/claim/", queue.claim, name="call_claim"),
+    path("queue/<int:pk>/release/", queue.release, name="call_release"),
     path("inputs/<int:pk>/", inputs.detail, name="input"),
     path("inputs/<int:pk>/answer/", inputs.answer, name="input_answer"),
     path("calls/", calls.recent, name="calls"),
@@ -75,6 +80,8 @@ urlpatterns = [
     path("audit/export.csv", audit.audit_export_view, {"fmt": "csv"}, name="audit_export_csv"),
     path("audit/export.jsonl", audit.audit_export_view, {"fmt": "jsonl"}, name="audit_export_jsonl"),
     path("audit/verify/", audit.audit_verify, name="audit_verify"),
+    path("audit/evidence/", audit.audit_evidence, name="audit_evidence"),
+    path("audit/public-key.pem", audit.audit_public_key, name="audit_public_key"),
     path("audit/retention/", audit.audit_retention_view, name="audit_retention"),
     path("audit/decisions/", audit.my_decisions, name="my_decisions"),
     path("audit/report/", audit_reports.audit_report, name="audit_report"),

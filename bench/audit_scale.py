@@ -209,13 +209,14 @@ def load(url, count, tools, tokens, operators):
 
     from approvals.audit import chain
     from approvals.audit.models import AuditHead
+    from approvals.audit.public_chain import public_chain_value
     from approvals.calls.models import Call
 
     call_fields = Call._meta.concrete_fields
-    event_columns = ["seq", "at", *chain.HASHED[2:11], "data", "prev_hash", "hash"]
+    event_columns = ["seq", "at", *chain.HASHED[2:11], "data", "prev_hash", "hash", "public_hash"]
     started = datetime.now(UTC) - timedelta(days=365)
     step = timedelta(days=365) / count
-    seq, prev = 0, AuditHead.GENESIS
+    seq, prev, public = 0, AuditHead.GENESIS, AuditHead.GENESIS
     connection.ensure_connection()
     with connection.cursor() as cursor:
         cursor.execute(
@@ -249,8 +250,9 @@ def load(url, count, tools, tokens, operators):
             for event in events:
                 seq += 1
                 row = (seq, started + step * seq, *event, prev)
-                prev = chain.event_hash(row)
-                events_copy.write_row([*row[:11], json.dumps(row[11]), row[12], prev])
+                encoded = chain.encode_event(row)
+                prev, public = chain.keyed_hash(encoded), public_chain_value(public, encoded)
+                events_copy.write_row([*row[:11], json.dumps(row[11]), row[12], prev, public])
                 if seq == count:
                     break
     with connection.cursor() as cursor:
@@ -260,7 +262,7 @@ def load(url, count, tools, tokens, operators):
         cursor.execute(
             "SELECT setval(pg_get_serial_sequence('approvals_call', 'id'), (SELECT max(id) FROM approvals_call))"
         )
-    AuditHead.objects.update_or_create(pk=1, defaults={"seq": seq, "hash": prev})
+    AuditHead.objects.update_or_create(pk=1, defaults={"seq": seq, "hash": prev, "public_hash": public})
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE approvals_auditevent")
         cursor.execute("VACUUM ANALYZE approvals_call")

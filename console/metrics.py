@@ -24,7 +24,7 @@ from approvals.audit.models import AuditVerification
 from approvals.calls.models import Call
 from approvals.catalog import review
 from approvals.gateway.auth import FORWARDING_HEADERS, bearer_secret
-from approvals.gateway.loopback import is_loopback_address
+from approvals.loopback import is_loopback_address
 from approvals.observe import metrics
 
 log = logging.getLogger(__name__)

@@ -13,7 +13,8 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from approvals.audit.siem_transport import url_problem as forward_url_problem
-from approvals.gateway.loopback import is_loopback_host
+from approvals.loopback import is_loopback_host
+from approvals.signin.claims import parse_role_map
 from approvals.upstream.isolation import MODES as STDIO_ISOLATION_MODES
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -63,6 +64,9 @@ def embedded_secret(name):
 SECRET_KEY = os.environ.get("SECRET_KEY") or embedded_secret("secret_key")
 # Keys the audit chain's links (HMAC-SHA256): kept out of the database, so that its owner cannot forge them.
 AUDIT_KEY = os.environ.get("AUDIT_KEY") or embedded_secret("audit_key")
+# Signs the audit log's checkpoints (Ed25519), which anyone holding the public key can check: a PEM private key,
+# or any secret text whose SHA-256 is the key's seed (approvals.audit.checkpoints).
+AUDIT_SIGNING_KEY = os.environ.get("AUDIT_SIGNING_KEY") or embedded_secret("audit_signing_key")
 # Encrypts the credentials the database keeps (approvals/db/sealed.py): "new,old" while rotating.
 CREDENTIALS_KEY = os.environ.get("CREDENTIALS_KEY") or embedded_secret("credentials_key")
 DEBUG = env_bool("DEBUG")
@@ -79,6 +83,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "ninja",
+    "oauth2_provider",
     "approvals",
 ]
 
@@ -211,10 +216,15 @@ CELERY_BEAT_SCHEDULE = {
     "expire-stale-calls": {"task": "approvals.tasks.expire_stale_calls", "schedule": STALE_CALLS_INTERVAL_SECONDS},
     "expire-stale-inputs": {"task": "approvals.tasks.expire_stale_inputs", "schedule": STALE_CALLS_INTERVAL_SECONDS},
     "prune-sessions": {"task": "approvals.tasks.prune_sessions", "schedule": 3600.0},
+    "prune-oauth": {"task": "approvals.tasks.prune_oauth", "schedule": 3600.0},
     "send-due-webhooks": {"task": "approvals.tasks.send_due_webhooks", "schedule": 60.0},
     "verify-audit-chain": {
         "task": "approvals.tasks.verify_audit_chain",
         "schedule": float(os.environ.get("AUDIT_VERIFY_INTERVAL_SECONDS", 3600)),
+    },
+    "checkpoint-audit": {
+        "task": "approvals.tasks.checkpoint_audit",
+        "schedule": float(os.environ.get("AUDIT_CHECKPOINT_SECONDS", 300)),
     },
     "prune-audit": {
         "task": "approvals.tasks.prune_audit",
@@ -342,6 +352,24 @@ SIGNIN_FAILURES_PER_USERNAME = int(os.environ.get("SIGNIN_FAILURES_PER_USERNAME"
 SIGNIN_FAILURES_PER_ADDRESS = int(os.environ.get("SIGNIN_FAILURES_PER_ADDRESS", 20))
 SIGNIN_LOCKOUT_SECONDS = float(os.environ.get("SIGNIN_LOCKOUT_SECONDS", 900))
 
+# Single sign-on with an OpenID provider (approvals/signin/sso.py, docs/sso.md), offered while OIDC_ISSUER is set.
+OIDC_ISSUER = os.environ.get("OIDC_ISSUER", "")
+OIDC_CLIENT_ID = os.environ.get("OIDC_CLIENT_ID", "")
+OIDC_CLIENT_SECRET = os.environ.get("OIDC_CLIENT_SECRET", "")
+OIDC_ROLES_CLAIM = os.environ.get("OIDC_ROLES_CLAIM", "groups")
+try:
+    OIDC_ROLE_MAP = parse_role_map(os.environ.get("OIDC_ROLE_MAP", ""))
+except ValueError as error:
+    raise ImproperlyConfigured(str(error)) from None
+# Off, the password form signs in superusers alone, at /login/local/ (break-glass); everyone else uses SSO.
+LOCAL_LOGIN = env_bool("LOCAL_LOGIN", True)
+AUTHENTICATION_BACKENDS = ["approvals.signin.password.PasswordBackend", "approvals.signin.sso.SsoBackend"]
+# mozilla-django-oidc's own settings, by its names; the provider's endpoints come from its discovery document.
+OIDC_RP_SCOPES = os.environ.get("OIDC_SCOPES", "openid email profile")
+OIDC_USE_PKCE = True
+OIDC_TIMEOUT = 10
+OIDC_AUTHENTICATION_CALLBACK_URL = "sso_callback"
+
 # The MCP endpoint for clients.
 MCP_MAX_BODY_BYTES = int(os.environ.get("MCP_MAX_BODY_BYTES", 1024 * 1024))
 # The longest URI a client may name in a read, a subscription or a completion, in UTF-8 bytes.
@@ -372,3 +400,39 @@ if STDIO_ISOLATION not in STDIO_ISOLATION_MODES:
     raise ImproperlyConfigured(
         f"STDIO_ISOLATION must be one of {', '.join(STDIO_ISOLATION_MODES)}; it is {STDIO_ISOLATION!r}"
     )
+
+# The console as an OAuth 2.1 authorization server for /mcp (docs/oauth.md); static client tokens work beside it.
+OAUTH_SERVER = env_bool("OAUTH_SERVER", True)
+# The roles whose holders may allow a client on the consent page.
+OAUTH_GRANT_ROLES = env_list("OAUTH_GRANT_ROLES", ["admin", "operator"])
+# A client's metadata document on this machine is fetched only while the console answers loopback names alone,
+# as on a developer's machine: anywhere else a loopback fetch would reach the console's neighbours.
+OAUTH_LOOPBACK_DOCUMENTS = all(is_loopback_host(host) for host in ALLOWED_HOSTS)
+# Named here because a grant (approvals.oauth) refers to the application model by this swappable setting.
+OAUTH2_PROVIDER_APPLICATION_MODEL = "oauth2_provider.Application"
+OAUTH2_PROVIDER = {
+    "OAUTH2_VALIDATOR_CLASS": "approvals.oauth.validator.ConsoleValidator",
+    "SCOPES_BACKEND_CLASS": "approvals.oauth.scopes.ToolScopes",
+    "PKCE_REQUIRED": True,
+    "ACCESS_TOKEN_EXPIRE_SECONDS": int(os.environ.get("OAUTH_ACCESS_TOKEN_SECONDS", 3600)),
+    "AUTHORIZATION_CODE_EXPIRE_SECONDS": 60,
+    "ROTATE_REFRESH_TOKEN": True,
+    "REFRESH_TOKEN_REUSE_PROTECTION": True,
+    "REQUEST_APPROVAL_PROMPT": "force",
+    "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
+    "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],
+    "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": ["none", "client_secret_basic", "client_secret_post"],
+    "RESOURCE_SERVER_TOKEN_RESOURCE_VALIDATOR": "approvals.oauth.access.same_resource",
+    "COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_PASSWORD_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,
+    "COMPLIANT_BCP_RFC9700_ACCESS_TOKEN_TRANSPORT": True,
+    "COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS": True,
+    "COMPLIANT_BCP_RFC9700_TOKEN_STORAGE": True,
+    "DCR_ENABLED": OAUTH_SERVER,
+    "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
+    "CIMD_ENABLED": OAUTH_SERVER,
+    "CIMD_METADATA_FETCHER": "approvals.oauth.documents.ConsoleFetcher",
+    "CIMD_FETCH_TIMEOUT_SECONDS": 5,
+    "CIMD_MAX_DOCUMENT_SIZE": 5 * 1024,
+}

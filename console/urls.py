@@ -1,8 +1,23 @@
 from django.contrib import admin
 from django.urls import include, path
+from oauth2_provider.views import DynamicClientRegistrationManagementView
 
 from approvals.api.site import api
 from approvals.gateway import endpoint
+from approvals.views import oauth
+
+oauth_urlpatterns = [
+    path(".well-known/oauth-authorization-server", oauth.metadata, name="oauth-server-metadata"),
+    path(".well-known/openid-configuration", oauth.metadata),
+    path("oauth/authorize/", oauth.consent, name="authorize"),
+    path("oauth/token/", oauth.tokens, name="token"),
+    path("oauth/register/", oauth.registration, name="dcr-register"),
+    path(
+        "oauth/register/<str:client_id>/",
+        oauth.oauth_server_on(DynamicClientRegistrationManagementView.as_view()),
+        name="dcr-register-management",
+    ),
+]
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -11,5 +26,7 @@ urlpatterns = [
     # RFC 9728: clients look first under the resource's own path, then at the root.
     path(".well-known/oauth-protected-resource/mcp", endpoint.resource_metadata),
     path(".well-known/oauth-protected-resource", endpoint.resource_metadata, name="mcp_resource_metadata"),
+    # The authorization server (docs/oauth.md), under the names django-oauth-toolkit reverses.
+    path("", include((oauth_urlpatterns, "oauth2_provider"))),
     path("", include("approvals.urls")),
 ]

@@ -109,30 +109,102 @@ document.addEventListener("DOMContentLoaded", () => {
     });
   };
 
-  // A pushed row must not eat a reason the operator is typing.
-  const replaceRow = (old, html) => {
-    const row = fragment(html);
-    const typing = old.querySelector('input[name="reason"]');
-    const kept = row.querySelector('input[name="reason"]');
-    if (typing && kept && typing.value) kept.value = typing.value;
-    const focused = old.contains(document.activeElement) && document.activeElement.name;
-    if (old.classList.contains("selected")) row.classList.add("selected");
-    old.replaceWith(row);
-    if (focused) row.querySelector(`[name="${focused}"]`)?.focus();
-    showNotice(row, row.dataset.callRow);
-    return row;
+  // The queue: compact rows, and a pane that holds the selected call's detail, moved out of its row
+  // (and back when another is selected), so that a pushed row and a reloaded one stay one template.
+  const pane = () => document.querySelector("[data-queue-pane]");
+  const queueRow = (id) => document.querySelector(`[data-queue] [data-call-row="${id}"]`);
+  const detailOf = (id) => document.querySelector(`[data-call-detail="${id}"]`);
+  const pendingRows = () => [...document.querySelectorAll('[data-queue] [data-call-row][data-status="pending"]')];
+  const selectedRow = () => document.querySelector("[data-queue] [data-call-row].selected");
+
+  // A key that acts on a call not marked read-only by a trusted server is pressed twice: the first arms it.
+  let armed = null;
+  const disarm = () => {
+    armed = null;
+    document.querySelectorAll("[data-armed]").forEach((el) => el.remove());
   };
 
-  // A decided or ended call keeps its row on the queue; only its actions change.
-  const showActions = ({ call_id: id, status, actions }) => {
-    const row = document.querySelector(`[data-queue] [data-call-row="${id}"]`);
+  const park = () => {
+    const shown = pane()?.querySelector("[data-pane-body] [data-call-detail]");
+    if (!shown) return;
+    const owner = queueRow(shown.dataset.callDetail);
+    if (owner) owner.append(shown);
+    else shown.remove();
+  };
+
+  const choose = (row, { scroll = true } = {}) => {
+    const holder = pane();
+    if (!holder) return;
+    disarm();
+    document.querySelectorAll("[data-queue] [data-call-row].selected").forEach((el) => {
+      el.classList.remove("selected");
+      el.removeAttribute("aria-current");
+    });
+    park();
+    holder.querySelector("[data-pane-empty]").hidden = Boolean(row);
     if (!row) return;
-    row.dataset.status = status;
-    [...row.classList].filter((name) => name.startsWith("status-")).forEach((name) => row.classList.remove(name));
-    row.classList.add(`status-${status}`);
-    row.querySelectorAll("[data-while-pending]").forEach((el) => el.remove());
-    row.querySelector("[data-call-actions]")?.replaceWith(fragment(actions));
-    showNotice(row, String(id));
+    row.classList.add("selected");
+    row.setAttribute("aria-current", "true");
+    const detail = row.querySelector("[data-call-detail]");
+    if (detail) holder.querySelector("[data-pane-body]").append(detail);
+    if (scroll) row.scrollIntoView({ block: "nearest" });
+  };
+
+  // The call after this one, or before it when it is the last: where the selection goes once it is decided.
+  const neighbour = (row) => {
+    const rows = pendingRows();
+    const at = rows.indexOf(row);
+    return rows[at + 1] || rows[at - 1] || null;
+  };
+
+  const logLeft = (text) => {
+    const log = document.querySelector("[data-queue-log]");
+    if (!log) return;
+    const item = document.createElement("li");
+    item.textContent = text;
+    log.prepend(item);
+    while (log.children.length > 5) log.lastElementChild.remove();
+    log.closest("[data-queue-log-box]").hidden = false;
+  };
+
+  // A decided or ended call leaves the queue at once; the log says how it ended.
+  const dropRow = (id, text) => {
+    const row = queueRow(id);
+    if (!row) return;
+    const next = row.classList.contains("selected") ? neighbour(row) : undefined;
+    const detail = detailOf(id);
+    if (detail && !row.contains(detail)) detail.remove();
+    const group = row.closest("[data-group]");
+    row.remove();
+    if (group && !group.querySelector("[data-call-row]")) group.remove();
+    if (next !== undefined) choose(next);
+    if (text) logLeft(text);
+    syncEmpty();
+  };
+
+  // A pushed row must not eat a reason the operator is typing, nor the selection and the ticks.
+  const replaceRow = (old, html) => {
+    const row = fragment(html);
+    const id = old.dataset.callRow;
+    const inQueue = old.closest("[data-queue]") !== null;
+    if (inQueue && row.dataset.status !== "pending") {
+      dropRow(id, "");
+      return null;
+    }
+    const before = detailOf(id) || old;
+    const typing = before.querySelector('input[name="reason"]');
+    const kept = row.querySelector('input[name="reason"]');
+    if (typing && kept && typing.value) kept.value = typing.value;
+    const focused = before.contains(document.activeElement) && document.activeElement.name;
+    const selected = old.classList.contains("selected");
+    const ticked = old.querySelector("[data-select-call]")?.checked;
+    if (before !== old && !old.contains(before)) before.remove();
+    old.replaceWith(row);
+    if (ticked) row.querySelector("[data-select-call]").checked = true;
+    if (selected) choose(row, { scroll: false });
+    if (focused) (detailOf(id) || row).querySelector(`[name="${focused}"]`)?.focus();
+    showNotice(holderOf(id), id);
+    return row;
   };
 
   const groupOf = (key) => document.querySelector(`[data-queue] [data-group="${CSS.escape(key)}"]`);
@@ -140,6 +212,14 @@ document.addEventListener("DOMContentLoaded", () => {
   const showGroupCount = ({ group, group_count: count }) => {
     const section = typeof group === "string" ? groupOf(group) : null;
     section?.querySelectorAll("[data-group-count]").forEach((el) => { el.textContent = String(count); });
+  };
+
+  // Sorted by time left, a new call takes its place among its group's; by arrival, it is the newest.
+  const insertRow = (rows, row) => {
+    const queue = document.querySelector("[data-queue]");
+    const key = (el) => Date.parse(el.dataset.expires) || 0;
+    const later = queue.dataset.sort === "expiry" ? [...rows.children].find((el) => key(el) > key(row)) : null;
+    rows.insertBefore(row, later || null);
   };
 
   // A page shows some groups and some of their calls: a new call joins its group where the group's
@@ -151,7 +231,7 @@ document.addEventListener("DOMContentLoaded", () => {
     const arriving = fragment(message.html);
     const section = groupOf(message.group);
     if (section && section.dataset.groupEnds === "true") {
-      section.querySelector("[data-group-rows]").append(arriving.querySelector("[data-call-row]"));
+      insertRow(section.querySelector("[data-group-rows]"), arriving.querySelector("[data-call-row]"));
     } else if (!section && queue.dataset.lastPage === "true") {
       queue.append(arriving);
     } else {
@@ -168,8 +248,11 @@ document.addEventListener("DOMContentLoaded", () => {
 
   const placeCall = (message) => {
     const { call_id: id, html, event } = message;
-    if (typeof message.actions === "string") showActions(message);
     if (typeof message.group_count === "number") showGroupCount(message);
+    if (typeof message.outcome === "string") {
+      dropRow(id, `Call ${id} (${message.tool}): ${message.outcome}`);
+      return;
+    }
     if (html === undefined || html === null) return;
     if (event === "call.pending" && typeof message.group === "string") {
       placePending(message);
@@ -197,6 +280,22 @@ document.addEventListener("DOMContentLoaded", () => {
     });
   };
 
+  // The call page shows the upstream's progress as it comes; nothing keeps it, so a reload waits for the next.
+  const showProgress = ({ call_id: id, progress, total, message }) => {
+    const box = document.querySelector(`[data-call-body="${id}"] [data-progress]`);
+    if (!box) return;
+    box.hidden = false;
+    const bar = box.querySelector("progress");
+    if (typeof total === "number" && total > 0) {
+      bar.max = total;
+      bar.value = Math.min(progress, total);
+    } else {
+      bar.removeAttribute("value");
+    }
+    const words = box.querySelector("[data-progress-text]");
+    words.textContent = [message, typeof total === "number" ? `${progress} of ${total}` : `${progress}`].filter(Boolean).join(" · ");
+  };
+
   let audio = null;
   const beep = () => {
     if (!audio || localStorage.getItem(STORE.sound) !== "1") return;
@@ -220,17 +319,27 @@ document.addEventListener("DOMContentLoaded", () => {
     note.onclick = () => { window.focus(); location.assign(`/calls/${message.call_id}/`); };
   };
 
+  // Back from an outage: the page reads itself again for what it missed, keeping the selection and what was typed.
   const resync = async () => {
     const regions = ["[data-queue]", "[data-inputs]", "[data-recent]", "[data-call-body]", "[data-review-list]"];
     const response = await fetch(location.href, { credentials: "same-origin" });
     if (!response.ok) return;
     const page = new DOMParser().parseFromString(await response.text(), "text/html");
+    const chosen = selectedRow()?.dataset.callRow;
+    const reason = chosen ? detailOf(chosen)?.querySelector('input[name="reason"]')?.value : "";
+    pane()?.querySelector("[data-pane-body]")?.replaceChildren();
     regions.forEach((selector) => {
       const here = document.querySelector(selector);
       const there = page.querySelector(selector);
       if (here && there) swapKeepingInput(here, there);
       if (here && there && here.dataset.lastPage) here.dataset.lastPage = there.dataset.lastPage;
     });
+    if (pane()) {
+      const again = chosen ? queueRow(chosen) : null;
+      choose(again, { scroll: false });
+      const field = again ? detailOf(chosen)?.querySelector('input[name="reason"]') : null;
+      if (field && reason) field.value = reason;
+    }
     const count = page.querySelector("[data-pending-count]");
     if (count) showCount(Number(count.textContent));
     const reviewing = page.querySelector("[data-review-count]");
@@ -238,35 +347,64 @@ document.addEventListener("DOMContentLoaded", () => {
     syncEmpty();
   };
 
-  const connect = (path, attempt) => {
+  // Always in sight: whether what the page shows is live, or stale while the socket is away.
+  const LIVE_WORDS = {
+    connecting: "Connecting…",
+    connected: "Live",
+    reconnecting: "Connection lost: reconnecting… What you see may be out of date.",
+  };
+  const showLive = (state) => {
+    document.body.dataset.live = state;
+    let badge = document.querySelector("[data-live-status]");
+    if (!badge) {
+      badge = document.createElement("div");
+      badge.className = "live-status";
+      badge.dataset.liveStatus = "";
+      badge.setAttribute("role", "status");
+      document.body.append(badge);
+    }
+    badge.dataset.state = state;
+    badge.textContent = LIVE_WORDS[state];
+  };
+
+  let socket = null;
+  let retry = null;
+  let attempts = 0;
+  const connect = (path) => {
+    clearTimeout(retry);
+    retry = null;
     const scheme = location.protocol === "https:" ? "wss://" : "ws://";
-    const socket = new WebSocket(scheme + location.host + path);
-    socket.addEventListener("open", () => {
-      document.body.dataset.liveState = "open";
-      if (attempt > 0) resync();
-      attempt = 0;
+    const opened = new WebSocket(scheme + location.host + path);
+    socket = opened;
+    opened.addEventListener("open", () => {
+      if (socket !== opened) return;
+      showLive("connected");
+      if (attempts > 0) resync();
+      attempts = 0;
     });
-    socket.addEventListener("message", (event) => {
+    opened.addEventListener("message", (event) => {
       const message = JSON.parse(event.data);
       if (typeof message.pending_count === "number") showCount(message.pending_count);
       if (typeof message.review_count === "number") showReviewCount(message.review_count);
       // The list of tools to review is read afresh whenever a catalog changes.
       if (message.event === "catalog.review" && document.querySelector("[data-review-list]")) resync();
       if (message.event === "server.status") showServer(message);
+      else if (message.event === "call.progress") showProgress(message);
       else placeCall(message);
       if (message.event === "call.pending") announce(message);
       // Other scripts (inputs.js) take what is theirs from here.
       document.dispatchEvent(new CustomEvent("console:message", { detail: message }));
     });
-    socket.addEventListener("close", (event) => {
-      document.body.dataset.liveState = "closed";
+    opened.addEventListener("close", (event) => {
+      if (socket !== opened) return;
       // The console closed it because this user may no longer watch calls (signed out, role removed).
       if (event.code === 4403) {
         location.reload();
         return;
       }
-      const delay = Math.min(30000, 500 * 2 ** Math.min(attempt, 6));
-      setTimeout(() => connect(path, attempt + 1), delay);
+      showLive("reconnecting");
+      attempts += 1;
+      retry = setTimeout(() => connect(path), Math.min(4000, 250 * 2 ** Math.min(attempts, 6)));
     });
   };
 
@@ -285,13 +423,13 @@ document.addEventListener("DOMContentLoaded", () => {
     if (head) head.after(note);
     else holder.prepend(note);
   };
-  const holderOf = (id) => document.querySelector(`[data-call-row="${id}"]`);
+  const holderOf = (id) => detailOf(id) || document.querySelector(`[data-call-row="${id}"]`);
 
   document.addEventListener("submit", async (event) => {
-    const form = event.target.closest("form[data-decide]");
+    const form = event.target.closest("form[data-decide], form[data-claim]");
     if (!form) return;
     event.preventDefault();
-    const buttons = form.closest(".decide").querySelectorAll("button");
+    const buttons = (form.closest(".decide") || form).querySelectorAll("button");
     buttons.forEach((button) => { button.disabled = true; });
     let answer;
     try {
@@ -303,9 +441,19 @@ document.addEventListener("DOMContentLoaded", () => {
       form.submit();
       return;
     }
+    const id = String(answer.call_id);
+    const row = queueRow(id);
+    if (row && answer.status !== "pending") {
+      dropRow(id, `Call ${id}: ${answer.message}`);
+      return;
+    }
     if (answer.level !== "success") {
-      notices.set(String(answer.call_id), answer);
-      showNotice(holderOf(answer.call_id), String(answer.call_id));
+      notices.set(id, answer);
+      showNotice(holderOf(id), id);
+    } else if (row && form.matches("[data-decide]")) {
+      // One approval of several: the call waits for others, and this operator moves on.
+      const next = neighbour(row);
+      if (next) choose(next);
     }
     buttons.forEach((button) => { button.disabled = false; });
   });
@@ -331,32 +479,53 @@ document.addEventListener("DOMContentLoaded", () => {
     });
   };
 
-  const pendingRows = () => Array.from(document.querySelectorAll('[data-queue] [data-call-row][data-status="pending"]'));
-
-  const select = (step) => {
+  const step = (by) => {
     const rows = pendingRows();
     if (!rows.length) return;
-    const current = rows.findIndex((row) => row.classList.contains("selected"));
-    const next = current < 0 ? 0 : Math.min(rows.length - 1, Math.max(0, current + step));
-    rows.forEach((row) => row.classList.remove("selected"));
-    rows[next].classList.add("selected");
-    rows[next].scrollIntoView({ block: "nearest" });
+    const current = rows.indexOf(selectedRow());
+    choose(rows[current < 0 ? 0 : Math.min(rows.length - 1, Math.max(0, current + by))]);
   };
 
+  const KEY_WORDS = { a: "approve", d: "deny", e: "edit then approve" };
   const onKey = (event) => {
     if (event.ctrlKey || event.metaKey || event.altKey) return;
     if (event.target.closest("input, textarea, select, [contenteditable]")) return;
-    if (event.key === "j") select(1);
-    else if (event.key === "k") select(-1);
-    else {
-      const row = document.querySelector("[data-queue] [data-call-row].selected") || pendingRows()[0];
-      const target = row?.querySelector(`[data-key="${event.key}"]`);
-      if (!target) return;
+    if (event.key === "j") step(1);
+    else if (event.key === "k") step(-1);
+    else if (event.key === "Escape") choose(null);
+    else if (KEY_WORDS[event.key]) {
+      // Only ever the call the operator selected: nothing is decided by default.
+      const row = selectedRow();
+      if (!row) return;
+      const id = row.dataset.callRow;
+      const target = detailOf(id)?.querySelector(`[data-key="${event.key}"]`);
+      if (!target || target.disabled) return;
       event.preventDefault();
+      const again = armed && armed.id === id && armed.key === event.key;
+      if (row.dataset.readOnly !== "true" && !again) {
+        disarm();
+        armed = { id, key: event.key };
+        const hint = document.createElement("p");
+        hint.className = "message info";
+        hint.dataset.armed = "";
+        hint.setAttribute("role", "status");
+        hint.textContent = `Press ${event.key} again to ${KEY_WORDS[event.key]} call ${id}: its tool is not marked read-only by a trusted server.`;
+        detailOf(id).querySelector(".call-head").after(hint);
+        return;
+      }
+      disarm();
       if (target.matches("input")) target.focus();
       else target.click();
     }
   };
+
+  // A click on a row selects it; with a modifier the link opens the call's page as links do.
+  document.addEventListener("click", (event) => {
+    const line = event.target.closest("[data-queue] .row-line");
+    if (!line || event.target.closest("input, button") || event.ctrlKey || event.metaKey || event.shiftKey) return;
+    event.preventDefault();
+    choose(line.closest("[data-call-row]"));
+  });
 
   const alertControls = () => {
     const controls = document.querySelector("[data-alert-controls]");
@@ -430,8 +599,14 @@ document.addEventListener("DOMContentLoaded", () => {
   });
 
   document.addEventListener("DOMContentLoaded", () => {
-    const path = document.body.dataset.live;
-    if (path) connect(path, 0);
+    const path = document.body.dataset.livePath;
+    if (path) {
+      showLive("connecting");
+      connect(path);
+      // The browser knows first when the network goes or comes back.
+      window.addEventListener("offline", () => { if (socket) socket.close(); });
+      window.addEventListener("online", () => { if (retry !== null) connect(path); });
+    }
     if (document.querySelector("[data-queue]")) document.addEventListener("keydown", onKey);
     if (document.querySelector("time[data-age], time[data-countdown]") || path) setInterval(tick, 1000);
     alertControls();

@@ -28,6 +28,9 @@ def call_changed(sender, row: Call, event: str, decided: bool = False, **kwargs)
     events.send_call_event(row, event)
     observed(row, decided)
     journal.note(event, call_id=row.pk, status=row.status)
+    if event == "call.escalated":
+        webhooks.call_escalated(row)
+        return
     webhook = CALL_WEBHOOKS.get(event) or ("call.finished" if row.status in FINISHED else None)
     if webhook is not None:
         webhooks.call_changed(webhook, row)

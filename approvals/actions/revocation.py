@@ -11,6 +11,7 @@ from approvals.audit.chain import SYSTEM
 from approvals.audit.snapshots import snapshot
 from approvals.calls import ending
 from approvals.calls.models import Call
+from approvals.oauth import grants
 from approvals.tokens.credentials import AUDITED, actor_of, stamp
 from approvals.tokens.models import ClientToken
 
@@ -32,6 +33,7 @@ def revoke_token(token: ClientToken, user=None) -> bool:
                 "token.revoked", actor, token=token, data={"before": before, "after": snapshot(token, AUDITED)}
             )
             ending.cancel_unforwarded(Call.objects.filter(token=token), REVOKED_REASON, actor)
+        grants.end_grant(token)
     return bool(revoked)
 
 

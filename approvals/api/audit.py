@@ -31,7 +31,7 @@ class AuditQuery(Schema):
 @router.get("/audit", response={200: AuditPage, 401: Error, 403: Error, 422: Invalid}, summary="Search the audit log")
 def audit(request: HttpRequest, filters: Query[AuditQuery]):
     """The audit page's filter: `client` a token's name, `server` a slug, `tool` an id, `operator` a username,
-    `outcome` the final status of the event's call, `q` text in the arguments. Newest first; pass the
+    `outcome` the final status of the event's call, `q` text anywhere in an event's data. Newest first; pass the
     answer's `older` as `before` for the next page."""
     require(request, "approvals.view_auditevent", "Only auditors and admins read the audit log.")
     fields = filters.dict(exclude={"before", "limit"})

@@ -20,6 +20,11 @@ the form it will be read in (see `stored_form`).
 The key lives outside the database (settings.AUDIT_KEY), so whoever holds the
 database, even as its owner, can delete or reorder events but cannot write one
 whose hash verifies, nor mend the links around a change.
+
+Beside it runs the public chain (approvals.audit.public_chain), which anyone can
+recompute without a key: each event keeps its value as `public_hash`, computed here.
+Unkeyed, it proves nothing alone; signed checkpoints (approvals.audit.checkpoints)
+make it evidence an outsider can check (tools/verify_export.py).
 """
 
 import hmac
@@ -38,6 +43,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from approvals.audit.models import AuditEvent, AuditHead
+from approvals.audit.public_chain import public_chain_value
 
 HASHED = (
     "seq",
@@ -125,8 +131,12 @@ def encode_event(row) -> bytes:
 
 
 def event_hash(row) -> str:
+    return keyed_hash(encode_event(row))
+
+
+def keyed_hash(encoded: bytes) -> str:
     keyed = _keyed(settings.AUDIT_KEY).copy()
-    keyed.update(encode_event(row))
+    keyed.update(encoded)
     return keyed.hexdigest()
 
 
@@ -195,17 +205,21 @@ def append(events: list[AuditEvent]):
     """
     # No savepoint: inside a caller's transaction the events must stand or fall with its change anyway.
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
-        seq, prev_hash = locked_tip(cursor)
+        seq, prev_hash, public = locked_tip(cursor)
         rows = []
         for event in events:
             event.seq, event.prev_hash = seq + 1, prev_hash
-            event.hash = event_hash(hashed_row(event))
-            seq, prev_hash = event.seq, event.hash
+            encoded = encode_event(hashed_row(event))
+            event.hash, event.public_hash = keyed_hash(encoded), public_chain_value(public, encoded)
+            seq, prev_hash, public = event.seq, event.hash, event.public_hash
             rows.append([field.get_db_prep_save(getattr(event, field.attname), connection) for field in _STORED])
         cursor.execute(*_insert(rows))
         for event, (pk,) in zip(events, cursor.fetchall(), strict=True):
             event.pk, event._state.adding, event._state.db = pk, False, connection.alias
-        cursor.execute(f"UPDATE {_table(AuditHead)} SET seq = %s, hash = %s WHERE id = 1", [seq, prev_hash])
+        cursor.execute(
+            f"UPDATE {_table(AuditHead)} SET seq = %s, hash = %s, public_hash = %s WHERE id = 1",
+            [seq, prev_hash, public],
+        )
 
 
 _STORED = [field for field in AuditEvent._meta.concrete_fields if not field.primary_key]
@@ -231,14 +245,14 @@ def _insert(rows: list[list]) -> tuple[str, list]:
     return sql, [value for values in rows for value in values]
 
 
-def locked_tip(cursor) -> tuple[int, str]:
-    """The head's sequence number and hash, the head locked until the transaction ends.
+def locked_tip(cursor) -> tuple[int, str, str]:
+    """The head's sequence number, hash and public hash, the head locked until the transaction ends.
 
     SQLite has no row locks: the console's SQLite transactions take the database's write
     lock when they begin (transaction_mode IMMEDIATE), which serializes appends there.
     """
     lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
-    cursor.execute(f"SELECT seq, hash FROM {_table(AuditHead)} WHERE id = 1{lock}")
+    cursor.execute(f"SELECT seq, hash, public_hash FROM {_table(AuditHead)} WHERE id = 1{lock}")
     tip = cursor.fetchone()
     if tip is None:
         raise MissingHead()

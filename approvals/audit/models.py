@@ -21,6 +21,8 @@ class AuditEvent(models.Model):
     data = models.JSONField(default=dict)
     prev_hash = models.CharField(max_length=64)
     hash = models.CharField(max_length=64)
+    # The public chain's value through this event (approvals.audit.chain), which checkpoints sign.
+    public_hash = models.CharField(max_length=64, default="")
 
     class Meta:
         ordering = ["seq"]
@@ -46,15 +48,18 @@ class AuditHead(models.Model):
     """The chain's tip and its anchor. One row, created by a migration.
 
     The anchor is where verification starts: genesis until events are pruned, then
-    the sequence number and hash of the last pruned event.
+    the sequence number and hash of the last pruned event. The public chain's values
+    at the head and the anchor are kept beside them.
     """
 
     GENESIS = "0" * 64
 
     seq = models.BigIntegerField(default=0)
     hash = models.CharField(max_length=64, default=GENESIS)
+    public_hash = models.CharField(max_length=64, default=GENESIS)
     anchor_seq = models.BigIntegerField(default=0)
     anchor_hash = models.CharField(max_length=64, default=GENESIS)
+    anchor_public_hash = models.CharField(max_length=64, default=GENESIS)
 
 
 class AuditSettings(models.Model):
@@ -82,6 +87,24 @@ class AuditVerification(models.Model):
 
     class Meta:
         ordering = ["-started_at", "-id"]
+
+
+class AuditCheckpoint(models.Model):
+    """A head of the public chain signed with AUDIT_SIGNING_KEY (approvals.audit.checkpoints).
+
+    `signed` holds the exact bytes signed, as ASCII text, so that anyone can check the
+    signature of a checkpoint with the public key alone, openssl included.
+    """
+
+    seq = models.BigIntegerField(db_index=True)
+    public_hash = models.CharField(max_length=64)
+    at = models.DateTimeField()
+    signed = models.TextField()
+    signature = models.CharField(max_length=100)
+    key_id = models.CharField(max_length=64)
+
+    class Meta:
+        ordering = ["-seq", "-id"]
 
 
 class AuditForwardCursor(models.Model):

@@ -73,14 +73,16 @@ def prune(now=None, actor: Actor = SYSTEM) -> Pruned | None:
         last = (
             AuditEvent.objects.filter(at__lt=cutoff, seq__lte=head.seq)
             .order_by("-at", "-seq")
-            .values_list("seq", "hash")
+            .values_list("seq", "hash", "public_hash")
             .first()
         )
         if last is None or last[0] <= head.anchor_seq:
             return Pruned(0, head.anchor_seq, cutoff)
-        through_seq, through_hash = last
+        through_seq, through_hash, through_public = last
         # The anchor first: on PostgreSQL events are deleted only up to it (migration 0002).
-        AuditHead.objects.filter(pk=head.pk).update(anchor_seq=through_seq, anchor_hash=through_hash)
+        AuditHead.objects.filter(pk=head.pk).update(
+            anchor_seq=through_seq, anchor_hash=through_hash, anchor_public_hash=through_public
+        )
         allow_prune(True)
         deleted, _ = AuditEvent.objects.filter(seq__lte=through_seq).delete()
         allow_prune(False)

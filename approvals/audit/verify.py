@@ -18,8 +18,9 @@ from django.db.models import TextField
 from django.db.models.functions import Cast
 
 from approvals.audit import chain, witness
-from approvals.audit.chain import HASHED, Actor, event_hash
+from approvals.audit.chain import HASHED, Actor, encode_event, keyed_hash
 from approvals.audit.models import AuditEvent, AuditHead
+from approvals.audit.public_chain import public_chain_value
 from approvals.audit.streaming import stream_rows
 
 CHUNK = 5000
@@ -156,15 +157,16 @@ def reset_witness(actor: Actor) -> AuditEvent:
 
 
 def events_through(seq):
-    """The HASHED fields and the hash of each event up to `seq`, in seq order; `data` as text."""
+    """The HASHED fields, the hash and the public hash of each event up to `seq`, in seq order; `data` as text."""
     ordered = AuditEvent.objects.filter(seq__lte=seq).order_by("seq").annotate(data_text=Cast("data", TextField()))
-    return ordered.values_list(*HASHED[:11], "data_text", "prev_hash", "hash")
+    return ordered.values_list(*HASHED[:11], "data_text", "prev_hash", "hash", "public_hash")
 
 
 class Walk:
     def __init__(self, head, expect):
         self.head, self.expect = head, expect
         self.next_seq, self.prev_hash = head.anchor_seq + 1, head.anchor_hash
+        self.prev_public = head.anchor_public_hash
         self.checked, self.first_seq, self.last_seq = 0, None, None
         self.pruned = None  # the data of the latest audit.pruned event
 
@@ -189,7 +191,7 @@ class Walk:
     def follow(self, rows):
         """Check rows from events_through; the hot loop of verification, kept lean."""
         expect_seq = self.expect[0] if self.expect else None
-        next_seq, prev_hash, checked = self.next_seq, self.prev_hash, 0
+        next_seq, prev_hash, prev_public, checked = self.next_seq, self.prev_hash, self.prev_public, 0
         # json's C scanner itself: half the cost of json.loads, whose checks text from
         # the database never needs.
         scan = c_make_scanner(JSONDecoder())
@@ -201,22 +203,26 @@ class Walk:
                 if row[12] != prev_hash:
                     raise Broken(seq, "the link to the event before is broken", prev_hash, row[12])
                 data = scan(row[11], 0)[0]
-                computed = event_hash((*row[:11], data, prev_hash))
+                encoded = encode_event((*row[:11], data, prev_hash))
+                computed = keyed_hash(encoded)
                 if computed != stored:
                     # Every event fails alike under another key, so the first one checked names that cause too.
                     problem = "the event was changed after it was written"
                     if not checked:
                         problem += ", or AUDIT_KEY is not the key it was written with"
                     raise Broken(seq, problem, computed, stored)
+                public = public_chain_value(prev_public, encoded)
+                if public != row[14]:
+                    raise Broken(seq, "the event's public chain value was changed", public, row[14])
                 if row[5] == PRUNED:
                     self.pruned = data
                 if seq == expect_seq and stored != self.expect[1]:
                     raise Broken(seq, "the event differs from the exported head", self.expect[1], stored)
                 if not checked:
                     self.first_seq = seq
-                next_seq, prev_hash, checked = seq + 1, stored, checked + 1
+                next_seq, prev_hash, prev_public, checked = seq + 1, stored, public, checked + 1
         finally:
-            self.next_seq, self.prev_hash, self.checked = next_seq, prev_hash, checked
+            self.next_seq, self.prev_hash, self.prev_public, self.checked = next_seq, prev_hash, prev_public, checked
             self.last_seq = next_seq - 1 if checked else None
 
     def finish(self):
@@ -227,6 +233,13 @@ class Walk:
             )
         if self.prev_hash != head.hash:
             raise Broken(head.seq, "the head does not match the last event", head.hash, self.prev_hash)
+        if self.prev_public != head.public_hash:
+            raise Broken(
+                head.seq,
+                "the head's public chain value does not match the last event",
+                head.public_hash,
+                self.prev_public,
+            )
         anchor = f"{head.anchor_seq}:{head.anchor_hash}"
         if head.anchor_seq and self.attested() != anchor:
             raise Broken(head.anchor_seq, "no audit.pruned event records the anchor", anchor, self.attested())

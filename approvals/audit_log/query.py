@@ -13,7 +13,6 @@ from django import forms
 from django.contrib.auth import get_user_model
 from django.db import OperationalError, connection, transaction
 from django.db.models import Q, TextField
-from django.db.models.fields.json import KT
 from django.db.models.functions import Cast, Upper
 
 from approvals.audit.models import AuditEvent, AuditHead
@@ -73,6 +72,9 @@ ACTIONS = [
     "token.changed",
     "token.rotated",
     "token.revoked",
+    "oauth.granted",
+    "oauth.denied",
+    "oauth.refreshed",
     "api_key.created",
     "api_key.revoked",
     "rule.created",
@@ -82,6 +84,8 @@ ACTIONS = [
     "rule.imported",
     "user.login",
     "user.login_failed",
+    "user.login_refused",
+    "user.roles_changed",
     "admin.added",
     "admin.changed",
     "admin.deleted",
@@ -99,7 +103,28 @@ ACTIONS = [
 def search_expression():
     # A PostgreSQL migration indexes exactly this expression with pg_trgm, so that
     # a substring search does not read every event.
-    return Upper(KT("data__arguments"))
+    return Upper(Cast("data", TextField()))
+
+
+def utc_if_naive(cleaned: dict, names):
+    for name in names:
+        # The browser sends local wall time without a zone; the console's clock is UTC.
+        if cleaned.get(name) is not None and cleaned[name].tzinfo is None:
+            cleaned[name] = cleaned[name].replace(tzinfo=UTC)
+    return cleaned
+
+
+class PeriodForm(forms.Form):
+    """The period of an evidence pack."""
+
+    since = forms.DateTimeField(label="From (UTC)", widget=forms.DateTimeInput(attrs={"type": "datetime-local"}))
+    until = forms.DateTimeField(label="Until (UTC)", widget=forms.DateTimeInput(attrs={"type": "datetime-local"}))
+
+    def clean(self):
+        cleaned = utc_if_naive(super().clean(), ("since", "until"))
+        if cleaned.get("since") and cleaned.get("until") and cleaned["until"] <= cleaned["since"]:
+            raise forms.ValidationError("the period must end after it starts")
+        return cleaned
 
 
 class ToolField(forms.ModelChoiceField):
@@ -123,10 +148,10 @@ class ToolField(forms.ModelChoiceField):
 
 class AuditFilter(forms.Form):
     since = forms.DateTimeField(
-        required=False, label="From", widget=forms.DateTimeInput(attrs={"type": "datetime-local"})
+        required=False, label="From (UTC)", widget=forms.DateTimeInput(attrs={"type": "datetime-local"})
     )
     until = forms.DateTimeField(
-        required=False, label="Until", widget=forms.DateTimeInput(attrs={"type": "datetime-local"})
+        required=False, label="Until (UTC)", widget=forms.DateTimeInput(attrs={"type": "datetime-local"})
     )
     client = forms.ModelChoiceField(
         ClientToken.objects.all(), required=False, empty_label="any client", to_field_name="name"
@@ -147,17 +172,13 @@ class AuditFilter(forms.Form):
     q = forms.CharField(
         required=False,
         max_length=200,
-        label="Arguments contain",
-        help_text="Large arguments, of which an event keeps a preview, are searched whole in their call.",
+        label="Text contains",
+        help_text="Anywhere in an event: arguments, reasons, input answers, results, errors. Large arguments, of "
+        "which an event keeps a preview, are searched whole in their call.",
     )
 
     def clean(self):
-        cleaned = super().clean()
-        for name in ("since", "until"):
-            # The browser sends local wall time without a zone; the console's clock is UTC.
-            if cleaned.get(name) is not None and cleaned[name].tzinfo is None:
-                cleaned[name] = cleaned[name].replace(tzinfo=UTC)
-        return cleaned
+        return utc_if_naive(super().clean(), ("since", "until"))
 
 
 def filter_events(cleaned: dict):
@@ -186,22 +207,28 @@ def filter_events(cleaned: dict):
                 ended = ended.filter(**{"token" if name == "client" else name: cleaned[name]})
         events = events.filter(call_id__in=ended.values("pk"))
     if cleaned.get("q"):
-        events = events.alias(arguments_text=search_expression()).filter(arguments_matching(cleaned["q"]))
+        events = events.alias(data_text=search_expression()).filter(text_matching(cleaned["q"]))
     return events
 
 
-def arguments_matching(text: str) -> Q:
-    """Events that name arguments containing `text`, whatever its case.
+def text_matching(text: str) -> Q:
+    """Events whose data holds `text`, whatever its case: a reason, an input answer, a result, arguments.
 
-    An event holds arguments whole only up to AUDIT_PREVIEW_BYTES, and a preview beyond:
-    for those the call's own row, which holds them whole as made and as edited, is searched.
+    The data is searched as JSON text, so `text` is sought as JSON writes it inside a string: escaped,
+    with non-ASCII as itself (PostgreSQL's form) or as \\u escapes (SQLite's). An event holds arguments
+    whole only up to AUDIT_PREVIEW_BYTES, and a preview beyond: for those the call's own row, which holds
+    them whole as made and as edited, is searched.
     """
+    forms_of_text = {json.dumps(text, ensure_ascii=only_ascii)[1:-1].upper() for only_ascii in (False, True)}
+    found = Q()
+    for needle in forms_of_text:
+        found |= Q(data_text__contains=needle)
     needle = text.upper()
     large = Call.objects.alias(
         made=Upper(Cast("arguments", TextField())), edited=Upper(Cast("edited_arguments", TextField()))
     ).filter(Q(made__contains=needle) | Q(edited__contains=needle))
     previewed = Q(data__has_key="arguments_preview", call_id__in=large.values("pk"))
-    return Q(arguments_text__contains=needle) | previewed
+    return found | previewed
 
 
 @dataclass

@@ -185,8 +185,10 @@ def settle(ctx: ClientContext, call: Call, verdict: engine.Verdict, allowed, rec
         refusal = why_no_more_pending(ctx.token)
         if refusal:
             return None, refuse_pending(ctx, call, refusal)
-        timeout, call.approvals_needed, call.separation_of_duties = hold_terms(verdict.rule, enabled_rules())
+        rows = enabled_rules()
+        timeout, call.approvals_needed, call.separation_of_duties = hold_terms(verdict.rule, rows)
         call.status, call.expires_at = Call.Status.PENDING, now + timedelta(seconds=timeout)
+        call.escalates_at = escalation_time(verdict.rule, rows, call.expires_at)
     call.save(force_insert=True)
     observed(call, decided=call.decided_at is not None)
     with chain.batch():
@@ -229,6 +231,14 @@ def hold_terms(rule: engine.Rule | None, rows: list[PolicyRule]) -> tuple[float,
         row.separation_of_duties, settings.SEPARATION_OF_DUTIES
     )
     return row.approval_timeout_seconds or settings.APPROVAL_TIMEOUT_SECONDS, row.approvals_needed, separated
+
+
+def escalation_time(rule: engine.Rule | None, rows: list[PolicyRule], expires_at):
+    """When a call held until `expires_at` by `rule` is flagged as about to expire: None when the rule names no time."""
+    row = next((row for row in rows if row.pk == rule.id), None) if rule is not None else None
+    if row is None or not row.escalate_before_seconds:
+        return None
+    return expires_at - timedelta(seconds=row.escalate_before_seconds)
 
 
 def refuse_pending(ctx: ClientContext, call: Call, refusal: str) -> dict:

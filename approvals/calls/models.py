@@ -90,6 +90,13 @@ class Call(models.Model):
     # lease while it holds the call, so a lapsed lease on an open call means that process died.
     holder = models.CharField(max_length=100, blank=True)
     lease_expires_at = models.DateTimeField(null=True, blank=True)
+    # The operator who took the pending call, so that the others see someone is on it; it decides nothing.
+    claimed_by = models.ForeignKey("auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    claimed_by_name = models.CharField(max_length=150, blank=True)
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    # Fixed when the call is held, from the rule's escalate_before_seconds: when it is flagged as about to expire.
+    escalates_at = models.DateTimeField(null=True, blank=True)
+    escalated_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-received_at", "-id"]

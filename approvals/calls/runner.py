@@ -198,16 +198,41 @@ async def forward(
     return tool_error_result(ending.error_text(call))
 
 
+# How often operators' pages are told of one call's progress, at most: a server may report it thousands of times.
+PROGRESS_INTERVAL_SECONDS = 0.25
+
+
+class Throttle:
+    """Due at first, then again once `interval` seconds have passed since it last was."""
+
+    def __init__(self, interval: float):
+        self.interval, self.last = interval, None
+
+    def due(self) -> bool:
+        now = time.monotonic()
+        if self.last is not None and now - self.last < self.interval:
+            return False
+        self.last = now
+        return True
+
+
 @traces.traced("forward")
 async def call_upstream(call: Call, emit, log_level, on_request, url_elicitation_client=False) -> tuple:
     """The upstream's outcome: what ending.record_result takes (the status, the result, the error, the start),
     and the error to pass on as it is to a client that can act on it (see url_elicitation), if any."""
     tool = call.tool
-    upstream_token = f"call-{call.pk}" if call.progress_token is not None else None
+    # Asked for whether or not the client wants it: the call's page shows the upstream's progress too.
+    upstream_token = f"call-{call.pk}"
+    shown_progress = Throttle(PROGRESS_INTERVAL_SECONDS)
 
     async def relay(method, params):
-        if method == "notifications/progress" and call.progress_token is not None:
-            await emit({"jsonrpc": "2.0", "method": method, "params": {**params, "progressToken": call.progress_token}})
+        if method == "notifications/progress":
+            if shown_progress.due() or params.get("progress") == params.get("total"):
+                await events.call_progress(call.pk, params)
+            if call.progress_token is not None:
+                await emit(
+                    {"jsonrpc": "2.0", "method": method, "params": {**params, "progressToken": call.progress_token}}
+                )
         elif method == "notifications/message" and severe_enough(params.get("level"), log_level):
             await emit({"jsonrpc": "2.0", "method": method, "params": params})
         elif method == "notifications/elicitation/complete" and url_elicitation_client:

@@ -1,12 +1,13 @@
-"""The queue page: pending calls grouped by client and tool, paged, filtered.
+"""The queue page: pending calls grouped by client and tool, paged, filtered, sorted.
 
 Groups stand in the order of their oldest call, and calls within a group oldest
-first, so the call closest to expiring is on top. A page holds QUEUE_PAGE_SIZE
+first; sorted by time left, groups by their first deadline and calls by theirs. A page holds QUEUE_PAGE_SIZE
 calls; a group may run over from one page to the next. One aggregate reads every
 group's count, then one query per group on the page reads its calls: a queue of
 thousands costs a page of rows, not thousands.
 """
 
+import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from urllib.parse import urlencode
@@ -17,7 +18,41 @@ from django.db.models import Count, Min, Q
 from approvals.calls.models import Call
 from approvals.catalog.models import Server
 from approvals.display import rows
+from approvals.protocol.tools import annotations
 from approvals.tokens.models import ClientToken
+
+# How much of a call's arguments its row shows on one line; the detail pane shows them whole.
+LINE_CHARS = 160
+
+
+def read_only(call: Call) -> bool:
+    """A tool call that a trusted server marks read-only: the one kind the queue decides on a single key."""
+    if call.kind != Call.Kind.TOOL or call.tool is None or call.server is None or not call.server.trusted:
+        return False
+    return annotations(call.tool.definition).get("readOnlyHint") is True
+
+
+def arguments_line(call: Call) -> str:
+    """The arguments as one short line, `key: value`, for a compact row."""
+    shown = call.final_arguments
+    if not isinstance(shown, dict):
+        return ""
+    parts = []
+    for key, value in shown.items():
+        parts.append(f"{key}: {value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)}")
+        if sum(map(len, parts)) > LINE_CHARS:
+            break
+    line = ", ".join(parts)
+    return line if len(line) <= LINE_CHARS else line[: LINE_CHARS - 1] + "…"
+
+
+def upstream_identity(call: Call) -> str:
+    """Whose identity the call reaches its upstream with, once approved."""
+    if call.kind == Call.Kind.PERMISSION:
+        return "none: the coding agent runs its own tool with its own rights"
+    if call.server is None:
+        return "none: no upstream server"
+    return f"the console's shared connection to {call.server.name}: one identity for every client and operator"
 
 
 def whole_number(text) -> int | None:
@@ -25,18 +60,30 @@ def whole_number(text) -> int | None:
     return int(text) if text.isdigit() and len(text) < 12 else None
 
 
+# The orders the queue offers: by arrival (the default, "") or by time left.
+BY_TIME_LEFT = "expiry"
+SORTS = {"", BY_TIME_LEFT}
+
+
 @dataclass(frozen=True)
 class QueueFilter:
-    """What the operator narrowed the queue to: a client (token), an exposed tool name, a server."""
+    """What the operator narrowed the queue to: a client (token), an exposed tool name, a server; and its order."""
 
     client: int | None = None
     tool: str = ""
     server: int | None = None
+    sort: str = ""
 
     @classmethod
     def from_query(cls, query) -> "QueueFilter":
         tool = str(query.get("tool") or "").strip()[:200]
-        return cls(whole_number(query.get("client")), tool, whole_number(query.get("server")))
+        sort = str(query.get("sort") or "")
+        sort = sort if sort in SORTS else ""
+        return cls(whole_number(query.get("client")), tool, whole_number(query.get("server")), sort)
+
+    @property
+    def by_time_left(self) -> bool:
+        return self.sort == BY_TIME_LEFT
 
     def q(self) -> Q:
         chosen = {"token_id": self.client, "tool_name": self.tool, "server_id": self.server}
@@ -52,15 +99,18 @@ class QueueFilter:
             and (self.server is None or call.server_id == self.server)
         )
 
-    def params(self) -> dict:
+    def narrowing(self) -> dict:
         chosen = {"client": self.client, "tool": self.tool, "server": self.server}
         return {name: value for name, value in chosen.items() if value not in (None, "")}
+
+    def params(self) -> dict:
+        return self.narrowing() | ({"sort": self.sort} if self.sort else {})
 
     def query_string(self, **more) -> str:
         return urlencode({**self.params(), **more})
 
     def __bool__(self):
-        return bool(self.params())
+        return bool(self.narrowing())
 
 
 def group_key(token_id, tool_name) -> str:
@@ -131,11 +181,12 @@ def pending_in(filter_: QueueFilter):
 
 def queue_page(filter_: QueueFilter, number=1, size: int | None = None) -> QueuePage:
     size = size or settings.QUEUE_PAGE_SIZE
+    leading = "soonest" if filter_.by_time_left else "oldest"
     summary = list(
         pending_in(filter_)
         .values("token_id", "tool_name")
-        .annotate(count=Count("pk"), oldest=Min("received_at"))
-        .order_by("oldest", "token_id", "tool_name")
+        .annotate(count=Count("pk"), oldest=Min("received_at"), soonest=Min("expires_at"))
+        .order_by(leading, "token_id", "tool_name")
     )
     total = sum(group["count"] for group in summary)
     pages = max(1, -(-total // size))
@@ -152,6 +203,8 @@ def queue_page(filter_: QueueFilter, number=1, size: int | None = None) -> Queue
         shown = min(position, end) - begins - first
         calls = rows.pending_calls().filter(token_id=group["token_id"], tool_name=group["tool_name"])
         calls = calls.prefetch_related("approvals")
+        if filter_.by_time_left:
+            calls = calls.order_by("expires_at", "pk")
         calls = list(filter_.apply(calls)[first : first + shown])
         groups.append(Group(group["token_id"], "", group["tool_name"], group["count"], group["oldest"], calls, first))
     names = dict(ClientToken.objects.filter(pk__in={g.token_id for g in groups}).values_list("pk", "name"))

@@ -7,7 +7,6 @@ from django.template.loader import render_to_string
 from approvals.calls.models import Call
 
 QUEUE_ROW = "approvals/_queue_row.html"
-QUEUE_ACTIONS = "approvals/_queue_actions.html"
 QUEUE_GROUP = "approvals/_queue_group.html"
 RECENT_ROW = "approvals/_recent_row.html"
 CALL_BODY = "approvals/_call_body.html"
@@ -16,7 +15,7 @@ RECENT_LIMIT = 100
 
 
 def shown_calls():
-    return Call.objects.select_related("tool__server", "server", "token")
+    return Call.objects.select_related("tool__server", "server", "token", "rule")
 
 
 def pending_calls():

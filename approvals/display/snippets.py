@@ -1,4 +1,5 @@
-"""Ready-to-paste configuration that points an MCP client at the console's endpoint.
+"""Ready-to-paste configuration that points an MCP client at the console's endpoint: with a client token,
+or, for clients that sign in by OAuth to the console's authorization server, with the URL alone.
 
 The Connect page and the README's "Connecting a client" show these same texts;
 a test keeps the README in step with them.
@@ -29,10 +30,60 @@ class Snippet:
     note: str = ""
 
 
-def snippets(url: str, token: str | None = None) -> list[Snippet]:
+def snippets(url: str, token: str | None = None, oauth: bool = False) -> list[Snippet]:
+    """With `oauth` and no token, the shortest setup: the URL alone for each client that signs in by OAuth."""
+    if oauth and token is None:
+        return oauth_snippets(url)
+    return token_snippets(url, token or TOKEN_PLACEHOLDER)
+
+
+def oauth_snippets(url: str) -> list[Snippet]:
+    return [
+        Snippet(
+            "claude-connector",
+            "Claude and Claude Desktop",
+            "Settings → Connectors → Add custom connector",
+            url,
+            "Claude's connectors reach the console from Anthropic's cloud, so it must be reachable there at this "
+            "URL, over https.",
+        ),
+        Snippet(
+            "claude-code",
+            "Claude Code",
+            "a shell",
+            f"claude mcp add --transport http {SERVER_NAME} {shlex.quote(url)}",
+            "Then run /mcp in Claude Code and choose it to sign in. Add --scope user to use it in every project.",
+        ),
+        permission_snippet(url),
+        Snippet(
+            "claude-desktop",
+            "Claude Desktop, bridged",
+            "claude_desktop_config.json (Settings → Developer → Edit Config)",
+            as_json(
+                {"mcpServers": {SERVER_NAME: {"command": "npx", "args": ["-y", "mcp-remote", url, *allow_http(url)]}}}
+            ),
+            "Only where Claude's connectors cannot reach the console, as on a private network: the mcp-remote "
+            "bridge (Node.js 18 or newer) runs on your machine and signs in the same way. Restart Claude Desktop "
+            "after saving.",
+        ),
+        Snippet(
+            "cursor",
+            "Cursor",
+            ".cursor/mcp.json in the project, or ~/.cursor/mcp.json for every project",
+            as_json({"mcpServers": {SERVER_NAME: {"url": url}}}),
+        ),
+        Snippet(
+            "vscode",
+            "VS Code",
+            ".vscode/mcp.json in the workspace",
+            as_json({"servers": {SERVER_NAME: {"type": "http", "url": url}}}),
+        ),
+    ]
+
+
+def token_snippets(url: str, secret: str) -> list[Snippet]:
     """Where a client can read the token from its environment or ask for it itself, the snippet names the variable
     or the prompt rather than the token, so the token never sits in a file or a shell's history."""
-    secret = token or TOKEN_PLACEHOLDER
     from_env = f"Bearer ${{{TOKEN_VARIABLE}}}"
     return [
         Snippet(
@@ -52,15 +103,7 @@ def snippets(url: str, token: str | None = None) -> list[Snippet]:
             "Add --scope user to use it in every project; the default scope is this project, for you alone. The "
             "single quotes keep the variable for Claude Code to read as it starts.",
         ),
-        Snippet(
-            "claude-code-permissions",
-            "Claude Code asking operators for permission",
-            "a shell, to run Claude Code headless with its permission prompts in the queue",
-            permission_prompt_command(url, from_env),
-            f"Each tool use the agent would ask you about waits here as a permission request. The token must "
-            f"allow the tool {permission_prompt.NAME}; rules for permission requests allow, deny or ask by the "
-            "agent's tool (Bash, Edit, Read...) and its input.",
-        ),
+        permission_snippet(url),
         Snippet(
             "claude-desktop",
             "Claude Desktop",
@@ -121,6 +164,19 @@ def snippets(url: str, token: str | None = None) -> list[Snippet]:
             "VS Code asks for the token the first time it starts the server.",
         ),
     ]
+
+
+def permission_snippet(url: str) -> Snippet:
+    """Headless Claude Code signs in nowhere: it reads a client token from the environment, beside OAuth too."""
+    return Snippet(
+        "claude-code-permissions",
+        "Claude Code asking operators for permission",
+        "a shell, to run Claude Code headless with its permission prompts in the queue",
+        permission_prompt_command(url, f"Bearer ${{{TOKEN_VARIABLE}}}"),
+        f"Each tool use the agent would ask you about waits here as a permission request. The token must "
+        f"allow the tool {permission_prompt.NAME}; rules for permission requests allow, deny or ask by the "
+        f"agent's tool (Bash, Edit, Read...) and its input. It reads the token from {TOKEN_VARIABLE}.",
+    )
 
 
 def permission_prompt_command(url: str, bearer: str) -> str:

@@ -40,19 +40,41 @@ def answered_detail(call: Call) -> str:
     return call.get_status_display().lower() + (" (an error result)" if call.is_error else "")
 
 
+INPUT_ASKED = {"elicitation/create": "Input asked", "sampling/createMessage": "Completion asked"}
+
+
+def input_steps(call: Call) -> list[tuple[str, datetime | None, str]]:
+    """What the upstream asked during the call, and how each request ended, as timeline steps."""
+    steps = []
+    for asked in call.input_requests.select_related("server"):
+        who = asked.server.name if asked.server else "the server"
+        steps.append(
+            (INPUT_ASKED.get(asked.method, "Asked"), asked.created_at, f"{who}: {asked.message or asked.method}")
+        )
+        if asked.answered_at is not None:
+            parts = [f"by {asked.answered_by_name}" if asked.answered_by_name else "", asked.reason]
+            ended = "Input " + asked.get_status_display().lower()
+            steps.append((ended, asked.answered_at, ": ".join(part for part in parts if part)))
+    return steps
+
+
 def call_timeline(call: Call) -> list[Step]:
+    """Every step of the call in the order it happened, the input its upstream asked for included."""
     policy = POLICY_WORDS.get(call.policy_action, call.policy_action)
     candidates = [
         ("Received", call.received_at, f"from {call.token.name}"),
         ("Policy", call.policy_at, f"{policy} ({call.rule_name})" if call.rule_name else policy),
+        ("Claimed", call.claimed_at, f"by {call.claimed_by_name}" if call.claimed_by_name else ""),
+        ("Escalated", call.escalated_at, "it neared its expiry undecided"),
         ("Decided", call.decided_at if call.decided_by_name != "policy" else None, decided_detail(call)),
         ("Forwarded", call.forwarded_at, f"to {call.server.name}" if call.server else ""),
+        *input_steps(call),
         ("Answered", call.answered_at, answered_detail(call)),
     ]
+    # A stable sort: steps of one instant keep the order above.
+    candidates = sorted((step for step in candidates if step[1] is not None), key=lambda step: step[1])
     steps, previous = [], None
     for name, at, detail in candidates:
-        if at is None:
-            continue
         after = (at - previous).total_seconds() * 1000 if previous is not None else None
         steps.append(Step(name, at, detail, after))
         previous = at

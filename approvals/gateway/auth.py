@@ -10,11 +10,12 @@ from django.urls import reverse
 
 from approvals.calls import holding
 from approvals.gateway.http import Refused, rejection
-from approvals.gateway.loopback import is_loopback_address
+from approvals.loopback import is_loopback_address
+from approvals.oauth import access, scopes
 from approvals.observe import logs, metrics
 from approvals.protocol import identity
 from approvals.tokens import limits
-from approvals.tokens.credentials import UNKNOWN, Admission, admit, anonymous_token, hash_secret
+from approvals.tokens.credentials import PREFIX, UNKNOWN, Admission, admit, anonymous_token, hash_secret
 from approvals.tokens.models import ClientToken
 
 REALM = identity.NAME
@@ -31,8 +32,9 @@ async def identify(request) -> ClientToken:
             raise Refused(unauthorized(request, invalid=bool(header)))
         # Keyed by the credential rather than the row id, which a database may hand out again. During a
         # rotation's grace period the old and the new secret are counted apart.
-        admitting = holding.in_shared_thread(admit)
-        lookup, key = admitting(secret, request.META.get("REMOTE_ADDR") or ""), hash_secret(secret)
+        admitting = holding.in_shared_thread(admit_secret)
+        peer = request.META.get("REMOTE_ADDR") or ""
+        lookup, key = admitting(secret, request.build_absolute_uri(reverse("mcp_endpoint")), peer), hash_secret(secret)
     # The count goes alongside the lookup, each a round trip to its own service, both in the loop's
     # shared threads. An unknown credential is counted too, under its own key, and refused below all the same.
     admission, count = await asyncio.gather(lookup, sync_to_async(count_request, thread_sensitive=False)(key))
@@ -72,6 +74,13 @@ def anonymous_allowed(request) -> bool:
     )
 
 
+def admit_secret(secret: str, resource: str, peer: str) -> Admission:
+    """A static client token's secret, or else an OAuth access token issued for this resource."""
+    if secret.startswith(PREFIX) or not settings.OAUTH_SERVER:
+        return admit(secret, peer)
+    return access.admit_access_token(secret, resource, peer)
+
+
 def bearer_secret(header: str) -> str:
     scheme, _, secret = header.partition(" ")
     return secret.strip() if scheme.lower() == "bearer" else ""
@@ -83,6 +92,8 @@ def resource_metadata_url(request) -> str:
 
 def unauthorized(request, invalid: bool, problem: str = ""):
     challenge = f'Bearer realm="{REALM}", resource_metadata="{resource_metadata_url(request)}"'
+    if settings.OAUTH_SERVER:
+        challenge += f', scope="{scopes.EVERY_TOOL}"'
     if invalid:
         problem = problem or UNKNOWN
         # RFC 6750's error_description is a quoted string of printable ASCII without quotes or backslashes.
@@ -91,6 +102,8 @@ def unauthorized(request, invalid: bool, problem: str = ""):
         message = f"Unauthorized: {problem}"
     else:
         message = "Unauthorized: send Authorization: Bearer <client token>; tokens are issued in the console"
+        if settings.OAUTH_SERVER:
+            message += ", or by its OAuth authorization server"
     return rejection(401, message, headers={"WWW-Authenticate": challenge})
 
 

@@ -2,15 +2,18 @@
 
 import logging
 
+from django.conf import settings
 from django.http import JsonResponse
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET
+from oauth2_provider.settings import oauth2_settings
 
 from approvals.db.sealed import CredentialsUnreadable
 from approvals.gateway import auth, legacy, modern
 from approvals.gateway.http import Refused, check_post_media_types, era_of, method_not_allowed, read_message, rejection
 from approvals.gateway.server_info import TITLE
+from approvals.oauth import scopes
 from approvals.observe import logs, traces
 from approvals.protocol.jsonrpc import INTERNAL_ERROR
 from approvals.protocol.revisions import MODERN
@@ -52,11 +55,18 @@ async def serve(request):
 
 @require_GET
 def resource_metadata(request):
-    """RFC 9728 metadata. There is no authorization server: client tokens are issued in the console."""
-    return JsonResponse(
-        {
-            "resource": request.build_absolute_uri(reverse("mcp_endpoint")),
-            "bearer_methods_supported": ["header"],
-            "resource_name": TITLE,
-        }
-    )
+    """RFC 9728 metadata: the console's own authorization server, unless OAUTH_SERVER is off and the
+    console's client tokens are the only way in."""
+    document = {
+        "resource": request.build_absolute_uri(reverse("mcp_endpoint")),
+        "bearer_methods_supported": ["header"],
+        "resource_name": TITLE,
+    }
+    if settings.OAUTH_SERVER:
+        document.update(
+            authorization_servers=[oauth2_settings.oauth2_authorization_server_issuer(request)],
+            scopes_supported=[scopes.EVERY_TOOL],
+        )
+    response = JsonResponse(document)
+    response["Access-Control-Allow-Origin"] = "*"
+    return response

@@ -319,6 +319,35 @@ def send_call_event(call, event: str):
     )
 
 
+# What a call's page shows of an upstream's progress message; the rest is the upstream's to keep.
+PROGRESS_TEXT = 300
+
+
+def a_number(value):
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+async def call_progress(call_id, params: dict):
+    """An upstream reported progress on a forwarded call: the operators' pages of that call show it.
+
+    Sent at once and kept nowhere: it is news from outside, with no row behind it. The values
+    are the upstream's, so only numbers and a bounded text go on. A send that fails is only
+    logged: the call goes on without its page knowing.
+    """
+    message = params.get("message")
+    event = {
+        "type": "call.progress",
+        "call_id": call_id,
+        "progress": a_number(params.get("progress")),
+        "total": a_number(params.get("total")),
+        "message": message[:PROGRESS_TEXT] if isinstance(message, str) else "",
+    }
+    try:
+        await get_channel_layer().group_send(OPERATORS, event)
+    except Exception:
+        log.exception("a call's progress could not be sent to the channel layer")
+
+
 # The lists a client may be told changed; a change names those it touched.
 LISTS = ("tools", "resources", "prompts")
 

@@ -15,6 +15,14 @@ from approvals.tokens.models import ClientToken
 ANY_ANNOTATION = [("", "any"), ("true", "true"), ("false", "false")]
 
 
+# What the new-rule form takes from its query ("Always allow calls like this" on the queue fills them in).
+PREFILLED = ("name", "action", "applies_to", "server", "tool_glob", "client", "conditions", "position")
+
+
+def prefilled(query) -> dict:
+    return {name: query[name] for name in PREFILLED if name in query}
+
+
 class RuleForm(EditingForm):
     """Adds a rule, or edits one when built with `rule=`; `request()` gives the RuleRequest for policy.rules.
 
@@ -75,6 +83,14 @@ class RuleForm(EditingForm):
         max_value=PolicyRule.MAX_APPROVAL_TIMEOUT_SECONDS,
         help_text="How long such a call waits for its approvals; left blank, APPROVAL_TIMEOUT_SECONDS.",
     )
+    escalate_before_seconds = forms.IntegerField(
+        label="Escalate before expiry (seconds)",
+        required=False,
+        min_value=1,
+        max_value=PolicyRule.MAX_APPROVAL_TIMEOUT_SECONDS,
+        help_text="A call still waiting this long before it expires is flagged in the queue and call.escalated "
+        "is sent to webhooks; left blank, never.",
+    )
     separation_of_duties = SafeChoiceField(
         PolicyRule.SeparationOfDuties,
         PolicyRule.SeparationOfDuties.INHERIT,
@@ -112,6 +128,7 @@ class RuleForm(EditingForm):
             "enabled": rule.enabled,
             "approvals_needed": rule.approvals_needed,
             "approval_timeout_seconds": rule.approval_timeout_seconds,
+            "escalate_before_seconds": rule.escalate_before_seconds,
             "separation_of_duties": rule.separation_of_duties,
             **{f"annotation_{k}": str(v).lower() for k, v in rule.annotations.items()},
         }
@@ -152,5 +169,6 @@ class RuleForm(EditingForm):
             enabled=data["enabled"],
             approvals_needed=data["approvals_needed"],
             approval_timeout_seconds=data["approval_timeout_seconds"],
+            escalate_before_seconds=data["escalate_before_seconds"],
             separation_of_duties=data["separation_of_duties"],
         )

@@ -57,6 +57,12 @@ class PolicyRule(models.Model):
         validators=[MinValueValidator(1), MaxValueValidator(MAX_APPROVALS_NEEDED)],
         help_text="Distinct operators who must approve a call it asks about; one denial ends the call.",
     )
+    escalate_before_seconds = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1), MaxValueValidator(MAX_APPROVAL_TIMEOUT_SECONDS)],
+        help_text="How long before expiry a call it holds is flagged and call.escalated sent; blank: never.",
+    )
     separation_of_duties = models.CharField(
         max_length=7, choices=SeparationOfDuties.choices, default=SeparationOfDuties.INHERIT
     )

@@ -39,6 +39,7 @@ FILE_TYPES = {
     "message": (str,),
     "approvals_needed": (int,),
     "approval_timeout_seconds": (int, type(None)),
+    "escalate_before_seconds": (int, type(None)),
     "separation_of_duties": (str,),
     "enabled": (bool,),
 }

@@ -43,6 +43,7 @@ class RuleRequest:
     enabled: bool = True
     approvals_needed: int = 1
     approval_timeout_seconds: int | None = None  # None: the global APPROVAL_TIMEOUT_SECONDS
+    escalate_before_seconds: int | None = None  # None: a call it holds is never escalated
     separation_of_duties: str = PolicyRule.SeparationOfDuties.INHERIT
     applies_to: str = CallKind.TOOL
 
@@ -106,6 +107,14 @@ def hold_problems(request: RuleRequest) -> list[tuple[str, str]]:
                 f"the approval timeout must be a whole number of seconds from 1 to {longest}, or empty: the global one",
             )
         )
+    escalate = request.escalate_before_seconds
+    if escalate is not None and not whole_number(escalate, 1, longest):
+        found.append(
+            (
+                "escalate_before_seconds",
+                f"the escalation must be a whole number of seconds from 1 to {longest}, or empty: never",
+            )
+        )
     choices = PolicyRule.SeparationOfDuties.values
     if request.separation_of_duties not in choices:
         found.append(("separation_of_duties", f"separation of duties must be one of {', '.join(choices)}"))
@@ -137,6 +146,7 @@ FILE_FIELDS = (
     "message",
     "approvals_needed",
     "approval_timeout_seconds",
+    "escalate_before_seconds",
     "separation_of_duties",
     "enabled",
 )
@@ -184,6 +194,7 @@ def assign(rule: PolicyRule, request: RuleRequest, server, client) -> None:
     rule.enabled = request.enabled
     rule.approvals_needed = request.approvals_needed
     rule.approval_timeout_seconds = request.approval_timeout_seconds
+    rule.escalate_before_seconds = request.escalate_before_seconds
     rule.separation_of_duties = request.separation_of_duties
 
 
@@ -310,6 +321,8 @@ def hold_words(rule) -> list[str]:
         words.append(f"{rule.approvals_needed} approvals")
     if rule.approval_timeout_seconds:
         words.append(f"times out after {rule.approval_timeout_seconds} s")
+    if rule.escalate_before_seconds:
+        words.append(f"escalates {rule.escalate_before_seconds} s before it expires")
     if rule.separation_of_duties == PolicyRule.SeparationOfDuties.REQUIRE:
         words.append("not by the token's owner")
     elif rule.separation_of_duties == PolicyRule.SeparationOfDuties.OFF:

@@ -7,17 +7,28 @@ from approvals.audit import chain
 from approvals.audit.chain import SYSTEM, Actor
 from approvals.signin import throttle
 
+# Where an SSO sign-in leaves the provider's issuer and the person's subject there, on the request, for the audit.
+IDENTITY = "sso_identity"
+
 
 def client_address(request):
     return request.META.get("REMOTE_ADDR", "") if request is not None else ""
 
 
 def logged_in(sender, request, user, **kwargs):
-    chain.record("user.login", Actor.user(user), data={"address": client_address(request)})
+    identity = getattr(request, IDENTITY, None)
+    if identity is not None:
+        how = {"method": "sso", **identity}
+    else:
+        how = {"method": "password", **({} if settings.LOCAL_LOGIN else {"break_glass": True})}
+    chain.record("user.login", Actor.user(user), data={"address": client_address(request), **how})
     throttle.note_success(user.get_username(), getattr(request, throttle.COUNTED, None))
 
 
 def login_failed(sender, credentials, request=None, **kwargs):
+    if "username" not in credentials:
+        # An SSO callback that signed nobody in: it audits its own failures, and has no name to count.
+        return
     # Only the name that was tried: never the password, not even Django's masked copy.
     username, address = str(credentials.get("username", ""))[:150], client_address(request)
     chain.record("user.login_failed", SYSTEM, data={"username": username, "address": address})

@@ -3,12 +3,13 @@
 from celery import shared_task
 
 from approvals.actions import revocation, verification
-from approvals.audit import forwarding, retention
-from approvals.calls import ending
+from approvals.audit import checkpoints, forwarding, retention
+from approvals.calls import claims, ending
 from approvals.catalog import sync
 from approvals.catalog.models import Server
 from approvals.gateway import sessions
 from approvals.inputs import requests
+from approvals.oauth import grants
 from approvals.webhooks import sending
 
 
@@ -27,7 +28,7 @@ def sync_all_servers():
 
 @shared_task
 def expire_stale_calls():
-    return ending.expire_stale_calls() + revocation.cancel_calls_of_expired_tokens()
+    return ending.expire_stale_calls() + revocation.cancel_calls_of_expired_tokens() + claims.escalate_due_calls()
 
 
 @shared_task
@@ -41,6 +42,12 @@ def verify_audit_chain(run_by="schedule"):
 
 
 @shared_task
+def checkpoint_audit():
+    checkpoint = checkpoints.take()
+    return checkpoint.seq if checkpoint else None
+
+
+@shared_task
 def prune_audit():
     pruned = retention.prune()
     return pruned.summary() if pruned else "Events are kept forever."
@@ -49,6 +56,11 @@ def prune_audit():
 @shared_task
 def prune_sessions():
     return sessions.prune_sessions()
+
+
+@shared_task
+def prune_oauth():
+    grants.prune_expired()
 
 
 @shared_task

@@ -3,6 +3,7 @@
 from django import template
 
 from approvals.display import input_cards
+from approvals.inputs import requests
 from approvals.inputs.models import InputRequest
 from approvals.protocol.elicitation_requests import url_domain as domain_of
 
@@ -29,6 +30,16 @@ def input_form(request, bound=None):
     if bound is not None and getattr(bound, "input_id", None) == request.pk:
         return bound
     return input_cards.answer_form(request)
+
+
+@register.filter
+def sent_content(request):
+    """What the answer sent back upstream holds (a form's fields, a completion), when it holds anything."""
+    content = request.answer.get("content") if isinstance(request.answer, dict) else None
+    return content if content else None
+
+
+register.filter("requested_schema", requests.requested_schema)
 
 
 @register.filter

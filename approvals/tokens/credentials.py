@@ -95,16 +95,22 @@ def admit(secret: str, peer: str = "") -> Admission:
         if retired is None:
             return Admission(None, UNKNOWN)
         token = retired.token
-    if token.revoked:
-        return Admission(None, f"the bearer token {token.name!r} was revoked at {stamp(token.revoked_at)}")
-    if token.expired(now):
-        return Admission(None, f"the bearer token {token.name!r} expired at {stamp(token.expires_at)}")
-    if retired is not None and retired.valid_until <= now:
+    if retired is not None and retired.valid_until <= now and not (token.revoked or token.expired(now)):
         return Admission(
             None,
             f"the bearer token {token.name!r} was replaced by rotation at {stamp(retired.retired_at)} and its old "
             f"secret's grace period ended at {stamp(retired.valid_until)}; use the new secret",
         )
+    return admit_token(token, peer, now)
+
+
+def admit_token(token: ClientToken, peer: str = "", now: datetime.datetime | None = None) -> Admission:
+    """The token itself, if neither revoked nor expired, noting its use; whatever secret or grant opened it."""
+    now = now or timezone.now()
+    if token.revoked:
+        return Admission(None, f"the bearer token {token.name!r} was revoked at {stamp(token.revoked_at)}")
+    if token.expired(now):
+        return Admission(None, f"the bearer token {token.name!r} expired at {stamp(token.expires_at)}")
     note_use(token, peer, now)
     return Admission(token)
 

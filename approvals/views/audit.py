@@ -1,18 +1,25 @@
-"""The audit pages: the filtered log, one event with its call's timeline, exports, verification and retention."""
+"""The audit pages: the filtered log, one event with its call's timeline, exports, evidence packs, verification,
+retention and the public key that checks the signed checkpoints."""
+
+import logging
+import tempfile
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpResponseBadRequest, StreamingHttpResponse
+from django.http import FileResponse, Http404, HttpResponse, HttpResponseBadRequest, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from approvals import tasks
-from approvals.audit import forwarding, retention
-from approvals.audit.models import AuditEvent, AuditHead, AuditVerification
-from approvals.audit_log import export, query
+from approvals.audit import checkpoints, forwarding, retention
+from approvals.audit.models import AuditCheckpoint, AuditEvent, AuditHead, AuditVerification
+from approvals.audit_log import evidence, export, query
 from approvals.calls.models import Call
+from approvals.management.evidence import make_pack
 from approvals.views.access import permission_or_403, role_required
+
+log = logging.getLogger(__name__)
 
 
 def cursor(request, name):
@@ -36,6 +43,8 @@ def audit_log(request):
             "matching": query.bounded_count(events, form.cleaned_data if form.is_valid() else None),
             "head": AuditHead.objects.filter(pk=1).first(),
             "last_check": AuditVerification.objects.first(),
+            "checkpoint": AuditCheckpoint.objects.first(),
+            "evidence_form": query.PeriodForm(prefix="pack"),
             "retention_days": retention.retention_days(),
             "forwarding": forwarding.lag(),
         },
@@ -85,10 +94,47 @@ def audit_export_view(request, fmt):
     form = query.AuditFilter(request.GET)
     if not form.is_valid():
         return HttpResponseBadRequest("The filter is not valid: " + "; ".join(form.errors.as_text().splitlines()))
-    chunks = export.export_chunks(query.filter_events(form.cleaned_data), fmt)
+    chunks = export.export_chunks(query.filter_events(form.cleaned_data), fmt, through=signed_head())
     response = StreamingHttpResponse(export.async_chunks(chunks), content_type=export.FORMATS[fmt][1])
     response["Content-Disposition"] = f'attachment; filename="audit-{timezone.now():%Y%m%d-%H%M%S}.{fmt}"'
     return response
+
+
+def signed_head() -> int | None:
+    """Sign the head, so that an export ends with a checkpoint covering it; the seq signed, or None when refused."""
+    try:
+        checkpoint = checkpoints.take()
+    except checkpoints.Refused:
+        log.exception("the audit checkpoint was refused")
+        return None
+    return checkpoint.seq if checkpoint else None
+
+
+@require_POST
+@permission_or_403("approvals.export_audit")
+def audit_evidence(request):
+    form = query.PeriodForm(request.POST, prefix="pack")
+    if not form.is_valid():
+        messages.error(request, "An evidence pack needs a period: " + "; ".join(form.errors.as_text().splitlines()))
+        return redirect("audit")
+    since, until = form.cleaned_data["since"], form.cleaned_data["until"]
+    # Closed by the response once sent, or below when there is nothing to send.
+    pack = tempfile.TemporaryFile()  # noqa: SIM115
+    try:
+        make_pack(pack, since, until, request.user.get_username())
+    except (evidence.Empty, checkpoints.Refused) as exc:
+        pack.close()
+        messages.error(request, f"No evidence pack: {exc}.")
+        return redirect("audit")
+    pack.seek(0)
+    name = f"evidence-{since:%Y%m%d-%H%M}-{until:%Y%m%d-%H%M}.zip"
+    return FileResponse(pack, as_attachment=True, filename=name, content_type="application/zip")
+
+
+@role_required
+def audit_public_key(request):
+    # Harmless to show, but like every page only to the console's people; they hand it to outside auditors.
+    return HttpResponse(checkpoints.public_key_pem(), content_type="application/x-pem-file")
 
 
 @require_POST
@@ -96,7 +142,7 @@ def audit_export_view(request, fmt):
 def audit_verify(request):
     # Inline where tasks run inline (the embedded console); a worker's job in production.
     tasks.verify_audit_chain.delay(run_by=request.user.get_username())
-    messages.info(request, "Verification started; its result shows below once it has run.")
+    messages.info(request, "Verification started; its result shows above once it has run.")
     return redirect("audit")
 
 

@@ -1,5 +1,6 @@
 """Connecting a client: the endpoint, and configuration to paste into each client."""
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import render
 from django.views.decorators.cache import never_cache
@@ -25,5 +26,6 @@ def connect(request):
             raise PermissionDenied("Only admins create client tokens.")
         token, secret, errors, entered = issue_from_post(request, {"expires": DEFAULT_EXPIRY})
         context.update(token=token, secret=secret, errors=errors, entered=entered)
-    context["snippets"] = snippets.snippets(url, context["secret"])
+    context["snippets"] = snippets.snippets(url, context["secret"], oauth=settings.OAUTH_SERVER)
+    context["oauth"] = settings.OAUTH_SERVER
     return render(request, "approvals/connect.html", context)

@@ -19,7 +19,7 @@ from approvals.calls.models import Call
 from approvals.catalog import review
 from approvals.catalog.models import Server
 from approvals.db.consumer_db import KeepsItsConnection, db_sync_to_async
-from approvals.display import rows
+from approvals.display import rows, timeline
 from approvals.display.queue import QueueFilter, arriving_group, group_key, pending_counts
 from approvals.live import access, events
 from approvals.views.input_events import InputEvents
@@ -34,10 +34,10 @@ QUEUE, RECENT, CALL = "queue", "recent", "call"
 ACCESS_ENDED = 4403
 # A call leaves the queue only on these; a forwarded or finished call had left it already.
 COUNT_CHANGES = {"call.pending", "call.decided", "call.expired", "call.cancelled"}
-# On the queue a decided or ended call keeps its row and only its actions change. They need the
-# call's own row alone: reading it with its tool, server and client would compete with forwarding
+# On the queue a decided or ended call leaves at once, and the page is told how it ended. That needs
+# the call's own row alone: reading it with its tool, server and client would compete with forwarding
 # that very call when it runs in the same process.
-ACTIONS_CHANGES = {"call.decided", "call.finished", "call.expired", "call.cancelled"}
+LEAVES_QUEUE = {"call.decided", "call.finished", "call.expired", "call.cancelled"}
 
 
 class OperatorConsumer(KeepsItsConnection, InputEvents, AsyncJsonWebsocketConsumer):
@@ -116,6 +116,10 @@ class OperatorConsumer(KeepsItsConnection, InputEvents, AsyncJsonWebsocketConsum
         finally:
             self.pushing = None
 
+    async def call_progress(self, event):
+        if self.view == CALL and event["call_id"] == self.call_id:
+            await self.send_json({"event": "call.progress", **{k: v for k, v in event.items() if k != "type"}})
+
     async def catalog_event(self, event):
         # Every page shows how many tools need review; the review list reads itself again on this.
         count = await db_sync_to_async(review.review_count)()
@@ -135,9 +139,9 @@ class OperatorConsumer(KeepsItsConnection, InputEvents, AsyncJsonWebsocketConsum
 
     def call_payloads(self, batch: list[tuple[str, int]]) -> list[dict]:
         """What each event of `batch` pushes, read together: the calls in at most two queries, the counts in one."""
-        actions_only = {call_id for event, call_id in batch if self.view == QUEUE and event in ACTIONS_CHANGES}
-        shown = {call_id for _, call_id in batch} - actions_only
-        calls = Call.objects.in_bulk(actions_only) if actions_only else {}
+        leaving = {call_id for event, call_id in batch if self.view == QUEUE and event in LEAVES_QUEUE}
+        shown = {call_id for _, call_id in batch} - leaving
+        calls = Call.objects.in_bulk(leaving) if leaving else {}
         calls |= rows.shown_calls().in_bulk(shown) if shown else {}
         prefetch_related_objects([c for c in calls.values() if c.approvals_needed > 1], "approvals")
         counted = [calls[call_id] for event, call_id in batch if self.counts_group(event, calls.get(call_id))]
@@ -149,7 +153,7 @@ class OperatorConsumer(KeepsItsConnection, InputEvents, AsyncJsonWebsocketConsum
     def counts_group(self, event: str, call: Call | None) -> bool:
         if call is None or self.view != QUEUE:
             return False
-        return event in ACTIONS_CHANGES or (event == "call.pending" and self.queue_filter.matches(call))
+        return event in LEAVES_QUEUE or (event == "call.pending" and self.queue_filter.matches(call))
 
     def call_payload(self, event: str, call_id: int, call: Call | None, total: int | None, groups: dict) -> dict:
         payload = {"event": event, "call_id": call_id}
@@ -162,8 +166,8 @@ class OperatorConsumer(KeepsItsConnection, InputEvents, AsyncJsonWebsocketConsum
         if grouped:
             payload["group"] = group_key(call.token_id, call.tool_name)
             payload["group_count"] = groups[payload["group"]]
-        if self.view == QUEUE and event in ACTIONS_CHANGES:
-            payload["actions"] = rows.render_fragment(rows.QUEUE_ACTIONS, self.request, call=call)
+        if self.view == QUEUE and event in LEAVES_QUEUE and call.status != Call.Status.PENDING:
+            payload["tool"], payload["outcome"] = call.tool_name, timeline.outcome_text(call)
         elif self.view == QUEUE and event == "call.pending":
             # The fragment is the call's group holding the call alone. The page places the call by its group:
             # in the group's rows when their end is on the page, as a new group on the last page, and

@@ -10,7 +10,7 @@ from approvals.actions import trial
 from approvals.audit.chain import Actor
 from approvals.display.policy import rule_rows, tool_paths
 from approvals.policy import engine, rules
-from approvals.policy.forms import RuleForm
+from approvals.policy.forms import RuleForm, prefilled
 from approvals.policy.models import PolicyRule
 from approvals.policy.try_forms import TryForm, TryPermissionForm, TryPromptForm, TryReadForm
 from approvals.views.access import permission_or_403
@@ -25,7 +25,9 @@ def rule_list(request):
 
 
 def rule_form(request, rule=None):
-    form = RuleForm(request.POST or None, rule=rule)
+    # A new rule may start from a call: the queue's "Always allow / deny calls like this" fills the query in.
+    initial = {"initial": prefilled(request.GET)} if rule is None else {}
+    form = RuleForm(request.POST or None, rule=rule, **initial)
     if request.method == "POST" and form.is_valid():
         actor = Actor.user(request.user)
         try:

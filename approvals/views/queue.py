@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from approvals.calls import bulk, deciding
+from approvals.calls import bulk, claims, deciding
 from approvals.calls.forms import ArgumentsEditor, BulkDecisionForm, DecisionForm
 from approvals.calls.models import Call
 from approvals.display import rows
@@ -73,6 +73,26 @@ def decide(request, pk):
     except Call.DoesNotExist:
         raise Http404("No such call.") from None
     return respond(request, outcome.row, outcome.message, messages.SUCCESS if outcome.won else messages.WARNING)
+
+
+def claiming(change):
+    """A POST that takes a call or gives it back, answered as a decision is."""
+
+    @require_POST
+    @permission_or_403(DECIDE_CALLS)
+    def view(request, pk):
+        try:
+            outcome = change(pk, request.user)
+        except Call.DoesNotExist:
+            raise Http404("No such call.") from None
+        return respond(request, outcome.call, outcome.message, messages.SUCCESS if outcome.won else messages.WARNING)
+
+    view.__name__ = change.__name__
+    return view
+
+
+claim = claiming(claims.claim_call)
+release = claiming(claims.release_claim)
 
 
 def respond(request, call, message, level, status=200):

@@ -5,6 +5,7 @@ A secret appears only on the response page to the POST that made it.
 
 from django.contrib import messages
 from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied
 from django.db.models import Max
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -81,9 +82,9 @@ def secret_page(request, token, secret, title):
 
 @permission_or_403(VIEW_TOKENS)
 def token_list(request):
-    tokens = ClientToken.objects.select_related("created_by", "owner").annotate(
-        old_secret_until=Max("retired_secrets__valid_until")
-    )
+    tokens = ClientToken.objects.select_related(
+        "created_by", "owner", "oauth_grant__application", "oauth_grant__granted_by"
+    ).annotate(old_secret_until=Max("retired_secrets__valid_until"))
     return render(
         request,
         "approvals/token_list.html",
@@ -172,9 +173,12 @@ def token_rotate(request, pk):
     return render(request, "approvals/token_rotate.html", context)
 
 
-@permission_or_403(MANAGE_TOKENS)
+@permission_or_403(VIEW_TOKENS)
 def token_revoke(request, pk):
+    """Admins revoke any token; anyone revokes a token they own, such as the grant they allowed a client."""
     token = get_object_or_404(ClientToken, pk=pk)
+    if not (request.user.has_perm(MANAGE_TOKENS) or token.owner_id == request.user.pk):
+        raise PermissionDenied("Only admins, and a token's owner, revoke client tokens.")
     if request.method == "POST":
         if revocation.revoke_token(token, request.user):
             messages.success(

@@ -24,6 +24,12 @@ def call_changed(event_type: str, call):
     announce(event_type, lambda: {"call": call_data(call)}, path=reverse("call", args=[call.pk]))
 
 
+def call_escalated(call):
+    """A pending call came within its rule's escalation time of expiring: when it expires, and who is on it."""
+    data = {"call": call_data(call) | {"expires_at": stamp(call.expires_at), "claimed_by": call.claimed_by_name}}
+    announce("call.escalated", lambda: data, path=reverse("call", args=[call.pk]))
+
+
 def input_requested(request):
     """An input request that an operator must answer (not one passed through to the client)."""
     announce(

@@ -18,6 +18,7 @@ def slack_text(payload: dict) -> str:
 REVIEWED_KEYS = ("tools", "resources", "resource_templates", "prompts")
 LINK_WORDS = {
     "call.pending": "decide it",
+    "call.escalated": "decide it",
     "input.requested": "answer it",
     "tool.needs_review": "review them",
     "audit.verification_failed": "open the audit log",
@@ -31,6 +32,8 @@ def describe(event_type: str, data: dict) -> str:
         return f"{the_call} waits for a decision"
     if event_type == "call.decided":
         return f"{the_call} was {call.get('status')} by {escape(call.get('decided_by', ''))}"
+    if event_type == "call.escalated":
+        return f"{the_call} expires soon undecided"
     if event_type == "call.finished":
         return f"{the_call} ended: {call.get('status')}"
     if event_type == "input.requested":

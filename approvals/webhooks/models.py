@@ -11,6 +11,7 @@ EVENT_TYPES = {
     "call.pending": "A call waits for a decision",
     "call.decided": "An operator approved or denied a call",
     "call.finished": "A call ended: completed, failed, expired or cancelled",
+    "call.escalated": "A call nears its expiry undecided (its rule escalates it)",
     "input.requested": "An input request waits for an answer",
     "tool.needs_review": "Tools changed and wait for an admin's review",
     "audit.verification_failed": "Verifying the audit log failed",

@@ -26,7 +26,7 @@ def cut_the_end(chain, keep):
     """What the tables' owner can do unseen by any link: delete the newest events and set the head back."""
     with trigger_disabled():
         AuditEvent.objects.filter(seq__gt=keep).delete()
-        AuditHead.objects.update(seq=keep, hash=chain[keep - 1].hash)
+        AuditHead.objects.update(seq=keep, hash=chain[keep - 1].hash, public_hash=chain[keep - 1].public_hash)
 
 
 def append(count, action="server.changed", **fields):

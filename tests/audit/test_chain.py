@@ -13,6 +13,7 @@ from django.db import DatabaseError, connection, transaction
 from approvals.audit import chain as audit_chain
 from approvals.audit import verify, witness
 from approvals.audit.models import AuditEvent, AuditHead
+from approvals.audit.public_chain import public_chain_value
 from approvals.protocol.canonical import canonical_json
 from tests.audit.conftest import append, cut_the_end, trigger_disabled
 
@@ -97,8 +98,14 @@ def test_it_finds_an_edit_whose_hash_was_recomputed_at_the_next_link(chain):
     forged = AuditEvent.objects.get(seq=4)
     forged.actor_name = "someone else"
     forged.hash = audit_chain.event_hash(audit_chain.hashed_row(forged))
+    # Its public chain value recomputed too, as anyone may: the keyed link to the next event still breaks.
+    forged.public_hash = public_chain_value(
+        chain[2].public_hash, audit_chain.encode_event(audit_chain.hashed_row(forged))
+    )
     with trigger_disabled():
-        AuditEvent.objects.filter(seq=4).update(actor_name=forged.actor_name, hash=forged.hash)
+        AuditEvent.objects.filter(seq=4).update(
+            actor_name=forged.actor_name, hash=forged.hash, public_hash=forged.public_hash
+        )
     verdict = verify.verify_chain()
     assert (verdict.ok, verdict.broken_seq) == (False, 5)
     assert verdict.expected == forged.hash and verdict.found == chain[3].hash
@@ -122,7 +129,7 @@ def test_it_finds_events_deleted_from_the_end(chain):
 def test_it_finds_a_prefix_deleted_behind_a_forged_anchor(chain):
     with trigger_disabled():
         AuditEvent.objects.filter(seq__lte=3).delete()
-        AuditHead.objects.update(anchor_seq=3, anchor_hash=chain[2].hash)
+        AuditHead.objects.update(anchor_seq=3, anchor_hash=chain[2].hash, anchor_public_hash=chain[2].public_hash)
     verdict = verify.verify_chain()
     assert (verdict.ok, verdict.broken_seq) == (False, 3)
     assert "audit.pruned" in verdict.problem

@@ -71,7 +71,8 @@ def test_it_keeps_a_small_value_whole_in_the_event(shop, client_token):
 def test_it_still_verifies_and_exports_the_chain(large_call):
     assert verify.verify_chain().ok
     rows = list(csv.reader(io.StringIO("".join(export.export_chunks(AuditEvent.objects.all(), "csv")))))
-    assert rows[-1][0] == export.HEAD_MARK and len(rows) - 2 == AuditEvent.objects.count()
+    events = [row for row in rows[1:] if not row[0].startswith("#")]
+    assert rows[-1][0] == export.HEAD_MARK and len(events) == AuditEvent.objects.count()
 
 
 def test_it_finds_text_of_large_arguments_beyond_the_events_preview(shop, client_token, settings):

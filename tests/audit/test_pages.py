@@ -33,11 +33,19 @@ def decided(client_token, refund_tool):
 
 
 def test_it_shows_auditors_the_filtered_log(login, decided, refund_tool):
-    page = login("auditor").get(reverse("audit"), {"tool": refund_tool.pk, "action": "call.denied"})
+    page = login("auditor").get(reverse("audit"), {"tool": refund_tool.exposed_name, "action": "call.denied"})
     assert page.status_code == 200
     assert [e.action for e in page.context["events"]] == ["call.denied"]
     assert page.context["matching"].count == 1
     assert "Export CSV" in page.content.decode()
+
+
+def test_it_shows_the_verification_first_and_each_events_call_and_time_zone(login, decided):
+    html = login("auditor").get(reverse("audit")).content.decode()
+    assert html.index("Verify now") < html.index("Export evidence pack") < html.index('<table class="list audit">')
+    denied = AuditEvent.objects.get(action="call.denied")
+    assert f'href="{reverse("audit_call", args=[denied.call_id])}"' in html
+    assert f"{denied.at:%Y-%m-%d %H:%M:%S} UTC" in html
 
 
 def test_it_finds_a_tool_by_the_name_typed_without_listing_every_tool(login, decided, refund_tool):
@@ -74,12 +82,13 @@ async def test_it_streams_a_csv_export_of_the_filter_chunk_by_chunk(async_client
     assert response.status_code == 200 and response.is_async
     assert response["Content-Disposition"].startswith('attachment; filename="audit-')
     chunks = [chunk async for chunk in response.streaming_content]
-    # Header, four events and the head, two lines at a time: sent as read, never gathered first.
-    assert len(chunks) == 3
+    # Header, four events, where the public chain starts and the head, two lines at a time: sent as read,
+    # never gathered first.
+    assert len(chunks) == 4
     text = b"".join(chunks).decode()
     rows = list(csv.reader(io.StringIO(text)))
-    assert [row[5] for row in rows[1:-1]] == ["call.received", "call.policy", "call.pending", "call.denied"]
-    assert rows[-1][0] == "# chain head"
+    assert [row[5] for row in rows[1:-2]] == ["call.received", "call.policy", "call.pending", "call.denied"]
+    assert [row[0] for row in rows[-2:]] == ["# public chain before", "# chain head"]
 
 
 def test_it_refuses_the_log_and_exports_to_operators(login, decided):

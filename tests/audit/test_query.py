@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from approvals.audit import chain
+from approvals.audit import chain, checkpoints
 from approvals.audit.models import AuditEvent, AuditHead
 from approvals.audit_log import export, query
 from approvals.calls import deciding, lifecycle
@@ -38,6 +38,10 @@ def history(client_token, refund_tool, operators):
     return {"refund": refund_tool, "lookup": lookup, "ann": ann, "bob": bob}
 
 
+def event_rows(rows):
+    return [row for row in rows[1:] if not row[0].startswith("#")]
+
+
 def selected(**criteria):
     form = query.AuditFilter(criteria)
     assert form.is_valid(), form.errors
@@ -49,9 +53,9 @@ def actions(events):
 
 
 def test_it_filters_by_tool_and_decision(history):
-    denied = selected(tool=history["refund"].pk, action="call.denied")
+    denied = selected(tool=history["refund"].exposed_name, action="call.denied")
     assert denied.count() == 3 and set(denied.values_list("actor_name", flat=True)) == {"bob"}
-    assert not selected(tool=history["lookup"].pk, action="call.denied").exists()
+    assert not selected(tool=history["lookup"].exposed_name, action="call.denied").exists()
 
 
 def test_it_filters_by_operator(history):
@@ -72,9 +76,16 @@ def test_it_filters_by_client_and_server(history, client_token):
     assert list(selected(server="records").order_by("seq")) == list(AuditEvent.objects.filter(call_id=lookup.pk))
 
 
-def test_it_finds_free_text_in_arguments_only(history):
+def test_it_finds_free_text_in_arguments_reasons_answers_and_results(history):
     assert actions(selected(q="c-4711")) == ["call.forwarded", "call.received"]
-    assert not selected(q="not this one").exists()
+    assert actions(selected(q="NOT THIS one")) == ["call.denied"] * 3
+    assert not selected(q="nowhere at all").exists()
+
+
+def test_it_finds_text_as_json_escapes_it(db):
+    chain.record("call.denied", chain.SYSTEM, data={"reason": 'the "Zoë" account'})
+    chain.record("call.denied", chain.SYSTEM, data={"reason": "another"})
+    assert actions(selected(q='"zoë"')) == ["call.denied"]
 
 
 def test_it_filters_by_time_range(history):
@@ -86,7 +97,7 @@ def test_it_filters_by_time_range(history):
 
 
 def test_it_pages_through_every_event_once_newest_first(history):
-    events = selected(tool=history["refund"].pk)
+    events = selected(tool=history["refund"].exposed_name)
     seen, before = [], None
     while True:
         page = query.keyset_page(events, before=before, size=5)
@@ -101,7 +112,7 @@ def test_it_pages_through_every_event_once_newest_first(history):
 
 def test_it_exports_exactly_the_events_the_page_counts(history):
     for criteria in (
-        {"tool": history["refund"].pk, "action": "call.approved"},
+        {"tool": history["refund"].exposed_name, "action": "call.approved"},
         {"outcome": "denied"},
         {"q": "order_id"},
         {},
@@ -111,8 +122,9 @@ def test_it_exports_exactly_the_events_the_page_counts(history):
         events = query.filter_events(form.cleaned_data)
         shown = query.bounded_count(events, form.cleaned_data)
         exported = list(csv.reader(io.StringIO("".join(export.export_chunks(events, "csv")))))
-        assert len(exported) - 2 == shown.count and not shown.more, criteria
-        assert [int(row[0]) for row in exported[1:-1]] == sorted(events.values_list("seq", flat=True))
+        rows = event_rows(exported)
+        assert len(rows) == shown.count and not shown.more, criteria
+        assert [int(row[0]) for row in rows] == sorted(events.values_list("seq", flat=True))
 
 
 @pytest.mark.parametrize("name", ['=HYPERLINK("https://evil.example","x")', "+1+2", "-2+3", "@SUM(A1)", "\tx", "\rx"])
@@ -122,20 +134,26 @@ def test_it_exports_a_cell_a_spreadsheet_would_read_as_a_formula_as_text(db, nam
 
     rows = list(csv.reader(io.StringIO("".join(export.export_chunks(AuditEvent.objects.all(), "csv")))))
 
-    names = [row[export.COLUMNS.index("actor_name")] for row in rows[1:-1]]
+    names = [row[export.COLUMNS.index("actor_name")] for row in event_rows(rows)]
     assert names == ["'" + name, "ci-agent"]
     assert rows[1][export.COLUMNS.index("hash")] == event.hash
 
 
-def test_it_ends_every_export_with_the_chain_head(history):
+def test_it_ends_every_export_with_where_the_chain_starts_the_head_and_the_newest_checkpoint(history):
+    signed = checkpoints.take()
     head = AuditHead.objects.get()
     rows = list(csv.reader(io.StringIO("".join(export.export_chunks(AuditEvent.objects.all(), "csv")))))
-    assert rows[0] == export.COLUMNS and rows[-1] == ["# chain head", str(head.seq), head.hash]
+    assert rows[0] == export.COLUMNS
+    assert rows[-3] == ["# public chain before", "0", AuditHead.GENESIS]
+    assert rows[-2] == ["# chain head", str(head.seq), head.hash]
+    assert rows[-1][:4] == ["# checkpoint", str(head.seq), head.public_hash, signed.at.isoformat()]
     lines = "".join(export.export_chunks(AuditEvent.objects.all(), "jsonl")).splitlines()
-    assert json.loads(lines[-1]) == {"chain_head": {"seq": head.seq, "hash": head.hash}}
+    assert json.loads(lines[-2]) == {"chain_head": {"seq": head.seq, "hash": head.hash}}
+    assert json.loads(lines[-1])["checkpoint"] == checkpoints.as_dict(signed)
     first = json.loads(lines[0])
     stored = AuditEvent.objects.get(seq=first["seq"])
     assert first["data"] == stored.data and first["hash"] == stored.hash and first["at"] == stored.at.isoformat()
+    assert first["public_hash"] == stored.public_hash
 
 
 def test_it_counts_the_whole_log_from_the_head_without_reading_it(history, django_assert_max_num_queries):

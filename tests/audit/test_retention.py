@@ -11,6 +11,7 @@ from approvals import roles
 from approvals.audit import chain as audit_chain
 from approvals.audit import retention, verify
 from approvals.audit.models import AuditEvent, AuditHead
+from approvals.audit.public_chain import public_chain_value
 from tests.audit.conftest import append, trigger_disabled
 from tests.fixtures.people import make_user
 
@@ -26,14 +27,17 @@ def aged(chain):
 
 
 def rehash():
-    previous = AuditHead.GENESIS
+    previous = public = AuditHead.GENESIS
     with trigger_disabled():
         for event in AuditEvent.objects.order_by("seq"):
             event.prev_hash = previous
-            event.hash = audit_chain.event_hash(audit_chain.hashed_row(event))
-            AuditEvent.objects.filter(pk=event.pk).update(prev_hash=event.prev_hash, hash=event.hash)
+            encoded = audit_chain.encode_event(audit_chain.hashed_row(event))
+            event.hash, public = audit_chain.keyed_hash(encoded), public_chain_value(public, encoded)
+            AuditEvent.objects.filter(pk=event.pk).update(
+                prev_hash=event.prev_hash, hash=event.hash, public_hash=public
+            )
             previous = event.hash
-        AuditHead.objects.update(hash=previous)
+        AuditHead.objects.update(hash=previous, public_hash=public)
 
 
 def test_it_keeps_events_forever_by_default(aged):

@@ -1,4 +1,5 @@
 """An auditor filters the audit log, opens an event with its call's timeline and exports CSV, in Chromium;
+finds a deny reason and an input answer by free-text search and opens the call from the Call column;
 and an auditor cannot decide a call."""
 
 import csv
@@ -11,6 +12,9 @@ from playwright.sync_api import expect
 from approvals import roles
 from approvals.audit.models import AuditHead
 from approvals.calls import deciding, lifecycle
+from approvals.calls.models import Call
+from approvals.inputs import requests
+from approvals.inputs.models import InputRequest
 from approvals.protocol import revisions
 from approvals.tokens.context import ClientContext
 from tests.browser.conftest import go_to
@@ -18,6 +22,13 @@ from tests.fixtures.catalog import make_server, make_tool
 from tests.fixtures.people import PASSWORD, make_user
 
 pytestmark = pytest.mark.browser
+
+
+ACCOUNT = {
+    "mode": "form",
+    "message": "Which account?",
+    "requestedSchema": {"type": "object", "properties": {"account": {"type": "string"}}, "required": ["account"]},
+}
 
 
 def submit(token, tool, arguments, jsonrpc_id):
@@ -31,6 +42,10 @@ def submit(token, tool, arguments, jsonrpc_id):
 def history(live_console, client_token, refund_tool, operators):
     """Refunds approved and denied, a lookup denied on another server, a refund still pending, an auditor."""
     ann, bob = operators
+    asking = submit(client_token, refund_tool, {"order_id": 40, "amount": 10}, 5)
+    Call.objects.filter(pk=asking.pk).update(status=Call.Status.FORWARDED)
+    asked = requests.open_request(asking, requests.ELICIT, ACCOUNT, InputRequest.Route.OPERATOR)
+    requests.answer(asked.pk, ann, "accept", {"account": "Vintage Cellars"})
     denied = submit(client_token, refund_tool, {"order_id": 41, "amount": 400}, 1)
     deciding.decide(denied.pk, bob, False, "needs a manager")
     deciding.decide(submit(client_token, refund_tool, {"order_id": 42, "amount": 20}, 2).pk, ann, True)
@@ -41,6 +56,7 @@ def history(live_console, client_token, refund_tool, operators):
     return {
         "refund": refund_tool,
         "denied": denied,
+        "asking": asking,
         "pending": pending,
         "binding": lifecycle.call_binding(pending),
         "head": AuditHead.objects.get(),
@@ -86,9 +102,34 @@ def test_it_lets_an_auditor_filter_open_an_event_and_export_csv(live_console, hi
         page.get_by_role("link", name="Export CSV").click()
     exported = list(csv.reader(io.StringIO(Path(download.value.path()).read_text(encoding="utf-8"))))
     assert exported[0][:6] == ["seq", "at", "actor_type", "actor_id", "actor_name", "action"]
-    assert [row[5] for row in exported[1:-1]] == ["call.denied"]
-    assert exported[-1][0] == "# chain head" and int(exported[-1][1]) >= history["head"].seq
+    assert [row[5] for row in exported[1:] if not row[0].startswith("#")] == ["call.denied"]
+    ending = {row[0]: row for row in exported if row[0].startswith("#")}
+    assert int(ending["# chain head"][1]) >= history["head"].seq
     assert not problems
+
+
+def test_it_lets_an_auditor_find_a_reason_and_an_answer_by_text_and_open_the_call(live_console, history, open_page):
+    page = open_page()
+    sign_in(page, live_console)
+    page.goto(live_console + "/audit/")
+    expect(page.get_by_role("heading", name="Chain verification")).to_be_visible()
+    page.get_by_role("button", name="Verify now").click()
+    expect(page.locator(".card").get_by_text("intact")).to_be_visible()
+
+    page.get_by_label("Text contains").fill("NEEDS A MANAGER")
+    page.get_by_role("button", name="Filter").click()
+    rows = page.locator("table.audit tbody tr")
+    expect(rows).to_have_count(1)
+    expect(rows.first).to_contain_text("call.denied")
+    assert "q=NEEDS+A+MANAGER" in page.url
+
+    page.get_by_label("Text contains").fill("vintage cellars")
+    page.get_by_role("button", name="Filter").click()
+    expect(rows).to_have_count(1)
+    expect(rows.first).to_contain_text("input.answered")
+    rows.first.get_by_role("link", name=f"Call {history['asking'].pk}").click()
+    expect(page.locator("ol.history > li", has_text="input.answered")).to_be_visible()
+    assert page.url.endswith(f"/audit/calls/{history['asking'].pk}/")
 
 
 def test_it_does_not_let_an_auditor_decide_a_call(live_console, history, open_page):

@@ -7,6 +7,7 @@ from approvals import roles
 from approvals.calls import deciding, lifecycle
 from approvals.protocol import revisions
 from approvals.tokens.context import ClientContext
+from tests.browser.conftest import go_to
 from tests.fixtures.people import PASSWORD, make_user
 
 pytestmark = pytest.mark.browser
@@ -31,7 +32,7 @@ def test_it_shows_an_auditor_the_last_days_report_with_its_charts(live_console, 
     page.get_by_label("Username").fill("audrey")
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Log in").click()
-    page.get_by_role("link", name="Audit", exact=True).click()
+    go_to(page, "Audit")
     page.get_by_role("link", name="Open the report").click()
 
     expect(page.get_by_role("heading", name="Audit report")).to_be_visible()

@@ -45,6 +45,8 @@ def test_it_creates_a_token_for_the_snippets_and_copies_one(live_console, admin,
     assert pasted == f"claude mcp add --transport http approval-console {live_console}/mcp {header}"
 
     page.goto(live_console + "/connect/")
-    expect(page.locator("#snippet-environment")).to_have_text("export APPROVAL_CONSOLE_TOKEN=<token>")
+    # Reloaded, the page holds no secret: Cursor, which signs in by OAuth, gets the URL alone.
+    expect(page.locator("#snippet-cursor")).to_contain_text(f'"url": "{live_console}/mcp"')
+    expect(page.locator("#snippet-cursor")).not_to_contain_text("Bearer")
     assert secret not in page.content()
     assert problems == []

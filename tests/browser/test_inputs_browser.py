@@ -45,7 +45,7 @@ def queue(console, open_browser):
     page = context.new_page()
     page.set_default_timeout(20_000)
     page.goto(console["url"] + "/queue/")
-    expect(page.locator("body")).to_have_attribute("data-live-state", "open")
+    expect(page.locator("body")).to_have_attribute("data-live", "connected")
     return page
 
 

@@ -40,7 +40,7 @@ def test_it_raises_a_notification_for_a_new_call_that_opens_the_call_s_page(
     context.add_cookies([{"name": "sessionid", "value": operator.cookies["sessionid"].value, "url": live_console}])
     page = context.new_page()
     page.goto(live_console + "/queue/")
-    expect(page.locator("body")).to_have_attribute("data-live-state", "open")
+    expect(page.locator("body")).to_have_attribute("data-live", "connected")
     page.get_by_role("button", name="Notify me of new calls").click()
     expect(page.locator("[data-notify-toggle]")).to_have_text("Notifications: on")
 

@@ -6,7 +6,7 @@ import pytest
 from playwright.sync_api import expect
 
 from approvals import roles
-from tests.browser.test_queue_browser import ClientCall, one_operator_console, queue_page
+from tests.browser.test_queue_browser import ClientCall, one_operator_console, pick, queue_page
 
 pytestmark = pytest.mark.browser
 
@@ -22,10 +22,11 @@ def test_an_operator_edits_the_command_then_allows_it_and_the_agent_reads_the_ed
     asking = {"command": "rm -r build", "description": "Clean the build directory"}
     agent = ClientCall(console["mcp"], console["secret"], "approval_prompt", {"tool_name": "Bash", "input": asking})
 
-    row = ann.locator("[data-queue] [data-call-row]", has_text="Bash")
-    expect(row.locator("[data-command]")).to_have_text("rm -r build")
-    expect(row).to_contain_text("Clean the build directory")
-    row.get_by_role("link", name="Edit then approve").click()
+    detail = pick(ann, "Bash")
+    expect(detail.locator("[data-command]")).to_have_text("rm -r build")
+    expect(detail).to_contain_text("Clean the build directory")
+    expect(detail.get_by_role("link", name="Always allow calls like this")).to_have_count(0)
+    detail.get_by_role("link", name="Edit then approve").click()
     ann.get_by_label("Command").fill("rm -r build/tmp")
     ann.get_by_role("button", name="Approve with these arguments").click()
     expect(ann.locator(".message.success")).to_contain_text("Approved with edited arguments")

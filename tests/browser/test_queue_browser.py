@@ -89,7 +89,7 @@ def queue_page(browser, console, username):
     page = context.new_page()
     page.set_default_timeout(15_000)
     page.goto(console["url"] + "/queue/")
-    expect(page.locator("body")).to_have_attribute("data-live-state", "open")
+    expect(page.locator("body")).to_have_attribute("data-live", "connected")
     return page
 
 
@@ -97,7 +97,19 @@ def row_of(page, tool=LOOKUP):
     return page.locator("[data-queue] [data-call-row]", has_text=tool)
 
 
-def test_it_shows_a_new_call_to_both_operators_and_the_second_sees_who_approved(console, open_browser):
+def pick(page, tool=LOOKUP):
+    """Select the call whose row shows `tool` (a name or an argument) with a click: the pane then shows it whole."""
+    row = row_of(page, tool)
+    row.locator(".row-main").click()
+    expect(row).to_have_class(re.compile(r"\bselected\b"))
+    return page.locator("[data-queue-pane] [data-call-detail]")
+
+
+def left_queue(page):
+    return page.locator("[data-queue-log]")
+
+
+def test_it_shows_a_new_call_to_both_operators_and_the_second_sees_who_approved(console, open_browser, tmp_path):
     browser = open_browser()
     ann, bob = queue_page(browser, console, "ann"), queue_page(browser, console, "bob")
 
@@ -107,17 +119,21 @@ def test_it_shows_a_new_call_to_both_operators_and_the_second_sees_who_approved(
         expect(row_of(page)).to_contain_text("browser agent")
         expect(row_of(page)).to_contain_text("C007")
         expect(page).to_have_title(re.compile(r"^\(1\) Queue"))
-    bob.screenshot(path="/tmp/console-queue.png", full_page=True)
+    detail = pick(bob)
+    expect(detail).to_contain_text("the console's shared connection to Demo")
+    bob.screenshot(path=tmp_path / "console-queue.png", full_page=True)
 
-    row_of(ann).get_by_role("button", name="Approve").click()
-    expect(row_of(bob)).to_contain_text("Approved by ann")
-    expect(row_of(bob).get_by_role("button", name="Approve")).to_have_count(0)
+    pick(ann).get_by_role("button", name="Approve").click()
+    # A decided call leaves both queues at once; the log beside says who decided it.
+    expect(row_of(bob)).to_have_count(0)
+    expect(bob.get_by_role("button", name="Approve", exact=True)).to_have_count(0)
+    expect(left_queue(bob)).to_contain_text("Approved by ann")
+    expect(row_of(ann)).to_have_count(0)
     expect(bob).to_have_title(re.compile(r"^Queue"))
 
     result = client.answer()
     assert not result.is_error
     assert "Customer C007" in client.text()
-    expect(row_of(bob)).to_contain_text("completed")
 
 
 def test_it_takes_the_queue_away_from_a_tab_whose_user_logged_out_in_another(console, open_browser):
@@ -137,10 +153,11 @@ def test_it_answers_a_denial_with_its_reason(console, open_browser):
     ann = queue_page(browser, console, "ann")
     client = ClientCall(console["mcp"], console["secret"], LOOKUP, {"customer_id": "C003"})
 
-    row = row_of(ann)
-    row.get_by_placeholder("Reason (told to the client)").fill("this customer opted out of lookups")
-    row.get_by_role("button", name="Deny").click()
-    expect(row).to_contain_text("Denied by ann: this customer opted out of lookups")
+    detail = pick(ann)
+    detail.get_by_placeholder("Reason (told to the client)").fill("this customer opted out of lookups")
+    detail.get_by_role("button", name="Deny").click()
+    expect(row_of(ann)).to_have_count(0)
+    expect(left_queue(ann)).to_contain_text("Denied")
 
     assert client.answer().is_error
     assert "this customer opted out of lookups" in client.text()
@@ -151,7 +168,7 @@ def test_it_forwards_the_arguments_an_operator_edited(console, open_browser):
     ann = queue_page(browser, console, "ann")
     client = ClientCall(console["mcp"], console["secret"], LOOKUP, {"customer_id": "C007"})
 
-    row_of(ann).get_by_role("link", name="Edit then approve").click()
+    pick(ann).get_by_role("link", name="Edit then approve").click()
     ann.get_by_label("Customer id").fill("C012")
     ann.get_by_role("button", name="Approve with these arguments").click()
     expect(ann.locator(".message.success")).to_contain_text("Approved with edited arguments")
@@ -160,26 +177,47 @@ def test_it_forwards_the_arguments_an_operator_edited(console, open_browser):
     assert "Customer C012" in text and "Liam O'Connor" in text
 
 
-def test_it_works_the_queue_from_the_keyboard(console, open_browser):
+def test_it_works_the_queue_from_the_keyboard_asking_twice_for_a_tool_not_known_read_only(console, open_browser):
     browser = open_browser()
     ann = queue_page(browser, console, "ann")
-    first = ClientCall(console["mcp"], console["secret"], LOOKUP, {"customer_id": "C001"})
-    expect(row_of(ann)).to_have_count(1)
-    second = ClientCall(console["mcp"], console["secret"], LOOKUP, {"customer_id": "C002"})
-    expect(row_of(ann)).to_have_count(2)
+    clients = []
+    for number in (1, 2, 3):
+        clients.append(ClientCall(console["mcp"], console["secret"], LOOKUP, {"customer_id": f"C00{number}"}))
+        expect(row_of(ann)).to_have_count(number)
+    selected = ann.locator("[data-queue] [data-call-row].selected")
+
+    # Nothing is selected: a stray key decides nothing.
+    ann.keyboard.press("a")
+    ann.wait_for_timeout(300)
+    expect(row_of(ann)).to_have_count(3)
+    expect(selected).to_have_count(0)
+
+    # Demo is not a trusted server, so its read-only hint counts for nothing: each key is pressed twice.
+    ann.keyboard.press("j")
+    expect(selected).to_contain_text("C001")
+    ann.keyboard.press("a")
+    expect(ann.locator("[data-queue-pane] [data-armed]")).to_contain_text("Press a again")
+    ann.wait_for_timeout(300)
+    expect(row_of(ann)).to_have_count(3)
+    assert clients[0].thread.is_alive(), "a single key must not approve"
+    ann.keyboard.press("a")
+    expect(row_of(ann, "C001")).to_have_count(0)
+    expect(selected).to_contain_text("C002")
 
     ann.keyboard.press("j")
-    ann.keyboard.press("j")
+    expect(selected).to_contain_text("C003")
+    ann.keyboard.press("d")
     ann.keyboard.press("d")
     ann.keyboard.type("not this one")
     ann.keyboard.press("Enter")
-    expect(row_of(ann).nth(1)).to_contain_text("Denied by ann")
-    ann.keyboard.press("k")
+    expect(row_of(ann, "C003")).to_have_count(0)
+    expect(selected).to_contain_text("C002")
     ann.keyboard.press("a")
-    expect(row_of(ann).nth(0)).to_contain_text("Approved by ann")
+    ann.keyboard.press("a")
+    expect(row_of(ann)).to_have_count(0)
 
-    assert "Customer C001" in first.text()
-    assert second.answer().is_error
+    assert "Customer C001" in clients[0].text() and "Customer C002" in clients[1].text()
+    assert clients[2].answer().is_error and "not this one" in clients[2].text()
 
 
 def test_it_denies_the_selected_calls_with_one_reason_and_the_other_operator_sees_it_live(console, open_browser):
@@ -191,22 +229,21 @@ def test_it_denies_the_selected_calls_with_one_reason_and_the_other_operator_see
         expect(page.locator("[data-group] [data-group-count]")).to_have_text("3")
 
     ann.get_by_role("button", name="Select all shown").click()
-    row_of(ann, "C003").get_by_label("Select").uncheck()
+    row_of(ann, "C003").get_by_role("checkbox").uncheck()
     ann.get_by_label("Reason for denying the selected calls").fill("bulk lookups are not allowed")
     ann.get_by_role("button", name="Deny selected").click()
 
     # Ann's page is the queue afresh, without the denied calls; Bob's changes in place.
     expect(ann.locator(".message.success")).to_contain_text("Denied 2 calls.")
     expect(row_of(ann)).to_have_count(1)
-    expect(row_of(ann, "C003").get_by_role("button", name="Approve")).to_be_visible()
-    expect(row_of(bob, "C001")).to_contain_text("Denied by ann: bulk lookups are not allowed")
-    expect(row_of(bob, "C002")).to_contain_text("Denied by ann: bulk lookups are not allowed")
-    expect(row_of(bob, "C003").get_by_role("button", name="Approve")).to_be_visible()
+    expect(pick(ann, "C003").get_by_role("button", name="Approve")).to_be_visible()
+    expect(row_of(bob)).to_have_count(1)
+    expect(left_queue(bob)).to_contain_text("Denied by ann: bulk lookups are not allowed")
     expect(bob.locator("[data-group] [data-group-count]")).to_have_text("1")
     for client in clients[:2]:
         assert client.answer().is_error and "bulk lookups are not allowed" in client.text()
 
-    row_of(bob, "C003").get_by_role("button", name="Approve").click()
+    pick(bob, "C003").get_by_role("button", name="Approve").click()
     assert "Customer C003" in clients[2].text()
 
 
@@ -253,9 +290,11 @@ def test_it_shows_markup_from_upstream_and_clients_as_text_and_runs_none_of_it(c
     expect(rows).to_have_count(2)
     for index in range(2):
         expect(rows.nth(index).get_by_text(HOSTILE).first).to_be_visible()
+        rows.nth(index).locator(".row-main").click()
+        detail = ann.locator("[data-queue-pane] [data-call-detail]")
+        expect(detail.get_by_text(f"Exports everything. {HOSTILE}")).to_be_visible()
+        expect(detail.get_by_text(HOSTILE).first).to_be_visible()
     expect(ann.locator("img[src=x]")).to_have_count(0)
-    rows.nth(0).get_by_text("What the tool says it does").click()
-    expect(rows.nth(0).get_by_text(f"Exports everything. {HOSTILE}")).to_be_visible()
 
     ann.goto(f"{console['url']}/calls/{waiting.pk}/")
     expect(ann.get_by_text(HOSTILE).first).to_be_visible()
@@ -278,11 +317,14 @@ def test_it_tells_a_late_click_who_decided_first(console, open_browser):
     bob.goto(console["url"] + "/queue/")
     expect(row_of(bob)).to_be_visible()
 
-    row_of(ann).get_by_role("button", name="Approve").click()
-    expect(row_of(ann)).to_contain_text("Approved by ann")
-    row_of(bob).get_by_placeholder("Reason (told to the client)").fill("looks wrong")
-    row_of(bob).get_by_role("button", name="Deny").click()
-    expect(row_of(bob).locator(".notice")).to_have_text(re.compile(r"^Already approved by ann\b"))
+    pick(ann).get_by_role("button", name="Approve").click()
+    expect(row_of(ann)).to_have_count(0)
+    detail = pick(bob)
+    detail.get_by_placeholder("Reason (told to the client)").fill("looks wrong")
+    detail.get_by_role("button", name="Deny").click()
+    # The late click learns who won, and the call leaves Bob's queue with it.
+    expect(left_queue(bob)).to_contain_text(re.compile(r"Already approved by ann\b"))
+    expect(row_of(bob)).to_have_count(0)
     assert "Customer C009" in client.text()
 
 
@@ -291,21 +333,22 @@ def test_it_forwards_a_quorum_call_only_when_a_second_operator_approves_it(conso
     browser = open_browser()
     ann, bob = queue_page(browser, console, "ann"), queue_page(browser, console, "bob")
     client = ClientCall(console["mcp"], console["secret"], LOOKUP, {"customer_id": "C004"})
+    panes = {page: pick(page) for page in (ann, bob)}
     for page in (ann, bob):
-        expect(row_of(page).locator("[data-approvals]")).to_have_text("0 of 2 approvals")
+        expect(panes[page].locator("[data-approvals]")).to_have_text("0 of 2 approvals")
 
-    row_of(ann).get_by_role("button", name="Approve").click()
+    panes[ann].get_by_role("button", name="Approve").click()
     for page in (ann, bob):
-        expect(row_of(page).locator("[data-approvals]")).to_have_text("1 of 2 approvals: ann")
-    expect(row_of(ann).get_by_role("button", name="Approve")).to_be_disabled()
-    expect(row_of(ann).locator("[data-refusal]")).to_have_text("You approved already: 1 of 2 approvals: ann.")
-    expect(row_of(bob).get_by_role("button", name="Approve")).to_be_enabled()
+        expect(panes[page].locator("[data-approvals]")).to_have_text("1 of 2 approvals: ann")
+    expect(panes[ann].get_by_role("button", name="Approve")).to_be_disabled()
+    expect(panes[ann].locator("[data-refusal]")).to_have_text("You approved already: 1 of 2 approvals: ann.")
+    expect(panes[bob].get_by_role("button", name="Approve")).to_be_enabled()
     assert client.thread.is_alive(), "one approval of two must not answer the client"
-    bob.screenshot(path="/tmp/console-quorum.png", full_page=True)
 
-    row_of(bob).get_by_role("button", name="Approve").click()
-    for page in (ann, bob):
-        expect(row_of(page)).to_contain_text("Approved by ann and bob")
+    panes[bob].get_by_role("button", name="Approve").click()
+    # Bob's log has his answer or the news of it, whichever came first; Ann's has the news.
+    expect(left_queue(ann)).to_contain_text("Approved by ann and bob")
+    expect(left_queue(bob)).to_contain_text("Approved")
     assert "Customer C004" in client.text()
 
 
@@ -318,7 +361,7 @@ def test_it_places_a_live_call_by_its_group_without_breaking_an_earlier_page(con
     browser = open_browser()
     earlier, last = queue_page(browser, console, "ann"), queue_page(browser, console, "bob")
     last.goto(console["url"] + "/queue/?page=2")
-    expect(last.locator("body")).to_have_attribute("data-live-state", "open")
+    expect(last.locator("body")).to_have_attribute("data-live", "connected")
     expect(row_of(earlier, "shady_export")).to_have_count(2)
     expect(row_of(last, "shady_export")).to_have_count(1)
 
@@ -334,3 +377,140 @@ def test_it_places_a_live_call_by_its_group_without_breaking_an_earlier_page(con
     expect(row_of(earlier, "shady_export")).to_have_count(2)
     expect(earlier.locator("[data-group] [data-group-count]")).to_have_text("4")
     expect(last.locator("[data-group] [data-group-count]").first).to_have_text("4")
+
+
+def hold_lookups(count):
+    """`count` pending calls to the demo's lookup, made in-process by two clients (each has a cap of pending calls)."""
+    tool = Tool.objects.get(exposed_name=LOOKUP)
+    contexts = [
+        ClientContext(credentials.create_token(name)[0], revisions.MODERN, "2026-07-28")
+        for name in ("busy agent", "other agent")
+    ]
+    return [
+        lifecycle.receive_call(contexts[n % 2], tool, {"customer_id": f"C{n:03d}"}, n, None)[0]
+        for n in range(1, count + 1)
+    ]
+
+
+OVERFLOWING = """() => [...document.querySelectorAll("body *")]
+    .filter((el) => el.getClientRects().length && el.getBoundingClientRect().right > window.innerWidth + 1)
+    .map((el) => el.tagName + "." + el.className)"""
+VISIBLE_ROWS = """() => [...document.querySelectorAll("[data-queue] [data-call-row]")].filter((row) => {
+    const box = row.getBoundingClientRect();
+    return box.height > 0 && box.top >= 0 && box.bottom <= window.innerHeight;
+}).length"""
+
+
+def test_it_shows_a_busy_queue_compactly_and_nothing_runs_off_the_side(console, open_browser, tmp_path, settings):
+    held = hold_lookups(30)
+    shown = min(30, settings.QUEUE_PAGE_SIZE)
+    assert len(held) == 30 and all(call.status == "pending" for call in held)
+    shots = tmp_path / "screenshots"
+    browser = open_browser()
+    ann = queue_page(browser, console, "ann")
+    for width, height in ((1440, 900), (1280, 800)):
+        ann.set_viewport_size({"width": width, "height": height})
+        ann.goto(console["url"] + "/queue/")
+        expect(row_of(ann)).to_have_count(shown)
+        pick(ann, "C002")
+        ann.evaluate("window.scrollTo(0, 0)")
+        if width == 1440:
+            assert ann.evaluate(VISIBLE_ROWS) >= 12
+        assert ann.evaluate(OVERFLOWING) == []
+        ann.screenshot(path=shots / f"queue-{width}x{height}.png")
+        ann.goto(f"{console['url']}/calls/{held[1].pk}/")
+        assert ann.evaluate(OVERFLOWING) == []
+        ann.screenshot(path=shots / f"call-{width}x{height}.png", full_page=True)
+    assert len(list(shots.iterdir())) == 4
+
+
+def test_it_says_when_it_is_reconnecting_and_catches_up_once_back(console, open_browser):
+    browser = open_browser()
+    ann, bob = queue_page(browser, console, "ann"), queue_page(browser, console, "bob")
+    body = ann.locator("body")
+
+    ann.context.set_offline(True)
+    expect(body).to_have_attribute("data-live", "reconnecting", timeout=3_000)
+    expect(ann.locator("[data-live-status]")).to_contain_text("reconnecting")
+    client = ClientCall(console["mcp"], console["secret"], LOOKUP, {"customer_id": "C005"})
+    expect(row_of(bob)).to_be_visible()
+    expect(row_of(ann)).to_have_count(0)
+
+    ann.context.set_offline(False)
+    expect(body).to_have_attribute("data-live", "connected")
+    expect(ann.locator("[data-live-status]")).to_have_text("Live")
+    expect(row_of(ann)).to_contain_text("C005")
+    pick(ann, "C005").get_by_role("button", name="Approve", exact=True).click()
+    assert "Customer C005" in client.text()
+
+
+def test_it_decides_on_one_key_a_call_a_trusted_server_marks_read_only(console, open_browser):
+    Server.objects.filter(name="Demo").update(trusted=True)
+    browser = open_browser()
+    ann = queue_page(browser, console, "ann")
+    client = ClientCall(console["mcp"], console["secret"], LOOKUP, {"customer_id": "C006"})
+    expect(row_of(ann)).to_have_attribute("data-read-only", "true")
+
+    ann.keyboard.press("j")
+    ann.keyboard.press("a")
+    expect(row_of(ann)).to_have_count(0)
+    assert "Customer C006" in client.text()
+
+
+def test_it_shows_who_took_a_call_live_and_an_admin_releases_it(console, open_browser, person):
+    _, admin = person("ada", roles.ADMIN)
+    console["sessions"]["ada"] = admin.cookies["sessionid"].value
+    browser = open_browser()
+    ann, bob, ada = (queue_page(browser, console, name) for name in ("ann", "bob", "ada"))
+    client = ClientCall(console["mcp"], console["secret"], LOOKUP, {"customer_id": "C008"})
+
+    pick(ann).get_by_role("button", name="Take it").click()
+    for page in (bob, ada):
+        expect(row_of(page).locator("[data-claimed-by]")).to_have_text("ann")
+    expect(pick(bob).locator("[data-claim]")).to_have_text("ann")
+    expect(pick(bob).get_by_role("button", name="Release")).to_have_count(0)
+    pick(ada).get_by_role("button", name="Release").click()
+    for page in (ann, bob):
+        expect(row_of(page).locator("[data-claimed-by]")).to_have_count(0)
+
+    pick(bob).get_by_role("button", name="Approve", exact=True).click()
+    assert "Customer C008" in client.text()
+
+
+def test_it_makes_a_rule_from_a_pending_call_that_allows_the_same_call(console, open_browser, person):
+    _, admin = person("ada", roles.ADMIN)
+    console["sessions"]["ada"] = admin.cookies["sessionid"].value
+    browser = open_browser()
+    ada = queue_page(browser, console, "ada")
+    client = ClientCall(console["mcp"], console["secret"], LOOKUP, {"customer_id": "C010"})
+
+    pick(ada).get_by_role("link", name="Always allow calls like this").click()
+    expect(ada.get_by_label("Tools")).to_have_value(LOOKUP)
+    expect(ada.locator('select[name="client"]')).to_have_value("browser agent")
+    expect(ada.locator('select[name="server"]')).to_have_value("Demo")
+    expect(ada.locator("input.value")).to_have_value("C010")
+    ada.get_by_role("button", name="Add rule").click()
+    expect(ada.locator(".message.success")).to_contain_text("allow demo_lookup_customer from browser agent")
+
+    ada.goto(console["url"] + "/queue/")
+    pick(ada).get_by_role("link", name="Try it against the policy").click()
+    expect(ada.locator("[data-decision]")).to_have_text("allow, by allow demo_lookup_customer from browser agent")
+
+    ada.goto(console["url"] + "/queue/")
+    pick(ada).get_by_role("button", name="Approve", exact=True).click()
+    assert "Customer C010" in client.text()
+
+
+def test_it_shows_a_running_call_s_upstream_progress_on_its_page(console, open_browser):
+    browser = open_browser()
+    ann = queue_page(browser, console, "ann")
+    client = ClientCall(console["mcp"], console["secret"], "demo_export_report", {"report": "orders", "seconds": 6})
+    pick(ann, "demo_export_report").get_by_role("button", name="Approve", exact=True).click()
+    expect(left_queue(ann)).to_contain_text("Approved")
+
+    ann.goto(console["url"] + "/calls/")
+    ann.locator("[data-recent] a", has_text=":").first.click()
+    expect(ann.locator("[data-progress]")).to_be_visible()
+    expect(ann.locator("[data-progress-text]")).to_contain_text("Exported")
+    assert not client.answer().is_error
+    expect(ann.locator("[data-outcome]")).to_contain_text("completed")

@@ -5,7 +5,7 @@ from playwright.sync_api import expect
 
 from approvals.calls.models import Call
 from approvals.policy import rules
-from tests.browser.test_queue_browser import ClientCall, one_operator_console, queue_page
+from tests.browser.test_queue_browser import ClientCall, one_operator_console, pick, queue_page
 from tests.browser.test_tokens_browser import in_thread
 
 pytestmark = pytest.mark.browser
@@ -25,12 +25,15 @@ def test_an_operator_approves_a_held_read_and_the_client_gets_the_contents(conso
     reader = ClientCall(console["mcp"], console["secret"], None, None, ask=lambda c: c.read_resource("notes://n/4"))
 
     row = ann.locator("[data-queue] [data-call-row]", has_text="notes://n/4")
-    expect(row.locator("[data-kind]")).to_have_text("resource read")
-    expect(row.locator("[data-uri]")).to_have_text("notes://n/4")
-    expect(row).to_contain_text("notes asked")
-    expect(row.get_by_role("link", name="Edit then approve")).to_have_count(0)
-    row.get_by_role("button", name="Approve").click()
-    expect(row.locator("[data-outcome]")).to_contain_text("Approved by ann")
+    expect(row.locator(".row-line [data-kind]")).to_have_text("read")
+    detail = pick(ann, "notes://n/4")
+    expect(detail.locator("[data-kind]")).to_have_text("resource read")
+    expect(detail.locator("[data-uri]")).to_have_text("notes://n/4")
+    expect(detail).to_contain_text("notes asked")
+    expect(detail.get_by_role("link", name="Edit then approve")).to_have_count(0)
+    detail.get_by_role("button", name="Approve", exact=True).click()
+    expect(row).to_have_count(0)
+    expect(ann.locator("[data-queue-log]")).to_contain_text("Approved")
 
     assert reader.answer().contents[0].text == "note 4"
     call = in_thread(Call.objects.get)

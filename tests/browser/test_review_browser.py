@@ -71,7 +71,7 @@ def admin_page(browser, live_console, cookie, path):
     page = context.new_page()
     page.set_default_timeout(15_000)
     page.goto(live_console + path)
-    expect(page.locator("body")).to_have_attribute("data-live-state", "open")
+    expect(page.locator("body")).to_have_attribute("data-live", "connected")
     return page
 
 

@@ -166,6 +166,12 @@ def test_it_adds_a_rule_that_needs_two_approvals_within_its_own_timeout(shop):
     assert (rule.approvals_needed, rule.approval_timeout_seconds, rule.separation_of_duties) == (2, 90, "inherit")
 
 
+def test_it_adds_a_rule_that_escalates_its_calls_before_they_expire(shop):
+    output = add("--action", "ask", "--approval-timeout", "600", "--escalate-before", "120", "--name", "urgent")
+    assert "[times out after 600 s; escalates 120 s before it expires] (urgent)" in output
+    assert PolicyRule.objects.get().escalate_before_seconds == 120
+
+
 def test_it_refuses_a_quorum_beyond_reason(db):
     with pytest.raises(CommandError, match="approvals needed must be a whole number from 1 to 10"):
         add("--action", "ask", "--approvals-needed", "11")

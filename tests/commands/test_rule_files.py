@@ -65,6 +65,7 @@ def test_it_exports_every_rule_in_order_with_its_uid_and_names(three_rules):
         "message": "",
         "approvals_needed": 2,
         "approval_timeout_seconds": 120,
+        "escalate_before_seconds": None,
         "separation_of_duties": "require",
         "enabled": True,
     }

@@ -8,6 +8,7 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
+from django.test import override_settings
 
 from approvals.actions.revocation import revoke_token
 from approvals.gateway import auth, listing
@@ -225,6 +226,7 @@ def test_it_asks_a_client_without_a_token_to_authenticate(tokenless, live_consol
     challenge = response.headers["WWW-Authenticate"]
     assert challenge.startswith('Bearer realm="mcp-approval-console"')
     assert f'resource_metadata="{live_console}/.well-known/oauth-protected-resource"' in challenge
+    assert 'scope="tools:*"' in challenge
     assert "invalid_token" not in challenge
 
 
@@ -244,7 +246,7 @@ def test_it_refuses_a_revoked_token(raw, mcp_url):
     assert response.status_code == 401
 
 
-def test_it_describes_itself_as_a_protected_resource_without_an_authorization_server(live_console):
+def test_it_describes_itself_as_a_protected_resource_of_its_own_authorization_server(live_console):
     for path in ("/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"):
         metadata = httpx.get(live_console + path).json()
 
@@ -252,7 +254,20 @@ def test_it_describes_itself_as_a_protected_resource_without_an_authorization_se
             "resource": f"{live_console}/mcp",
             "bearer_methods_supported": ["header"],
             "resource_name": "MCP Approval Console",
+            "authorization_servers": [live_console],
+            "scopes_supported": ["tools:*"],
         }
+
+
+@override_settings(OAUTH_SERVER=False)
+def test_it_describes_itself_without_an_authorization_server_while_oauth_is_off(live_console):
+    metadata = httpx.get(live_console + "/.well-known/oauth-protected-resource/mcp").json()
+
+    assert metadata == {
+        "resource": f"{live_console}/mcp",
+        "bearer_methods_supported": ["header"],
+        "resource_name": "MCP Approval Console",
+    }
 
 
 def test_it_refuses_a_body_that_is_not_json(raw):

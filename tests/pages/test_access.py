@@ -5,7 +5,7 @@ from approvals import roles, urls
 from tests.fixtures.catalog import make_server
 from tests.fixtures.people import PASSWORD, make_user
 
-SIGNING_IN = {"login", "logout"}
+SIGNING_IN = {"login", "login_local", "sso_start", "sso_callback", "logout"}
 
 
 def page_url(pattern) -> str:

@@ -5,6 +5,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from django.test import override_settings
 from django.urls import reverse
 from django.utils import timezone
 
@@ -36,6 +37,7 @@ def test_it_shows_every_signed_in_role_the_endpoint_built_from_the_request(login
     assert '<code id="endpoint">http://testserver/mcp</code>' in page
 
 
+@override_settings(OAUTH_SERVER=False)
 def test_it_shows_a_snippet_for_each_client_with_the_url_and_a_placeholder(operator_client):
     page = connect_page(operator_client)
     for client_name in ("Claude Code", "Claude Desktop", "Cursor", "VS Code"):
@@ -76,12 +78,20 @@ def test_it_creates_a_token_on_the_spot_and_fills_it_into_every_snippet(admin_cl
     assert "no-store" in response["Cache-Control"]
 
 
+@override_settings(OAUTH_SERVER=False)
 def test_the_secret_is_gone_from_the_page_on_the_next_visit(admin_client):
     secret = admin_client.post(reverse("connect"), {"name": "alice-laptop"}).context["secret"]
     page = connect_page(admin_client)
     assert secret not in page and "Bearer &lt;token&gt;" in page
 
 
+def test_the_secret_is_gone_beside_oauth_too(admin_client):
+    secret = admin_client.post(reverse("connect"), {"name": "alice-laptop"}).context["secret"]
+    page = connect_page(admin_client)
+    assert secret not in page and "APPROVAL_CONSOLE_TOKEN" in page
+
+
+@override_settings(OAUTH_SERVER=False)
 def test_it_shows_the_errors_and_no_secret_when_the_token_cannot_be_made(admin_client):
     credentials.create_token("alice-laptop")
     response = admin_client.post(reverse("connect"), {"name": "alice-laptop", "tool_globs": "*"})
@@ -145,7 +155,7 @@ def test_cursor_reads_the_token_from_the_environment_and_vs_code_prompts_for_it(
 
 def test_the_docs_show_the_same_snippets_as_the_page_and_the_readme_those_for_claude_code():
     guide = (REPO / "docs" / "connecting-clients.md").read_text()
-    for snippet in snippets.snippets(README_URL):
+    for snippet in [*snippets.snippets(README_URL), *snippets.snippets(README_URL, oauth=True)]:
         assert snippet.text in guide, f"the guide's {snippet.client} snippet differs from approvals/display/snippets.py"
     readme = (REPO / "README.md").read_text()
     section = readme[readme.index("## Connecting a client") :]
@@ -161,6 +171,33 @@ def test_it_gives_claude_code_the_permission_prompt_tool_with_the_console_and_th
     assert config == {
         "mcpServers": {"approval-console": {"type": "http", "url": README_URL, "headers": {"Authorization": FROM_ENV}}}
     }
+
+
+def test_it_gives_clients_that_sign_in_by_oauth_the_url_alone(operator_client):
+    page = connect_page(operator_client)
+    texts = {s.key: s.text for s in snippets.snippets("http://testserver/mcp", oauth=True)}
+
+    assert "press <strong>Allow</strong>" in page
+    assert "<h2>Claude and Claude Desktop</h2>" in page
+    assert texts["claude-connector"] == "http://testserver/mcp"
+    assert texts["claude-code"] == "claude mcp add --transport http approval-console http://testserver/mcp"
+    assert json.loads(texts["cursor"]) == {"mcpServers": {"approval-console": {"url": "http://testserver/mcp"}}}
+    vscode = {"servers": {"approval-console": {"type": "http", "url": "http://testserver/mcp"}}}
+    assert json.loads(texts["vscode"]) == vscode
+    bridge = json.loads(texts["claude-desktop"])["mcpServers"]["approval-console"]
+    assert bridge == {"command": "npx", "args": ["-y", "mcp-remote", "http://testserver/mcp", "--allow-http"]}
+    # Only headless Claude Code, which cannot sign in in a browser, still needs a token.
+    assert [key for key, text in texts.items() if "Bearer" in text] == ["claude-code-permissions"]
+    assert page.count("Bearer ${APPROVAL_CONSOLE_TOKEN}") == 1
+
+
+def test_it_fills_a_new_token_into_every_snippet_even_beside_oauth(admin_client):
+    response = admin_client.post(reverse("connect"), {"name": "ci-agent", "tool_globs": "*"})
+
+    secret = response.context["secret"]
+    shown = [snippet.key for snippet in response.context["snippets"]]
+    assert shown == [snippet.key for snippet in snippets.snippets("http://testserver/mcp", secret)]
+    assert f"export APPROVAL_CONSOLE_TOKEN={secret}" in response.content.decode()
 
 
 def test_it_makes_a_token_from_the_connect_page_expire_in_30_days_unless_told_otherwise(admin_client):

@@ -10,6 +10,7 @@ from django.utils import timezone
 from approvals import roles
 from approvals.calls import deciding
 from approvals.calls.models import Call
+from approvals.inputs.models import InputRequest
 from tests.fixtures.catalog import make_tool
 
 PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=")
@@ -133,3 +134,35 @@ def test_it_lists_recent_calls_with_status_filters(auditor, make_call, refund_to
     only_denied = auditor.get(reverse("calls"), {"status": "denied"}).content.decode()
     assert f'id="recent-{kept.pk}"' not in only_denied and "Denied by ann: no" in only_denied
     assert "view=recent&amp;status=denied" in only_denied
+
+
+def test_it_tells_what_the_server_asked_during_the_call_and_what_the_operator_sent_back(person, refund_call):
+    _, client = person("pat", roles.OPERATOR)
+    now = timezone.now()
+    Call.objects.filter(pk=refund_call.pk).update(
+        status=Call.Status.FORWARDED, decided_at=now, decided_by_name="pat", forwarded_at=now
+    )
+    schema = {"type": "object", "properties": {"confirmed_amount": {"type": "number", "title": "Confirmed amount"}}}
+    InputRequest.objects.create(
+        call=refund_call,
+        server=refund_call.server,
+        method="elicitation/create",
+        mode="form",
+        message="Confirm the refund's amount",
+        params={"requestedSchema": schema},
+        status=InputRequest.Status.ANSWERED,
+        routed_to=InputRequest.Route.OPERATOR,
+        answer={"action": "accept", "content": {"confirmed_amount": 40}},
+        answered_by_name="pat",
+        created_at=now + timedelta(seconds=1),
+        answered_at=now + timedelta(seconds=3),
+    )
+
+    page = client.get(reverse("call", args=[refund_call.pk])).content.decode()
+
+    assert "What was sent back" in page and "Confirmed amount" in page and ">40<" in page
+    steps = ("Received", "Policy", "Decided", "Forwarded", "Input asked", "Input accepted")
+    positions = [page.index(f"<strong>{name}</strong>") for name in steps]
+    assert positions == sorted(positions)
+    assert "Shop: Confirm the refund&#x27;s amount" in page and "by pat" in page
+    assert "data-progress hidden" in page

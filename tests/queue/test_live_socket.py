@@ -225,8 +225,8 @@ async def test_it_pushes_who_decided(person, make_call, refund_tool):
     await sync_to_async(deciding.decide)(call.pk, ann, True)
     message = await socket.receive_json_from(timeout=5)
     assert message["event"] == "call.decided" and message["status"] == "approved" and message["pending_count"] == 0
-    assert "Approved by ann" in message["actions"] and "Approve</button>" not in message["actions"]
-    assert "data-call-actions" in message["actions"] and "html" not in message
+    # The queue drops the call's row and says how it ended; nothing it is sent offers a button.
+    assert message["outcome"] == "Approved by ann" and message["tool"] == call.tool_name and "html" not in message
     await socket.disconnect()
 
 
@@ -239,7 +239,7 @@ async def test_it_pushes_how_a_decided_call_ended(person, make_call, refund_tool
     await sync_to_async(ending.record_result)(decision.row, "completed", {"content": []}, "")
     message = await socket.receive_json_from(timeout=5)
     assert message["event"] == "call.finished" and message["status"] == "completed" and "pending_count" not in message
-    assert "Approved by ann · completed" in message["actions"]
+    assert message["outcome"] == "Approved by ann · completed"
     await socket.disconnect()
 
 
@@ -304,3 +304,22 @@ async def test_it_counts_the_tools_that_need_review_on_every_page(person, refund
     message = await socket.receive_json_from(timeout=5)
     assert message == {"event": "catalog.review", "server_id": refund_tool.server_id, "review_count": 1}
     await socket.disconnect()
+
+
+async def test_it_shows_a_call_page_its_upstream_progress_and_no_other_page(person, make_call, refund_tool):
+    cookie = await signed_in(person, "aud", roles.AUDITOR)
+    call = await sync_to_async(make_call)(refund_tool, {"order_id": 1012, "amount": 40})
+    page, _ = await open_socket(cookie, query=f"view=call&id={call.pk}")
+    queue, _ = await open_socket(cookie, query="view=queue")
+
+    await events.call_progress(call.pk + 1, {"progress": 1})
+    await events.call_progress(call.pk, {"progress": 2, "total": 4, "message": "x" * 1000, "extra": "<b>"})
+
+    message = await page.receive_json_from(timeout=5)
+    assert message == {"event": "call.progress", "call_id": call.pk, "progress": 2, "total": 4, "message": "x" * 300}
+    await events.call_progress(call.pk, {"progress": "much", "total": True})
+    message = await page.receive_json_from(timeout=5)
+    assert (message["progress"], message["total"], message["message"]) == (None, None, "")
+    assert await queue.receive_nothing(timeout=0.3)
+    await page.disconnect()
+    await queue.disconnect()

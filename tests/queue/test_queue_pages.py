@@ -1,4 +1,5 @@
 import re
+from datetime import timedelta
 
 import pytest
 from django.urls import reverse
@@ -199,5 +200,20 @@ def test_it_tells_a_late_click_the_decision_even_once_the_call_ran(person, refun
 def test_it_points_a_row_at_its_own_call_s_decision_edit_and_details_urls(person, refund_call):
     _, client = person("pat", roles.OPERATOR)
     page = client.get(reverse("queue")).content.decode()
-    for name, times in (("call_decide", 2), ("call_edit", 1), ("call", 1)):
+    # The call's page: from the row's line and from its detail.
+    for name, times in (("call_decide", 2), ("call_edit", 1), ("call_claim", 1), ("call", 2)):
         assert page.count(f'"{reverse(name, args=[refund_call.pk])}"') == times
+
+
+def test_it_sorts_the_queue_by_arrival_or_by_time_left(person, make_call, refund_tool):
+    _, client = person("pat", roles.OPERATOR)
+    early, late = (make_call(refund_tool, {"order_id": n, "amount": 1}) for n in (1, 2))
+    Call.objects.filter(pk=early.pk).update(expires_at=late.expires_at + timedelta(minutes=5))
+
+    def order(query):
+        page = client.get(reverse("queue") + query).content.decode()
+        return sorted((early, late), key=lambda call: page.index(f'id="call-{call.pk}"'))
+
+    assert order("") == [early, late]
+    assert order("?sort=expiry") == [late, early]
+    assert order("?sort=nonsense") == [early, late]

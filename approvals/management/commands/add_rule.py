@@ -58,6 +58,12 @@ class Command(BaseCommand):
             help="how long a call the rule asks about waits for its approvals (default: APPROVAL_TIMEOUT_SECONDS)",
         )
         parser.add_argument(
+            "--escalate-before",
+            type=int,
+            metavar="SECONDS",
+            help="flag a call the rule asks about this long before it expires and send call.escalated (default: never)",
+        )
+        parser.add_argument(
             "--separation-of-duties",
             choices=PolicyRule.SeparationOfDuties.values,
             default=PolicyRule.SeparationOfDuties.INHERIT,
@@ -71,6 +77,7 @@ class Command(BaseCommand):
         hold = {
             "approvals_needed": options["approvals_needed"],
             "approval_timeout_seconds": options["approval_timeout"],
+            "escalate_before_seconds": options["escalate_before"],
             "separation_of_duties": options["separation_of_duties"],
             "applies_to": options["applies_to"],
         }

@@ -35,7 +35,7 @@ def decrypt(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("approvals", "0003_lists_at_scale"),
+        ("approvals", "0007_oauth"),
     ]
 
     operations = [

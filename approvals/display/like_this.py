@@ -1,0 +1,80 @@
+"""A call as the start of a rule ("Always allow / deny calls like this") and as the policy's Try page takes it.
+
+The rule's form is opened with the call's facts in its query: the server, the tool, the client,
+each argument value as a condition the admin keeps or drops, and the position of the rule that
+asked, so that the new rule stands above it. Values too long for a link are left out, not cut:
+a cut value would be a condition no call meets.
+"""
+
+import json
+from urllib.parse import urlencode
+
+from django.urls import reverse
+
+from approvals.calls.models import Call
+
+MAX_CONDITIONS = 20
+MAX_TEXT = 200
+MAX_DEPTH = 4
+# Arguments longer than this as JSON are not put in a link to the Try page: paste them there.
+MAX_LINKED = 4000
+
+
+def conditions(arguments, prefix: str = "", depth: int = 0) -> list[dict]:
+    """An `eq` condition for each scalar value in the arguments, by its dotted path; objects are gone into."""
+    found = []
+    if not isinstance(arguments, dict) or depth >= MAX_DEPTH:
+        return found
+    for key, value in arguments.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, dict):
+            found += conditions(value, f"{path}.", depth + 1)
+        elif (
+            value is None
+            or isinstance(value, bool | int | float)
+            or (isinstance(value, str) and len(value) <= MAX_TEXT)
+        ):
+            found.append({"path": path, "op": "eq", "value": value})
+    return found[:MAX_CONDITIONS]
+
+
+def subject(call: Call) -> str:
+    """What the rule's pattern names: the exposed tool or prompt, the agent's tool, or the URI read."""
+    if call.kind == Call.Kind.RESOURCE:
+        return str(call.arguments.get("uri", call.tool_name))
+    return call.tool_name
+
+
+def rule_query(call: Call, action: str) -> str:
+    """The new-rule form's URL, prefilled to `action` calls like this one."""
+    client = call.token.name
+    fields = {
+        "action": action,
+        "name": f"{action} {subject(call)} from {client}"[:100],
+        "applies_to": call.kind,
+        "tool_glob": subject(call)[:200],
+        "client": client,
+        "conditions": json.dumps([] if call.kind == Call.Kind.RESOURCE else conditions(call.arguments)),
+    }
+    if call.server is not None:
+        fields["server"] = call.server.name
+    if call.rule is not None:
+        fields["position"] = call.rule.position
+    return f"{reverse('rule_add')}?{urlencode(fields)}"
+
+
+def try_query(call: Call) -> str:
+    """The Try page's URL with this call filled in, for the kinds it tries by name and arguments; "" otherwise."""
+    if len(json.dumps(call.arguments)) > MAX_LINKED:
+        return ""
+    if call.kind == Call.Kind.TOOL:
+        fields = {"token": call.token_id, "tool": call.tool_name, "arguments": json.dumps(call.arguments)}
+    elif call.kind == Call.Kind.PERMISSION:
+        fields = {
+            "ask-token": call.token_id,
+            "ask-agent_tool": call.tool_name,
+            "ask-tool_input": json.dumps(call.arguments),
+        }
+    else:
+        return ""
+    return f"{reverse('policy_try')}?{urlencode(fields)}"

@@ -1,0 +1,206 @@
+"""The console's OAuth 2.1 authorization server for /mcp: its discovery documents and the consent page.
+
+django-oauth-toolkit issues the codes and tokens (PKCE S256, rotating refresh tokens, RFC 8707 resources,
+RFC 9207 `iss`); this module adds the page where a person allows a client, and what MCP clients discover.
+"""
+
+import json
+from functools import wraps
+from urllib.parse import urlencode, urlsplit
+
+from django.conf import settings
+from django.contrib.auth.views import redirect_to_login
+from django.http import Http404, JsonResponse
+from django.shortcuts import render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.cache import never_cache
+from django.views.decorators.csrf import csrf_exempt
+from oauth2_provider.exceptions import OAuthToolkitError
+from oauth2_provider.models import get_application_model
+from oauth2_provider.settings import oauth2_settings
+from oauth2_provider.views import DynamicClientRegistrationView, OAuthServerMetadataView, TokenView
+from oauth2_provider.views.base import BaseAuthorizationView
+from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
+
+from approvals.catalog import routes
+from approvals.gateway import auth
+from approvals.middleware import POLICY
+from approvals.oauth import grants, scopes
+from approvals.oauth.redirects import redirect_problem
+from approvals.oauth.validator import code_claims
+from approvals.tokens import issuing
+
+# The expiries the consent page offers, in the words parse_expiry reads; blank is never.
+EXPIRY_CHOICES = [("1d", "1 day"), ("7d", "7 days"), ("30d", "30 days"), ("90d", "90 days"), ("", "never")]
+DEFAULT_EXPIRY = "30d"
+REGISTRATIONS_PER_MINUTE = 20
+
+
+def oauth_server_on(view):
+    """A view of the authorization server, which does not exist while OAUTH_SERVER is off."""
+
+    @wraps(view)
+    def checked(request, *args, **kwargs):
+        if not settings.OAUTH_SERVER:
+            raise Http404("this console's OAuth authorization server is off")
+        return view(request, *args, **kwargs)
+
+    return checked
+
+
+def resource_url(request) -> str:
+    return request.build_absolute_uri(reverse("mcp_endpoint"))
+
+
+def issuer(request) -> str:
+    return oauth2_settings.oauth2_authorization_server_issuer(request)
+
+
+def may_grant(user) -> bool:
+    return user.is_superuser or user.groups.filter(name__in=settings.OAUTH_GRANT_ROLES).exists()
+
+
+@never_cache
+def server_metadata(request):
+    """RFC 8414 metadata, also served as OpenID-style discovery, with what MCP clients look for."""
+    response = OAuthServerMetadataView.as_view()(request)
+    data = json.loads(response.content)
+    data.update(
+        issuer=issuer(request),
+        scopes_supported=[scopes.EVERY_TOOL],
+        code_challenge_methods_supported=["S256"],
+        client_id_metadata_document_supported=True,
+    )
+    response.content = json.dumps(data)
+    return response
+
+
+class Consent(BaseAuthorizationView):
+    """GET shows what the client asks; POST with allow or deny answers it, back at the client's redirect URI."""
+
+    def handle_no_permission(self):
+        return redirect_to_login(self.request.get_full_path())
+
+    def get(self, request, *args, **kwargs):
+        return self.answer(request, None)
+
+    def post(self, request, *args, **kwargs):
+        return self.answer(request, request.POST.get("decision"))
+
+    def answer(self, request, decision):
+        try:
+            asked, credentials = self.validate_authorization_request(request)
+        except OAuthToolkitError as error:
+            return self.refuse(error, None)
+        application = get_application_model().objects.get(client_id=credentials["client_id"])
+        resource = request.GET.getlist("resource") or [resource_url(request)]
+        if resource != [resource_url(request)]:
+            return self.refuse(target_error(request, credentials, resource), application)
+        if not may_grant(request.user):
+            return render(
+                request, "approvals/oauth_refused.html", {"client": grants.client_name(application)}, status=403
+            )
+        context = {
+            "client": grants.client_name(application),
+            "client_id": application.client_id,
+            "source": application.registration_source,
+            "redirect_uri": credentials["redirect_uri"],
+            "globs": scopes.globs_of(asked),
+            "reachable": routes.reachable_tools(scopes.globs_of(asked)),
+            "choices": EXPIRY_CHOICES,
+            "chosen": request.POST.get("expiry", DEFAULT_EXPIRY),
+            "errors": [],
+        }
+        if decision in ("allow", "deny"):
+            try:
+                expires_at = parse_choice(context["chosen"])
+            except issuing.TokenError as exc:
+                context["errors"] = exc.errors
+            else:
+                if decision == "deny":
+                    grants.note_denial(request.user, application, credentials["redirect_uri"], " ".join(asked))
+                credentials.update(resource=resource, claims=code_claims(expires_at))
+                return self.respond(request, asked, credentials, application, decision == "allow")
+        response = render(request, "approvals/oauth_consent.html", context)
+        # The answer is a redirect to the client, which a form's CSP must name (Chromium enforces form-action there).
+        origin = "{0.scheme}://{0.netloc}".format(urlsplit(credentials["redirect_uri"]))
+        response["Content-Security-Policy"] = POLICY.replace("form-action 'self'", f"form-action 'self' {origin}")
+        return response
+
+    def respond(self, request, asked, credentials, application, allow):
+        try:
+            uri, *_ = self.create_authorization_response(request, " ".join(asked), credentials, allow)
+        except OAuthToolkitError as error:
+            return self.refuse(error, application)
+        return self.redirect(uri, application)
+
+    def refuse(self, error, application):
+        """An error goes back to the client, with `iss` (RFC 9207), unless the client or its redirect URI is unknown."""
+        redirect, response = self.error_response_parts(error)
+        if redirect:
+            return self.redirect(f"{response['url']}&{urlencode({'iss': issuer(self.request)})}", application)
+        context = {"error": response["error"].error, "description": response["error"].description}
+        return render(self.request, "approvals/oauth_error.html", context, status=response["error"].status_code)
+
+    def error_response_parts(self, error):
+        # OAuthLibMixin's (redirect?, parts); BaseAuthorizationView's own renders through a template mixin this lacks.
+        return super(BaseAuthorizationView, self).error_response(error)
+
+
+def target_error(request, credentials, resource) -> OAuthToolkitError:
+    error = CustomOAuth2Error(
+        error="invalid_target",
+        description=f"this console grants access to {resource_url(request)} only, not {' '.join(resource)}",
+        state=credentials.get("state"),
+    )
+    return OAuthToolkitError(error=error, redirect_uri=credentials["redirect_uri"])
+
+
+def parse_choice(chosen: str):
+    if chosen not in dict(EXPIRY_CHOICES):
+        raise issuing.TokenError(["choose one of the expiries offered"])
+    return issuing.parse_expiry(chosen, timezone.now())
+
+
+consent = oauth_server_on(never_cache(Consent.as_view()))
+metadata = oauth_server_on(server_metadata)
+
+
+@csrf_exempt
+def register(request):
+    """RFC 7591 registration, open to any client, refusing redirect URIs the console never sends anyone to.
+
+    Each registration is a row, so an address registers at most REGISTRATIONS_PER_MINUTE clients a minute.
+    """
+    if request.method == "POST" and auth.count_request(f"oauth-register:{request.META.get('REMOTE_ADDR')}") > (
+        REGISTRATIONS_PER_MINUTE
+    ):
+        description = f"at most {REGISTRATIONS_PER_MINUTE} registrations a minute from one address"
+        return JsonResponse({"error": "slow_down", "error_description": description}, status=429)
+    try:
+        body = json.loads(request.body or b"{}")
+    except ValueError:
+        body = None
+    uris = body.get("redirect_uris") if isinstance(body, dict) else None
+    problems = [redirect_problem(uri) for uri in uris if isinstance(uri, str)] if isinstance(uris, list) else []
+    if any(problems):
+        return JsonResponse(
+            {"error": "invalid_redirect_uri", "error_description": next(p for p in problems if p)}, status=400
+        )
+    return DynamicClientRegistrationView.as_view()(request)
+
+
+@csrf_exempt
+def token(request):
+    response = TokenView.as_view()(request)
+    # An error raised as tokens are saved (invalid_target) comes back from django-oauth-toolkit as JSON
+    # labelled text/html.
+    if response.status_code >= 400 and response.content.startswith(b"{"):
+        response["Content-Type"] = "application/json"
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+registration = oauth_server_on(register)
+tokens = oauth_server_on(token)
