@@ -1,4 +1,12 @@
+import logging
+
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction
+from django.shortcuts import render
+from django.utils.deprecation import MiddlewareMixin
+
+from approvals.db.sealed import CredentialsUnreadable
+
+log = logging.getLogger(__name__)
 
 # Everything an upstream server sends is rendered in these pages, so no inline
 # script or style may run and images come only from the console or data: URLs.
@@ -29,3 +37,13 @@ def content_security_policy(get_response):
 
 content_security_policy.sync_capable = True
 content_security_policy.async_capable = True
+
+
+class CredentialsUnreadableMiddleware(MiddlewareMixin):
+    """A page that reads a credential the configured key cannot decrypt says so, rather than failing with a 500."""
+
+    def process_exception(self, request, exception):
+        if isinstance(exception, CredentialsUnreadable):
+            log.error("%s", exception)
+            return render(request, "credentials_unreadable.html", {"problem": str(exception)}, status=503)
+        return None

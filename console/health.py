@@ -3,8 +3,9 @@
 /healthz says the process answers and touches nothing else, so a slow database never
 gets a healthy web process restarted. /readyz says whether it can serve: the database
 answers a query, every migration is applied, a message sent on the channel layer comes
-back, and the celery broker accepts a connection. With AUDIT_FORWARD_URL set, the detail also says
-how far the SIEM is behind (events and seconds), without ever failing on it. Each check is named in the JSON body
+back, the celery broker accepts a connection, and CREDENTIALS_KEY decrypts the stored
+credentials. With AUDIT_FORWARD_URL set, the detail also says how far the SIEM is behind
+(events and seconds), without ever failing on it. Each check is named in the JSON body
 with its outcome; any failure makes the answer 503. A failure shows only the exception's
 class (the full error goes to the log): a database error's text names hosts and roles.
 
@@ -25,6 +26,7 @@ from django.db.migrations.executor import MigrationExecutor
 from django.http import HttpResponseNotAllowed, JsonResponse
 
 from approvals.audit import forwarding
+from approvals.db.sealed import CredentialsUnreadable, check_readable
 
 logger = logging.getLogger(__name__)
 
@@ -84,6 +86,13 @@ def broker():
     return None
 
 
+def credentials():
+    try:
+        check_readable()
+    except CredentialsUnreadable as exc:
+        raise NotReady(str(exc)) from None
+
+
 def audit_forwarding():
     # Never a failure: a SIEM that is down must not take the console out of service; the lag says how far behind.
     lag = forwarding.lag()
@@ -95,6 +104,7 @@ READINESS = {
     "migrations": migrations,
     "channel_layer": channel_layer,
     "broker": broker,
+    "credentials": credentials,
     "audit_forwarding": audit_forwarding,
 }
 

@@ -67,6 +67,8 @@ AUDIT_KEY = os.environ.get("AUDIT_KEY") or embedded_secret("audit_key")
 # Signs the audit log's checkpoints (Ed25519), which anyone holding the public key can check: a PEM private key,
 # or any secret text whose SHA-256 is the key's seed (approvals.audit.checkpoints).
 AUDIT_SIGNING_KEY = os.environ.get("AUDIT_SIGNING_KEY") or embedded_secret("audit_signing_key")
+# Encrypts the credentials the database keeps (approvals/db/sealed.py): "new,old" while rotating.
+CREDENTIALS_KEY = os.environ.get("CREDENTIALS_KEY") or embedded_secret("credentials_key")
 DEBUG = env_bool("DEBUG")
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
@@ -96,6 +98,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "approvals.middleware.CredentialsUnreadableMiddleware",
 ]
 
 ROOT_URLCONF = "console.urls"

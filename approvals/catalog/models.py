@@ -8,6 +8,8 @@ from django.db import models
 from django.utils import timezone
 from django.utils.text import slugify
 
+from approvals.db.sealed import SealedField
+
 
 class Server(models.Model):
     """An upstream MCP server the console connects to on its clients' behalf."""
@@ -33,9 +35,9 @@ class Server(models.Model):
     transport = models.CharField(max_length=10, choices=Transport.choices)
     url = models.URLField(max_length=2000, blank=True)
     command = models.TextField(blank=True, help_text="Program and arguments, as a shell would split them.")
-    # Upstream credentials belong to the admin: stored server-side, never rendered back.
-    headers = models.JSONField(default=dict, blank=True)
-    env = models.JSONField(default=dict, blank=True)
+    # Upstream credentials belong to the admin: stored encrypted, never rendered back.
+    headers = SealedField(default=dict, blank=True)
+    env = SealedField(default=dict, blank=True)
     trusted = models.BooleanField(
         default=False, help_text="Count this server's tool annotations in policy and show them as verified."
     )

@@ -9,6 +9,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET
 from oauth2_provider.settings import oauth2_settings
 
+from approvals.db.sealed import CredentialsUnreadable
 from approvals.gateway import auth, legacy, modern
 from approvals.gateway.http import Refused, check_post_media_types, era_of, method_not_allowed, read_message, rejection
 from approvals.gateway.server_info import TITLE
@@ -27,6 +28,9 @@ async def mcp_endpoint(request):
         return await serve(request)
     except Refused as refusal:
         return refusal.response
+    except CredentialsUnreadable as exc:
+        log.error("%s", exc)
+        return rejection(503, str(exc), INTERNAL_ERROR)
     except Exception:
         # Whatever broke, the client gets a JSON-RPC error, never Django's HTML error page.
         log.exception("the MCP endpoint failed on a %s request", request.method)

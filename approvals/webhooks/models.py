@@ -3,6 +3,7 @@
 from django.db import models
 from django.utils import timezone
 
+from approvals.db.sealed import SealedField
 from approvals.webhooks.transport import answered_text
 
 # What an endpoint may subscribe to, and what each stands for on its page.
@@ -27,7 +28,7 @@ class WebhookEndpoint(models.Model):
     # The console's own address as admins reach it, for the links in bodies; events come from anywhere.
     console_url = models.URLField(max_length=500)
     # Kept whole: every delivery is signed with it. Shown once, when made or rotated.
-    secret = models.CharField(max_length=100)
+    secret = SealedField()
     enabled = models.BooleanField(default=True)
     created_at = models.DateTimeField(default=timezone.now)
     created_by = models.ForeignKey("auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")

@@ -8,6 +8,7 @@ from django.db import connection
 from django.db.migrations.recorder import MigrationRecorder
 
 from console import health
+from tests.fixtures.catalog import make_server
 
 SECRET_IN_ERROR = "redis://:hunter2@10.0.0.9:6379/0"
 
@@ -48,6 +49,7 @@ def test_it_is_ready_when_every_check_passes_and_says_inline_tasks_have_no_broke
         "migrations": True,
         "channel_layer": True,
         "broker": True,
+        "credentials": True,
         "audit_forwarding": True,
     }
     assert "no broker" in body["checks"]["broker"]["detail"]
@@ -71,6 +73,15 @@ def test_it_is_not_ready_while_a_migration_is_unapplied(client, db):
     assert status == 503
     assert body["failed"] == ["migrations"]
     assert body["checks"]["migrations"]["error"] == f"not applied: approvals.{latest}"
+
+
+def test_it_is_not_ready_when_credentials_key_cannot_decrypt_the_stored_credentials(client, db, settings):
+    make_server("Tracker", headers={"Authorization": "Bearer in-the-database"})
+    settings.CREDENTIALS_KEY = "not the key they were sealed with"
+    status, body = readiness(client)
+    assert status == 503
+    assert body["failed"] == ["credentials"]
+    assert "cannot be decrypted with the configured CREDENTIALS_KEY" in body["checks"]["credentials"]["error"]
 
 
 def test_it_is_not_ready_when_the_broker_refuses_connections(client, db, settings):
