@@ -332,6 +332,10 @@ MAX_PENDING_CALLS_PER_TOKEN = int(os.environ.get("MAX_PENDING_CALLS_PER_TOKEN", 
 # SSE streams open at once in one web process, per token and per legacy MCP session (0: no cap).
 MCP_MAX_STREAMS_PER_TOKEN = int(os.environ.get("MCP_MAX_STREAMS_PER_TOKEN", 100))
 MCP_MAX_STREAMS_PER_SESSION = int(os.environ.get("MCP_MAX_STREAMS_PER_SESSION", 20))
+# Legacy MCP sessions open at once per token, and resource subscriptions per token across its sessions
+# and listen streams (0: no cap): each is a row or an upstream subscription the token's client could pile up.
+MCP_MAX_SESSIONS_PER_TOKEN = int(os.environ.get("MCP_MAX_SESSIONS_PER_TOKEN", 100))
+MCP_MAX_SUBSCRIPTIONS_PER_TOKEN = int(os.environ.get("MCP_MAX_SUBSCRIPTIONS_PER_TOKEN", 1000))
 # Comment lines on idle SSE streams, so that proxies and clients do not time them out.
 MCP_SSE_KEEPALIVE_SECONDS = float(os.environ.get("MCP_SSE_KEEPALIVE_SECONDS", 15))
 # Clients without a token then act as the "anonymous" token: acceptable only where nobody else can connect.

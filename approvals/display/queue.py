@@ -17,12 +17,8 @@ from django.db.models import Count, Min, Q
 from approvals.calls.models import Call
 from approvals.catalog.models import Server
 from approvals.display import rows
+from approvals.forms.fields import whole_number
 from approvals.tokens.models import ClientToken
-
-
-def whole_number(text) -> int | None:
-    text = str(text or "").strip()
-    return int(text) if text.isdigit() and len(text) < 12 else None
 
 
 @dataclass(frozen=True)
