@@ -1,4 +1,5 @@
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction
+from django.http import HttpResponseBadRequest
 
 # Everything an upstream server sends is rendered in these pages, so no inline
 # script or style may run and images come only from the console or data: URLs.
@@ -29,3 +30,38 @@ def content_security_policy(get_response):
 
 content_security_policy.sync_capable = True
 content_security_policy.async_capable = True
+
+
+# Form bodies, whose fields a page reads; other bodies (the API's JSON) are their readers' to check.
+FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+
+
+def holds_nul(request) -> bool:
+    values = list(request.GET.lists())
+    if request.method == "POST" and request.content_type in FORM_TYPES:
+        values += list(request.POST.lists())
+    return any("\x00" in name or any("\x00" in value for value in listed) for name, listed in values)
+
+
+def refuse_nul(get_response):
+    """A NUL in a query or form value is 400: no page takes one, and PostgreSQL refuses it in text.
+
+    Checked once here rather than in each of the filters and lookups that pass such values to a query.
+    """
+    refused = "Bad Request: a query or form value holds a NUL character."
+    if iscoroutinefunction(get_response):
+
+        async def middleware(request):
+            return HttpResponseBadRequest(refused) if holds_nul(request) else await get_response(request)
+
+        markcoroutinefunction(middleware)
+    else:
+
+        def middleware(request):
+            return HttpResponseBadRequest(refused) if holds_nul(request) else get_response(request)
+
+    return middleware
+
+
+refuse_nul.sync_capable = True
+refuse_nul.async_capable = True

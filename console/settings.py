@@ -84,6 +84,7 @@ MIDDLEWARE = [
     "console.health.probes",
     "console.metrics.endpoint",
     "approvals.middleware.content_security_policy",
+    "approvals.middleware.refuse_nul",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -308,6 +309,9 @@ INPUT_TIMEOUT_SECONDS = float(os.environ.get("INPUT_TIMEOUT_SECONDS", 300))
 WEBHOOK_TIMEOUT_SECONDS = float(os.environ.get("WEBHOOK_TIMEOUT_SECONDS", 10))
 WEBHOOK_ATTEMPTS = int(os.environ.get("WEBHOOK_ATTEMPTS", 8))
 WEBHOOK_RETRY_SECONDS = float(os.environ.get("WEBHOOK_RETRY_SECONDS", 10))
+# Hosts (names, addresses or CIDR networks) an endpoint may be on although they are loopback, private or
+# link-local: every other such address is refused at delivery, so that webhooks cannot reach inside.
+WEBHOOK_ALLOWED_HOSTS = env_list("WEBHOOK_ALLOWED_HOSTS", [])
 MAX_RESULT_BYTES = int(os.environ.get("MAX_RESULT_BYTES", 4 * 1024 * 1024))
 
 # The audit log: days events are kept (0: forever); admins may change it on the audit page.

@@ -38,6 +38,10 @@ pytest_plugins = [
 ON_CI = os.environ.get("CI", "").lower() == "true"
 TESTS = Path(__file__).parent
 
+# Webhook receivers in tests listen on loopback, which a console refuses unless listed: the consoles and
+# workers tests start inherit this, and allowed_loopback_webhooks says it to the settings already loaded here.
+os.environ.setdefault("WEBHOOK_ALLOWED_HOSTS", "127.0.0.1")
+
 # The run's metric files (approvals.observe.metrics) in a folder of its own, which the processes tests start inherit.
 os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="console-metrics-")
 atexit.register(shutil.rmtree, os.environ["PROMETHEUS_MULTIPROC_DIR"], ignore_errors=True)
@@ -329,3 +333,11 @@ def fresh_channel_layer():
 
     channel_layers.backends.clear()
     yield
+
+
+@pytest.fixture(autouse=True, scope="session")
+def allowed_loopback_webhooks():
+    from django.test import override_settings
+
+    with override_settings(WEBHOOK_ALLOWED_HOSTS=os.environ["WEBHOOK_ALLOWED_HOSTS"].split(",")):
+        yield

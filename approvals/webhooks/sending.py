@@ -67,7 +67,7 @@ def deliver(delivery_id: int, requested_by: str = "") -> WebhookAttempt | None:
     endpoint = delivery.endpoint
     try:
         text = bodies.body(delivery.payload, endpoint.slack)
-        answer = Transport(settings.WEBHOOK_TIMEOUT_SECONDS).post(
+        answer = Transport(settings.WEBHOOK_TIMEOUT_SECONDS, allowed_hosts=settings.WEBHOOK_ALLOWED_HOSTS).post(
             endpoint.url, text.encode(), signed_headers(endpoint.secret, delivery.message_id, text)
         )
         status, elapsed_ms, error = answer.status, answer.elapsed_ms, ""

@@ -172,7 +172,7 @@ def test_it_answers_every_url_and_form_with_hostile_values_without_a_server_erro
             status = send().status_code
             if status >= 500:
                 failures.append((method, target[:80], value[:12], status))
-    assert failures == []
+    assert failures == [], "\n".join(map(repr, failures))
 
 
 @pytest.mark.parametrize("text", ["²", "١٢", "𝟗", "12" * 7, "-1", " "])
@@ -205,3 +205,10 @@ def test_it_returns_to_the_queue_from_a_decision_whose_next_is_no_path(rows, log
     client = login(roles.OPERATOR)
     response = client.post(reverse("call_decide", args=[rows["call"]]), {"decision": "deny", "next": "-1"})
     assert response.status_code == 302 and response["Location"] == reverse("queue")
+
+
+def test_it_refuses_a_nul_in_a_query_or_form_value_with_400(rows, login):
+    client = login(roles.ADMIN, roles.OPERATOR)
+    assert client.get(reverse("queue"), {"tool": "a\x00b"}).status_code == 400
+    assert client.post(reverse("token_add"), {"name": "x\x00"}).status_code == 400
+    assert client.get(reverse("queue"), {"tool": "shop_refund"}).status_code == 200
