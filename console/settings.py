@@ -200,6 +200,8 @@ CELERY_TASK_IGNORE_RESULT = True
 STALE_CALLS_INTERVAL_SECONDS = float(os.environ.get("STALE_CALLS_INTERVAL_SECONDS", 15))
 # Without celery beat (embedded), each daphne process runs the schedule below itself.
 PERIODIC_WORK_IN_PROCESS = env_bool("PERIODIC_WORK_IN_PROCESS", not REDIS_URL)
+# The fewest seconds between two syncs of one server that its announced list changes start.
+SYNC_MIN_SECONDS = float(os.environ.get("SYNC_MIN_SECONDS", 10))
 CELERY_BEAT_SCHEDULE = {
     "sync-servers": {
         "task": "approvals.tasks.sync_all_servers",
