@@ -28,7 +28,7 @@ migrate: install
 	$(BIN)/python manage.py migrate --noinput
 
 run: migrate
-	$(BIN)/python manage.py seed_demo
+	HOST=$(HOST) PORT=$(PORT) $(BIN)/python manage.py seed_demo
 	$(BIN)/python manage.py clear_metrics
 	$(BIN)/daphne -b $(HOST) -p $(PORT) console.asgi:application
 

@@ -9,6 +9,7 @@ from approvals.audit import chain
 from approvals.audit.chain import Actor
 from approvals.audit.snapshots import snapshot
 from approvals.calls.models import Call
+from approvals.catalog import sync
 from approvals.catalog.models import Prompt, Resource, ResourceTemplate, Server, Tool, ToolChange
 from approvals.inputs.models import InputRequest
 from approvals.policy.models import PolicyRule
@@ -134,13 +135,17 @@ class ServerAdmin(AuditedAdmin):
     ]
     formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
 
-    # Changed or deleted here as on the console's own pages: sessions to the server as it was close,
-    # and its calls waiting to run are cancelled.
+    # Added, changed or deleted here as on the console's own pages: a new endpoint is synced and what it lists
+    # goes through review; sessions to the server as it was close, and its calls waiting to run are cancelled.
     def save_model(self, request, obj, form, change):
         stored = Server.objects.filter(pk=obj.pk).first() if change else None
+        if stored is not None:
+            servers.forget_era(stored, obj)
         super().save_model(request, obj, form, change)
-        if stored is not None and (why := servers.why_retired(stored, obj)):
-            servers.retire(stored, Actor.user(request.user), why)
+        if stored is not None:
+            servers.follow_change(stored, obj, Actor.user(request.user))
+        elif obj.enabled:
+            sync.enqueue_sync(obj)
 
     def delete_model(self, request, obj):
         servers.delete_server(obj, Actor.user(request.user))

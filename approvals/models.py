@@ -7,7 +7,13 @@ Django shows a choice given no label as its name in title case; only the labels 
 """
 
 from approvals.api.models import ApiKey  # noqa: F401
-from approvals.audit.models import AuditEvent, AuditHead, AuditSettings, AuditVerification  # noqa: F401
+from approvals.audit.models import (  # noqa: F401
+    AuditEvent,
+    AuditForwardCursor,
+    AuditHead,
+    AuditSettings,
+    AuditVerification,
+)
 from approvals.calls.models import Call, CallApproval  # noqa: F401
 from approvals.catalog.models import (  # noqa: F401
     Prompt,

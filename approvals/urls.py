@@ -5,6 +5,7 @@ from approvals.signin.forms import ThrottledAuthenticationForm
 from approvals.views import (
     account,
     audit,
+    audit_reports,
     calls,
     catalog,
     connect,
@@ -43,7 +44,8 @@ urlpatterns = [
     path("review/tools/<int:pk>/", review.entry_review, name="tool_review"),
     path("review/tools/<int:pk>/accept/", review.entry_decide, {"accept": True}, name="tool_accept"),
     path("review/tools/<int:pk>/reject/", review.entry_decide, {"accept": False}, name="tool_reject"),
-    path("review/servers/<slug:slug>/accept/", review.server_accept_tools, name="server_accept_tools"),
+    path("review/servers/<slug:slug>/accept/", review.server_decide, {"accept": True}, name="server_accept_tools"),
+    path("review/servers/<slug:slug>/reject/", review.server_decide, {"accept": False}, name="server_reject_tools"),
     path("review/<slug:kind>/<int:pk>/", review.entry_review, name="entry_review"),
     path("review/<slug:kind>/<int:pk>/accept/", review.entry_decide, {"accept": True}, name="entry_accept"),
     path("review/<slug:kind>/<int:pk>/reject/", review.entry_decide, {"accept": False}, name="entry_reject"),
@@ -63,6 +65,7 @@ urlpatterns = [
     path("webhooks/new/", webhooks.webhook_add, name="webhook_add"),
     path("webhooks/<int:pk>/", webhooks.webhook_detail, name="webhook"),
     path("webhooks/<int:pk>/rotate/", webhooks.webhook_rotate, name="webhook_rotate"),
+    path("webhooks/<int:pk>/test/", webhooks.webhook_test, name="webhook_test"),
     path("webhooks/<int:pk>/delete/", webhooks.webhook_delete, name="webhook_delete"),
     path("webhooks/deliveries/<int:pk>/redeliver/", webhooks.webhook_redeliver, name="webhook_redeliver"),
     path("connect/", connect.connect, name="connect"),
@@ -74,6 +77,7 @@ urlpatterns = [
     path("audit/verify/", audit.audit_verify, name="audit_verify"),
     path("audit/retention/", audit.audit_retention_view, name="audit_retention"),
     path("audit/decisions/", audit.my_decisions, name="my_decisions"),
+    path("audit/report/", audit_reports.audit_report, name="audit_report"),
     path("account/", account.account, name="account"),
     path("account/keys/<int:pk>/revoke/", account.revoke, name="api_key_revoke"),
 ]

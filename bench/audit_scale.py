@@ -1,4 +1,5 @@
-"""The audit log at a million events on PostgreSQL: a filtered page, a free-text search, exports, verification.
+"""The audit log at a million events on PostgreSQL: a filtered page, a free-text search, exports, verification,
+the report for a period and forwarding to a syslog receiver.
 
     .venv/bin/python bench/audit_scale.py [--events 1000000] [--keep] [--reuse]
 
@@ -10,7 +11,9 @@ cancelled, failed upstream), a valid hash chain computed by approvals.audit.
 Then it measures the console's own code: the audit page rendered through
 Django's test client for several filters (median and p95 of repeated requests),
 the CSV and JSONL exports of the whole log, and verification of the whole
-chain. The database is dropped at the end unless --keep is given; --reuse
+chain, the audit report (approvals.audit_log.report) for a day, a month and
+the whole year, and forwarding the whole log over syslog+tcp to a receiver in a
+child process that reads each batch to its end. The database is dropped at the end unless --keep is given; --reuse
 measures again what a run with --keep left.
 """
 
@@ -344,6 +347,58 @@ def measure_verify(runs=3):
     return verdict.checked, sorted(timings)
 
 
+def measure_report():
+    """Seconds to build the report for the newest day, month and year of the log (median of 3)."""
+    from approvals.audit.models import AuditEvent
+    from approvals.audit_log import report
+
+    newest = AuditEvent.objects.order_by("-seq").values_list("at", flat=True).first()
+    results = []
+    for name, days in (("a day", 1), ("30 days", 30), ("the year", 366)):
+        since = newest - timedelta(days=days)
+        built = report.build(since, newest + timedelta(seconds=1))
+        decisions = sum(row["count"] for row in built.decisions)
+        median, _ = timed(lambda since=since: report.build(since, newest + timedelta(seconds=1)), repeat=3)
+        results.append((name, decisions, median))
+    return results
+
+
+SINK = """
+import socket, sys
+server = socket.create_server(("127.0.0.1", 0))
+print(server.getsockname()[1], flush=True)
+while True:
+    conn, _ = server.accept()
+    while conn.recv(1 << 20):
+        pass
+    conn.close()
+"""
+
+
+def measure_forwarding(fmt):
+    """Events a second forwarded over syslog+tcp to a child process that reads everything and closes."""
+    import subprocess
+
+    from django.conf import settings
+
+    from approvals.audit import forwarding
+    from approvals.audit.models import AuditForwardCursor
+
+    sink = subprocess.Popen([sys.executable, "-c", SINK], stdout=subprocess.PIPE, text=True)
+    try:
+        port = int(sink.stdout.readline())
+        settings.AUDIT_FORWARD_URL, settings.AUDIT_FORWARD_FORMAT = f"syslog+tcp://127.0.0.1:{port}", fmt
+        AuditForwardCursor.objects.all().delete()
+        start = time.perf_counter()
+        forwarded = forwarding.forward(budget_seconds=3600)
+        seconds = time.perf_counter() - start
+        assert not forwarded.error, forwarded.error
+        return forwarded.sent, seconds
+    finally:
+        sink.kill()
+        sink.wait()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=1_000_000)
@@ -386,6 +441,13 @@ def main():
             f"| 3 runs | {checked:,} | {median:.1f} | {checked / median:,.0f} "
             f"| {checked / timings[-1]:,.0f}–{checked / timings[0]:,.0f} |"
         )
+        print("\n| audit report, period | decisions in it | median s |\n|---|---:|---:|")
+        for name, decisions, median in measure_report():
+            print(f"| {name} | {decisions:,} | {median / 1000:.2f} |")
+        print("\n| forwarding the whole log over syslog+tcp | events | seconds | events/s |\n|---|---:|---:|---:|")
+        for fmt in ("json", "cef"):
+            sent, seconds = measure_forwarding(fmt)
+            print(f"| {fmt} | {sent:,} | {seconds:.1f} | {sent / seconds:,.0f} |")
         print(f"\nload average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     finally:
         if not (args.keep or args.reuse):

@@ -3,7 +3,8 @@
 /healthz says the process answers and touches nothing else, so a slow database never
 gets a healthy web process restarted. /readyz says whether it can serve: the database
 answers a query, every migration is applied, a message sent on the channel layer comes
-back, and the celery broker accepts a connection. Each check is named in the JSON body
+back, and the celery broker accepts a connection. With AUDIT_FORWARD_URL set, the detail also says
+how far the SIEM is behind (events and seconds), without ever failing on it. Each check is named in the JSON body
 with its outcome; any failure makes the answer 503. A failure shows only the exception's
 class (the full error goes to the log): a database error's text names hosts and roles.
 
@@ -22,6 +23,8 @@ from django.conf import settings
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.http import HttpResponseNotAllowed, JsonResponse
+
+from approvals.audit import forwarding
 
 logger = logging.getLogger(__name__)
 
@@ -81,7 +84,19 @@ def broker():
     return None
 
 
-READINESS = {"database": database, "migrations": migrations, "channel_layer": channel_layer, "broker": broker}
+def audit_forwarding():
+    # Never a failure: a SIEM that is down must not take the console out of service; the lag says how far behind.
+    lag = forwarding.lag()
+    return lag.as_dict() if lag else None
+
+
+READINESS = {
+    "database": database,
+    "migrations": migrations,
+    "channel_layer": channel_layer,
+    "broker": broker,
+    "audit_forwarding": audit_forwarding,
+}
 
 
 def outcome(name, check) -> dict:

@@ -12,6 +12,7 @@ from urllib.parse import parse_qs, urlsplit
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from approvals.audit.siem_transport import url_problem as forward_url_problem
 from approvals.gateway.loopback import is_loopback_host
 from approvals.upstream.isolation import MODES as STDIO_ISOLATION_MODES
 
@@ -219,6 +220,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "approvals.tasks.prune_audit",
         "schedule": float(os.environ.get("AUDIT_PRUNE_INTERVAL_SECONDS", 86400)),
     },
+    "forward-audit": {
+        "task": "approvals.tasks.forward_audit",
+        "schedule": float(os.environ.get("AUDIT_FORWARD_INTERVAL_SECONDS", 10)),
+    },
 }
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -320,6 +325,17 @@ MAX_RESULT_BYTES = int(os.environ.get("MAX_RESULT_BYTES", 4 * 1024 * 1024))
 AUDIT_RETENTION_DAYS = int(os.environ.get("AUDIT_RETENTION_DAYS", 0))
 # Arguments and results live whole in the call's row; an audit event carries their digest, size and this much.
 AUDIT_PREVIEW_BYTES = int(os.environ.get("AUDIT_PREVIEW_BYTES", 2048))
+# Forwarding the audit log to a SIEM (approvals.audit.forwarding; docs/siem.md): where, in which form, the CA
+# that signed a TLS receiver's certificate (else the system's), a HEC collector's token, the longest wait.
+AUDIT_FORWARD_URL = os.environ.get("AUDIT_FORWARD_URL", "").strip()
+if AUDIT_FORWARD_URL and (problem := forward_url_problem(AUDIT_FORWARD_URL)):
+    raise ImproperlyConfigured(f"AUDIT_FORWARD_URL cannot be used: {problem}")
+AUDIT_FORWARD_FORMAT = os.environ.get("AUDIT_FORWARD_FORMAT", "json").strip().lower()
+if AUDIT_FORWARD_FORMAT not in {"json", "cef"}:
+    raise ImproperlyConfigured(f"AUDIT_FORWARD_FORMAT must be json or cef, not {AUDIT_FORWARD_FORMAT!r}")
+AUDIT_FORWARD_CA_FILE = os.environ.get("AUDIT_FORWARD_CA_FILE", "")
+AUDIT_FORWARD_TOKEN = os.environ.get("AUDIT_FORWARD_TOKEN", "")
+AUDIT_FORWARD_TIMEOUT_SECONDS = float(os.environ.get("AUDIT_FORWARD_TIMEOUT_SECONDS", 10))
 
 # The queue page: calls a page shows, grouped by client and tool.
 QUEUE_PAGE_SIZE = int(os.environ.get("QUEUE_PAGE_SIZE", 50))
@@ -331,6 +347,8 @@ SIGNIN_LOCKOUT_SECONDS = float(os.environ.get("SIGNIN_LOCKOUT_SECONDS", 900))
 
 # The MCP endpoint for clients.
 MCP_MAX_BODY_BYTES = int(os.environ.get("MCP_MAX_BODY_BYTES", 1024 * 1024))
+# The longest URI a client may name in a read, a subscription or a completion, in UTF-8 bytes.
+MAX_URI_BYTES = int(os.environ.get("MAX_URI_BYTES", 8 * 1024))
 MCP_RATE_LIMIT_PER_MINUTE = int(os.environ.get("MCP_RATE_LIMIT_PER_MINUTE", 600))
 MCP_TOOLS_PAGE_SIZE = int(os.environ.get("MCP_TOOLS_PAGE_SIZE", 100))
 # Calls one token may have waiting for a decision at once (0: no cap); a token's own cap overrides it.

@@ -453,7 +453,7 @@ document.addEventListener("DOMContentLoaded", () => {
   }
   if (!Array.isArray(conditions) || !conditions.every((c) => c && typeof c === "object" && !Array.isArray(c))) return;
   const operators = builder.dataset.operators.split(" ");
-  const rows = builder.querySelector("tbody");
+  const rows = builder.querySelector("[data-condition-rows]");
   const valueless = (op) => op === "exists" || op === "absent";
   const listed = (op) => op === "in" || op === "not_in";
   const readOne = (text) => {
@@ -471,7 +471,7 @@ document.addEventListener("DOMContentLoaded", () => {
   const showValue = (op, value) => (listed(op) && Array.isArray(value) ? value.map(showOne).join(", ") : showOne(value));
 
   const write = () => {
-    const built = [...rows.querySelectorAll("tr")].map((row) => {
+    const built = [...rows.querySelectorAll(".condition-row")].map((row) => {
       const op = row.querySelector("select").value;
       const condition = { path: row.querySelector("input.path").value.trim(), op };
       if (!valueless(op)) condition.value = readValue(op, row.querySelector("input.value").value.trim());
@@ -480,32 +480,41 @@ document.addEventListener("DOMContentLoaded", () => {
     area.value = JSON.stringify(built, null, 1);
   };
 
+  let numbered = 0;
   const addRow = (condition) => {
-    const row = document.createElement("tr");
-    const cell = (child) => {
-      const td = document.createElement("td");
-      td.append(child);
-      row.append(td);
+    numbered += 1;
+    const row = document.createElement("div");
+    row.className = "condition-row";
+    const labelled = (text, child) => {
+      child.id = `condition-${numbered}-${text.toLowerCase()}`;
+      const label = document.createElement("label");
+      label.htmlFor = child.id;
+      label.textContent = text;
+      const field = document.createElement("div");
+      field.className = `field condition-${text.toLowerCase()}`;
+      field.append(label, child);
+      row.append(field);
       return child;
     };
-    const path = cell(document.createElement("input"));
+    const path = labelled("Path", document.createElement("input"));
+    path.type = "text";
     path.className = "path";
     path.setAttribute("list", "argument-paths");
-    path.setAttribute("aria-label", "Path");
     path.value = condition.path || "";
-    const op = cell(document.createElement("select"));
-    op.setAttribute("aria-label", "Operator");
+    const op = labelled("Operator", document.createElement("select"));
     operators.forEach((name) => op.append(new Option(name, name)));
     op.value = operators.includes(condition.op) ? condition.op : "eq";
-    const value = cell(document.createElement("input"));
+    const value = labelled("Value", document.createElement("input"));
+    value.type = "text";
     value.className = "value";
-    value.setAttribute("aria-label", "Value");
     value.value = "value" in condition ? showValue(op.value, condition.value) : "";
-    const remove = cell(document.createElement("button"));
+    const remove = document.createElement("button");
     remove.type = "button";
     remove.className = "button";
     remove.textContent = "Remove";
-    const showValueInput = () => { value.hidden = valueless(op.value); };
+    remove.setAttribute("aria-label", `Remove condition ${numbered}`);
+    row.append(remove);
+    const showValueInput = () => { value.parentElement.hidden = valueless(op.value); };
     [path, value].forEach((input) => input.addEventListener("input", write));
     op.addEventListener("change", () => { showValueInput(); write(); });
     remove.addEventListener("click", () => { row.remove(); write(); });
@@ -605,4 +614,29 @@ document.addEventListener("DOMContentLoaded", () => {
     });
   });
   document.querySelector("[data-drag-hint]")?.removeAttribute("hidden");
+});
+
+// The navigation's menu is a <details>: this only closes it on a click elsewhere or on Escape.
+document.addEventListener("DOMContentLoaded", () => {
+  const menus = [...document.querySelectorAll("details[data-menu]")];
+  if (!menus.length) return;
+  document.addEventListener("click", (event) => {
+    menus.filter((menu) => menu.open && !menu.contains(event.target)).forEach((menu) => { menu.open = false; });
+  });
+  document.addEventListener("keydown", (event) => {
+    if (event.key !== "Escape") return;
+    menus.filter((menu) => menu.open).forEach((menu) => {
+      menu.open = false;
+      menu.querySelector("summary").focus();
+    });
+  });
+});
+
+// A list's "select all" box: it checks or clears every row's box in its form.
+document.addEventListener("DOMContentLoaded", () => {
+  document.querySelectorAll("input[data-select-all]").forEach((all) => {
+    all.addEventListener("change", () => {
+      all.closest("form").querySelectorAll('tbody input[type="checkbox"]').forEach((box) => { box.checked = all.checked; });
+    });
+  });
 });

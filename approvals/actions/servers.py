@@ -82,15 +82,7 @@ RECONNECT_FIELDS = {"transport", "url", "command", "headers", "env"}
 @transaction.atomic
 def update_server(server, actor=SYSTEM, **changes):
     changed = {k for k, v in changes.items() if getattr(server, k) != v}
-    reconnect = RECONNECT_FIELDS & changed
     before_changes = copy.copy(server)
-    resync = (
-        reconnect
-        or ("tool_prefix" in changes and changes["tool_prefix"] != server.tool_prefix)
-        or (changes.get("enabled") and not server.enabled)
-        # Tools awaiting review are accepted by the next sync.
-        or ("changes" in changed and changes["changes"] == Server.Changes.ACCEPT)
-    )
     audited = [field for field in AUDITED_FIELDS if field in changed]
     before = snapshot(server, audited)
     secrets_changed = {
@@ -110,25 +102,50 @@ def update_server(server, actor=SYSTEM, **changes):
             server=server,
             data={"trusted": server.trusted},
         )
-    if reconnect:
-        # A new endpoint may speak another era: negotiate afresh.
-        server.revision = ""
+    forget_era(before_changes, server)
     server.save()
-    if why := why_retired(before_changes, server):
-        retire(before_changes, actor, why)
-    if resync and server.enabled:
-        sync.enqueue_sync(server)
-    if "enabled" in changed or "tool_prefix" in changed:
-        # The tools clients see changed even before any sync: tell their streams.
-        events.catalog_changed(server.pk)
+    follow_change(before_changes, server, actor)
     return server
+
+
+def reconnects(before: Server, after: Server) -> bool:
+    """Whether the change makes the server another endpoint: what was open or waiting for the old one ends."""
+    return any(getattr(before, name) != getattr(after, name) for name in RECONNECT_FIELDS)
+
+
+def forget_era(before: Server, after: Server) -> None:
+    """Before `after` is saved: a new endpoint may speak another era, so it is negotiated afresh."""
+    if reconnects(before, after):
+        after.revision = ""
+
+
+def follow_change(before: Server, after: Server, actor) -> None:
+    """What a saved change of a server sets going, on the console's form and in Django's admin alike: the server as
+    it was retired, and a sync whose listing goes through review like any other, with clients told of it.
+    """
+    if why := why_retired(before, after):
+        retire(before, actor, why)
+    prefixed = before.tool_prefix != after.tool_prefix
+    enabled = after.enabled and not before.enabled
+    resync = (
+        reconnects(before, after)
+        or prefixed
+        or enabled
+        # Tools awaiting review are accepted by the next sync.
+        or (before.changes != after.changes and after.changes == Server.Changes.ACCEPT)
+    )
+    if resync and after.enabled:
+        sync.enqueue_sync(after)
+    if before.enabled != after.enabled or prefixed:
+        # The tools clients see changed even before any sync: tell their streams.
+        events.catalog_changed(after.pk)
 
 
 def why_retired(before: Server, after: Server) -> str:
     """Why the server as it was must be retired, or '' when its change leaves sessions and calls as they are."""
     if before.enabled and not after.enabled:
         return "its server was disabled"
-    if any(getattr(before, name) != getattr(after, name) for name in RECONNECT_FIELDS):
+    if reconnects(before, after):
         return "its server's endpoint changed"
     return ""
 

@@ -88,12 +88,17 @@ def try_permission(token: ClientToken, tool_name: str, tool_input: dict) -> Outc
 
 
 def try_read(token: ClientToken, uri: str) -> Outcome:
-    """A resources/read of `uri`, routed as the gateway routes it: a listed resource, else the first template.
+    """A resources/read of `uri`, routed as the gateway routes it: a listed resource, else the template matching it.
 
-    The route is looked up with the token's globs, so a URI the token may not read has none.
+    The URI is normalized first and the route looked up with the token's globs, as the gateway does, so a URI the
+    token may not read has none.
     """
-    route = routes.resource_route(token, uri)
-    stopped = refused_at_the_door(token, "read")
+    try:
+        uri, too_long = routes.requested_uri(uri), ""
+    except JsonRpcError as exc:
+        too_long = f"{exc.message}: the client would be refused."
+    route = None if too_long else routes.resource_route(token, uri)
+    stopped = too_long or refused_at_the_door(token, "read")
     if not stopped and route is None:
         stopped = (
             f"No resource or template that the token {token.name} may read has the URI {uri}:"

@@ -15,17 +15,20 @@ from approvals.roles import has_role
 
 SAFE_METHODS = {"GET", "HEAD", "OPTIONS", "TRACE"}
 NO_ROLE = "Your account holds no role in the console; an admin can give it one."
+READ_ONLY = "This API key is read-only: it reads the queue and the audit log, and decides or answers nothing."
 
 
 class ApiKeyAuth(HttpBearer):
-    """`Authorization: Bearer mcpk_…`: a key made on the user's own page."""
+    """`Authorization: Bearer mcpk_…`: a key made on the user's own page; a read-only key changes nothing."""
 
     def authenticate(self, request: HttpRequest, token: str):
-        user = keys.user_of(token)
-        if user is None:
+        key = keys.key_of(token)
+        if key is None:
             return None
-        request.user, request.api_key = user, token
-        return user
+        if key.read_only and request.method not in SAFE_METHODS:
+            raise HttpError(403, READ_ONLY)
+        request.user, request.api_key = key.user, token
+        return key.user
 
 
 class BrowserSessionAuth(APIKeyCookie):

@@ -22,12 +22,24 @@ def new_key() -> tuple[str, str]:
 
 
 @transaction.atomic
-def create_key(user, name: str) -> tuple[ApiKey, str]:
+def create_key(user, name: str, expires_at=None, read_only: bool = False) -> tuple[ApiKey, str]:
     """A new key for `user` and its secret; the secret exists only in what this returns."""
     secret, prefix = new_key()
-    key = ApiKey.objects.create(user=user, name=name.strip()[:MAX_NAME], prefix=prefix, key_hash=hash_secret(secret))
-    chain.record("api_key.created", Actor.user(user), data={"key_id": key.pk, "name": key.name, "prefix": prefix})
+    key = ApiKey.objects.create(
+        user=user,
+        name=name.strip()[:MAX_NAME],
+        prefix=prefix,
+        key_hash=hash_secret(secret),
+        expires_at=expires_at,
+        read_only=read_only,
+    )
+    data = {"key_id": key.pk, "name": key.name, "prefix": prefix, "read_only": read_only}
+    chain.record("api_key.created", Actor.user(user), data={**data, "expires_at": stamp(expires_at)})
     return key, secret
+
+
+def stamp(when) -> str | None:
+    return when.isoformat() if when else None
 
 
 @transaction.atomic
@@ -44,18 +56,24 @@ def revoke_key(user, key_id) -> bool:
     return bool(revoked)
 
 
-def user_of(secret: str):
-    """The active user this key acts as, noting its use; None for an unknown, revoked or deactivated one's key."""
+def key_of(secret: str) -> ApiKey | None:
+    """The key, with its active user, noting its use; None for an unknown, revoked, expired or deactivated one's key."""
     if not secret.startswith(PREFIX):
         return None
     key = ApiKey.objects.select_related("user").filter(key_hash=hash_secret(secret), revoked_at__isnull=True).first()
-    if key is None or not key.user.is_active:
-        return None
     now = timezone.now()
+    if key is None or not key.user.is_active or (key.expires_at is not None and key.expires_at <= now):
+        return None
     # Written at most once a TOUCH_INTERVAL: a busy bot must not make every request a write.
     if key.last_used_at is None or now - key.last_used_at > TOUCH_INTERVAL:
         ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
-    return key.user
+    return key
+
+
+def user_of(secret: str):
+    """The active user a usable key acts as, else None."""
+    key = key_of(secret)
+    return key.user if key else None
 
 
 def keys_of(user):

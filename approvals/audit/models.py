@@ -82,3 +82,21 @@ class AuditVerification(models.Model):
 
     class Meta:
         ordering = ["-started_at", "-id"]
+
+
+class AuditForwardCursor(models.Model):
+    """How far the log has been forwarded to one destination (AUDIT_FORWARD_URL without its secrets).
+
+    `seq` and `chain_value` are those of the last event the receiver acknowledged: forwarding
+    resumes after it, and continues the public chain from its value. A process forwards while it
+    holds the row's lease (`holder`, `held_until`), so two workers never send the same events at once.
+    """
+
+    destination = models.CharField(max_length=500, unique=True)
+    seq = models.BigIntegerField(default=0)
+    chain_value = models.CharField(max_length=64, default=AuditHead.GENESIS)
+    acknowledged_at = models.DateTimeField(null=True, blank=True)
+    attempted_at = models.DateTimeField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    holder = models.CharField(max_length=100, blank=True)
+    held_until = models.DateTimeField(null=True, blank=True)

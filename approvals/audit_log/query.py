@@ -92,6 +92,7 @@ ACTIONS = [
     "webhook.rotated",
     "webhook.deleted",
     "webhook.redelivered",
+    "webhook.tested",
 ]
 
 
@@ -99,6 +100,25 @@ def search_expression():
     # A PostgreSQL migration indexes exactly this expression with pg_trgm, so that
     # a substring search does not read every event.
     return Upper(KT("data__arguments"))
+
+
+class ToolField(forms.ModelChoiceField):
+    """A tool by its exposed name as typed, or by id as links give it (a removed tool and its active successor may
+    share a name: the name finds the one held now, else the newest). A select of every tool would list thousands."""
+
+    widget = forms.TextInput(attrs={"placeholder": "any tool", "spellcheck": "false"})
+
+    def to_python(self, value):
+        if value in self.empty_values:
+            return None
+        text = str(value).strip()
+        tools = self.queryset
+        found = tools.filter(pk=int(text)).first() if text.isdigit() and len(text) < 19 else None
+        found = found or tools.filter(exposed_name=text, status__in=Tool.HELD).first()
+        found = found or tools.filter(exposed_name=text).order_by("-pk").first()
+        if found is None:
+            raise forms.ValidationError("No tool goes by that name.")
+        return found
 
 
 class AuditFilter(forms.Form):
@@ -114,8 +134,7 @@ class AuditFilter(forms.Form):
     server = forms.ModelChoiceField(
         Server.objects.all(), required=False, empty_label="any server", to_field_name="slug"
     )
-    # By id: a removed tool and its active successor may share an exposed name.
-    tool = forms.ModelChoiceField(Tool.objects.order_by("exposed_name", "pk"), required=False, empty_label="any tool")
+    tool = ToolField(Tool.objects.only("pk", "exposed_name", "status"), required=False)
     operator = forms.ModelChoiceField(
         get_user_model().objects.order_by("username"), required=False, empty_label="anyone", to_field_name="username"
     )
@@ -260,7 +279,7 @@ def filter_fields(form):
     each option through a template of its own, half the page's time."""
     fields = []
     for bound in form:
-        choices = getattr(bound.field, "choices", None)
+        choices = bound.field.choices if isinstance(bound.field.widget, forms.Select) else None
         chosen = str(bound.value() or "")
         options = None if choices is None else [(str(value), label, str(value) == chosen) for value, label in choices]
         fields.append({"field": bound, "options": options})

@@ -27,7 +27,7 @@ from approvals.catalog.models import Tool
 from approvals.db import batch_reads
 from approvals.live import events
 from approvals.observe import metrics, traces
-from approvals.policy import engine
+from approvals.policy import engine, rules
 from approvals.policy.models import PolicyRule
 from approvals.protocol.canonical import sha256_digest
 from approvals.protocol.results import tool_error_result
@@ -93,21 +93,7 @@ def enabled_rules() -> list[PolicyRule]:
 
 
 def policy_rules(rows: list[PolicyRule] | None = None):
-    return [
-        engine.Rule(
-            r.pk,
-            r.name,
-            r.action,
-            r.tool_glob,
-            r.server_id,
-            r.client_id,
-            r.annotations,
-            r.conditions,
-            r.message,
-            r.applies_to,
-        )
-        for r in (enabled_rules() if rows is None else rows)
-    ]
+    return [rules.engine_rule(r) for r in (enabled_rules() if rows is None else rows)]
 
 
 def new_call(ctx: ClientContext, jsonrpc_id, progress_token, arguments: dict, **fields) -> Call:

@@ -52,9 +52,33 @@ def facts(token, read: Read) -> engine.CallFacts:
 
 @holding.connection_given_back
 def governed_by_a_rule(token, read: Read) -> bool:
-    """Whether an enabled rule decides this read; the rules of other kinds are not even read."""
+    """Whether an enabled rule decides this read."""
+    return verdict_for(token, read).rule is not None
+
+
+def verdict_for(token, read: Read) -> engine.Verdict:
+    # The rules of other kinds are not even read.
     rows = list(PolicyRule.objects.filter(enabled=True, applies_to=read.kind))
-    return engine.evaluate(lifecycle.policy_rules(rows), facts(token, read)).rule is not None
+    return engine.evaluate(lifecycle.policy_rules(rows), facts(token, read))
+
+
+@holding.connection_given_back
+def refused_beside_the_read(token, reads: list[Read], what: str) -> JsonRpcError | None:
+    """Why a subscription to a resource, or a completion for a resource or a prompt, is refused: a deny or ask rule
+    that names the read it stands beside. Each tells something of what the read would (the resource's updates,
+    the values its arguments take) and neither can wait for an operator, so a rule that holds the read refuses it.
+    """
+    for read in reads:
+        verdict = verdict_for(token, read)
+        if verdict.rule is None or verdict.action == engine.ALLOW:
+            continue
+        why = f": {verdict.message}" if verdict.message else ""
+        if verdict.action == engine.DENY:
+            text = f"{what} was denied by policy ({verdict.rule_name}){why}."
+        else:
+            text = f"{what} was refused: policy ({verdict.rule_name}) asks an operator about {read.name}{why}."
+        return JsonRpcError(INVALID_REQUEST, text, {"status": "refused", "rule": verdict.rule_name})
+    return None
 
 
 @transaction.atomic

@@ -138,6 +138,12 @@ class Tool(models.Model):
 
     class Meta:
         ordering = ["exposed_name"]
+        # The lists' pages: a status's tools by name, across servers and on one server's page, and their counts,
+        # read from an index however many tools a server lists.
+        indexes = [
+            models.Index(fields=["status", "exposed_name"], name="tool_status_name"),
+            models.Index(fields=["server", "status", "exposed_name"], name="tool_server_status_name"),
+        ]
         constraints = [
             models.UniqueConstraint(fields=["server", "upstream_name"], name="tool_unique_upstream_name"),
             # Clients address tools by exposed name alone: two tools that hold a name may never share one.
@@ -290,7 +296,7 @@ class UriItem(SurfaceItem):
 
 
 class Resource(UriItem):
-    """One resource of one server; its URI, kept as the server gives it, routes resources/read."""
+    """One resource of one server; its URI in normal form (its definition keeps the server's) routes resources/read."""
 
 
 class ResourceTemplate(UriItem):

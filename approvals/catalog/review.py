@@ -19,7 +19,7 @@ from approvals.catalog import trust
 from approvals.catalog.models import Prompt, Server, Tool
 from approvals.catalog.surface import KINDS
 from approvals.live import events
-from approvals.protocol.tool_review import definition_changes, hidden_content, model_text
+from approvals.protocol.tool_review import Mentions, definition_changes, hidden_content, model_text
 
 DECIDABLE = [Tool.Status.NEEDS_REVIEW, Tool.Status.DECLINED]
 
@@ -80,7 +80,7 @@ def other_tool_names(server_id) -> list[str]:
     )
 
 
-def review_of(item, others: list[str] | None = None) -> Review:
+def review_of(item, others: list[str] | Mentions | None = None) -> Review:
     """The review of a tool or of a resource, template or prompt: what is listed now against what was accepted."""
     others = other_tool_names(item.server_id) if others is None else others
     return Review(
@@ -89,7 +89,7 @@ def review_of(item, others: list[str] | None = None) -> Review:
         changes=definition_changes(item.reviewed_definition, item.definition),
         hidden=hidden_content(item.definition, others),
         # As clients would be given it once accepted (a served entry's listing shows the accepted one until then).
-        model_text=model_text({**item.definition, "name": item.exposed_name}),
+        model_text=model_text({**item.definition, "name": trust.listed_name(item)}),
     )
 
 
@@ -116,8 +116,10 @@ def decide(model, item_id, actor, note, shown_digest, status) -> Outcome:
     now = timezone.now()
     item.status, item.last_changed_at = status, now
     if status == Tool.Status.ACTIVE:
+        # A rename is accepted with the rest: from now on clients, and tokens' globs, know it by its listed name.
         item.reviewed_digest, item.reviewed_definition = item.digest, item.definition
-    item.save(update_fields=["status", "last_changed_at", "reviewed_digest", "reviewed_definition"])
+        item.exposed_name = trust.listed_name(item)
+    item.save(update_fields=["status", "last_changed_at", "reviewed_digest", "reviewed_definition", "exposed_name"])
     kind = trust.Kind.ACCEPTED if status == Tool.Status.ACTIVE else trust.Kind.DECLINED
     trust.record_change(item, kind, item.definition, item.digest, status, note, now, reviewed, actor.name)
     trust.record_decision(verb, actor, item, reviewed, note)

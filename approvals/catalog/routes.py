@@ -2,10 +2,14 @@
 and which tools its globs reach.
 
 A token reaches a resource, template or prompt when its globs allow the row's
-exposed name, as with tools; a row it may not use does not exist for it.
+exposed name, as with tools; a row it may not use does not exist for it. Which row
+a URI reaches is decided first, among every server's routes, and the token's globs
+after: a URI another server serves is never answered by a template the token can see.
 """
 
 from fnmatch import fnmatchcase
+
+from django.conf import settings
 
 from approvals.audit import chain
 from approvals.audit.chain import Actor
@@ -13,6 +17,7 @@ from approvals.catalog.models import Prompt, Resource, ResourceTemplate, Server,
 from approvals.catalog.surface import KINDS, RESOURCES, offers
 from approvals.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError
 from approvals.protocol.uri_templates import matches
+from approvals.protocol.uris import normalized
 from approvals.tokens.credentials import token_allows
 from approvals.tokens.models import ClientToken
 
@@ -25,12 +30,34 @@ def enabled(model):
     return model.objects.select_related("server").filter(SurfaceItem.SERVED, server__enabled=True)
 
 
+def requested_uri(uri: str) -> str:
+    """A URI a client named, in the normal form rules and routes compare; one longer than MAX_URI_BYTES is refused."""
+    size = len(uri.encode("utf-8", "surrogatepass"))
+    if size > settings.MAX_URI_BYTES:
+        raise JsonRpcError(
+            INVALID_PARAMS,
+            f"The URI is {size} bytes long; this console takes URIs of at most {settings.MAX_URI_BYTES} bytes",
+            {"bytes": size, "maxBytes": settings.MAX_URI_BYTES},
+        )
+    return normalized(uri)
+
+
 def resource_route(token: ClientToken, uri: str) -> Resource | ResourceTemplate | None:
-    """The listed resource with this URI, else the first template (in template order) that matches it."""
-    listed = allowed(token, enabled(Resource).filter(uri=uri))
-    if listed:
-        return listed[0]
-    return next((t for t in allowed(token, enabled(ResourceTemplate)) if matches(t.uri, uri)), None)
+    """What `uri` (in normal form) reaches, if the token may use it: the resource listed with it, else a template
+    that matches it. Sync refuses a template that would reach another server's URI or template; should two
+    servers' rows still overlap, the one first listed keeps the route, whatever the strings' order.
+    """
+    owner = enabled(Resource).filter(uri=uri).first()
+    if owner is None:
+        templates = enabled(ResourceTemplate).order_by("first_seen_at", "pk")
+        owner = next((t for t in templates if matches(t.uri, uri)), None)
+    return owner if owner is not None and token_allows(token, owner.exposed_name) else None
+
+
+def upstream_uri(route: Resource | ResourceTemplate, uri: str) -> str:
+    """The URI to ask the upstream for: a listed resource's own spelling, else the normal form that was routed."""
+    listed = route.served_definition.get("uri") if isinstance(route, Resource) else None
+    return listed if isinstance(listed, str) else uri
 
 
 def prompt_route(token: ClientToken, name: str) -> Prompt | None:
@@ -39,9 +66,10 @@ def prompt_route(token: ClientToken, name: str) -> Prompt | None:
 
 
 def completion_route(token: ClientToken, ref_uri: str) -> ResourceTemplate | Resource | None:
-    """A completion names a resource template by its template (or a resource by its URI), as the server listed it."""
+    """A completion names a resource template by its template as listed, or a resource by its URI."""
+    uri = requested_uri(ref_uri)
     found = allowed(token, enabled(ResourceTemplate).filter(uri=ref_uri)) or allowed(
-        token, enabled(Resource).filter(uri=ref_uri)
+        token, enabled(Resource).filter(uri=uri)
     )
     return found[0] if found else None
 

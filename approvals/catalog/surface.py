@@ -1,24 +1,27 @@
 """A server's resources, resource templates and prompts in the catalog, and the table that routes to them.
 
-Kept at each sync beside the tools. A resource is reached by its URI, kept as the
-server gives it; a template by the URIs it matches; a prompt by its exposed name
-(the server's prefix and its name). Two active rows of one kind may never share
-their route: the row that holds it first keeps it, and a later one is rejected
-with the reason, as tool names are (also in the database's constraints).
+Kept at each sync beside the tools. A resource is reached by its URI, kept in
+RFC 3986's normal form (protocol.uris) as clients' URIs are before they are routed;
+a template by the URIs it matches; a prompt by its exposed name (the server's prefix
+and its name). Two active rows of one kind may never share their route, and no
+server's URI or template may reach what another's does (a template matching another
+server's resource, or overlapping its template): the row that holds it first keeps
+it, and a later one is rejected with the reason naming the overlap, as tool names are.
 """
 
 from collections import defaultdict
 from dataclasses import dataclass
 
 from approvals.catalog.models import Prompt, Resource, ResourceTemplate, Server, SurfaceItem
-from approvals.catalog.trust import apply_entry, remove_entry, reviewed_status
+from approvals.catalog.trust import apply_entry, exposed_name_for, remove_entry, reviewed_status
 from approvals.protocol.canonical import sha256_digest
 from approvals.protocol.jsonrpc import METHOD_NOT_FOUND
-from approvals.protocol.uri_templates import template_errors
+from approvals.protocol.uri_templates import matches, overlaps, template_errors
+from approvals.protocol.uris import normalized
 from approvals.upstream import UpstreamError, UpstreamSession
 
 # PostgreSQL indexes a value of at most some 2,700 bytes; the routes are indexed.
-MAX_URI_BYTES = 2000
+ROUTE_MAX_BYTES = 2000
 
 
 @dataclass(frozen=True)
@@ -35,14 +38,14 @@ class Kind:
     noun: str  # as pages name one of it
 
 
-RESOURCES = Kind(Resource, "resources", "resources", "uri", "uri", MAX_URI_BYTES, "Resources", "resource")
+RESOURCES = Kind(Resource, "resources", "resources", "uri", "uri", ROUTE_MAX_BYTES, "Resources", "resource")
 TEMPLATES = Kind(
     ResourceTemplate,
     "resource_templates",
     "resources",
     "uriTemplate",
     "uri",
-    MAX_URI_BYTES,
+    ROUTE_MAX_BYTES,
     "Resource templates",
     "resource template",
 )
@@ -116,25 +119,49 @@ def route_noun(kind: Kind) -> str:
     return "exposed name" if kind is PROMPTS else kind.key
 
 
-def route_of(kind: Kind, definition: dict, exposed: str) -> str:
-    return exposed if kind is PROMPTS else definition[kind.key]
+def held_elsewhere(model, server: Server) -> dict[str, str]:
+    """The routes of a kind that other servers hold, with the name of the server holding each."""
+    held = model.objects.filter(status__in=SurfaceItem.HELD).exclude(server=server)
+    return dict(held.values_list(model.ROUTED_BY, "server__name"))
 
 
-def apply_kind(server: Server, kind: Kind, definitions: list[dict], exposed_name_for, now) -> dict[str, list]:
-    """Apply one listing of one kind to the catalog; `exposed_name_for(prefix, name)` is the tools' naming rule.
+def overlap(kind: Kind, route: str, resources: dict[str, str], templates: dict[str, str]) -> str:
+    """Why a URI or a template would reach what another server's does, naming the overlap; '' when it would not."""
+    if kind is RESOURCES:
+        found = next((t for t in templates if matches(t, route)), None)
+        if found is not None:
+            return f"uri {route!r} is matched by the resource template {found!r} of the server {templates[found]}"
+    if kind is TEMPLATES:
+        found = next((uri for uri in resources if matches(route, uri)), None)
+        if found is not None:
+            return f"uriTemplate {route!r} matches the resource {found!r} of the server {resources[found]}"
+        found = next((t for t in templates if overlaps(route, t)), None)
+        if found is not None:
+            return f"uriTemplate {route!r} overlaps the resource template {found!r} of the server {templates[found]}"
+    return ""
+
+
+def identity_of(kind: Kind, definition: dict):
+    # A resource's URI is its route, compared in normal form; a template's is matched as listed.
+    identity = definition.get(kind.key)
+    return normalized(identity) if kind is RESOURCES and isinstance(identity, str) else identity
+
+
+def apply_kind(server: Server, kind: Kind, definitions: list[dict], now) -> dict[str, list]:
+    """Apply one listing of one kind to the catalog.
 
     Returns the routes (URI, template or exposed name) it added, changed, removed and rejected, by those words.
     """
     changes = defaultdict(list)
-    model, routed_by = kind.model, kind.model.ROUTED_BY
     existing = {getattr(row, kind.stored_in): row for row in kind.model.objects.filter(server=server)}
-    taken = dict(
-        model.objects.filter(status__in=SurfaceItem.HELD).exclude(server=server).values_list(routed_by, "server__name")
-    )
+    taken = held_elsewhere(kind.model, server)
+    uri_kind = kind in (RESOURCES, TEMPLATES)
+    resources = held_elsewhere(RESOURCES.model, server) if uri_kind else {}
+    templates = held_elsewhere(TEMPLATES.model, server) if uri_kind else {}
     seen, held_here = set(), {}
     for definition in definitions:
         definition = definition if isinstance(definition, dict) else {}
-        name, identity = definition.get("name"), definition.get(kind.key)
+        name, identity = definition.get("name"), identity_of(kind, definition)
         problem = identity_problem(kind, identity, seen)
         if problem:
             changes["rejected"].append(problem)
@@ -144,9 +171,11 @@ def apply_kind(server: Server, kind: Kind, definitions: list[dict], exposed_name
         exposed, naming = exposed_name_for(server.tool_prefix, name) if isinstance(name, str) else ("", "")
         if kind is PROMPTS and not reason:
             reason = naming
-        route = route_of(kind, definition, exposed)
+        route = exposed if kind is PROMPTS else identity
         if not reason and route in taken:
             reason = f"{route_noun(kind)} {route!r} is already served by the server {taken[route]}"
+        if not reason and uri_kind:
+            reason = overlap(kind, route, resources, templates)
         if not reason and route in held_here:
             reason = f"{route_noun(kind)} {route!r} is already used by {held_here[route]!r} of this server"
         status = SurfaceItem.Status.REJECTED if reason else SurfaceItem.Status.ACTIVE
@@ -163,18 +192,21 @@ def store(server, kind, row, definition, identity, exposed, status, reason, now,
     digest = sha256_digest(definition)
     if status == SurfaceItem.Status.ACTIVE:
         status = reviewed_status(server, row, digest)
+    if status == SurfaceItem.Status.NEEDS_REVIEW and row is not None and row.reviewed_definition is not None:
+        # Renamed upstream: clients reach it, and tokens' globs match it, by its accepted name until the rename is.
+        exposed = exposed_name_for(server.tool_prefix, str(row.reviewed_definition.get("name") or ""))[0]
     listed = {"definition": definition, "digest": digest, "status": status, "reason": reason}
     kept = {"upstream_name": str(definition.get("name") or "")[:200], "exposed_name": exposed[:300]}
     kept[kind.stored_in] = identity
     apply_entry(server, kind.model, row, listed, kept, now, changes)
 
 
-def apply_surface(server: Server, capabilities: dict, listings: dict, exposed_name_for, now) -> dict:
+def apply_surface(server: Server, capabilities: dict, listings: dict, now) -> dict:
     """Apply every kind's listing (`listings` by label; a kind the server does not offer is emptied)."""
     changed = {}
     for kind in KINDS:
         definitions = listings.get(kind.label, []) if offers(capabilities, kind) else []
-        changes = apply_kind(server, kind, definitions, exposed_name_for, now)
+        changes = apply_kind(server, kind, definitions, now)
         if changes:
             changed[kind.label] = changes
     return changed

@@ -1,7 +1,6 @@
 """Keeping the catalog of upstream tools, resources and prompts in step with what each server lists."""
 
 import logging
-import re
 import time
 from dataclasses import dataclass, field
 
@@ -16,7 +15,7 @@ from approvals.audit.chain import SYSTEM
 from approvals.catalog import surface
 from approvals.catalog.models import Server, Tool
 from approvals.catalog.specs import upstream_spec
-from approvals.catalog.trust import apply_entry, remove_entry, reviewed_status
+from approvals.catalog.trust import apply_entry, exposed_name_for, remove_entry, reviewed_status
 from approvals.db.after_commit import enqueue
 from approvals.live import events
 from approvals.protocol import permission_prompt
@@ -27,8 +26,6 @@ from approvals.webhooks import announce
 
 log = logging.getLogger(__name__)
 
-# Every major LLM API accepts tool names of this shape; MCP allows more ('.', up to 128).
-EXPOSED_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 # The names of the console's own tools on /mcp, which no upstream tool may take.
 RESERVED_NAMES = frozenset({permission_prompt.NAME})
 
@@ -77,14 +74,6 @@ async def fetch_catalog(spec: ServerSpec) -> tuple[ServerIdentity, list[dict], d
     # Declaring what calls' sessions declare: some servers list the tools that elicit only to clients that can answer.
     async with open_session(spec, on_request=decline) as session:
         return session.identity, await session.list_tools(), await surface.fetch_surface(session)
-
-
-def exposed_name_for(prefix: str, upstream_name: str) -> tuple[str, str]:
-    """The name clients see, and the reason it cannot be used (empty when it can)."""
-    name = prefix + upstream_name.replace(".", "_")
-    if not EXPOSED_NAME.match(name):
-        return name, f"exposed name {name!r} is not 1-64 characters of A-Z, a-z, 0-9, '_' and '-'"
-    return name, ""
 
 
 def sync_server(server: Server) -> SyncReport:
@@ -170,7 +159,7 @@ def apply_catalog(
             status = reviewed_status(server, existing.get(name), tool_digest(definition))
             taken_here[exposed] = name
         apply_tool(server, existing.get(name), definition, exposed, status, reason, warnings, now, report)
-    report.surface = surface.apply_surface(server, identity.capabilities, listings or {}, exposed_name_for, now)
+    report.surface = surface.apply_surface(server, identity.capabilities, listings or {}, now)
     server.accept_next_listing = False
     capabilities_changed = server.capabilities != identity.capabilities
     server.revision = identity.revision

@@ -5,6 +5,8 @@ or waits for an admin's review; the digest an admin accepted is kept, and every
 change of definition or status is one history row.
 """
 
+import re
+
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM
 from approvals.catalog.models import Change, Prompt, Resource, ResourceTemplate, Server, Tool
@@ -14,6 +16,25 @@ Kind = Change.Kind
 
 # How audit events name each kind of entry (tool.accepted, prompt.rejected, ...).
 NOUNS = {Tool: "tool", Resource: "resource", ResourceTemplate: "template", Prompt: "prompt"}
+
+
+# Every major LLM API accepts tool names of this shape; MCP allows more ('.', up to 128).
+EXPOSED_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+def exposed_name_for(prefix: str, upstream_name: str) -> tuple[str, str]:
+    """The name clients see, and the reason it cannot be used (empty when it can)."""
+    name = prefix + upstream_name.replace(".", "_")
+    if not EXPOSED_NAME.match(name):
+        return name, f"exposed name {name!r} is not 1-64 characters of A-Z, a-z, 0-9, '_' and '-'"
+    return name, ""
+
+
+def listed_name(item) -> str:
+    """The name an entry goes by as last listed; a resource or template keeps its accepted one while a change waits."""
+    if isinstance(item, Tool):
+        return item.exposed_name
+    return exposed_name_for(item.server.tool_prefix, str(item.definition.get("name") or ""))[0][:300]
 
 
 def noun_of(item) -> str:

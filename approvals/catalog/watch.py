@@ -18,6 +18,7 @@ from approvals.catalog import sync
 from approvals.catalog.models import Server
 from approvals.catalog.specs import upstream_spec
 from approvals.live import events
+from approvals.protocol.uris import normalized
 from approvals.upstream import ServerSpec, SessionPool, UpstreamError
 
 log = logging.getLogger(__name__)
@@ -66,7 +67,8 @@ async def on_upstream_notification(spec: ServerSpec, method: str, params: dict):
             WAITING[spec.name] = asyncio.create_task(sync_later(spec.name, wait))
     elif method == "notifications/resources/updated" and isinstance(params.get("uri"), str):
         # It arrived in whichever process holds the session that subscribed; the subscribers' streams may be elsewhere.
-        await events.resource_updated(spec.name, params["uri"])
+        # In the normal form its subscribers' URIs were kept in.
+        await events.resource_updated(spec.name, normalized(params["uri"]))
 
 
 def enabled_specs() -> list[ServerSpec]:

@@ -12,7 +12,7 @@ from approvals.catalog.models import Prompt, Tool
 from approvals.policy.engine import condition_text
 from approvals.policy.kinds import CallKind
 from approvals.policy.models import PolicyRule
-from approvals.policy.rules import hold_words
+from approvals.policy.rules import hold_words, shadowed
 
 RECENT = timedelta(hours=24)
 # Enough for any schema a person picks paths from; a hostile one cannot make the page huge.
@@ -24,6 +24,7 @@ class RuleRow:
     rule: PolicyRule
     recent: int
     last_matched: object
+    shadowed_by: PolicyRule | None = None
 
     @property
     def hold(self):
@@ -35,7 +36,8 @@ class RuleRow:
 
 
 def rule_rows() -> list[RuleRow]:
-    """Every rule in order, with the calls it decided in the last 24 hours and when it last decided one."""
+    """Every rule in order, with the calls it decided in the last 24 hours, when it last decided one, and the
+    earlier rule that keeps it from ever matching, if one does."""
     since = timezone.now() - RECENT
     stats = {
         row["rule_id"]: row
@@ -43,9 +45,11 @@ def rule_rows() -> list[RuleRow]:
         .values("rule_id")
         .annotate(recent=Count("id", filter=Q(policy_at__gte=since)), last=Max("policy_at"))
     }
+    ordered = list(PolicyRule.objects.select_related("server", "client"))
+    covered = shadowed(ordered)
     return [
-        RuleRow(rule, stats.get(rule.pk, {}).get("recent", 0), stats.get(rule.pk, {}).get("last"))
-        for rule in PolicyRule.objects.select_related("server", "client")
+        RuleRow(rule, stats.get(rule.pk, {}).get("recent", 0), stats.get(rule.pk, {}).get("last"), covered.get(rule.pk))
+        for rule in ordered
     ]
 
 

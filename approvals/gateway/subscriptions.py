@@ -19,6 +19,8 @@ from collections import Counter
 from asgiref.sync import sync_to_async
 from django.conf import settings
 
+from approvals.calls import reads
+from approvals.calls.models import Call
 from approvals.calls.runner import session_pool
 from approvals.catalog import routes
 from approvals.catalog.specs import upstream_spec
@@ -29,7 +31,7 @@ from approvals.gateway.surface import (
     failure,
     record_unknown,
     resource_not_found,
-    string_param,
+    uri_param,
 )
 from approvals.live.events import LISTS
 from approvals.protocol import jsonrpc
@@ -69,7 +71,12 @@ async def subscribe_upstream(ctx: ClientContext, uri: str, holder: str) -> str:
     def refusal(message):
         return JsonRpcError(resource_not_found(ctx, uri).code, message, {"uri": uri})
 
+    read = reads.Read(Call.Kind.RESOURCE, server, uri, {"uri": uri}, route.served_digest)
+
     async def answer():
+        refused = await sync_to_async(reads.refused_beside_the_read)(ctx.token, [read], f"A subscription to {uri}")
+        if refused is not None:
+            raise refused
         try:
             await session_pool().subscribe(upstream_spec(server), uri, holder)
         except UpstreamError as exc:
@@ -82,7 +89,7 @@ async def subscribe_upstream(ctx: ClientContext, uri: str, holder: str) -> str:
 
 async def subscribe_in_session(ctx: ClientContext, params: dict) -> dict:
     """Kept in the session's row first, within the caps, then made upstream; kept only if that succeeds."""
-    uri = string_param(params, "uri", "resources/subscribe")
+    uri = uri_param(params, "uri", "resources/subscribe")
     try:
         added = await sync_to_async(sessions.add_subscription)(
             ctx.session_id, uri, MAX_SUBSCRIPTIONS, LISTENING[ctx.token.pk]
@@ -99,7 +106,7 @@ async def subscribe_in_session(ctx: ClientContext, params: dict) -> dict:
 
 
 async def unsubscribe_in_session(ctx: ClientContext, params: dict) -> dict:
-    uri = string_param(params, "uri", "resources/unsubscribe")
+    uri = uri_param(params, "uri", "resources/unsubscribe")
 
     async def answer():
         await sync_to_async(sessions.remove_subscription)(ctx.session_id, uri)
@@ -142,6 +149,7 @@ async def listen_stream(ctx: ClientContext, msg_id, wanted):
     uris = wanted.get("resourceSubscriptions") or []
     if not isinstance(uris, list) or not all(isinstance(uri, str) and uri for uri in uris):
         raise JsonRpcError(INVALID_PARAMS, "'resourceSubscriptions' must be a list of resource URIs")
+    uris = [routes.requested_uri(uri) for uri in uris]
     if len(set(uris)) > MAX_SUBSCRIPTIONS:
         raise JsonRpcError(INVALID_PARAMS, f"A listen stream may hold at most {MAX_SUBSCRIPTIONS} subscriptions")
     cap = settings.MCP_MAX_SUBSCRIPTIONS_PER_TOKEN

@@ -19,12 +19,13 @@ from approvals.calls import reads
 from approvals.calls.models import Call
 from approvals.calls.runner import session_pool, without_envelope
 from approvals.catalog import routes
-from approvals.catalog.models import Server
+from approvals.catalog.models import Prompt, Resource, ResourceTemplate, Server
 from approvals.catalog.specs import upstream_spec
 from approvals.gateway import listing, streams
 from approvals.protocol import jsonrpc
 from approvals.protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND, JsonRpcError, Request
 from approvals.protocol.revisions import MODERN
+from approvals.protocol.uri_templates import expanded
 from approvals.tokens.context import ClientContext
 from approvals.upstream import UpstreamError
 
@@ -120,8 +121,13 @@ async def prepared(ctx: ClientContext, read: reads.Read, upstream, action: str, 
     return Routed(may_wait, answer)
 
 
+def uri_param(params: dict, name: str, method: str) -> str:
+    """A URI the client names, in the normal form rules and routes see (routes.requested_uri)."""
+    return routes.requested_uri(string_param(params, name, method))
+
+
 async def read_resource(ctx: ClientContext, params: dict, jsonrpc_id=None) -> Routed:
-    uri = string_param(params, "uri", "resources/read")
+    uri = uri_param(params, "uri", "resources/read")
     route = await sync_to_async(routes.resource_route)(ctx.token, uri)
     if route is None:
         await record_unknown("resource.read", ctx, {"uri": clipped(uri)})
@@ -131,7 +137,8 @@ async def read_resource(ctx: ClientContext, params: dict, jsonrpc_id=None) -> Ro
         return JsonRpcError(resource_not_found(ctx, uri).code, message, {"uri": uri})
 
     async def upstream():
-        return await ask_upstream(route.server, "resources/read", lambda session: session.read_resource(uri), refusal)
+        asked = routes.upstream_uri(route, uri)
+        return await ask_upstream(route.server, "resources/read", lambda session: session.read_resource(asked), refusal)
 
     read = reads.Read(
         Call.Kind.RESOURCE, route.server, uri, {"uri": uri}, route.served_digest, jsonrpc_id, progress_token(params)
@@ -181,11 +188,17 @@ async def complete(ctx: ClientContext, params: dict) -> dict:
     if context is not None:
         context = {"arguments": routes.string_map(context.get("arguments"), "completion/complete 'context.arguments'")}
     upstream_ref, owner, subject = await completion_subject(ctx, ref, name)
+    # What the completion would read: the prompt with the arguments known so far, or the URI they expand to.
+    known = {**(context or {}).get("arguments", {}), name: argument["value"]}
+    beside = completion_reads(owner, known)
 
     def refusal(message):
         return JsonRpcError(INVALID_PARAMS, message)
 
     async def answer():
+        refused = await sync_to_async(reads.refused_beside_the_read)(ctx.token, beside, f"completion of {subject}")
+        if refused is not None:
+            raise refused
         if not isinstance(owner.server.capabilities.get("completions"), dict):
             # The owner completes nothing; an empty completion says so without troubling it.
             return {"completion": {"values": [], "hasMore": False}}
@@ -199,6 +212,17 @@ async def complete(ctx: ClientContext, params: dict) -> dict:
 
     data = {"ref": clipped(subject), "argument": clipped(name)}
     return await audited("completion.asked", ctx, owner.server, data, answer)
+
+
+def completion_reads(owner: Prompt | Resource | ResourceTemplate, known: dict) -> list[reads.Read]:
+    """The reads a completion stands beside, for the rules that govern them: the prompt got with the arguments known
+    so far; the resource, or the template as named and as those arguments expand it."""
+    if isinstance(owner, Prompt):
+        return [reads.Read(Call.Kind.PROMPT, owner.server, owner.exposed_name, known, owner.served_digest)]
+    uris = [owner.uri]
+    if isinstance(owner, ResourceTemplate):
+        uris.append(routes.requested_uri(expanded(owner.uri, known)))
+    return [reads.Read(Call.Kind.RESOURCE, owner.server, uri, {"uri": uri}, owner.served_digest) for uri in uris]
 
 
 async def completion_subject(ctx: ClientContext, ref: dict, argument: str):

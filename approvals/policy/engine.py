@@ -154,13 +154,13 @@ def condition_result(condition: dict, arguments: dict) -> tuple[bool, str]:
 
 
 def compare(op: str, value: Any, expected: Any) -> bool:
-    if op == "eq":
-        return value == expected
-    if op == "ne":
-        return value != expected
+    if op in ("eq", "ne"):
+        same_kind(value, [expected])
+        return (value == expected) == (op == "eq")
     if op in ("in", "not_in"):
         if not isinstance(expected, list):
             raise Unevaluable(f"'{op}' needs a list, not {shown(expected)}")
+        same_kind(value, expected)
         return (value in expected) == (op == "in")
     if op == "contains":
         if isinstance(value, str) and isinstance(expected, str) or isinstance(value, list):
@@ -173,6 +173,31 @@ def compare(op: str, value: Any, expected: Any) -> bool:
     if not comparable(value, expected):
         raise Unevaluable(f"{shown(value)} cannot be ordered against {shown(expected)}")
     return {"lt": value < expected, "lte": value <= expected, "gt": value > expected, "gte": value >= expected}[op]
+
+
+def json_kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return "null"
+
+
+def same_kind(value: Any, expected: list) -> None:
+    """Unevaluable unless `value` is of the kind of some value it is compared with (null, compared for, matches any).
+
+    A list where a string is compared is not "unequal" to it: whether it holds the string is unknown, and an
+    allowance or a restriction that answered either way would be guessing.
+    """
+    kinds = {json_kind(e) for e in expected if e is not None}
+    if kinds and value is not None and json_kind(value) not in kinds:
+        raise Unevaluable(f"{shown(value)} is {json_kind(value)}, compared with {' or '.join(sorted(kinds))}")
 
 
 def comparable(value: Any, expected: Any) -> bool:
@@ -224,3 +249,55 @@ def check_conditions(conditions: Any) -> list[str]:
         elif op == "glob" and not isinstance(value, str):
             errors.append(f"condition {i}: 'glob' needs a string value such as '/tmp/*'")
     return errors
+
+
+def covers(earlier: Rule, later: Rule) -> bool:
+    """Whether every call `later` matches is matched by `earlier` first, so `later` never decides one.
+
+    Only what can be shown from the rules alone counts; where it cannot be, the answer is no.
+    An allow rule's conditions fail closed the other way from a deny or ask rule's, so an
+    earlier allow with conditions covers only a later allow.
+    """
+    if earlier.applies_to != later.applies_to:
+        return False
+    if earlier.server_id is not None and earlier.server_id != later.server_id:
+        return False
+    if earlier.client_id is not None and earlier.client_id != later.client_id:
+        return False
+    if not glob_covers(earlier.tool_glob or "*", later.tool_glob or "*"):
+        return False
+    if any(later.annotations.get(key, _MISSING) != value for key, value in earlier.annotations.items()):
+        return False
+    if earlier.conditions and earlier.action == ALLOW and later.action != ALLOW:
+        return False
+    return all(condition in later.conditions for condition in earlier.conditions)
+
+
+GLOB_SPECIALS = frozenset("*?[")
+
+
+def glob_covers(broad: str, narrow: str) -> bool:
+    """Whether every name `narrow` matches is matched by `broad`: the same pattern, a plain name it matches,
+    or a `prefix*` / `*suffix` whose literal part `narrow` shares before any wildcard of its own."""
+    if broad == narrow or broad == "*":
+        return True
+    if not GLOB_SPECIALS & set(narrow):
+        return fnmatchcase(narrow, broad)
+    stem = broad[:-1]
+    if broad.endswith("*") and not GLOB_SPECIALS & set(stem):
+        return narrow.startswith(stem)
+    tail = broad[1:]
+    # A bracket in `narrow` could close inside the shared tail, which would then not be literal there.
+    if broad.startswith("*") and not GLOB_SPECIALS & set(tail) and "[" not in narrow:
+        return narrow.endswith(tail)
+    return False
+
+
+def shadowing(rules: list[Rule]) -> dict[int | None, Rule]:
+    """For each rule (by id) that can never match, the first earlier rule that matches all it would."""
+    found = {}
+    for index, rule in enumerate(rules):
+        cover = next((earlier for earlier in rules[:index] if covers(earlier, rule)), None)
+        if cover is not None:
+            found[rule.id] = cover
+    return found

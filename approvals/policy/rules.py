@@ -268,7 +268,39 @@ def warnings(rule: PolicyRule) -> list[str]:
         notes.append("the message is told to clients only when the rule denies")
     if rule.action != PolicyRule.Action.ASK and hold_words(rule):
         notes.append("approvals needed, the approval timeout and separation of duties count only when the rule asks")
+    cover = shadowed(list(PolicyRule.objects.select_related("server", "client"))).get(rule.pk)
+    if cover is not None:
+        notes.append(shadow_note(rule, cover))
     return notes
+
+
+def engine_rule(rule: PolicyRule) -> engine.Rule:
+    return engine.Rule(
+        rule.pk,
+        rule.name,
+        rule.action,
+        rule.tool_glob,
+        rule.server_id,
+        rule.client_id,
+        rule.annotations,
+        rule.conditions,
+        rule.message,
+        rule.applies_to,
+    )
+
+
+def shadowed(ordered: list[PolicyRule]) -> dict[int, PolicyRule]:
+    """Each enabled rule of `ordered` (every rule, in order) that can never match, with the earlier one covering it."""
+    enabled = [rule for rule in ordered if rule.enabled]
+    by_id = {rule.pk: rule for rule in enabled}
+    return {pk: by_id[cover.id] for pk, cover in engine.shadowing([engine_rule(r) for r in enabled]).items()}
+
+
+def shadow_note(rule: PolicyRule, cover: PolicyRule) -> str:
+    return (
+        f"this rule can never match: {cover} at position {cover.position} comes first and matches every call "
+        "it would; move it above that rule or narrow that rule"
+    )
 
 
 def hold_words(rule) -> list[str]:

@@ -196,8 +196,14 @@ def is_invisible(char: str) -> bool:
     return category in ("Cf", "Cc") or 0xFE00 <= code <= 0xFE0F or 0xE0100 <= code <= 0xE01EF
 
 
+# What is_invisible finds in ASCII text, which is most text: its control characters (Cc) but tab and line ends.
+_ASCII_INVISIBLE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
 def reveal(text: str) -> str:
     """The text with each invisible character written out as ⟦U+XXXX⟧, so a reader sees where it is."""
+    if text.isascii() and not _ASCII_INVISIBLE.search(text):
+        return text
     return "".join(f"⟦U+{ord(c):04X}⟧" if is_invisible(c) else c for c in text)
 
 
@@ -216,10 +222,18 @@ def strings_of(value, path="", depth=0):
             yield from strings_of(item, f"{path}[{n}]", depth + 1)
 
 
+class Mentions:
+    """The names of other tools to look for in a definition, made into one pattern once for many definitions."""
+
+    def __init__(self, names=()):
+        names = sorted({name for name in names if name}, key=len, reverse=True)
+        self.pattern = re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, names)) + r")(?![\w-])") if names else None
+
+
 def hidden_content(definition, other_tools=()) -> list[HiddenContent]:
-    """What in a definition could hide text from a reviewer or instruct a model; `other_tools` are names to look for."""
-    names = sorted({name for name in other_tools if name}, key=len, reverse=True)
-    mentions = re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, names)) + r")(?![\w-])") if names else None
+    """What in a definition could hide text from a reviewer or instruct a model; `other_tools` are names to look
+    for, or Mentions made of them."""
+    mentions = (other_tools if isinstance(other_tools, Mentions) else Mentions(other_tools)).pattern
     found = []
     for path, text in strings_of(definition):
         if path.endswith(".src") and text.startswith("data:"):
@@ -232,7 +246,7 @@ def hidden_content(definition, other_tools=()) -> list[HiddenContent]:
 
 def _hidden_in(path, text, mentions) -> list[HiddenContent]:
     found = []
-    invisible = [c for c in text if is_invisible(c)]
+    invisible = _ASCII_INVISIBLE.findall(text) if text.isascii() else [c for c in text if is_invisible(c)]
     bidi = sorted({invisible_name(c) for c in invisible if is_bidi_control(c)})
     other = {}
     for c in invisible:

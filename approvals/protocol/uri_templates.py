@@ -1,4 +1,5 @@
-"""RFC 6570 URI templates, as far as routing needs them: is a template well formed, and does a URI match it.
+"""RFC 6570 URI templates, as far as routing needs them: is a template well formed, does a URI match it,
+may two match one URI, and what do some values expand it to.
 
 Matching is by shape, not by expansion: a variable stands for any run of the
 characters its operator could have produced, so a URI matches when some values
@@ -7,6 +8,8 @@ would expand the template to it.
 
 import re
 from functools import lru_cache
+
+import uritemplate
 
 _EXPRESSION = re.compile(r"\{([+#./;?&]?)([^{}]*)\}")
 # RFC 6570's varspec: a name of letters, digits, '_' and %-escapes, dotted, with an optional prefix or explode modifier.
@@ -47,6 +50,11 @@ def _parts(template: str) -> tuple:
     return tuple(part for part in parts if part != "")
 
 
+def expanded(template: str, values: dict[str, str]) -> str:
+    """The URI these values expand the template to (RFC 6570, by uritemplate); a variable without one is left out."""
+    return uritemplate.expand(template, values)
+
+
 def matches(template: str, uri: str) -> bool:
     """Whether some values of its variables expand `template` to `uri`; the template must have no errors.
 
@@ -80,3 +88,71 @@ def _expanded(shape: tuple[str, str], reached: set[int], uri: str) -> set[int]:
             after.add(position)
         covered = max(covered, position)
     return after
+
+
+def overlaps(first: str, second: str, budget: int = 50_000) -> bool:
+    """Whether some URI matches both templates (by shape, as `matches`); neither may have errors.
+
+    Walks the two templates side by side, a pair of positions at a time, so nothing
+    backtracks and the cost is bounded by the product of their lengths; past `budget`
+    pairs it answers True, since a overlap it could not rule out must count as one.
+    A variable's run meets any other run: some character lies outside both exclusions.
+    """
+    a, b = _steps(first), _steps(second)
+    done = ((len(a), False), (len(b), False))
+    todo = [((0, False), (0, False))]
+    seen = set(todo)
+    while todo:
+        here = todo.pop()
+        if here == done:
+            return True
+        if len(seen) > budget:
+            return True
+        x, y = here
+        pairs = [(after, y) for after in _skips(a, x)] + [(x, after) for after in _skips(b, y)]
+        for reads_a, next_a in _moves(a, x):
+            pairs += [(next_a, next_b) for reads_b, next_b in _moves(b, y) if _meet(reads_a, reads_b)]
+        for pair in pairs:
+            if pair not in seen:
+                seen.add(pair)
+                todo.append(pair)
+    return False
+
+
+@lru_cache(maxsize=256)
+def _steps(template: str) -> tuple:
+    """The template one character at a time: a literal character, or a variable's shape."""
+    return tuple(step for part in _parts(template) for step in (part if isinstance(part, str) else (part,)))
+
+
+def _skips(steps: tuple, state: tuple[int, bool]) -> list[tuple[int, bool]]:
+    """The states reached without reading: a state is a step's index, and whether inside that variable's run."""
+    index, inside = state
+    if index == len(steps) or isinstance(steps[index], str):
+        return []
+    # The variable expands to nothing, or its run ends here; one without a lead character starts its run at once.
+    return [(index + 1, False)] + ([(index, True)] if not inside and not steps[index][0] else [])
+
+
+def _moves(steps: tuple, state: tuple[int, bool]) -> list[tuple[tuple[str, str], tuple[int, bool]]]:
+    """What the state reads, ("is", a character) or ("not", the characters excluded), and the state after."""
+    index, inside = state
+    if index == len(steps):
+        return []
+    step = steps[index]
+    if isinstance(step, str):
+        return [(("is", step), (index + 1, False))]
+    lead, excluded = step
+    if inside:
+        return [(("not", excluded), (index, True))]
+    return [(("is", lead), (index, True))] if lead else []
+
+
+def _meet(first: tuple[str, str], second: tuple[str, str]) -> bool:
+    if first[0] == "is" and second[0] == "is":
+        return first[1] == second[1]
+    if first[0] == "is":
+        return first[1] not in second[1]
+    if second[0] == "is":
+        return second[1] not in first[1]
+    return True

@@ -3,7 +3,7 @@
 from celery import shared_task
 
 from approvals.actions import revocation, verification
-from approvals.audit import retention
+from approvals.audit import forwarding, retention
 from approvals.calls import ending
 from approvals.catalog import sync
 from approvals.catalog.models import Server
@@ -60,3 +60,9 @@ def deliver_webhook(delivery_id, requested_by=""):
 @shared_task
 def send_due_webhooks():
     return sending.send_due()
+
+
+@shared_task
+def forward_audit():
+    forwarded = forwarding.forward()
+    return forwarded.summary() if forwarded else "AUDIT_FORWARD_URL is not set."

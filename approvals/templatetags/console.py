@@ -1,11 +1,10 @@
 """Filters and tags for the console's pages; upstream text always leaves them unmarked, so autoescape applies."""
 
 import json
-from datetime import timedelta
 
 from django import template
+from django.template.defaultfilters import pluralize
 from django.utils import timezone
-from django.utils.timesince import timesince
 
 from approvals import roles
 from approvals.catalog import review
@@ -25,6 +24,31 @@ HINTS = [
     ("idempotentHint", "idempotent", False),
     ("openWorldHint", "open-world", True),
 ]
+
+
+# One unit per age, the largest that fits: days up to two years ("in 30 days" reads better than "in 4 weeks").
+# (from how many seconds, a unit of how many seconds, its name)
+AGE_UNITS = [
+    (2 * 365 * 86400, 365 * 86400, "year"),
+    (2 * 86400, 86400, "day"),
+    (3600, 3600, "hour"),
+    (60, 60, "minute"),
+]
+# The pages the navigation's Admin menu leads to, by URL name: its summary is marked while one is open.
+ADMIN_MENU_SECTIONS = frozenset(
+    {
+        *("servers", "server", "server_add", "server_edit", "connect", "account"),
+        *("rules", "rule_add", "rule_edit", "rule_delete", "policy_try"),
+        *("tokens", "token_add", "token_edit", "token_rotate", "token_revoke"),
+        *("webhooks", "webhook", "webhook_add", "webhook_rotate", "webhook_delete"),
+        *("audit", "audit_event", "audit_call", "audit_report"),
+    }
+)
+
+
+@register.filter
+def in_admin_menu(section):
+    return section in ADMIN_MENU_SECTIONS
 
 
 @register.filter
@@ -47,9 +71,15 @@ def first_lines(text):
 
 @register.filter
 def ago(when):
-    if timezone.now() - when < timedelta(minutes=1):
+    """How far a time is from now, either way: "3 minutes ago", "in 30 days", "just now" within a minute."""
+    seconds = (when - timezone.now()).total_seconds()
+    span = abs(seconds)
+    if span < 60:
         return "just now"
-    return f"{timesince(when)} ago"
+    size, unit = next((size, unit) for start, size, unit in AGE_UNITS if span >= start)
+    count = round(span / size)
+    words = f"{count}\xa0{unit}{pluralize(count)}"  # a no-break space, as Django's timesince
+    return f"in {words}" if seconds > 0 else f"{words} ago"
 
 
 @register.filter

@@ -8,7 +8,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from approvals import tasks
-from approvals.audit import retention
+from approvals.audit import forwarding, retention
 from approvals.audit.models import AuditEvent, AuditHead, AuditVerification
 from approvals.audit_log import export, query
 from approvals.calls.models import Call
@@ -37,6 +37,7 @@ def audit_log(request):
             "head": AuditHead.objects.filter(pk=1).first(),
             "last_check": AuditVerification.objects.first(),
             "retention_days": retention.retention_days(),
+            "forwarding": forwarding.lag(),
         },
     )
 

@@ -1,19 +1,31 @@
 """The catalog of upstream tools across servers, and one tool's page."""
 
+from dataclasses import dataclass
+
+from django.core.paginator import Paginator
 from django.db.models import Q
 from django.shortcuts import get_object_or_404, redirect, render
 
+from approvals import roles
 from approvals.catalog import review
 from approvals.catalog.models import Server, Tool
 from approvals.display.history import compare, history
 from approvals.forms.fields import whole_number
-from approvals.protocol.tool_review import hidden_content
+from approvals.protocol.tool_review import Mentions, hidden_content
 from approvals.views.access import role_required
+
+# Rows a list of tools shows at once: a server may list thousands.
+PAGE_SIZE = 50
 
 
 @role_required
 def home(request):
-    return redirect("servers")
+    """Where signing in lands without a `next`: each role on the page it works from."""
+    if request.user.has_perm(roles.DECIDE_CALLS):
+        return redirect("queue")
+    if request.user.has_perm("approvals.view_auditevent"):
+        return redirect("audit")
+    return redirect("catalog")
 
 
 @role_required
@@ -33,16 +45,15 @@ def catalog(request):
             | Q(definition__description__icontains=query)
         )
     show_removed = request.GET.get("removed") == "1"
-    active = list(tools.filter(status=Tool.Status.ACTIVE))
-    flag_hidden_content(active)
+    active = tool_page(request, tools.filter(status=Tool.Status.ACTIVE))
     return render(
         request,
         "approvals/catalog.html",
         {
             "active": active,
-            "review": tools.filter(status__in=review.DECIDABLE),
-            "rejected": tools.filter(status=Tool.Status.REJECTED),
-            "removed": tools.filter(status=Tool.Status.REMOVED) if show_removed else None,
+            "review": first_rows(tools.filter(status__in=review.DECIDABLE)),
+            "rejected": first_rows(tools.filter(status=Tool.Status.REJECTED)),
+            "removed": first_rows(tools.filter(status=Tool.Status.REMOVED)) if show_removed else None,
             "removed_count": tools.filter(status=Tool.Status.REMOVED).count(),
             "server": server,
             "servers": Server.objects.all(),
@@ -52,11 +63,41 @@ def catalog(request):
     )
 
 
+def tool_page(request, tools):
+    """One page of tools, as `?page=` names it, each flagged for hidden content."""
+    page = Paginator(tools, PAGE_SIZE).get_page(request.GET.get("page"))
+    flag_hidden_content(page.object_list)
+    return page
+
+
+@dataclass
+class FirstRows:
+    """The first rows of a list too long for a page, and how many there are in all."""
+
+    rows: list
+    count: int
+
+    @property
+    def more(self):
+        return self.count - len(self.rows)
+
+
+def first_rows(tools) -> FirstRows:
+    rows = list(tools[:PAGE_SIZE])
+    return FirstRows(rows, len(rows) if len(rows) < PAGE_SIZE else tools.count())
+
+
 def flag_hidden_content(tools):
     """Mark each tool with what in its definition hides text; the names of other servers' tools are read once."""
+    tools = list(tools)
+    if not tools:
+        return
     held = list(Tool.objects.filter(status__in=Tool.HELD).values_list("server_id", "exposed_name"))
+    mentions = {}
     for tool in tools:
-        tool.hidden = hidden_content(tool.definition, [name for server, name in held if server != tool.server_id])
+        if tool.server_id not in mentions:
+            mentions[tool.server_id] = Mentions(name for server, name in held if server != tool.server_id)
+        tool.hidden = hidden_content(tool.definition, mentions[tool.server_id])
 
 
 @role_required

@@ -8,17 +8,22 @@ from approvals.display import snippets
 from approvals.views.access import role_required
 from approvals.views.tokens import MANAGE_TOKENS, endpoint_url, issue_from_post
 
+# A token made in passing, to try a client, lapses unless someone chose otherwise.
+DEFAULT_EXPIRY = "30d"
+EXPIRIES = [("7d", "in 7 days"), ("30d", "in 30 days"), ("90d", "in 90 days"), ("", "never")]
+
 
 # never_cache: after "Create a token for this" the page holds the secret.
 @never_cache
 @role_required
 def connect(request):
     url = endpoint_url(request)
-    context = {"endpoint": url, "entered": {"name": "", "tool_globs": "*"}, "errors": [], "secret": None}
+    entered = {"name": "", "tool_globs": "*", "expires": DEFAULT_EXPIRY}
+    context = {"endpoint": url, "entered": entered, "errors": [], "secret": None, "expiries": EXPIRIES}
     if request.method == "POST":
         if not request.user.has_perm(MANAGE_TOKENS):
             raise PermissionDenied("Only admins create client tokens.")
-        token, secret, errors, entered = issue_from_post(request)
+        token, secret, errors, entered = issue_from_post(request, {"expires": DEFAULT_EXPIRY})
         context.update(token=token, secret=secret, errors=errors, entered=entered)
     context["snippets"] = snippets.snippets(url, context["secret"])
     return render(request, "approvals/connect.html", context)

@@ -51,6 +51,7 @@ def rule_form(request, rule=None):
             "tools": tool_paths(),
             "operators": " ".join(engine.OPERATORS),
             "sod_default": settings.SEPARATION_OF_DUTIES,
+            "shadowed_by": rules.shadowed(list(PolicyRule.objects.all())).get(rule.pk) if rule else None,
         },
     )
 

@@ -3,6 +3,7 @@
 from itertools import groupby
 
 from django.contrib import messages
+from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -14,7 +15,9 @@ from approvals.catalog.models import Server, Tool
 from approvals.catalog.surface import BY_LABEL
 from approvals.display.history import history
 from approvals.forms.fields import whole_number
+from approvals.protocol.tool_review import Mentions
 from approvals.views.access import admin_required, role_required
+from approvals.views.catalog import PAGE_SIZE
 
 MAX_NOTE = 500
 TOOLS = "tools"
@@ -49,22 +52,40 @@ def row_of(shown: review.Review) -> dict:
 
 @role_required
 def review_list(request):
+    """What awaits review, a page of tools at a time (the few resources, templates and prompts on the first),
+    by server and name, narrowed by `?server=` and `?q=`."""
+    server = Server.objects.filter(slug=request.GET.get("server", "")).first()
+    query = request.GET.get("q", "").strip()
+    tools = review.needs_review(server).order_by("server__name", "exposed_name", "pk")
+    surface = review.surface_needing_review(server)
+    if query:
+        tools = tools.filter(exposed_name__icontains=query)
+        surface = [item for item in surface if query.lower() in item.exposed_name.lower()]
+    page = Paginator(tools, PAGE_SIZE).get_page(request.GET.get("page"))
     pending = sorted(
-        [*review.needs_review(), *review.surface_needing_review()],
+        [*page.object_list, *(surface if page.number == 1 else [])],
         key=lambda item: (item.server.name, not isinstance(item, Tool), item.exposed_name),
     )
     groups = []
-    for server, items in groupby(pending, key=lambda item: item.server):
-        others = review.other_tool_names(server.pk)
-        groups.append({"server": server, "rows": [row_of(review.review_of(item, others)) for item in items]})
+    for listed, items in groupby(pending, key=lambda item: item.server):
+        others = Mentions(review.other_tool_names(listed.pk))
+        groups.append({"server": listed, "rows": [row_of(review.review_of(item, others)) for item in items]})
     declined = [
         {"item": item, "url": review_url(item), "noun": display_noun(kind_of(item))}
         for item in [
-            *Tool.objects.select_related("server").filter(status=Tool.Status.DECLINED),
+            *Tool.objects.select_related("server").filter(status=Tool.Status.DECLINED)[:PAGE_SIZE],
             *review.surface_declined(),
         ]
     ]
-    return render(request, "approvals/review_list.html", {"groups": groups, "declined": declined})
+    context = {
+        "groups": groups,
+        "declined": declined,
+        "page": page,
+        "server": server,
+        "servers": Server.objects.filter(pk__in=review.needs_review().values("server_id")),
+        "query": query,
+    }
+    return render(request, "approvals/review_list.html", context)
 
 
 @role_required
@@ -112,16 +133,26 @@ def picked_entries(request) -> list[tuple]:
 
 @require_POST
 @admin_required
-def server_accept_tools(request, slug):
-    """Accept several entries of one server at once, each as the digest the page showed."""
+def server_decide(request, slug, accept: bool):
+    """Accept or reject several entries of one server at once, each as the digest the page showed; one message
+    says what came of them all."""
     server = get_object_or_404(Server, slug=slug)
     chosen = [
         (model, pk, digest)
         for model, pk, digest in picked_entries(request)
         if model.objects.filter(pk=pk, server=server, status=Tool.Status.NEEDS_REVIEW).exists()
     ]
+    verb = "accept" if accept else "reject"
     if not chosen:
-        messages.warning(request, "Select the entries to accept.")
-    for model, pk, digest in chosen:
-        report(request, review.accept(pk, Actor.user(request.user), note_of(request), digest, model=model))
+        messages.warning(request, f"Select the entries to {verb}.")
+        return redirect("review")
+    decide = review.accept if accept else review.reject
+    actor, note = Actor.user(request.user), note_of(request)
+    outcomes = [decide(pk, actor, note, digest, model=model) for model, pk, digest in chosen]
+    done = sum(outcome.done for outcome in outcomes)
+    if done:
+        messages.success(request, f"{verb.capitalize()}ed {done} of {len(outcomes)} entries of {server.name}.")
+    refused = [outcome.message for outcome in outcomes if not outcome.done]
+    if refused:
+        messages.error(request, f"{len(refused)} not {verb}ed: " + " ".join(refused))
     return redirect("review")

@@ -13,6 +13,7 @@ from approvals.catalog.models import Server, Tool
 from approvals.catalog.specs import stdio_isolation
 from approvals.upstream import isolation
 from approvals.views.access import admin_required, role_required
+from approvals.views.catalog import first_rows, tool_page
 
 # Longer instructions start folded, so that the tools stay in view.
 FOLD_INSTRUCTIONS_AT = 600
@@ -30,9 +31,10 @@ def server_list(request):
 @role_required
 def server_detail(request, slug):
     server = get_object_or_404(Server, slug=slug)
-    tools = {status: [] for status in Tool.Status.values}
-    for tool in server.tools.all():
-        tools[tool.status].append(tool)
+    listed = server.tools.select_related("server")
+    others = [status for status in Tool.Status.values if status != Tool.Status.ACTIVE]
+    tools = {status: first_rows(listed.filter(status=status)) for status in others}
+    tools[Tool.Status.ACTIVE] = tool_page(request, listed.filter(status=Tool.Status.ACTIVE))
     return render(
         request,
         "approvals/server_detail.html",

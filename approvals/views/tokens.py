@@ -29,16 +29,16 @@ def endpoint_url(request):
     return request.build_absolute_uri(reverse("mcp_endpoint"))
 
 
-def entered_details(request) -> dict:
-    return {field: request.POST.get(field, "") for field in DETAILS}
+def entered_details(request, defaults=None) -> dict:
+    return {field: request.POST.get(field, (defaults or {}).get(field, "")) for field in DETAILS}
 
 
-def issue_from_post(request):
-    """(token, secret, errors, entered) for a POSTed name, tool patterns and details."""
+def issue_from_post(request, defaults=None):
+    """(token, secret, errors, entered) for a POSTed name, tool patterns and details, `defaults` for those not sent."""
     entered = {
         "name": request.POST.get("name", "").strip(),
         "tool_globs": request.POST.get("tool_globs", ""),
-        **entered_details(request),
+        **entered_details(request, defaults),
     }
     try:
         details = issuing.parse_details(*(entered[field] for field in DETAILS))

@@ -20,7 +20,10 @@ DELIVERIES_SHOWN = 50
 
 @permission_or_403(MANAGE_WEBHOOKS)
 def webhook_list(request):
-    return render(request, "approvals/webhook_list.html", {"endpoints": WebhookEndpoint.objects.all()})
+    listed = list(WebhookEndpoint.objects.all())
+    for endpoint in listed:
+        endpoint.health = endpoints.health(endpoint)
+    return render(request, "approvals/webhook_list.html", {"endpoints": listed})
 
 
 @never_cache
@@ -54,9 +57,20 @@ def webhook_detail(request, pk):
             messages.success(request, "Saved." if changed else "Nothing changed.")
             return redirect("webhook", pk=endpoint.pk)
     deliveries = endpoint.deliveries.prefetch_related("attempt_rows")[:DELIVERIES_SHOWN]
-    return render(
-        request, "approvals/webhook_detail.html", {"endpoint": endpoint, "form": form, "deliveries": deliveries}
-    )
+    context = {"endpoint": endpoint, "form": form, "deliveries": deliveries, "health": endpoints.health(endpoint)}
+    return render(request, "approvals/webhook_detail.html", context)
+
+
+@require_POST
+@permission_or_403(MANAGE_WEBHOOKS)
+def webhook_test(request, pk):
+    endpoint = get_object_or_404(WebhookEndpoint, pk=pk)
+    if not endpoint.enabled:
+        messages.warning(request, "The endpoint is disabled: enable it to send it anything.")
+    else:
+        delivery = endpoints.send_test(endpoint, request.user)
+        messages.success(request, f"A test event ({delivery.message_id}) is on its way; reload to see the answer.")
+    return redirect("webhook", pk=endpoint.pk)
 
 
 @never_cache

@@ -39,6 +39,8 @@ def describe(event_type: str, data: dict) -> str:
         names = [name for key in REVIEWED_KEYS for name in data.get(key, [])]
         listed = ", ".join(f"`{escape(name)}`" for name in names)
         return f"Definitions of {escape(data.get('server', {}).get('name', ''))} wait for review: {listed}"
+    if event_type == "webhook.test":
+        return escape(data.get("message", "A test event"))
     if event_type == "audit.verification_failed":
         return f"Verifying the audit log failed: {escape(data.get('verification', {}).get('problem', ''))}"
     return escape(event_type)

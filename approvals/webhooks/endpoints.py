@@ -3,15 +3,17 @@
 import base64
 import logging
 import secrets
+import uuid
 
 from django.db import transaction
+from django.urls import reverse
 from django.utils import timezone
 
 from approvals.audit import chain
 from approvals.audit.chain import Actor
 from approvals.audit.snapshots import redacted, snapshot
 from approvals.webhooks import sending
-from approvals.webhooks.models import EVENT_TYPES, WebhookDelivery, WebhookEndpoint
+from approvals.webhooks.models import EVENT_TYPES, WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from approvals.webhooks.transport import url_problem
 
 log = logging.getLogger(__name__)
@@ -120,6 +122,46 @@ def redeliver(delivery: WebhookDelivery, user) -> bool:
         delivery={"id": delivery.pk, "message_id": delivery.message_id, "event": delivery.event_type},
     )
     return True
+
+
+TEST_EVENT = "webhook.test"
+# An endpoint whose last attempts, this many or all it had, failed is failing.
+FAILING_AFTER = 3
+
+
+def health(endpoint: WebhookEndpoint) -> str:
+    """ "failing" when its last attempts all failed, "ok" when the last went through, "unused" before any."""
+    last = WebhookAttempt.objects.filter(delivery__endpoint=endpoint).order_by("-at", "-id")
+    errors = list(last.values_list("error", flat=True)[:FAILING_AFTER])
+    if not errors:
+        return "unused"
+    return "failing" if all(errors) else "ok"
+
+
+@transaction.atomic
+def send_test(endpoint: WebhookEndpoint, user) -> WebhookDelivery:
+    """A test event to this endpoint alone, whatever events it chose, sent off this request; audited."""
+    now = timezone.now()
+    delivery = WebhookDelivery.objects.create(
+        endpoint=endpoint,
+        message_id=f"msg_{uuid.uuid4().hex}",
+        event_type=TEST_EVENT,
+        payload={
+            "type": TEST_EVENT,
+            "timestamp": now.isoformat(),
+            "data": {
+                "message": f"A test event from the console, sent by {user.get_username()}.",
+                "url": endpoint.console_url.rstrip("/") + reverse("webhook", args=[endpoint.pk]),
+            },
+        },
+        created_at=now,
+        next_attempt_at=now,
+    )
+    record(
+        "webhook.tested", user, endpoint, None, None, delivery={"id": delivery.pk, "message_id": delivery.message_id}
+    )
+    transaction.on_commit(lambda: sending.send_soon([delivery.pk]), robust=True)
+    return delivery
 
 
 def record(action, user, endpoint, before, after, **extra):

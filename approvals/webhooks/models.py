@@ -82,6 +82,9 @@ class WebhookAttempt(models.Model):
     response_ms = models.FloatField(null=True, blank=True)
     error = models.TextField(blank=True)
     requested_by = models.CharField(max_length=150, blank=True, help_text="The admin who asked for a redelivery.")
+    # What was sent and the start of what came back, for whoever works out why an endpoint refuses.
+    request_body = models.TextField(blank=True)
+    response_body = models.TextField(blank=True)
 
     class Meta:
         ordering = ["number", "id"]

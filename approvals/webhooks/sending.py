@@ -13,6 +13,7 @@ import logging
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from celery import current_app
@@ -35,6 +36,8 @@ BACKOFF_FACTOR = 4
 # How long deliveries are kept once nothing more will be tried.
 KEEP_DAYS = 30
 USER_AGENT = "mcp-approval-console-webhooks"
+# How much of a body sent is kept with its attempt: the event is kept whole in its delivery anyway.
+KEPT_REQUEST_CHARS = 16 * 1024
 
 
 def send_soon(delivery_ids):
@@ -65,19 +68,31 @@ def deliver(delivery_id: int, requested_by: str = "") -> WebhookAttempt | None:
         return None
     delivery, number = claimed
     endpoint = delivery.endpoint
+    text = ""
     try:
         text = bodies.body(delivery.payload, endpoint.slack)
         answer = Transport(settings.WEBHOOK_TIMEOUT_SECONDS, allowed_hosts=settings.WEBHOOK_ALLOWED_HOSTS).post(
             endpoint.url, text.encode(), signed_headers(endpoint.secret, delivery.message_id, text)
         )
-        status, elapsed_ms, error = answer.status, answer.elapsed_ms, ""
+        exchange = Exchange(answer.status, answer.elapsed_ms, "", text, answer.body)
     except WebhookError as failure:
-        status, elapsed_ms, error = failure.status, failure.elapsed_ms, failure.message
+        exchange = Exchange(failure.status, failure.elapsed_ms, failure.message, text, failure.body)
     except Exception as exc:
         # Recorded as a failed attempt like any other, so that the retries run out rather than repeat unseen.
         log.exception("webhook delivery %s failed in the console", delivery_id)
-        status, elapsed_ms, error = None, None, f"the console could not send it: {type(exc).__name__}"
-    return record(delivery, number, status, elapsed_ms, error, requested_by)
+        exchange = Exchange(None, None, f"the console could not send it: {type(exc).__name__}", text, "")
+    return record(delivery, number, exchange, requested_by)
+
+
+@dataclass
+class Exchange:
+    """One attempt as it went: the answer's status and time, or the error; the bodies both ways."""
+
+    status: int | None
+    elapsed_ms: float | None
+    error: str
+    sent: str
+    answered: str
 
 
 def signed_headers(secret: str, message_id: str, text: str) -> dict[str, str]:
@@ -120,17 +135,19 @@ def claim(delivery_id: int, requested_by: str) -> tuple[WebhookDelivery, int] | 
 
 
 @transaction.atomic
-def record(delivery, number, status, elapsed_ms, error, requested_by) -> WebhookAttempt:
+def record(delivery, number, exchange: Exchange, requested_by) -> WebhookAttempt:
     """Keep the attempt; when it failed, the next one is due after a delay growing with each attempt."""
-    now = timezone.now()
+    now, error = timezone.now(), exchange.error
     attempt = WebhookAttempt.objects.create(
         delivery=delivery,
         number=number,
         at=now,
-        status_code=status,
-        response_ms=elapsed_ms,
+        status_code=exchange.status,
+        response_ms=exchange.elapsed_ms,
         error=error,
         requested_by=requested_by,
+        request_body=exchange.sent[:KEPT_REQUEST_CHARS],
+        response_body=exchange.answered,
     )
     changes, delay = {}, None
     if not error:

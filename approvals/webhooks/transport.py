@@ -19,6 +19,8 @@ from urllib.parse import urlsplit
 import httpx
 
 MAX_RESPONSE_BYTES = 64 * 1024
+# How much of an answer's body is kept for the delivery's page.
+KEPT_BODY_BYTES = 4096
 
 
 def answered_text(status: int) -> str:
@@ -28,15 +30,21 @@ def answered_text(status: int) -> str:
 class WebhookError(Exception):
     """An attempt that failed: no answer, or one that is not a 2xx. `status` is the answer's code, if any."""
 
-    def __init__(self, message: str, status: int | None = None, elapsed_ms: float | None = None):
+    def __init__(self, message: str, status: int | None = None, elapsed_ms: float | None = None, body: str = ""):
         super().__init__(message)
-        self.message, self.status, self.elapsed_ms = message, status, elapsed_ms
+        self.message, self.status, self.elapsed_ms, self.body = message, status, elapsed_ms, body
 
 
 @dataclass
 class Answer:
     status: int
     elapsed_ms: float
+    body: str = ""
+
+
+def kept_text(data: bytes) -> str:
+    """The start of a body as text, for a person to read: at most KEPT_BODY_BYTES, undecodable bytes replaced."""
+    return data[:KEPT_BODY_BYTES].decode("utf-8", errors="replace")
 
 
 def url_problem(url: str) -> str:
@@ -104,18 +112,20 @@ class Transport:
                     "POST", pinned, content=body, headers=headers, extensions={"sni_hostname": parts.hostname}
                 ) as response,
             ):
-                read = 0
+                read, kept = 0, b""
                 async for chunk in response.aiter_raw():
                     read += len(chunk)
+                    if len(kept) < KEPT_BODY_BYTES:
+                        kept += chunk[: KEPT_BODY_BYTES - len(kept)]
                     if read >= self.max_response_bytes:
                         break
-        elapsed = ms_since(started)
+        elapsed, body = ms_since(started), kept_text(kept)
         status = response.status_code
         if response.is_redirect:
-            raise WebhookError(f"answered {status}, a redirect, which is not followed", status, elapsed)
+            raise WebhookError(f"answered {status}, a redirect, which is not followed", status, elapsed, body)
         if not response.is_success:
-            raise WebhookError(answered_text(status), status, elapsed)
-        return Answer(status, elapsed)
+            raise WebhookError(answered_text(status), status, elapsed, body)
+        return Answer(status, elapsed, body)
 
     async def resolved(self, host: str, port: int):
         """The address to reach `host` at; WebhookError when the name resolves to any address not allowed."""

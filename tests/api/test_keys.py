@@ -3,9 +3,11 @@ user with the user's roles, and the browser's session works too, with its CSRF t
 
 import hashlib
 import re
+from datetime import timedelta
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 
 from approvals import roles
 from approvals.api.models import ApiKey
@@ -130,3 +132,45 @@ def test_it_answers_numbers_out_of_range_and_nonsense_in_json_without_a_server_e
     answer = client.get(url, headers=bearer(key_of("ada", roles.ADMIN)))
 
     assert answer.status_code in (200, 404, 422) and answer.headers["content-type"].startswith("application/json")
+
+
+def test_it_lets_a_read_only_key_read_and_refuses_it_any_decision(client, held):
+    from approvals.api import keys
+
+    call = held[0]
+    secret = keys.create_key(make_user("rita", roles.OPERATOR), "dashboard", read_only=True)[1]
+
+    assert client.get(f"/api/v1/calls/{call.pk}", headers=bearer(secret)).status_code == 200
+    refused = client.post(
+        f"/api/v1/calls/{call.pk}/decision",
+        {"action": "deny", "binding": "0" * 64, "reason": "no"},
+        content_type="application/json",
+        headers=bearer(secret),
+    )
+
+    assert refused.status_code == 403 and "read-only" in refused.json()["detail"]
+    assert Call.objects.get(pk=call.pk).status == Call.Status.PENDING
+
+
+def test_it_refuses_a_key_past_its_expiry_with_401(db, client):
+    from approvals.api import keys
+
+    user = make_user("ann", roles.OPERATOR)
+    lasting = keys.create_key(user, "soon", expires_at=timezone.now() + timedelta(minutes=5))[1]
+    lapsed = keys.create_key(user, "gone", expires_at=timezone.now() - timedelta(seconds=1))[1]
+
+    assert client.get("/api/v1/me", headers=bearer(lasting)).status_code == 200
+    assert client.get("/api/v1/me", headers=bearer(lapsed)).status_code == 401
+
+
+def test_it_makes_a_key_with_an_expiry_and_a_read_only_scope_from_the_account_page(person):
+    user, browser = person("ann", roles.OPERATOR)
+
+    browser.post("/account/", {"name": "dashboard", "expires": "30", "read_only": "on"})
+    browser.post("/account/", {"name": "bot"})
+
+    made = {key.name: key for key in ApiKey.objects.filter(user=user)}
+    assert made["dashboard"].read_only and not made["bot"].read_only and made["bot"].expires_at is None
+    assert timedelta(days=29) < made["dashboard"].expires_at - timezone.now() <= timedelta(days=30)
+    page = browser.get("/account/").content.decode()
+    assert "read-only" in page and "in 30\xa0days" in page

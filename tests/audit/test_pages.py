@@ -40,6 +40,19 @@ def test_it_shows_auditors_the_filtered_log(login, decided, refund_tool):
     assert "Export CSV" in page.content.decode()
 
 
+def test_it_finds_a_tool_by_the_name_typed_without_listing_every_tool(login, decided, refund_tool):
+    client = login("auditor")
+    by_name = client.get(reverse("audit"), {"tool": refund_tool.exposed_name, "action": "call.denied"})
+    assert [e.action for e in by_name.context["events"]] == ["call.denied"]
+    page = by_name.content.decode()
+    assert (
+        f'name="tool" value="{refund_tool.exposed_name}"' in page
+        and '<option value="' + str(refund_tool.pk) not in page
+    )
+    unknown = client.get(reverse("audit"), {"tool": "no_such_tool"})
+    assert unknown.status_code == 200 and "No tool goes by that name." in unknown.content.decode()
+
+
 def test_it_opens_an_event_with_its_calls_whole_timeline(login, decided):
     denied = AuditEvent.objects.get(action="call.denied")
     page = login("auditor").get(reverse("audit_event", args=[denied.seq]))

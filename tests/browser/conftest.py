@@ -62,3 +62,12 @@ def open_browser(live_console):
 def admin(transactional_db):
     """A superuser's name; the password is tests.fixtures.people.PASSWORD."""
     return make_user("ada", superuser=True).username
+
+
+def go_to(page, name):
+    """Follows the main navigation's link of that name, opening the Admin menu first when the link is in it."""
+    nav = page.get_by_role("navigation", name="Main")
+    link = nav.get_by_role("link", name=name, exact=True)
+    if not link.is_visible():
+        nav.locator("summary", has_text="Admin").click()
+    link.click()

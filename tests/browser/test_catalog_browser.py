@@ -7,6 +7,7 @@ import pytest
 from playwright.sync_api import expect
 
 from approvals import demo
+from tests.browser.conftest import go_to
 from tests.fixtures.people import PASSWORD
 
 pytestmark = pytest.mark.browser
@@ -26,6 +27,8 @@ def test_it_adds_syncs_and_browses_the_demo_server(live_console, admin, open_pag
     page.get_by_label("Password").fill(PASSWORD)
     page.screenshot(path=SCREENSHOTS / "console-login.png")
     page.get_by_role("button", name="Log in").click()
+    expect(page).to_have_url(re.compile(r"/queue/"))
+    go_to(page, "Servers")
     expect(page.get_by_role("heading", name="Upstream servers")).to_be_visible()
 
     page.get_by_role("link", name="Add server").click()
@@ -47,13 +50,13 @@ def test_it_adds_syncs_and_browses_the_demo_server(live_console, admin, open_pag
     expect(tools.get_by_text("Look up a customer")).to_be_visible()
     page.screenshot(path=SCREENSHOTS / "console-server.png", full_page=True)
 
-    page.get_by_role("navigation", name="Main").get_by_role("link", name="Servers").click()
+    go_to(page, "Servers")
     row = page.locator("table.list tr", has_text="Demo records")
     expect(row).to_contain_text("Healthy")
     expect(row).to_contain_text(re.compile(r"[1-9]\d* active"))
     page.screenshot(path=SCREENSHOTS / "console-servers.png")
 
-    page.get_by_role("navigation", name="Main").get_by_role("link", name="Catalog").click()
+    go_to(page, "Catalog")
     expect(page.get_by_role("link", name="demo_records_lookup_customer")).to_be_visible()
     expect(page.get_by_role("link", name="demo_records_delete_record")).to_be_visible()
     expect(page.get_by_text("Price an order", exact=True)).to_be_visible()

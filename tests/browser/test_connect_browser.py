@@ -32,7 +32,8 @@ def test_it_creates_a_token_for_the_snippets_and_copies_one(live_console, admin,
     page.get_by_role("button", name="Create a token for this").click()
     secret = page.locator("#secret").inner_text().strip()
     assert secret.startswith(credentials.PREFIX)
-    expect(page.locator("#snippet-cursor")).to_contain_text(f"Bearer {secret}")
+    expect(page.locator("#snippet-environment")).to_have_text(f"export APPROVAL_CONSOLE_TOKEN={secret}")
+    expect(page.locator("#snippet-cursor")).to_contain_text("Bearer ${env:APPROVAL_CONSOLE_TOKEN}")
     page.screenshot(path=SCREENSHOTS / "console-connect-token.png", full_page=True)
 
     copy = page.locator('button[data-copy="snippet-claude-code"]')
@@ -40,10 +41,10 @@ def test_it_creates_a_token_for_the_snippets_and_copies_one(live_console, admin,
     copy.click()
     expect(copy).to_have_text("Copied")
     pasted = page.evaluate("navigator.clipboard.readText()")
-    header = f'--header "Authorization: Bearer {secret}"'
+    header = "--header 'Authorization: Bearer ${APPROVAL_CONSOLE_TOKEN}'"
     assert pasted == f"claude mcp add --transport http approval-console {live_console}/mcp {header}"
 
     page.goto(live_console + "/connect/")
-    expect(page.locator("#snippet-cursor")).to_contain_text("Bearer <token>")
+    expect(page.locator("#snippet-environment")).to_have_text("export APPROVAL_CONSOLE_TOKEN=<token>")
     assert secret not in page.content()
     assert problems == []

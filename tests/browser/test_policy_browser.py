@@ -9,6 +9,7 @@ from playwright.sync_api import expect
 from approvals.catalog.models import Resource, Server
 from approvals.policy import rules
 from approvals.tokens.credentials import create_token
+from tests.browser.conftest import go_to
 from tests.fixtures.catalog import make_server, make_tool
 from tests.fixtures.people import PASSWORD
 
@@ -63,7 +64,7 @@ def test_it_builds_tries_moves_disables_and_deletes_a_rule_with_every_change_aud
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Log in").click()
 
-    page.get_by_role("navigation", name="Main").get_by_role("link", name="Policy").click()
+    go_to(page, "Policy")
     page.get_by_role("link", name="New rule").click()
     page.get_by_label("Name", exact=True).fill("no order 7")
     page.get_by_label("Deny").check()
@@ -105,7 +106,7 @@ def test_it_builds_tries_moves_disables_and_deletes_a_rule_with_every_change_aud
     page.get_by_role("button", name="Delete no order 7").click()
     expect(rows).to_have_count(1)
 
-    page.get_by_role("navigation", name="Main").get_by_role("link", name="Audit", exact=True).click()
+    go_to(page, "Audit")
     changes = {
         "rule.created": ('"before": null', '"name": "no order 7"'),
         "rule.moved": ('"position": 2', '"position": 1'),

@@ -11,6 +11,7 @@ from approvals.policy.engine import (
     Rule,
     check_conditions,
     evaluate,
+    shadowing,
 )
 
 
@@ -222,3 +223,111 @@ def test_it_denies_a_prompt_by_name_and_by_its_arguments():
     assert evaluate([review, perl], prompt("surface_explain", {"language": "perl"})).action == ASK
     assert evaluate([review, perl], prompt("surface_explain", {"language": "rust"})).action == ALLOW
     assert evaluate([review], read("surface_review_code")).trials[0].misses == ("the rule applies to prompt gets",)
+
+
+# Each operator that compares a value, with a value of the wrong type: a list where a string is compared
+# (for contains, which looks for a string in a list too, a number).
+WRONG_TYPES = [
+    ("eq", "x", ["x"]),
+    ("ne", "x", ["x"]),
+    ("in", ["x", "y"], ["x"]),
+    ("not_in", ["x", "y"], ["z"]),
+    ("lt", "m", ["x"]),
+    ("lte", "m", ["x"]),
+    ("gt", "m", ["x"]),
+    ("gte", "m", ["x"]),
+    ("contains", "x", 42),
+    ("glob", "x*", ["x"]),
+    ("eq", 5, "5"),
+    ("in", [1, 2], True),
+    ("ne", {"a": 1}, [1]),
+]
+
+
+@pytest.mark.parametrize("op, expected, value", WRONG_TYPES)
+def test_it_cannot_evaluate_a_value_of_the_wrong_type_for_any_operator(op, expected, value):
+    condition = {"path": "mode", "op": op, "value": expected}
+    arguments = facts(arguments={"mode": value})
+
+    for action in (DENY, ASK):
+        verdict = evaluate([Rule(1, "", action, conditions=[condition]), Rule(2, "", ALLOW)], arguments)
+        assert verdict.action == action and verdict.rule.id == 1, op
+        assert "cannot be evaluated" in verdict.trials[0].notes[0]
+    verdict = evaluate([Rule(1, "", ALLOW, conditions=[condition])], arguments)
+    assert verdict.action == ASK and "cannot be evaluated" in verdict.trials[0].misses[0]
+
+
+def test_it_still_compares_values_of_one_kind_and_null_with_anything():
+    rule = [Rule(1, "", ALLOW, conditions=[{"path": "n", "op": "eq", "value": 1}])]
+    assert evaluate(rule, facts(arguments={"n": 1.0})).action == ALLOW
+    rule = [Rule(1, "", ALLOW, conditions=[{"path": "n", "op": "ne", "value": None}])]
+    assert evaluate(rule, facts(arguments={"n": "set"})).action == ALLOW
+    rule = [Rule(1, "", ALLOW, conditions=[{"path": "tags", "op": "contains", "value": "x"}])]
+    assert evaluate(rule, facts(arguments={"tags": ["x", "y"]})).action == ALLOW
+
+
+AMOUNT_OVER_100 = {"path": "amount", "op": "gt", "value": 100}
+
+
+@pytest.mark.parametrize(
+    ("earlier", "later"),
+    [
+        (Rule(1, "all", ALLOW), Rule(2, "deletes", DENY, tool_glob="demo_delete_*")),
+        (Rule(1, "demo", ASK, tool_glob="demo_*"), Rule(2, "deletes", DENY, tool_glob="demo_delete_*", client_id=7)),
+        (Rule(1, "deletes", DENY, tool_glob="*_delete"), Rule(2, "one", ALLOW, tool_glob="demo_delete", server_id=1)),
+        (
+            Rule(1, "big", DENY, conditions=[AMOUNT_OVER_100]),
+            Rule(
+                2, "big refunds", ASK, tool_glob="refund", conditions=[AMOUNT_OVER_100, {"path": "x", "op": "exists"}]
+            ),
+        ),
+        (
+            Rule(1, "reads", ALLOW, annotations={"readOnlyHint": True}),
+            Rule(2, "reads on 1", ASK, server_id=1, annotations={"readOnlyHint": True, "openWorldHint": False}),
+        ),
+    ],
+    ids=["everything", "a prefix", "a suffix", "fewer conditions", "fewer annotations"],
+)
+def test_it_finds_a_rule_an_earlier_one_covers(earlier, later):
+    assert shadowing([earlier, later]) == {2: earlier}
+    assert (
+        evaluate(
+            [earlier, later],
+            facts(
+                tool=later.tool_glob,
+                arguments={"amount": 500, "x": 1},
+                annotations={"readOnlyHint": True, "openWorldHint": False},
+            ),
+        ).rule
+        == earlier
+    )
+
+
+@pytest.mark.parametrize(
+    ("earlier", "later"),
+    [
+        (Rule(1, "deletes", DENY, tool_glob="demo_delete_*"), Rule(2, "demo", ASK, tool_glob="demo_*")),
+        (Rule(1, "server 1", DENY, server_id=1), Rule(2, "any server", ALLOW)),
+        (Rule(1, "client 7", DENY, client_id=7), Rule(2, "client 8", ALLOW, client_id=8)),
+        (Rule(1, "big", DENY, conditions=[AMOUNT_OVER_100]), Rule(2, "any", ASK)),
+        (
+            Rule(1, "small", ALLOW, conditions=[AMOUNT_OVER_100]),
+            Rule(2, "small or unknown", ASK, conditions=[AMOUNT_OVER_100]),
+        ),
+        (Rule(1, "tools", ALLOW), Rule(2, "agent", ASK, applies_to=PERMISSION)),
+        (Rule(1, "odd", ALLOW, tool_glob="demo_[ab]*"), Rule(2, "a", ASK, tool_glob="demo_a*")),
+        (Rule(1, "suffix", ALLOW, tool_glob="*x]"), Rule(2, "bracket", ASK, tool_glob="a[x]")),
+    ],
+    ids=[
+        "a narrower earlier",
+        "another server",
+        "another client",
+        "conditions",
+        "allow fails closed the other way",
+        "another kind",
+        "a bracket",
+        "a bracket in the later",
+    ],
+)
+def test_it_flags_no_rule_that_some_call_could_still_reach(earlier, later):
+    assert shadowing([earlier, later]) == {}

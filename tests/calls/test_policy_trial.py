@@ -70,6 +70,16 @@ def test_it_tries_a_read_a_template_routes_and_says_how_operators_would_decide_i
     assert outcome.hold.approvals_needed == 2
 
 
+def test_it_tries_a_read_by_its_uri_in_normal_form_and_stops_one_too_long(client_token, rules_for_reads, settings):
+    settings.MAX_URI_BYTES = 40
+
+    respelled = trial.try_read(client_token, "FILE://docs/drafts/../%67uide.md")
+    too_long = trial.try_read(client_token, "file://docs/" + "x" * 30)
+
+    assert (respelled.verdict.action, respelled.verdict.rule_name) == ("allow", "docs are public")
+    assert "42 bytes long; this console takes URIs of at most 40 bytes: the client would be refused" in too_long.stopped
+
+
 def test_it_says_a_read_no_rule_names_is_let_through_unrecorded(client_token, docs):
     add_rule("deny", "prompt", name="no prompts")
 

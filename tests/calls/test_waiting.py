@@ -38,7 +38,7 @@ async def test_it_wakes_the_waiting_request_through_the_channel_layer(client_tok
     started = time.monotonic()
     await sync_to_async(deciding.decide)(call_id, operators[0], False, "not today")
     result = await asyncio.wait_for(waiting, 5)
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 10
     assert result["isError"] is True
     assert "denied by operator ann: not today" in result["content"][0]["text"]
     assert sent and sent[0]["method"] == "notifications/progress"

@@ -3,11 +3,14 @@ import shlex
 import sys
 from io import StringIO
 from pathlib import Path
+from types import SimpleNamespace
+from urllib.parse import urljoin
 
 import pytest
 from django.core.management import CommandError, call_command
 
 from approvals.catalog.models import Server
+from approvals.management.commands import seed_demo
 from approvals.management.commands.seed_demo import DEMO_SERVER
 
 SCRIPTED = Path(__file__).with_name("scripted_server.py")
@@ -96,3 +99,16 @@ def test_it_seeds_the_demo_with_its_own_tools_accepted(db, settings, tmp_path):
     demo = Server.objects.get(name=DEMO_SERVER)
     assert demo.tools.filter(status="active").count() >= 5
     assert not demo.tools.exclude(status="active").exists()
+
+
+def test_it_points_the_demo_agent_at_the_port_the_console_serves_on(db, settings, tmp_path, monkeypatch):
+    settings.VAR_DIR = tmp_path
+    monkeypatch.setenv("PORT", "8123")
+    synced = SimpleNamespace(summary=lambda: "synced")
+    monkeypatch.setattr("approvals.management.commands.seed_demo.sync.sync_server", lambda server: synced)
+
+    printed = run("seed_demo")
+    monkeypatch.delenv("PORT")
+
+    assert "The console: http://127.0.0.1:8123/" in printed
+    assert urljoin(seed_demo.remembered_url(), "mcp") == "http://127.0.0.1:8123/mcp"

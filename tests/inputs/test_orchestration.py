@@ -81,7 +81,7 @@ async def test_it_wakes_on_the_operators_answer_through_the_channel_layer(
     started = time.monotonic()
     await sync_to_async(requests.answer)(asked.pk, operators[0], "accept", {"amount": 12.5})
     assert await asyncio.wait_for(waiting, 5) == {"action": "accept", "content": {"amount": 12.5}}
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 10
     assert await actions_of(forwarded) == ["input.requested", "input.answered"]
 
 

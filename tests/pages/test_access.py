@@ -40,9 +40,12 @@ def test_it_sends_an_anonymous_visitor_from_a_server_page_to_the_login_page(clie
     assert response.status_code == 302 and response["Location"].startswith(reverse("login"))
 
 
-def test_it_redirects_home_to_the_servers_page(operator_client):
-    response = operator_client.get(reverse("home"))
-    assert response.status_code == 302 and response["Location"] == reverse("servers")
+@pytest.mark.parametrize(
+    ("role", "page"), [(roles.ADMIN, "queue"), (roles.OPERATOR, "queue"), (roles.AUDITOR, "audit")]
+)
+def test_it_sends_each_role_home_to_the_page_it_works_from(login, role, page):
+    response = login(role).get(reverse("home"))
+    assert response.status_code == 302 and response["Location"] == reverse(page)
 
 
 @pytest.mark.parametrize("action", ["server_edit", "server_test", "server_sync"])
@@ -90,10 +93,21 @@ def sign_in_through_the_form(client, role_names):
     return client.post(reverse("login"), {"username": "olga", "password": PASSWORD}, follow=True)
 
 
-def test_it_logs_a_user_in_through_the_login_form(client, db):
+def test_it_logs_a_user_in_through_the_login_form_onto_their_roles_page(client, db):
     response = sign_in_through_the_form(client, [roles.OPERATOR])
-    assert response.redirect_chain[-1][0] == reverse("servers")
+    assert response.redirect_chain[-1][0] == reverse("queue")
     assert "olga" in response.content.decode()
+
+
+def test_it_signs_an_auditor_in_onto_the_audit_log_unless_next_says_otherwise(client, db):
+    make_user("aude", roles.AUDITOR)
+    landed = client.post(reverse("login"), {"username": "aude", "password": PASSWORD}, follow=True)
+    assert landed.redirect_chain[-1][0] == reverse("audit")
+    client.logout()
+    asked = client.post(
+        reverse("login") + "?next=" + reverse("catalog"), {"username": "aude", "password": PASSWORD}, follow=True
+    )
+    assert asked.redirect_chain[-1][0] == reverse("catalog")
 
 
 def test_it_tells_a_user_who_holds_no_role_after_signing_in_and_shows_nothing_else(client, db):

@@ -91,3 +91,26 @@ def test_it_renders_a_tool_page_with_schema_tables_raw_json_and_history(operator
     assert "Output schema" in html and "<code>minimum</code> 0" in html
     assert "Raw definition (JSON)" in html and "&quot;quote_order&quot;" in html
     assert "First version seen." in html and tool.digest[:12] in html
+
+
+def test_it_pages_the_active_tools_keeping_the_search_and_server_in_the_links(operator_client):
+    records = make_server("Records")
+    for number in range(60):
+        make_tool(records, f"lookup_{number:02d}", description="Finds a customer.")
+    make_tool(make_server("Billing", tool_prefix="bill_"), "lookup_invoice")
+
+    first = operator_client.get(reverse("catalog"), {"q": "lookup", "server": "records"})
+    second = operator_client.get(reverse("catalog"), {"q": "lookup", "server": "records", "page": 2})
+
+    assert [tool.exposed_name for tool in first.context["active"]][:2] == ["records_lookup_00", "records_lookup_01"]
+    assert len(first.context["active"]) == 50 and len(second.context["active"]) == 10
+    assert '?q=lookup&amp;server=records&amp;page=2" rel="next"' in first.content.decode()
+    assert "Page 2 of 2, 51–60 of 60" in second.content.decode()
+
+
+def test_it_pages_a_servers_tools(operator_client):
+    records = make_server("Records")
+    for number in range(55):
+        make_tool(records, f"lookup_{number:02d}")
+    html = operator_client.get(reverse("server", args=["records"]), {"page": 2}).content.decode()
+    assert "records_lookup_54" in html and "records_lookup_00" not in html and "1–50" not in html

@@ -1,19 +1,20 @@
 import json
 import re
 import shlex
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 
 from approvals.display import snippets
 from approvals.tokens import credentials
 from approvals.tokens.models import ClientToken
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+REPO = Path(__file__).resolve().parents[2]
 README_URL = "https://console.example.com/mcp"
-# Every snippet carries the Authorization header once.
-SNIPPETS = len(snippets.snippets(README_URL))
+FROM_ENV = "Bearer ${APPROVAL_CONSOLE_TOKEN}"
 
 
 def connect_page(client):
@@ -40,7 +41,7 @@ def test_it_shows_a_snippet_for_each_client_with_the_url_and_a_placeholder(opera
     for client_name in ("Claude Code", "Claude Desktop", "Cursor", "VS Code"):
         assert f"<h2>{client_name}</h2>" in page
     assert page.count("http://testserver/mcp") >= 5
-    assert page.count("Bearer &lt;token&gt;") == SNIPPETS
+    assert "export APPROVAL_CONSOLE_TOKEN=&lt;token&gt;" in page and page.count("Bearer &lt;token&gt;") == 1
 
 
 def test_it_gives_each_snippet_a_copy_button_that_only_the_script_reveals(operator_client):
@@ -67,7 +68,10 @@ def test_it_creates_a_token_on_the_spot_and_fills_it_into_every_snippet(admin_cl
     secret = response.context["secret"]
     page = response.content.decode()
     assert credentials.authenticate(secret).name == "alice-laptop"
-    assert page.count(f"Bearer {secret}") == SNIPPETS and "&lt;token&gt;" not in page
+    assert f"export APPROVAL_CONSOLE_TOKEN={secret}" in page and f"Bearer {secret}" in page
+    assert page.count(secret) == 3 and "&lt;token&gt;" not in page, (
+        "the secret shown once, the variable, Desktop's file"
+    )
     assert "only time the secret is shown" in page
     assert "no-store" in response["Cache-Control"]
 
@@ -83,10 +87,10 @@ def test_it_shows_the_errors_and_no_secret_when_the_token_cannot_be_made(admin_c
     response = admin_client.post(reverse("connect"), {"name": "alice-laptop", "tool_globs": "*"})
     page = response.content.decode()
     assert "exists already" in page and response.context["secret"] is None
-    assert page.count("Bearer &lt;token&gt;") == SNIPPETS
+    assert "export APPROVAL_CONSOLE_TOKEN=&lt;token&gt;" in page
 
 
-def test_the_claude_code_command_splits_into_the_right_arguments():
+def test_the_claude_code_command_splits_into_the_right_arguments_leaving_the_variable_to_claude_code():
     argv = shlex.split(by_key(README_URL, "mcpc_abc")["claude-code"])
     assert argv == [
         "claude",
@@ -97,7 +101,7 @@ def test_the_claude_code_command_splits_into_the_right_arguments():
         "approval-console",
         README_URL,
         "--header",
-        "Authorization: Bearer mcpc_abc",
+        "Authorization: " + FROM_ENV,
     ]
 
 
@@ -123,29 +127,47 @@ def test_claude_desktop_allows_plain_http_only_where_mcp_remote_needs_it(url, al
     assert ("--allow-http" in args) is allowed
 
 
-def test_cursor_and_vs_code_get_a_url_and_an_authorization_header():
+def test_cursor_reads_the_token_from_the_environment_and_vs_code_prompts_for_it():
     texts = by_key(README_URL, "mcpc_abc")
     cursor = json.loads(texts["cursor"])["mcpServers"]["approval-console"]
-    vscode = json.loads(texts["vscode"])["servers"]["approval-console"]
-    assert cursor == {"url": README_URL, "headers": {"Authorization": "Bearer mcpc_abc"}}
-    assert vscode == {"type": "http", "url": README_URL, "headers": {"Authorization": "Bearer mcpc_abc"}}
+    vscode = json.loads(texts["vscode"])
+    assert cursor == {"url": README_URL, "headers": {"Authorization": "Bearer ${env:APPROVAL_CONSOLE_TOKEN}"}}
+    assert vscode["inputs"] == [
+        {"type": "promptString", "id": "approval-console-token", "description": "Client token", "password": True}
+    ]
+    assert vscode["servers"]["approval-console"] == {
+        "type": "http",
+        "url": README_URL,
+        "headers": {"Authorization": "Bearer ${input:approval-console-token}"},
+    }
+    assert "mcpc_abc" not in texts["cursor"] + texts["vscode"] + texts["claude-code"]
 
 
-def test_the_readme_shows_the_same_snippets_as_the_page():
-    readme = README.read_text()
-    section = readme[readme.index("## Connecting a client") :]
-    section = section[: section.index("\n## ", 3)]
+def test_the_docs_show_the_same_snippets_as_the_page_and_the_readme_those_for_claude_code():
+    guide = (REPO / "docs" / "connecting-clients.md").read_text()
     for snippet in snippets.snippets(README_URL):
-        assert snippet.text in section, f"README's {snippet.client} snippet differs from approvals/display/snippets.py"
+        assert snippet.text in guide, f"the guide's {snippet.client} snippet differs from approvals/display/snippets.py"
+    readme = (REPO / "README.md").read_text()
+    section = readme[readme.index("## Connecting a client") :]
+    for key in ("environment", "claude-code"):
+        assert by_key(README_URL)[key] in section[: section.index("\n## ", 3)]
 
 
-def test_it_gives_claude_code_the_permission_prompt_tool_with_the_console_and_the_token():
+def test_it_gives_claude_code_the_permission_prompt_tool_with_the_console_and_the_tokens_variable():
     argv = shlex.split(by_key(README_URL, "mcpc_abc")["claude-code-permissions"])
     assert argv[:2] == ["claude", "-p"]
     assert argv[argv.index("--permission-prompt-tool") + 1] == "mcp__approval-console__approval_prompt"
     config = json.loads(argv[argv.index("--mcp-config") + 1])
     assert config == {
-        "mcpServers": {
-            "approval-console": {"type": "http", "url": README_URL, "headers": {"Authorization": "Bearer mcpc_abc"}}
-        }
+        "mcpServers": {"approval-console": {"type": "http", "url": README_URL, "headers": {"Authorization": FROM_ENV}}}
     }
+
+
+def test_it_makes_a_token_from_the_connect_page_expire_in_30_days_unless_told_otherwise(admin_client):
+    assert '<option value="30d" selected>in 30 days</option>' in connect_page(admin_client)
+    admin_client.post(reverse("connect"), {"name": "trying-cursor", "tool_globs": "*"})
+    admin_client.post(reverse("connect"), {"name": "lasting", "tool_globs": "*", "expires": ""})
+
+    trying = ClientToken.objects.get(name="trying-cursor")
+    assert timedelta(days=29) < trying.expires_at - timezone.now() <= timedelta(days=30)
+    assert ClientToken.objects.get(name="lasting").expires_at is None

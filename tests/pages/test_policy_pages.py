@@ -436,3 +436,24 @@ def test_it_tries_a_permission_request_and_says_why_the_rules_for_tools_did_not_
     assert "The client would be told: No recursive deletes" in page
     assert "the rule applies to tool calls" in page
     assert not Call.objects.exists()
+
+
+def test_it_flags_a_rule_an_earlier_rule_keeps_from_ever_matching_on_the_list_the_form_and_on_saving(
+    admin_client, shop, agent
+):
+    rules.create_rule(rules.RuleRequest("allow", tool_glob="shop_*", name="shop is fine"))
+    narrow = rules.create_rule(rules.RuleRequest("deny", tool_glob="shop_issue_*", name="no refunds"))
+    reachable = rules.create_rule(rules.RuleRequest("deny", tool_glob="other_*", name="others"))
+
+    listed = admin_client.get(reverse("rules")).content.decode()
+    flagged = [row for row in listed.split("<tr ")[1:] if "data-shadowed" in row]
+    assert len(flagged) == 1 and 'data-rule="no refunds"' in flagged[0] and "#1 shop is fine" in flagged[0]
+    assert "data-shadowed" in admin_client.get(reverse("rule_edit", args=[narrow.pk])).content.decode()
+    assert "data-shadowed" not in admin_client.get(reverse("rule_edit", args=[reachable.pk])).content.decode()
+
+    saved = admin_client.post(
+        reverse("rule_edit", args=[reachable.pk]),
+        form_data(name="others", tool_glob="shop_x", conditions="[]"),
+        follow=True,
+    )
+    assert "this rule can never match: shop is fine at position 1" in saved.content.decode()

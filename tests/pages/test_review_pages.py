@@ -153,3 +153,23 @@ def test_it_shows_a_prompts_history_and_refuses_an_unknown_kind(login, changed_p
     assert "Definition changed" in html and "clients are given the definition last accepted" in html
     assert "&lt;IMPORTANT&gt;" in html
     assert client.get(reverse("entry_review", args=["widgets", changed_prompt.pk])).status_code == 404
+
+
+def test_it_pages_the_review_list_by_server_and_name_and_rejects_the_selected_in_one_message(login):
+    shop = make_server("Shop", tool_prefix="shop_")
+    for number in range(55):
+        make_tool(shop, f"tool_{number:02d}", status=Tool.Status.NEEDS_REVIEW)
+    client = login("admin")
+
+    first = client.get(reverse("review"))
+    narrowed = client.get(reverse("review"), {"q": "tool_5", "server": "shop"})
+
+    assert sum(len(group["rows"]) for group in first.context["groups"]) == 50
+    assert 'href="?page=2" rel="next"' in first.content.decode() and "data-select-all" in first.content.decode()
+    shown = [row["review"].item.exposed_name for row in narrowed.context["groups"][0]["rows"]]
+    assert shown == [f"shop_tool_5{n}" for n in range(5)]
+
+    picked = [f"{tool.pk}:{tool.digest}" for tool in Tool.objects.filter(exposed_name__in=shown)]
+    done = client.post(reverse("server_reject_tools", args=["shop"]), {"tools": picked}, follow=True)
+    assert [str(m) for m in done.context["messages"]] == ["Rejected 5 of 5 entries of Shop."]
+    assert Tool.objects.filter(status=Tool.Status.DECLINED).count() == 5

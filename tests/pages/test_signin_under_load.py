@@ -81,10 +81,10 @@ def test_it_counts_every_guess_of_a_burst_and_refuses_the_right_password_within_
 
     assert REFUSED in right
     assert "signed in" not in pages
-    # Only guesses within the limit had their password checked (fewer, when the lockout the burst started
-    # came before some of them were); the others, and the right one, were refused unchecked.
+    # Only guesses within the limit had their password checked (fewer, none on a loaded machine, when the lockout
+    # the burst started came before some of them were); the others, and the right one, were refused unchecked.
     checked = len(slow_password_checks)
-    assert 1 <= checked <= limit and PASSWORD not in slow_password_checks
+    assert checked <= limit and PASSWORD not in slow_password_checks
     assert sum(REFUSED in page for page in pages) == BURST - checked
     [(_, stem, _)] = throttle.subjects("ada", "")
     assert throttle.counters().get(f"{stem}:tries") == BURST + 1

@@ -163,7 +163,7 @@ def test_it_matches_a_pattern_that_would_backtrack_for_minutes_in_a_fraction_of_
 
     [message] = validate(schema, {"slug": PATHOLOGICAL})
 
-    assert time.monotonic() - started < 0.5
+    assert time.monotonic() - started < 3
     assert message.startswith("arguments.slug: 'aaaa")
 
 
@@ -181,7 +181,7 @@ def test_it_matches_pattern_properties_against_keys_in_a_fraction_of_a_second(sc
 
     messages = validate(schema, {PATHOLOGICAL: "x", "good-key": "y"})
 
-    assert time.monotonic() - started < 0.5
+    assert time.monotonic() - started < 3
     if "additionalProperties" in schema or "unevaluatedProperties" in schema:
         assert len(messages) == 1 and "aaaa" in messages[0] and "good-key" not in messages[0]
     else:
@@ -200,14 +200,26 @@ def test_it_matches_each_pattern_property_on_its_own_where_additional_properties
 
 
 def test_it_stops_matching_pattern_properties_once_the_validation_is_out_of_time(monkeypatch):
+    # A clock that moves a millisecond each time it is read: the stop depends on the reads, not on the machine's load.
+    clock = SteppingClock()
+    monkeypatch.setattr(schemas, "time", clock)
     monkeypatch.setattr(schemas, "MAX_SECONDS", 0.2)
     schema = {"type": "object", "patternProperties": {f"^k{i}x": {} for i in range(300)}}
-    started = time.monotonic()
 
     messages = validate(schema, {f"key{i}": i for i in range(3000)})
 
     assert messages == ["arguments: validation stopped after 0.2 seconds; the schema costs too much"]
-    assert time.monotonic() - started < 1
+    # Stopped near its 200th look at the clock, of the 900,000 matches the whole validation would make.
+    assert clock.reads < 1000
+
+
+class SteppingClock:
+    def __init__(self):
+        self.reads = 0
+
+    def monotonic(self):
+        self.reads += 1
+        return self.reads / 1000
 
 
 @pytest.mark.parametrize("pattern", [r"^(a+)\1$", r"^(?=.*\d)\w+$", r"(?<!x)y", r"(?<first>a)\k<first>"])

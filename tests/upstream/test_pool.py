@@ -58,7 +58,7 @@ async def test_it_backs_off_exponentially_from_a_server_that_keeps_failing(pool)
     with pytest.raises(UpstreamError) as caught:
         await pool.get(spec)  # the next backoff (1 s) is longer than a wait may be: refused at once
     assert caught.value.retryable and "next attempt" in caught.value.message
-    assert time.monotonic() - started < 0.3
+    assert time.monotonic() - started < 0.9
 
 
 async def test_it_reconnects_when_a_servers_configuration_changes(pool):

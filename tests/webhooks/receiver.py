@@ -14,7 +14,7 @@ LONGEST_HANG = 60
 
 
 class Receiver:
-    """Answers each POST with the next of `answers` (a status, or a status and headers), then 204.
+    """Answers each POST with the next of `answers` (a status, or a status, headers and maybe a body), then 204.
 
     With `hang`, it records a request and then holds it until `release()`.
     """
@@ -39,12 +39,14 @@ class Receiver:
                     answer = receiver.answers.pop(0) if receiver.answers else 204
                 if receiver.hang:
                     receiver.released.wait(LONGEST_HANG)
-                status, headers = answer if isinstance(answer, tuple) else (answer, {})
+                status, headers, *rest = answer if isinstance(answer, tuple) else (answer, {})
+                body = rest[0] if rest else b""
                 self.send_response(status)
                 for name, value in headers.items():
                     self.send_header(name, value)
-                self.send_header("content-length", "0")
+                self.send_header("content-length", str(len(body)))
                 self.end_headers()
+                self.wfile.write(body)
 
             def log_message(self, *args):
                 pass

@@ -249,3 +249,24 @@ def test_it_counts_each_attempt_by_its_outcome_in_the_metrics(sending, receiver,
     attempts_recorded(added, 2)
     expected = {"retrying": before["retrying"] + 1, "delivered": before["delivered"] + 1}
     wait_until(lambda: attempts(collected()) == expected, message=f"the attempts counted: {expected}")
+
+
+def test_it_sends_a_test_event_keeps_both_bodies_and_says_failing_until_an_attempt_goes_through(
+    sending, receiver, endpoint, admin_client
+):
+    hook = receiver((503, {}, b"down for maintenance"))
+    added, secret = endpoint(hook.url, events=["call.pending"])
+
+    assert admin_client.post(f"/webhooks/{added.pk}/test/").status_code == 302
+    failed = attempts_recorded(added, 1)[0]
+    assert hook.verified(secret, 1)[0]["type"] == "webhook.test"
+    assert (failed.status_code, failed.response_body) == (503, "down for maintenance")
+    assert '"type":"webhook.test"' in failed.request_body
+    detail = admin_client.get(f"/webhooks/{added.pk}/").content.decode()
+    assert "data-failing" in detail and "down for maintenance" in detail
+    assert "data-failing" in admin_client.get("/webhooks/").content.decode()
+    assert AuditEvent.objects.get(action="webhook.tested").actor_name == "admin"
+
+    admin_client.post(f"/webhooks/{added.pk}/test/")
+    wait_until(lambda: added.deliveries.filter(delivered_at__isnull=False).exists(), message="a test delivered")
+    assert "data-failing" not in admin_client.get("/webhooks/").content.decode()

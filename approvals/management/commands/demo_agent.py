@@ -1,5 +1,6 @@
 import asyncio
 import logging
+from urllib.parse import urljoin
 
 import httpx2
 from django.conf import settings
@@ -7,7 +8,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from approvals.catalog.models import Server, Tool
 from approvals.demo.agent import SCENARIO, Agent
-from approvals.management.commands.seed_demo import DEMO_SERVER
+from approvals.management.commands.seed_demo import DEMO_SERVER, remembered_url
 from approvals.policy import rules
 from approvals.policy.models import PolicyRule
 from approvals.tokens import credentials, issuing
@@ -23,13 +24,16 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("--url", default="http://127.0.0.1:8000/mcp", help="the console's MCP endpoint")
+        parser.add_argument(
+            "--url", help="the console's MCP endpoint (default: /mcp where seed_demo said the console serves)"
+        )
         parser.add_argument("--pace", type=float, default=3.0, help="seconds between calls (default 3)")
         parser.add_argument("--count", type=int, default=0, help="stop after this many calls (default: until Ctrl-C)")
         parser.add_argument("--in-flight", type=int, default=6, help="at most this many calls unanswered at once")
         parser.add_argument("--seed", type=int, help="repeat the same arguments from run to run")
 
     def handle(self, *args, url, pace, count, in_flight, seed, **options):
+        url = url or urljoin(remembered_url(), "mcp")
         server = Server.objects.filter(name=DEMO_SERVER).first()
         if server is None:
             raise CommandError(f"no server named {DEMO_SERVER!r}: run `make run` (or manage.py seed_demo) first")

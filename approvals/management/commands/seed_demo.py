@@ -1,4 +1,5 @@
 import json
+import os
 import secrets
 
 from django.conf import settings
@@ -18,9 +19,14 @@ class Command(BaseCommand):
     help = "Create demo users and the demo upstream server, then print how to log in."
 
     def add_arguments(self, parser):
-        parser.add_argument("--url", default="http://127.0.0.1:8000/", help="where the console will listen")
+        parser.add_argument(
+            "--url",
+            default=serving_url(),
+            help="where the console will listen (default: http://$HOST:$PORT/, as `make run` serves, else port 8000)",
+        )
 
     def handle(self, *args, url, **options):
+        remember_url(url)
         passwords = demo_passwords()
         for username, roles in (
             ("admin", [ADMIN, OPERATOR, AUDITOR]),
@@ -51,6 +57,26 @@ class Command(BaseCommand):
         self.stdout.write("")
         self.stdout.write("To see calls arrive in the queue, start a demo agent in another terminal:")
         self.stdout.write("  .venv/bin/python manage.py demo_agent")
+
+
+def serving_url() -> str:
+    return f"http://{os.environ.get('HOST', '127.0.0.1')}:{os.environ.get('PORT', '8000')}/"
+
+
+def url_file():
+    return settings.VAR_DIR / "demo-url"
+
+
+def remember_url(url: str):
+    """Kept for demo_agent, which a person starts in another terminal, without the port `make run` was given."""
+    settings.VAR_DIR.mkdir(parents=True, exist_ok=True)
+    url_file().write_text(url)
+
+
+def remembered_url() -> str:
+    """The console's URL as seed_demo was last told it, else where it would serve by default."""
+    path = url_file()
+    return path.read_text().strip() if path.exists() else serving_url()
 
 
 def demo_passwords():

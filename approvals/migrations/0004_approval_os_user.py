@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("approvals", "0001_initial"),
+        ("approvals", "0003_lists_at_scale"),
     ]
 
     operations = [
