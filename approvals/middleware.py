@@ -1,6 +1,7 @@
 import logging
 
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction
+from django.http import HttpResponseBadRequest
 from django.shortcuts import render
 from django.utils.deprecation import MiddlewareMixin
 
@@ -47,3 +48,39 @@ class CredentialsUnreadableMiddleware(MiddlewareMixin):
             log.error("%s", exception)
             return render(request, "credentials_unreadable.html", {"problem": str(exception)}, status=503)
         return None
+
+
+# Form bodies, whose fields a page reads; other bodies (the API's JSON) are their readers' to check.
+FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+
+
+def holds_nul(request) -> bool:
+    values = list(request.GET.lists())
+    if request.method == "POST" and request.content_type in FORM_TYPES:
+        request.body  # noqa: B018 -- kept, so that a view (the API's) may still read the body the form came in
+        values += list(request.POST.lists())
+    return any("\x00" in name or any("\x00" in value for value in listed) for name, listed in values)
+
+
+def refuse_nul(get_response):
+    """A NUL in a query or form value is 400: no page takes one, and PostgreSQL refuses it in text.
+
+    Checked once here rather than in each of the filters and lookups that pass such values to a query.
+    """
+    refused = "Bad Request: a query or form value holds a NUL character."
+    if iscoroutinefunction(get_response):
+
+        async def middleware(request):
+            return HttpResponseBadRequest(refused) if holds_nul(request) else await get_response(request)
+
+        markcoroutinefunction(middleware)
+    else:
+
+        def middleware(request):
+            return HttpResponseBadRequest(refused) if holds_nul(request) else get_response(request)
+
+    return middleware
+
+
+refuse_nul.sync_capable = True
+refuse_nul.async_capable = True

@@ -92,6 +92,7 @@ MIDDLEWARE = [
     "console.health.probes",
     "console.metrics.endpoint",
     "approvals.middleware.content_security_policy",
+    "approvals.middleware.refuse_nul",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -208,6 +209,8 @@ CELERY_TASK_IGNORE_RESULT = True
 STALE_CALLS_INTERVAL_SECONDS = float(os.environ.get("STALE_CALLS_INTERVAL_SECONDS", 15))
 # Without celery beat (embedded), each daphne process runs the schedule below itself.
 PERIODIC_WORK_IN_PROCESS = env_bool("PERIODIC_WORK_IN_PROCESS", not REDIS_URL)
+# The fewest seconds between two syncs of one server that its announced list changes start.
+SYNC_MIN_SECONDS = float(os.environ.get("SYNC_MIN_SECONDS", 10))
 CELERY_BEAT_SCHEDULE = {
     "sync-servers": {
         "task": "approvals.tasks.sync_all_servers",
@@ -326,6 +329,9 @@ INPUT_TIMEOUT_SECONDS = float(os.environ.get("INPUT_TIMEOUT_SECONDS", 300))
 WEBHOOK_TIMEOUT_SECONDS = float(os.environ.get("WEBHOOK_TIMEOUT_SECONDS", 10))
 WEBHOOK_ATTEMPTS = int(os.environ.get("WEBHOOK_ATTEMPTS", 8))
 WEBHOOK_RETRY_SECONDS = float(os.environ.get("WEBHOOK_RETRY_SECONDS", 10))
+# Hosts (names, addresses or CIDR networks) an endpoint may be on although they are loopback, private or
+# link-local: every other such address is refused at delivery, so that webhooks cannot reach inside.
+WEBHOOK_ALLOWED_HOSTS = env_list("WEBHOOK_ALLOWED_HOSTS", [])
 MAX_RESULT_BYTES = int(os.environ.get("MAX_RESULT_BYTES", 4 * 1024 * 1024))
 
 # The audit log: days events are kept (0: forever); admins may change it on the audit page.
@@ -381,6 +387,10 @@ MAX_PENDING_CALLS_PER_TOKEN = int(os.environ.get("MAX_PENDING_CALLS_PER_TOKEN", 
 # SSE streams open at once in one web process, per token and per legacy MCP session (0: no cap).
 MCP_MAX_STREAMS_PER_TOKEN = int(os.environ.get("MCP_MAX_STREAMS_PER_TOKEN", 100))
 MCP_MAX_STREAMS_PER_SESSION = int(os.environ.get("MCP_MAX_STREAMS_PER_SESSION", 20))
+# Legacy MCP sessions open at once per token, and resource subscriptions per token across its sessions
+# and listen streams (0: no cap): each is a row or an upstream subscription the token's client could pile up.
+MCP_MAX_SESSIONS_PER_TOKEN = int(os.environ.get("MCP_MAX_SESSIONS_PER_TOKEN", 100))
+MCP_MAX_SUBSCRIPTIONS_PER_TOKEN = int(os.environ.get("MCP_MAX_SUBSCRIPTIONS_PER_TOKEN", 1000))
 # Comment lines on idle SSE streams, so that proxies and clients do not time them out.
 MCP_SSE_KEEPALIVE_SECONDS = float(os.environ.get("MCP_SSE_KEEPALIVE_SECONDS", 15))
 # Clients without a token then act as the "anonymous" token: acceptable only where nobody else can connect.

@@ -38,6 +38,13 @@ pytest_plugins = [
 ON_CI = os.environ.get("CI", "").lower() == "true"
 TESTS = Path(__file__).parent
 
+# Settings for every test, which the consoles and workers tests start inherit, and test_settings gives the
+# settings already loaded here: webhook receivers listen on loopback, which a console refuses unless listed;
+# and a server's list changes sync at once, each test's servers taking the pks of the last test's.
+TEST_ENVIRONMENT = {"WEBHOOK_ALLOWED_HOSTS": "127.0.0.1", "SYNC_MIN_SECONDS": "0"}
+for name, value in TEST_ENVIRONMENT.items():
+    os.environ.setdefault(name, value)
+
 # The run's metric files (approvals.observe.metrics) in a folder of its own, which the processes tests start inherit.
 os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="console-metrics-")
 atexit.register(shutil.rmtree, os.environ["PROMETHEUS_MULTIPROC_DIR"], ignore_errors=True)
@@ -329,3 +336,12 @@ def fresh_channel_layer():
 
     channel_layers.backends.clear()
     yield
+
+
+@pytest.fixture(autouse=True, scope="session")
+def test_settings():
+    from django.test import override_settings
+
+    allowed = os.environ["WEBHOOK_ALLOWED_HOSTS"].split(",")
+    with override_settings(WEBHOOK_ALLOWED_HOSTS=allowed, SYNC_MIN_SECONDS=float(os.environ["SYNC_MIN_SECONDS"])):
+        yield

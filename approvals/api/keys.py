@@ -8,6 +8,7 @@ from django.utils import timezone
 from approvals.api.models import ApiKey
 from approvals.audit import chain
 from approvals.audit.chain import Actor
+from approvals.live import events
 from approvals.tokens.credentials import TOUCH_INTERVAL, hash_secret
 
 PREFIX = "mcpk_"
@@ -50,6 +51,8 @@ def revoke_key(user, key_id) -> bool:
         key = ApiKey.objects.get(pk=key_id)
         data = {"key_id": key.pk, "name": key.name, "prefix": key.prefix}
         chain.record("api_key.revoked", Actor.user(user), data=data)
+        # Its open event streams look again at once, as the user's sockets do when their access changes.
+        events.access_changed([user.pk])
     return bool(revoked)
 
 

@@ -1,11 +1,14 @@
 """`GET /api/v1/events`: the queue page's events as Server-Sent Events, resumable with Last-Event-ID.
 
 The stream reads the journal's window (approvals.live.journal), so it holds no
-database connection while it waits; it checks every SOCKET_ACCESS_RECHECK_SECONDS,
-as the queue page's websocket does, that its user may still watch calls, and ends
-when not.
+database connection while it waits. Like the queue page's websocket it checks that its
+user may still watch calls when told that their access changed (a role, a deactivation,
+a revoked key: the `user.<id>` group) or their session ended, and every
+SOCKET_ACCESS_RECHECK_SECONDS should that news be lost; it ends when not.
 """
 
+import asyncio
+import contextlib
 import json
 import time
 from collections.abc import AsyncIterator
@@ -19,6 +22,7 @@ from approvals.api import keys
 from approvals.api.auth import require
 from approvals.api.schemas import Error
 from approvals.db.consumer_db import db_sync_to_async
+from approvals.live import events as live_events
 from approvals.live import journal
 from approvals.live.access import signed_in_user
 from approvals.roles import VIEW_CALLS, can_view_calls
@@ -57,19 +61,42 @@ async def event_stream(after: str | None, user_pk, api_key, session_key) -> Asyn
     if lost:
         yield frame("stream.reset", {"detail": "Events after Last-Event-ID left the window: read /api/v1/queue again."})
     recheck_at = time.monotonic() + settings.SOCKET_ACCESS_RECHECK_SECONDS
-    while True:
-        wait = min(settings.MCP_SSE_KEEPALIVE_SECONDS, max(recheck_at - time.monotonic(), 0.001))
-        entries = await window.read(after, wait)
-        for entry in entries:
-            yield frame(entry.event, entry.data, entry.id)
-            after = entry.id
-        if not entries:
-            yield ": keep-alive\n\n"
-        if time.monotonic() >= recheck_at:
-            if not await db_sync_to_async(still_allowed)(user_pk, api_key, session_key):
-                yield frame("access.ended", {"detail": "Your access to the calls ended."})
-                return
-            recheck_at = time.monotonic() + settings.SOCKET_ACCESS_RECHECK_SECONDS
+    async with contextlib.AsyncExitStack() as stack:
+        told = [await stack.enter_async_context(live_events.listening(live_events.user_group(user_pk)))]
+        if session_key:
+            told.append(await stack.enter_async_context(live_events.listening(live_events.session_group(session_key))))
+        while True:
+            wait = min(settings.MCP_SSE_KEEPALIVE_SECONDS, max(recheck_at - time.monotonic(), 0.001))
+            entries, news = await read_or_news(window, after, wait, told)
+            for entry in entries:
+                yield frame(entry.event, entry.data, entry.id)
+                after = entry.id
+            if not entries and not news:
+                yield ": keep-alive\n\n"
+            if news or time.monotonic() >= recheck_at:
+                if not await db_sync_to_async(still_allowed)(user_pk, api_key, session_key):
+                    yield frame("access.ended", {"detail": "Your access to the calls ended."})
+                    return
+                recheck_at = time.monotonic() + settings.SOCKET_ACCESS_RECHECK_SECONDS
+
+
+async def read_or_news(window, after: str, wait: float, told) -> tuple[list, bool]:
+    """The window's entries after `after`, or, should news of the user's access come first, none and True.
+
+    A read cut short loses nothing: the next one starts from the same `after`.
+    """
+    reading = asyncio.ensure_future(window.read(after, wait))
+    hearing = [asyncio.ensure_future(listener.next(wait)) for listener in told]
+    try:
+        await asyncio.wait({reading, *hearing}, return_when=asyncio.FIRST_COMPLETED)
+        news = any(task.done() and task.result() is not None for task in hearing)
+        if news and not reading.done():
+            return [], True
+        return await reading, news
+    finally:
+        for task in (reading, *hearing):
+            task.cancel()
+        await asyncio.gather(reading, *hearing, return_exceptions=True)
 
 
 @router.get(

@@ -18,6 +18,7 @@ from django.db.models.functions import Cast, Upper
 from approvals.audit.models import AuditEvent, AuditHead
 from approvals.calls.models import Call
 from approvals.catalog.models import Server, Tool
+from approvals.forms.fields import whole_number
 from approvals.tokens.models import ClientToken
 
 PAGE_SIZE = 50
@@ -138,7 +139,8 @@ class ToolField(forms.ModelChoiceField):
             return None
         text = str(value).strip()
         tools = self.queryset
-        found = tools.filter(pk=int(text)).first() if text.isdigit() and len(text) < 19 else None
+        number = whole_number(text, most_digits=18)
+        found = tools.filter(pk=number).first() if number is not None else None
         found = found or tools.filter(exposed_name=text, status__in=Tool.HELD).first()
         found = found or tools.filter(exposed_name=text).order_by("-pk").first()
         if found is None:

@@ -4,12 +4,14 @@ Every selected call is decided by deciding.decide, in a transaction of its own:
 races, the binding to what the operator saw, the audit events and the live news
 are exactly those of a single decision, and one call decided first by someone
 else leaves the others to go ahead. Several calls are approved together only when
-they are the same tool with the same arguments, so that one look covers them all.
+they share one binding (the arguments as they stand, edits included, and the tool's
+definition) and were shown with it, so that one look covers them all.
 """
 
 from dataclasses import dataclass, field
 
 from approvals.calls import deciding
+from approvals.calls.lifecycle import call_binding
 from approvals.calls.models import Call
 from approvals.db import transitions
 
@@ -35,18 +37,18 @@ class BulkOutcome:
         return [outcome for outcome in self.outcomes if not outcome.won]
 
 
-def mixed_selection(calls: list[Call]) -> str:
-    """Why these calls cannot be approved together, or '' when they can."""
+def mixed_selection(calls: list[Call], shown: set[str]) -> str:
+    """Why these calls cannot be approved together, or '' when they can: one tool, one binding, as shown."""
     tools = sorted({call.tool_name for call in calls})
     if len(tools) > 1:
         return (
             f"Approving calls together needs one tool; the selection calls {len(tools)} ({', '.join(tools)}). "
             "Approve them one by one."
         )
-    if len({call.arguments_digest for call in calls}) > 1 or len({call.tool_id for call in calls}) > 1:
+    if len(shown | {call_binding(call) for call in calls}) > 1:
         return (
-            "Approving calls together needs the same arguments in every call; the selected calls differ. "
-            "Approve them one by one."
+            "Approving calls together needs the same arguments (edits included) and the same tool definition "
+            "in every call, as shown; the selected calls differ. Approve them one by one."
         )
     return ""
 
@@ -57,8 +59,12 @@ def decide_selected(selection: dict[int, str], user, approve: bool, reason: str)
         return BulkOutcome(refused="Select at least one call.")
     if len(selection) > MAX_SELECTED:
         return BulkOutcome(refused=f"Select at most {MAX_SELECTED} calls at once.")
-    calls = list(Call.objects.filter(pk__in=selection).only("pk", "tool_name", "tool_id", "arguments_digest"))
-    if approve and (problem := mixed_selection(calls)):
+    calls = list(
+        Call.objects.filter(pk__in=selection).only(
+            "pk", "tool_name", "arguments_digest", "edited_arguments", "tool_digest"
+        )
+    )
+    if approve and (problem := mixed_selection(calls, {selection[call.pk] for call in calls})):
         return BulkOutcome(refused=problem)
     found = sorted(call.pk for call in calls)
     outcome = BulkOutcome(missing=sorted(set(selection) - set(found)))

@@ -20,8 +20,11 @@ from approvals.live import events
 from approvals.protocol.schemas import validate
 
 
-def approval_refusal(call: Call, user) -> str:
-    """Why this user may not approve the call as it stands, or "": the queue disables its button with the reason."""
+def approval_refusal(call: Call, user, os_user: str = "") -> str:
+    """Why this user may not approve the call as it stands, or "": the queue disables its button with the reason.
+
+    `os_user` names the host account of a command-line approval, which may fill one place of a quorum only.
+    """
     if call.separation_of_duties and call.token.owner_id is not None and call.token.owner_id == user.pk:
         return (
             f"You own the token {call.token.name} that made this call, and separation of duties asks another "
@@ -29,6 +32,13 @@ def approval_refusal(call: Call, user) -> str:
         )
     if call.approvals_needed > 1 and any(approval.user_id == user.pk for approval in current_approvals(call)):
         return f"You approved already: {approvals_text(call)}."
+    if os_user and call.approvals_needed > 1:
+        earlier = [approval.username for approval in current_approvals(call) if approval.os_user == os_user]
+        if earlier:
+            return (
+                f"The host account {os_user} approved already, as {earlier[0]}; a quorum needs distinct people: "
+                f"{approvals_text(call)}."
+            )
     return ""
 
 
@@ -53,7 +63,13 @@ def approvals_text(call: Call) -> str:
 
 @transaction.atomic
 def decide(
-    call_id, user, approve: bool, reason: str = "", edited_arguments=None, shown_binding: str | None = None
+    call_id,
+    user,
+    approve: bool,
+    reason: str = "",
+    edited_arguments=None,
+    shown_binding: str | None = None,
+    os_user: str = "",
 ) -> transitions.Outcome:
     """An operator's decision: a denial, or one approval of the call's quorum.
 
@@ -61,7 +77,8 @@ def decide(
     expiry) exactly one ends it, and approvals arriving at once are counted one after the other.
     A single denial ends the call; it runs once approvals of the same arguments by
     `approvals_needed` distinct operators are in. Editing approves the new arguments and voids the
-    approvals of the old ones, which their operators never saw.
+    approvals of the old ones, which their operators never saw. `os_user`, the host account of a
+    command-line decision, goes into its audit events and counts once toward a quorum.
     """
     call = Call.objects.select_for_update(of=("self",)).select_related("tool", "token").get(pk=call_id)
     if call.status != Call.Status.PENDING:
@@ -71,8 +88,8 @@ def decide(
             False, call, "The call or its tool changed since it was shown; look again before deciding."
         )
     if not approve:
-        return deny(call, user, reason.strip() or "denied by an operator")
-    refusal = approval_refusal(call, user)
+        return deny(call, user, reason.strip() or "denied by an operator", os_user)
+    refusal = approval_refusal(call, user, os_user)
     if refusal:
         return transitions.Outcome(False, call, refusal)
     if edited_arguments is not None and not call.editable:
@@ -81,13 +98,17 @@ def decide(
         errors = validate(agent_tools.input_schema(call), edited_arguments)
         if errors:
             return transitions.Outcome(False, call, "The edited arguments are not valid.", errors)
-    return approve_call(call, user, reason, edited_arguments)
+    return approve_call(call, user, reason, edited_arguments, os_user)
 
 
 NOT_EDITABLE = "A resource read or a prompt is approved or denied as it was asked; it cannot be edited."
 
 
-def deny(call: Call, user, reason: str) -> transitions.Outcome:
+def host_account(os_user: str) -> dict:
+    return {"os_user": os_user} if os_user else {}
+
+
+def deny(call: Call, user, reason: str, os_user: str = "") -> transitions.Outcome:
     changes = {
         "status": Call.Status.DENIED,
         "decided_by": user,
@@ -102,27 +123,33 @@ def deny(call: Call, user, reason: str) -> transitions.Outcome:
         [Call.Status.PENDING],
         changes,
         actor=Actor.user(user),
-        audit={"call.denied": {"reason": reason}},
+        audit={"call.denied": {"reason": reason, **host_account(os_user)}},
         event="call.decided",
     )
     return transitions.Outcome(True, call, "Denied.") if won else transitions.Outcome(False, call, already_text(call))
 
 
-def approve_call(call: Call, user, reason: str, edited_arguments) -> transitions.Outcome:
+def approve_call(call: Call, user, reason: str, edited_arguments, os_user: str = "") -> transitions.Outcome:
     """Record the approval (with the edit it makes), and approve the call when it completes the quorum."""
     audit = {}
     if edited_arguments is not None and edited_arguments != call.final_arguments:
         audit["call.edited"] = {
             **value_fields("before", call.final_arguments),
             **value_fields("after", edited_arguments),
+            **host_account(os_user),
         }
         call.edited_arguments = None if edited_arguments == call.arguments else edited_arguments
     binding = call_binding(call)
-    CallApproval.objects.create(call=call, user=user, username=user.get_username(), binding=binding)
+    CallApproval.objects.create(call=call, user=user, username=user.get_username(), os_user=os_user, binding=binding)
     names = approvers(call)
     if len(names) < call.approvals_needed:
         Call.objects.filter(pk=call.pk).update(edited_arguments=call.edited_arguments)
-        audit["call.approval"] = {"reason": reason, "approvals": names, "needed": call.approvals_needed}
+        audit["call.approval"] = {
+            "reason": reason,
+            "approvals": names,
+            "needed": call.approvals_needed,
+            **host_account(os_user),
+        }
         with chain.batch():
             for action, data in audit.items():
                 chain.record(action, Actor.user(user), call=call, data=data)
@@ -136,7 +163,9 @@ def approve_call(call: Call, user, reason: str, edited_arguments) -> transitions
         "reason": reason,
         "edited_arguments": call.edited_arguments,
     }
-    audit["call.approved"] = {"reason": reason} | ({"approvals": names} if call.approvals_needed > 1 else {})
+    audit["call.approved"] = (
+        {"reason": reason} | ({"approvals": names} if call.approvals_needed > 1 else {}) | host_account(os_user)
+    )
     won, call = transitions.move(
         Call, call.pk, [Call.Status.PENDING], changes, actor=Actor.user(user), audit=audit, event="call.decided"
     )

@@ -6,6 +6,7 @@ from django import forms
 
 from approvals.calls import agent_tools, lifecycle
 from approvals.calls.models import Call
+from approvals.forms.fields import whole_number
 from approvals.forms.schema import build_form, is_flat
 
 MAX_REASON = 2000
@@ -43,8 +44,8 @@ class BulkDecisionForm(ApproveOrDeny):
         self.selection = {}
         for value in data.getlist("call") if data is not None else []:
             pk, _, binding = str(value).partition(":")
-            if pk.isdigit() and len(pk) < 12 and len(binding) == 64:
-                self.selection[int(pk)] = binding
+            if (number := whole_number(pk, most_digits=11)) is not None and len(binding) == 64:
+                self.selection[number] = binding
 
 
 class JsonArgumentsForm(forms.Form):

@@ -136,6 +136,9 @@ class CallApproval(models.Model):
     call = models.ForeignKey(Call, on_delete=models.CASCADE, related_name="approvals")
     user = models.ForeignKey("auth.User", null=True, on_delete=models.SET_NULL, related_name="+")
     username = models.CharField(max_length=150)
+    # The account on the console's host that gave it from the command line: one such account
+    # fills one place of a quorum, whatever `--as` names it gives.
+    os_user = models.CharField(max_length=150, blank=True)
     binding = models.CharField(max_length=64)
     at = models.DateTimeField(default=timezone.now)
 

@@ -1,9 +1,12 @@
 """Keeping the catalog of upstream tools, resources and prompts in step with what each server lists."""
 
 import logging
+import time
 from dataclasses import dataclass, field
 
 from asgiref.sync import async_to_sync
+from django.conf import settings
+from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
@@ -75,17 +78,47 @@ async def fetch_catalog(spec: ServerSpec) -> tuple[ServerIdentity, list[dict], d
 
 def sync_server(server: Server) -> SyncReport:
     """Fetch a server's tools and apply them to the catalog; failures are recorded on the server."""
+    # Marked under way in the cache every process shares, so that a list change waits for it (sync_when_due).
+    cache.set(running_key(server.pk), True, RUNNING_MARK_SECONDS)
     try:
         identity, definitions, listings = async_to_sync(fetch_catalog)(upstream_spec(server))
     except UpstreamError as exc:
         record_failure(server, exc.message)
         return SyncReport(server.name, ok=False, error=exc.message)
+    finally:
+        cache.delete(running_key(server.pk))
     return apply_catalog(server, identity, definitions, listings)
+
+
+# How long a sync's mark outlives a process that died during it.
+RUNNING_MARK_SECONDS = 600
+
+
+def running_key(server_pk) -> str:
+    return f"sync-running:{server_pk}"
 
 
 def enqueue_sync(server: Server):
     """Sync the server in a celery task, once the transaction that asked for it commits."""
     enqueue("approvals.tasks.sync_server", server.pk)
+
+
+def sync_when_due(server: Server) -> float:
+    """The sync a list change asks for: enqueued unless one is under way or another began within
+    SYNC_MIN_SECONDS. 0 when enqueued, else the seconds after which to ask again.
+
+    A server announcing changes as fast as it likes costs one sync a window, in any number of
+    processes (the window is an atomic add to the shared cache), and a change announced within a
+    window is covered by the sync that opens the next one, which starts after it.
+    """
+    shortest = settings.SYNC_MIN_SECONDS
+    if cache.get(running_key(server.pk)):
+        return max(shortest, 1.0)
+    now = time.time()
+    if shortest <= 0 or cache.add(f"sync-window:{server.pk}", now + shortest, shortest):
+        enqueue_sync(server)
+        return 0.0
+    return max((cache.get(f"sync-window:{server.pk}") or now) - now, 0.05)
 
 
 def record_failure(server: Server, message: str):

@@ -32,16 +32,39 @@ LIST_CHANGES = {
 }
 
 
-def sync_by_name(name: str):
+def sync_by_name(name: str) -> float:
+    """0 once a sync is enqueued (or the server is gone), else the seconds after which to ask again."""
     server = Server.objects.filter(name=name, enabled=True).first()
-    if server is not None:
-        sync.enqueue_sync(server)
+    return sync.sync_when_due(server) if server is not None else 0.0
+
+
+# The servers whose list change waits in this process for a sync to be due: one waiter each, however many come.
+WAITING: dict[str, asyncio.Task] = {}
+
+
+def waiting(name: str) -> bool:
+    """Whether a waiter for the server runs on this loop (one left by a loop since closed is no waiter)."""
+    task = WAITING.get(name)
+    return task is not None and not task.done() and task.get_loop() is asyncio.get_running_loop()
+
+
+async def sync_later(name: str, wait: float):
+    try:
+        while wait:
+            await asyncio.sleep(wait)
+            wait = await sync_to_async(sync_by_name)(name)
+    finally:
+        WAITING.pop(name, None)
 
 
 async def on_upstream_notification(spec: ServerSpec, method: str, params: dict):
     if method in LIST_CHANGES:
+        if waiting(spec.name):
+            return  # the sync it waits for will cover this change too
         log.info("%s: %s; syncing", spec.name, method)
-        await sync_to_async(sync_by_name)(spec.name)
+        wait = await sync_to_async(sync_by_name)(spec.name)
+        if wait and not waiting(spec.name):
+            WAITING[spec.name] = asyncio.create_task(sync_later(spec.name, wait))
     elif method == "notifications/resources/updated" and isinstance(params.get("uri"), str):
         # It arrived in whichever process holds the session that subscribed; the subscribers' streams may be elsewhere.
         # In the normal form its subscribers' URIs were kept in.

@@ -18,6 +18,7 @@ from django.db.models import Count, Min, Q
 from approvals.calls.models import Call
 from approvals.catalog.models import Server
 from approvals.display import rows
+from approvals.forms.fields import whole_number
 from approvals.protocol.tools import annotations
 from approvals.tokens.models import ClientToken
 
@@ -53,11 +54,6 @@ def upstream_identity(call: Call) -> str:
     if call.server is None:
         return "none: no upstream server"
     return f"the console's shared connection to {call.server.name}: one identity for every client and operator"
-
-
-def whole_number(text) -> int | None:
-    text = str(text or "").strip()
-    return int(text) if text.isdigit() and len(text) < 12 else None
 
 
 # The orders the queue offers: by arrival (the default, "") or by time left.

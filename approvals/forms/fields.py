@@ -35,3 +35,15 @@ def json_field(text: str, empty):
         return json.loads(text) if text.strip() else empty
     except json.JSONDecodeError as exc:
         raise forms.ValidationError(f"Not valid JSON: {exc}.") from None
+    except RecursionError:
+        raise forms.ValidationError("Not valid JSON here: nested too deeply.") from None
+
+
+def whole_number(text, most_digits: int = 12) -> int | None:
+    """A whole number of at most `most_digits` ASCII digits, else None.
+
+    str.isdigit() alone also takes '²', which int() refuses, and '١٢', which int() reads: a page
+    number or cursor is written the one way, and no longer than a column holds.
+    """
+    text = str(text or "").strip()
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= most_digits else None

@@ -21,7 +21,14 @@ from approvals.gateway.server_info import INSTRUCTIONS, capabilities, server_inf
 from approvals.gateway.tool_calls import called_tool, respond_to_call
 from approvals.inputs import requests
 from approvals.protocol import jsonrpc
-from approvals.protocol.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JsonRpcError, Notification, Request
+from approvals.protocol.jsonrpc import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    JsonRpcError,
+    Notification,
+    Request,
+)
 from approvals.protocol.revisions import LEGACY, LEGACY_VERSIONS, LOG_LEVELS, negotiate_legacy
 from approvals.tokens.context import ClientContext
 from approvals.tokens.models import ClientToken, McpSession
@@ -69,9 +76,12 @@ async def initialize(token: ClientToken, message: Request):
         error = JsonRpcError(INVALID_PARAMS, "initialize needs a string 'protocolVersion'")
         return error_response(error, method_error_status(error.code), message.id)
     version = negotiate_legacy(params["protocolVersion"])
-    session = await sync_to_async(sessions.open_session)(
-        token, version, params.get("clientInfo"), params.get("capabilities")
-    )
+    try:
+        session = await sync_to_async(sessions.open_session)(
+            token, version, params.get("clientInfo"), params.get("capabilities")
+        )
+    except sessions.TooMany as exc:
+        return error_response(JsonRpcError(INVALID_REQUEST, str(exc)), 429, message.id)
     result = {
         "protocolVersion": version,
         "capabilities": capabilities(await sync_to_async(routes.offered_kinds)()),

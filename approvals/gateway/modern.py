@@ -136,7 +136,7 @@ async def call_tool(request, ctx: ClientContext, message: Request):
 async def listen(request, ctx: ClientContext, message: Request):
     """subscriptions/listen: an SSE answer that stays open and carries the change notifications asked for."""
     http.require_event_stream(request)
-    events = subscriptions.listen_stream(ctx, message.id, message.params.get("notifications"))
+    events = await subscriptions.listen_stream(ctx, message.id, message.params.get("notifications"))
     return streams.sse_response(events, ctx.token, msg_id=message.id)
 
 

@@ -8,6 +8,7 @@ a session answers only to the token that opened it.
 import secrets
 from datetime import timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -24,7 +25,24 @@ from approvals.tokens.models import ClientToken, McpSession
 TOUCH_INTERVAL = timedelta(minutes=1)
 
 
+class TooMany(Exception):
+    """A token at its cap of sessions or subscriptions; the message says which, and what to do."""
+
+
+@transaction.atomic
 def open_session(token: ClientToken, protocol_version: str, client_info, capabilities) -> McpSession:
+    """A new session of the token; TooMany when it holds MCP_MAX_SESSIONS_PER_TOKEN open already.
+
+    The token's row is locked for the count, so that racing initializes see each other.
+    """
+    cap = settings.MCP_MAX_SESSIONS_PER_TOKEN
+    if cap:
+        ClientToken.objects.select_for_update().filter(pk=token.pk).first()
+        if McpSession.objects.filter(token=token, closed_at__isnull=True).count() >= cap:
+            raise TooMany(
+                f"The token {token.name} holds {cap} open MCP sessions, the most it may "
+                "(MCP_MAX_SESSIONS_PER_TOKEN): end those it no longer uses with DELETE, or reuse one."
+            )
     return McpSession.objects.create(
         id=secrets.token_hex(32),
         token=token,
@@ -83,12 +101,32 @@ def subscriptions(session_id: str) -> list[str]:
     return McpSession.objects.filter(pk=session_id).values_list("resource_subscriptions", flat=True).first() or []
 
 
+def token_subscriptions(token_id) -> int:
+    """The resource subscriptions the token's open sessions hold."""
+    held = McpSession.objects.filter(token_id=token_id, closed_at__isnull=True).exclude(resource_subscriptions=[])
+    return sum(len(uris) for uris in held.values_list("resource_subscriptions", flat=True))
+
+
 @transaction.atomic
-def add_subscription(session_id: str, uri: str):
+def add_subscription(session_id: str, uri: str, most: int, elsewhere: int = 0) -> bool:
+    """Keep the subscription in the session's row, before it is made upstream; whether it is new.
+
+    TooMany past `most` for the session, or past the token's cap counting `elsewhere` (its listen
+    streams' in this process) beside its sessions'. The token's row is locked for the count.
+    """
     session = McpSession.objects.select_for_update().filter(pk=session_id).first()
-    if session is not None and uri not in session.resource_subscriptions:
-        session.resource_subscriptions = [*session.resource_subscriptions, uri]
-        session.save(update_fields=["resource_subscriptions"])
+    if session is None or uri in session.resource_subscriptions:
+        return False
+    if len(session.resource_subscriptions) >= most:
+        raise TooMany(f"A session may hold at most {most} subscriptions")
+    cap = settings.MCP_MAX_SUBSCRIPTIONS_PER_TOKEN
+    if cap:
+        ClientToken.objects.select_for_update().filter(pk=session.token_id).first()
+        if token_subscriptions(session.token_id) + elsewhere >= cap:
+            raise TooMany(subscriptions_refusal(cap))
+    session.resource_subscriptions = [*session.resource_subscriptions, uri]
+    session.save(update_fields=["resource_subscriptions"])
+    return True
 
 
 @transaction.atomic
@@ -108,6 +146,13 @@ def subscribes(session_id: str, server_name: str, uri: str) -> bool:
         return False
     route = routes.resource_route(session.token, uri)
     return route is not None and route.server.name == server_name
+
+
+def subscriptions_refusal(cap: int) -> str:
+    return (
+        f"This token holds {cap} resource subscriptions across its sessions and listen streams, the most it may "
+        "(MCP_MAX_SUBSCRIPTIONS_PER_TOKEN): unsubscribe from some first."
+    )
 
 
 def close_session(session: McpSession):

@@ -14,8 +14,10 @@ on wherever it is held.
 """
 
 import uuid
+from collections import Counter
 
 from asgiref.sync import sync_to_async
+from django.conf import settings
 
 from approvals.calls import reads
 from approvals.calls.models import Call
@@ -39,8 +41,10 @@ from approvals.tokens import credentials
 from approvals.tokens.context import ClientContext
 from approvals.upstream import UpstreamError
 
-# Per session or listen stream: each is a subscription held upstream.
+# Per session or listen stream: each is a subscription held upstream. A token's across them all is
+# MCP_MAX_SUBSCRIPTIONS_PER_TOKEN: its sessions' by their rows, its listen streams' as this process holds them.
 MAX_SUBSCRIPTIONS = 100
+LISTENING: Counter = Counter()  # token id: the subscriptions its listen streams hold in this process
 # A listen filter's flag for each list, and the capability that must be offered for it to be honoured.
 LIST_FLAGS = {"toolsListChanged": "tools", "resourcesListChanged": "resources", "promptsListChanged": "prompts"}
 
@@ -84,12 +88,20 @@ async def subscribe_upstream(ctx: ClientContext, uri: str, holder: str) -> str:
 
 
 async def subscribe_in_session(ctx: ClientContext, params: dict) -> dict:
+    """Kept in the session's row first, within the caps, then made upstream; kept only if that succeeds."""
     uri = uri_param(params, "uri", "resources/subscribe")
-    subscribed = await sync_to_async(sessions.subscriptions)(ctx.session_id)
-    if uri not in subscribed and len(subscribed) >= MAX_SUBSCRIPTIONS:
-        raise JsonRpcError(INVALID_PARAMS, f"A session may hold at most {MAX_SUBSCRIPTIONS} subscriptions")
-    await subscribe_upstream(ctx, uri, sessions.holder(ctx.session_id))
-    await sync_to_async(sessions.add_subscription)(ctx.session_id, uri)
+    try:
+        added = await sync_to_async(sessions.add_subscription)(
+            ctx.session_id, uri, MAX_SUBSCRIPTIONS, LISTENING[ctx.token.pk]
+        )
+    except sessions.TooMany as exc:
+        raise JsonRpcError(INVALID_PARAMS, str(exc)) from None
+    try:
+        await subscribe_upstream(ctx, uri, sessions.holder(ctx.session_id))
+    except BaseException:
+        if added:
+            await sync_to_async(sessions.remove_subscription)(ctx.session_id, uri)
+        raise
     return {}
 
 
@@ -124,8 +136,9 @@ def session_stream(session_id: str):
     return streams.change_events(nothing_first, notifications_for, session_still_open)
 
 
-def listen_stream(ctx: ClientContext, msg_id, wanted):
-    """A 2026-07-28 subscriptions/listen: its events, the acknowledgement first.
+async def listen_stream(ctx: ClientContext, msg_id, wanted):
+    """A 2026-07-28 subscriptions/listen: its events, the acknowledgement first; refused before it opens
+    when the URIs would take the token past MCP_MAX_SUBSCRIPTIONS_PER_TOKEN.
 
     What it honours is what its acknowledgement names: the lists some enabled server
     offers, and the resources the token reaches on servers that offer subscriptions.
@@ -139,6 +152,11 @@ def listen_stream(ctx: ClientContext, msg_id, wanted):
     uris = [routes.requested_uri(uri) for uri in uris]
     if len(set(uris)) > MAX_SUBSCRIPTIONS:
         raise JsonRpcError(INVALID_PARAMS, f"A listen stream may hold at most {MAX_SUBSCRIPTIONS} subscriptions")
+    cap = settings.MCP_MAX_SUBSCRIPTIONS_PER_TOKEN
+    if cap and uris:
+        held = await sync_to_async(sessions.token_subscriptions)(ctx.token.pk)
+        if held + LISTENING[ctx.token.pk] + len(set(uris)) > cap:
+            raise JsonRpcError(INVALID_PARAMS, sessions.subscriptions_refusal(cap))
     holder = f"listen:{uuid.uuid4().hex}"
     meta = {META_SUBSCRIPTION_ID: msg_id}
     subscribed: dict[str, str] = {}  # URI: the server holding it
@@ -153,6 +171,7 @@ def listen_stream(ctx: ClientContext, msg_id, wanted):
                 subscribed[uri] = await subscribe_upstream(ctx, uri, holder)
             except JsonRpcError:
                 continue  # not honoured: the acknowledgement leaves it out
+            LISTENING[ctx.token.pk] += 1
         if subscribed:
             honoured["resourceSubscriptions"] = list(subscribed)
         params = {"notifications": honoured, "_meta": meta}
@@ -170,6 +189,9 @@ def listen_stream(ctx: ClientContext, msg_id, wanted):
         return await sync_to_async(credentials.still_valid)(ctx.token.pk)
 
     async def release():
+        LISTENING[ctx.token.pk] -= len(subscribed)
+        if LISTENING[ctx.token.pk] <= 0:
+            del LISTENING[ctx.token.pk]
         await session_pool().release(holder)
 
     return streams.change_events(acknowledgement, notifications_for, token_still_valid, release)

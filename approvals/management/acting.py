@@ -1,6 +1,7 @@
 """Who a management command acts as, so that its decisions are audited under a person's name."""
 
 import os
+import pwd
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import CommandError
@@ -27,3 +28,12 @@ def acting_user(username, may, needs: str):
     if not may(user):
         raise CommandError(f"{user.get_username()} may not {needs}")
     return user
+
+
+def host_account() -> str:
+    """The account on this host that runs the command, by its real uid: `--as` and $USER are only claims."""
+    uid = os.getuid()
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid {uid}"

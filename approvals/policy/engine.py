@@ -222,7 +222,7 @@ def lookup(arguments: Any, path: str) -> Any:
     for part in [p for p in path.split(".") if p]:
         if isinstance(value, dict) and part in value:
             value = value[part]
-        elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
+        elif isinstance(value, list) and part.isascii() and part.isdigit() and int(part) < len(value):
             value = value[int(part)]
         else:
             return _MISSING

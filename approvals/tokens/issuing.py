@@ -11,6 +11,7 @@ from django.contrib.auth import get_user_model
 from django.db import IntegrityError
 from django.utils import timezone
 
+from approvals.forms.fields import whole_number
 from approvals.tokens import credentials
 from approvals.tokens.models import ClientToken
 
@@ -95,9 +96,10 @@ def parse_limit(text: str, what: str) -> int | None:
     text = text.strip()
     if not text:
         return None
-    if not text.isdigit() or int(text) > LIMIT_MAX:
+    number = whole_number(text)
+    if number is None or number > LIMIT_MAX:
         raise TokenError([f"{what} must be a whole number from 0 to {LIMIT_MAX}, or blank for the global setting"])
-    return int(text)
+    return number
 
 
 def parse_details(owner="", description="", expires="", rate_per_minute="", max_pending_calls="") -> dict:

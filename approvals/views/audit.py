@@ -16,6 +16,7 @@ from approvals.audit import checkpoints, forwarding, retention
 from approvals.audit.models import AuditCheckpoint, AuditEvent, AuditHead, AuditVerification
 from approvals.audit_log import evidence, export, query
 from approvals.calls.models import Call
+from approvals.forms.fields import whole_number
 from approvals.management.evidence import make_pack
 from approvals.views.access import permission_or_403, role_required
 
@@ -23,8 +24,7 @@ log = logging.getLogger(__name__)
 
 
 def cursor(request, name):
-    value = request.GET.get(name, "")
-    return int(value) if value.isdigit() else None
+    return whole_number(request.GET.get(name, ""), most_digits=18)
 
 
 @permission_or_403("approvals.view_auditevent")
@@ -149,13 +149,13 @@ def audit_verify(request):
 @require_POST
 @permission_or_403("approvals.change_auditsettings")
 def audit_retention_view(request):
-    value = request.POST.get("retention_days", "").strip()
-    if not value.isdigit() or int(value) > 36500:
+    days = whole_number(request.POST.get("retention_days", ""))
+    if days is None or days > 36500:
         messages.error(request, "Retention is a whole number of days from 0 (keep forever) to 36500.")
-    elif retention.set_retention(int(value), request.user):
-        messages.success(request, f"Events are now kept {retention_text(int(value))}.")
+    elif retention.set_retention(days, request.user):
+        messages.success(request, f"Events are now kept {retention_text(days)}.")
     else:
-        messages.info(request, f"Events were already kept {retention_text(int(value))}.")
+        messages.info(request, f"Events were already kept {retention_text(days)}.")
     return redirect("audit")
 
 

@@ -10,6 +10,7 @@ from approvals import roles
 from approvals.catalog import review
 from approvals.catalog.models import Server, Tool
 from approvals.display.history import compare, history
+from approvals.forms.fields import whole_number
 from approvals.protocol.tool_review import Mentions, hidden_content
 from approvals.views.access import role_required
 
@@ -103,9 +104,9 @@ def flag_hidden_content(tools):
 def tool_detail(request, pk):
     tool = get_object_or_404(Tool.objects.select_related("server"), pk=pk)
     versions = history(tool)
-    older, newer = request.GET.get("from", ""), request.GET.get("to", "")
-    if older.isdigit() and newer.isdigit():
-        comparison = compare(tool, int(older), int(newer))
+    older, newer = whole_number(request.GET.get("from")), whole_number(request.GET.get("to"))
+    if older is not None and newer is not None:
+        comparison = compare(tool, older, newer)
     else:
         # By default the newest version against the last one that differs from it.
         newest = versions[0].change if versions else None

@@ -21,6 +21,7 @@ from approvals.catalog.models import Server
 from approvals.db.consumer_db import KeepsItsConnection, db_sync_to_async
 from approvals.display import rows, timeline
 from approvals.display.queue import QueueFilter, arriving_group, group_key, pending_counts
+from approvals.forms.fields import whole_number
 from approvals.live import access, events
 from approvals.views.input_events import InputEvents
 
@@ -52,7 +53,7 @@ class OperatorConsumer(KeepsItsConnection, InputEvents, AsyncJsonWebsocketConsum
         self.view = (query.get("view") or [""])[0]
         self.statuses = rows.chosen_statuses(query.get("status", []))
         self.queue_filter = QueueFilter.from_query({name: values[0] for name, values in query.items()})
-        self.call_id = int(query["id"][0]) if self.view == CALL and query.get("id", [""])[0].isdigit() else None
+        self.call_id = whole_number(query.get("id", [""])[0]) if self.view == CALL else None
         self.request = rows.fragment_request(user, self.scope.get("cookies", {}))
         self.live_groups = [events.OPERATORS, events.user_group(user.pk)]
         session = self.scope.get("session")

@@ -107,7 +107,10 @@ def respond(request, call, message, level, status=200):
 
 def return_to(request):
     target = request.POST.get("next", "")
-    if url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+    # A path of this site only: redirect() would take anything else without a slash for a view's name.
+    if target.startswith("/") and url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
         return target
     return reverse("queue")
 

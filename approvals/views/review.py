@@ -14,6 +14,7 @@ from approvals.catalog import review
 from approvals.catalog.models import Server, Tool
 from approvals.catalog.surface import BY_LABEL
 from approvals.display.history import history
+from approvals.forms.fields import whole_number
 from approvals.protocol.tool_review import Mentions
 from approvals.views.access import admin_required, role_required
 from approvals.views.catalog import PAGE_SIZE
@@ -124,9 +125,9 @@ def picked_entries(request) -> list[tuple]:
     picked = [(TOOLS, *value.split(":", 1)) for value in request.POST.getlist("tools")]
     picked += [tuple(value.split(":", 2)) for value in request.POST.getlist("entries")]
     return [
-        (model_of(kind), int(pk), digest)
+        (model_of(kind), whole_number(pk), digest)
         for kind, pk, digest in (entry for entry in picked if len(entry) == 3)
-        if pk.isdigit() and (kind == TOOLS or kind in BY_LABEL)
+        if whole_number(pk) is not None and (kind == TOOLS or kind in BY_LABEL)
     ]
 
 

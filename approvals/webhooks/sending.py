@@ -71,7 +71,7 @@ def deliver(delivery_id: int, requested_by: str = "") -> WebhookAttempt | None:
     text = ""
     try:
         text = bodies.body(delivery.payload, endpoint.slack)
-        answer = Transport(settings.WEBHOOK_TIMEOUT_SECONDS).post(
+        answer = Transport(settings.WEBHOOK_TIMEOUT_SECONDS, allowed_hosts=settings.WEBHOOK_ALLOWED_HOSTS).post(
             endpoint.url, text.encode(), signed_headers(endpoint.secret, delivery.message_id, text)
         )
         exchange = Exchange(answer.status, answer.elapsed_ms, "", text, answer.body)

@@ -1,9 +1,12 @@
 """`GET /api/v1/events`: the queue's events as Server-Sent Events, with ids to resume from, keep-alives, and
 refusals in JSON rather than a stream that never starts."""
 
+import time
+
 import httpx
 import pytest
 from asgiref.sync import sync_to_async
+from django.contrib.auth.models import Group, User
 
 from approvals import roles
 from approvals.api import keys
@@ -80,16 +83,47 @@ async def test_it_keeps_an_idle_stream_open_with_comments(settings, operator_key
     assert comment == {"comment": "keep-alive"}
 
 
-async def test_it_ends_the_stream_once_its_key_is_revoked(settings, operator_keys, live_console):
-    settings.SOCKET_ACCESS_RECHECK_SECONDS = 0.3
+async def test_it_ends_the_stream_within_a_second_once_its_key_is_revoked(settings, operator_keys, live_console):
+    settings.SOCKET_ACCESS_RECHECK_SECONDS = 300  # the news ends it, not the periodic check
     key = await ApiKey.objects.select_related("user").aget(user__username="ann")
     async with httpx.AsyncClient(base_url=live_console, timeout=TIMEOUT) as http:
         events = await opened(http, operator_keys[0])
         await sync_to_async(keys.revoke_key)(key.user, key.pk)
+        started = time.monotonic()
         ended = await events.next()
+        took = time.monotonic() - started
         rest = [line async for line in events.lines]
 
-    assert ended["event"] == "access.ended" and rest == []
+    assert ended["event"] == "access.ended" and rest == [] and took < 5  # told, not the 300 s recheck
+
+
+async def test_it_ends_the_stream_within_a_second_once_its_person_loses_the_role(settings, operator_keys, live_console):
+    settings.SOCKET_ACCESS_RECHECK_SECONDS = 300
+    async with httpx.AsyncClient(base_url=live_console, timeout=TIMEOUT) as http:
+        events = await opened(http, operator_keys[0])
+        ann = await User.objects.aget(username="ann")
+        await sync_to_async(ann.groups.clear)()
+        started = time.monotonic()
+        ended = await events.next()
+        took = time.monotonic() - started
+
+    assert ended["event"] == "access.ended" and took < 5
+
+
+async def test_it_keeps_the_stream_of_someone_whose_access_changed_but_still_holds(
+    settings, operator_keys, live_console, refund
+):
+    settings.SOCKET_ACCESS_RECHECK_SECONDS = 300
+    async with httpx.AsyncClient(base_url=live_console, timeout=TIMEOUT) as http:
+        events = await opened(http, operator_keys[0])
+        ann = await User.objects.aget(username="ann")
+        auditors = await Group.objects.aget(name=roles.AUDITOR)
+        await sync_to_async(ann.groups.add)(auditors)
+        await sync_to_async(receive)(refund, 20)
+        event = await events.next()
+        await events.close()
+
+    assert event["event"] == "call.pending"
 
 
 @pytest.mark.parametrize(

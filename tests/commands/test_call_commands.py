@@ -1,12 +1,17 @@
 import json
+import os
+import pwd
 
 import pytest
 from django.core.management import CommandError, ManagementUtility
 
 from approvals import roles
 from approvals.audit.models import AuditEvent
-from approvals.calls import lifecycle
+from approvals.calls import deciding, lifecycle
 from approvals.calls.models import Call
+from approvals.policy import rules
+from approvals.protocol import revisions
+from approvals.tokens.context import ClientContext
 from tests.commands.conftest import run
 from tests.fixtures.people import make_user
 
@@ -189,3 +194,33 @@ def test_it_refuses_a_binding_read_before_the_call_changed(pending_call):
         run("decide", str(pending_call.pk), "approve", "--as", "ann", "--binding", row["binding"])
     pending_call.refresh_from_db()
     assert pending_call.status == Call.Status.PENDING
+
+
+def test_it_records_the_host_account_that_ran_the_command(pending_call, monkeypatch):
+    make_user("ann", roles.OPERATOR)
+    monkeypatch.setenv("USER", "somebody-else")  # a claim the command does not take
+    run("decide", str(pending_call.pk), "approve", "--as", "ann")
+    approved = AuditEvent.objects.get(call_id=pending_call.pk, action="call.approved")
+    assert approved.actor_name == "ann" and approved.data["os_user"] == pwd.getpwuid(os.getuid()).pw_name
+
+
+def test_it_records_the_host_account_of_a_denial(pending_call):
+    make_user("ann", roles.OPERATOR)
+    run("decide", str(pending_call.pk), "deny", "--as", "ann", "--reason", "no")
+    denied = AuditEvent.objects.get(call_id=pending_call.pk, action="call.denied")
+    assert denied.data["os_user"] == pwd.getpwuid(os.getuid()).pw_name
+
+
+def test_one_host_account_fills_one_place_of_a_quorum_whatever_names_it_gives(client_token, refund_tool):
+    rules.create_rule(rules.RuleRequest("ask", tool_glob="*", name="two people", approvals_needed=2))
+    ctx = ClientContext(client_token, revisions.MODERN, "2026-07-28")
+    call, _ = lifecycle.receive_call(ctx, refund_tool, {"order_id": 7, "amount": 20}, 1, None)
+    make_user("ann", roles.OPERATOR)
+    bob = make_user("bob", roles.OPERATOR)
+    assert "1 of 2 approvals: ann" in run("decide", str(call.pk), "approve", "--as", "ann")
+    with pytest.raises(CommandError, match="host account .* approved already, as ann"):
+        run("decide", str(call.pk), "approve", "--as", "bob")
+    call.refresh_from_db()
+    assert call.status == Call.Status.PENDING and call.approvals.count() == 1
+    # bob himself, in the queue, is another person.
+    assert deciding.decide(call.pk, bob, True).row.status == Call.Status.APPROVED

@@ -286,3 +286,29 @@ def test_it_pushes_no_row_for_a_call_of_the_same_group_that_the_page_s_filter_le
 
     assert first["group_count"] == 1 and f'data-call-row="{shown.pk}"' in first["html"]
     assert "html" not in second and "group" not in second and second["pending_count"] == 2
+
+
+def test_it_approves_together_only_calls_with_one_binding_edits_and_tool_definition_included(
+    person, make_call, refund_tool
+):
+    rules.create_rule(rules.RuleRequest("ask", tool_glob="*", name="two people", approvals_needed=2))
+    edited, plain, redefined = (make_call(refund_tool, SAME) for _ in range(3))
+    bob, _ = person("bob", roles.OPERATOR)
+    deciding.decide(edited.pk, bob, True, edited_arguments={"order_id": 7, "amount": 2})
+    edited.refresh_from_db()
+    Call.objects.filter(pk=redefined.pk).update(tool_digest="another definition")
+    redefined.refresh_from_db()
+    _, ann = person("ann", roles.OPERATOR)
+    for pair in ([edited, plain], [plain, redefined]):
+        page = bulk_post(ann, pair, "approve", follow=True).content.decode()
+        assert "the same tool definition" in page
+    assert not Call.objects.filter(approvals__username="ann").exists()
+
+
+def test_it_refuses_a_bulk_approval_whose_calls_were_shown_with_different_bindings(person, make_call, refund_tool):
+    twins = [make_call(refund_tool, SAME) for _ in range(2)]
+    _, ann = person("ann", roles.OPERATOR)
+    boxes = [f"{twins[0].pk}:{lifecycle.call_binding(twins[0])}", f"{twins[1].pk}:{'0' * 64}"]
+    page = ann.post(reverse("queue_bulk"), {"call": boxes, "decision": "approve"}, follow=True).content.decode()
+    assert "the selected calls differ" in page
+    assert {Call.objects.get(pk=c.pk).status for c in twins} == {Call.Status.PENDING}

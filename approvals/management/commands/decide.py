@@ -4,15 +4,16 @@ from django.core.management.base import BaseCommand, CommandError
 
 from approvals.calls import deciding
 from approvals.calls.models import Call
-from approvals.management.acting import OPERATOR_VARIABLE, acting_user
+from approvals.management.acting import OPERATOR_VARIABLE, acting_user, host_account
 
 
 class Command(BaseCommand):
     help = (
         "Approve or deny a pending call, as an operator would in the queue. The deciding user is --as, "
         f"else the username in ${OPERATOR_VARIABLE}, else the only active superuser (refused when there "
-        "are several); that user needs the decide_call permission. When another decision got there first "
-        "it prints who made it and exits 1."
+        "are several); that user needs the decide_call permission. The audit log records the host account "
+        "running the command too, and one host account fills one place of a quorum, whatever --as it gives. "
+        "When another decision got there first it prints who made it and exits 1."
     )
 
     def add_arguments(self, parser):
@@ -41,7 +42,15 @@ class Command(BaseCommand):
         user = operator(username)
         if not Call.objects.filter(pk=call_id).exists():
             raise CommandError(f"no call {call_id}")
-        outcome = deciding.decide(call_id, user, approve, reason=reason, edited_arguments=edited, shown_binding=binding)
+        outcome = deciding.decide(
+            call_id,
+            user,
+            approve,
+            reason=reason,
+            edited_arguments=edited,
+            shown_binding=binding,
+            os_user=host_account(),
+        )
         if not outcome.won:
             raise CommandError(
                 " ".join(
