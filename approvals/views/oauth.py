@@ -16,6 +16,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_safe
 from oauth2_provider.exceptions import OAuthToolkitError
 from oauth2_provider.models import get_application_model
 from oauth2_provider.settings import oauth2_settings
@@ -62,6 +63,7 @@ def may_grant(user) -> bool:
 
 
 @never_cache
+@require_safe
 def server_metadata(request):
     """RFC 8414 metadata, also served as OpenID-style discovery, with what MCP clients look for."""
     response = OAuthServerMetadataView.as_view()(request)
