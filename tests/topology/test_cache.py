@@ -4,20 +4,17 @@ import threading
 
 import pytest
 import redis
-from django.conf import settings
 from django.core.cache import caches
 
 pytestmark = pytest.mark.redis
 
 
-def connections_received(client) -> int:
-    return client.info("stats")["total_connections_received"]
-
-
-def test_it_sends_every_context_s_cache_commands_over_one_process_wide_pool():
-    client = redis.Redis.from_url(settings.REDIS_URL)
+def test_it_sends_every_context_s_cache_commands_over_one_process_wide_pool(monkeypatch):
     caches["default"].add("warm-up", 1, timeout=5)
-    before = connections_received(client)
+    # Sockets this process opens, counted here: the server's own count takes in every other client of it.
+    opened = []
+    connect = redis.connection.Connection._connect
+    monkeypatch.setattr(redis.connection.Connection, "_connect", lambda self: opened.append(self) or connect(self))
     seen = []
 
     def one_request(number):
@@ -30,7 +27,5 @@ def test_it_sends_every_context_s_cache_commands_over_one_process_wide_pool():
         worker = threading.Thread(target=one_request, args=(number,))
         worker.start()
         worker.join()
-    after = connections_received(client)
-    client.close()
     assert len({id(cache) for cache in seen}) > 1
-    assert after - before <= 1
+    assert len(opened) <= 1
