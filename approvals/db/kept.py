@@ -2,7 +2,7 @@
 session, the tool it calls, the enabled rules and webhook endpoints.
 
 Every change of the tables they come from (an insert, update or delete, by any process, through the ORM
-or not) writes a new random stamp into one row, by a database trigger (migration 0008_kept_lookups). A
+or not) writes a new random stamp into one row, by a database trigger (migration 0009_kept_lookups). A
 request reads that row once, with `refresh`, before it looks anything up; what was kept under another
 stamp is not used. A stamp is random rather than a counter: a rolled-back change restores the row, and a
 counter could come round again to a value that stood for other rows.

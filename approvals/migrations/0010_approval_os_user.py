@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("approvals", "0009_sealed_credentials"),
+        ("approvals", "0009_kept_lookups"),
     ]
 
     operations = [

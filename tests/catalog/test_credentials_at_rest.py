@@ -22,7 +22,7 @@ WEBHOOK_SECRET = "whsec_webhook-2e8a55-distinctive"
 CLEAR_VALUES = (HEADER_VALUE, ENV_VALUE, WEBHOOK_SECRET)
 
 # The migration that seals the columns, and the one before it.
-PLAIN, SEALED = ("approvals", "0008_kept_lookups"), ("approvals", "0009_sealed_credentials")
+PLAIN, SEALED = ("approvals", "0007_oauth"), ("approvals", "0008_sealed_credentials")
 
 
 def make_secrets():

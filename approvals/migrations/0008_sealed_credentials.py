@@ -35,7 +35,7 @@ def decrypt(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("approvals", "0008_kept_lookups"),
+        ("approvals", "0007_oauth"),
     ]
 
     operations = [

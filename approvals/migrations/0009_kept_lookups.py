@@ -2,6 +2,10 @@
 
 A trigger on each table those lookups read writes a new random stamp into the one row of
 approvals_lookupstamp, in the transaction of the change, whoever makes it.
+
+Django alters most SQLite columns by copying the table into a new one and dropping the old, triggers and all:
+a later migration that alters a watched table there must create that table's triggers again
+(tests/gateway/test_kept_lookups.py fails until it does).
 """
 
 from django.db import migrations, models
@@ -70,7 +74,7 @@ def drop_triggers(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("approvals", "0007_oauth"),
+        ("approvals", "0008_sealed_credentials"),
     ]
 
     operations = [
