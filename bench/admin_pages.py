@@ -93,7 +93,7 @@ TOOL_COLUMNS = (
 )
 EVENT_COLUMNS = (
     "seq, at, actor_type, actor_id, actor_name, action, request_id, call_id, server_id, tool_id, token_id, "
-    "data, prev_hash, hash"
+    "data, prev_hash, hash, public_hash"
 )
 
 
@@ -116,6 +116,7 @@ def event_rows(count: int, server_id: int, tool_ids: list[int], start: datetime)
             None,
             json.dumps(data),
             f"{seq - 1:064x}",
+            f"{seq:064x}",
             f"{seq:064x}",
         )
 
