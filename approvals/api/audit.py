@@ -8,7 +8,7 @@ from ninja import Status as Answer
 
 from approvals.api.auth import require
 from approvals.api.schemas import AuditPage, Error, Invalid
-from approvals.audit_log import query
+from approvals.audit_log import filters, query
 
 router = Router(tags=["audit"])
 MAX_PAGE = 200
@@ -29,16 +29,16 @@ class AuditQuery(Schema):
 
 
 @router.get("/audit", response={200: AuditPage, 401: Error, 403: Error, 422: Invalid}, summary="Search the audit log")
-def audit(request: HttpRequest, filters: Query[AuditQuery]):
+def audit(request: HttpRequest, criteria: Query[AuditQuery]):
     """The audit page's filter: `client` a token's name, `server` a slug, `tool` an id, `operator` a username,
     `outcome` the final status of the event's call, `q` text anywhere in an event's data. Newest first; pass the
     answer's `older` as `before` for the next page."""
     require(request, "approvals.view_auditevent", "Only auditors and admins read the audit log.")
-    fields = filters.dict(exclude={"before", "limit"})
-    form = query.AuditFilter({name: value for name, value in fields.items() if value not in (None, "")})
+    fields = criteria.dict(exclude={"before", "limit"})
+    form = filters.AuditFilter({name: value for name, value in fields.items() if value not in (None, "")})
     if not form.is_valid():
         errors = [f"{name}: {' '.join(problems)}" for name, problems in form.errors.items()]
         return Answer(422, {"detail": "The filter is not valid.", "errors": errors})
-    size = min(max(filters.limit, 1), MAX_PAGE)
-    page = query.keyset_page(query.filter_events(form.cleaned_data), before=filters.before, size=size)
+    size = min(max(criteria.limit, 1), MAX_PAGE)
+    page = query.keyset_page(query.filter_events(form.cleaned_data), before=criteria.before, size=size)
     return {"events": page.events, "older": page.older}

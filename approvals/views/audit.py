@@ -14,7 +14,7 @@ from django.views.decorators.http import require_POST
 from approvals import tasks
 from approvals.audit import checkpoints, forwarding, retention
 from approvals.audit.models import AuditCheckpoint, AuditEvent, AuditHead, AuditVerification
-from approvals.audit_log import evidence, export, query
+from approvals.audit_log import evidence, export, filters, query
 from approvals.calls.models import Call
 from approvals.forms.fields import whole_number
 from approvals.management.evidence import make_pack
@@ -29,7 +29,7 @@ def cursor(request, name):
 
 @permission_or_403("approvals.view_auditevent")
 def audit_log(request):
-    form = query.AuditFilter(request.GET)
+    form = filters.AuditFilter(request.GET)
     events = query.filter_events(form.cleaned_data) if form.is_valid() else AuditEvent.objects.none()
     page = query.keyset_page(events, cursor(request, "before"), cursor(request, "after"))
     return render(
@@ -37,14 +37,14 @@ def audit_log(request):
         "approvals/audit_log.html",
         {
             "form": form,
-            "fields": query.filter_fields(form),
+            "fields": filters.filter_fields(form),
             "page": page,
             "events": query.labelled(page.events),
             "matching": query.bounded_count(events, form.cleaned_data if form.is_valid() else None),
             "head": AuditHead.objects.filter(pk=1).first(),
             "last_check": AuditVerification.objects.first(),
             "checkpoint": AuditCheckpoint.objects.first(),
-            "evidence_form": query.PeriodForm(prefix="pack"),
+            "evidence_form": filters.PeriodForm(prefix="pack"),
             "retention_days": retention.retention_days(),
             "forwarding": forwarding.lag(),
         },
@@ -91,7 +91,7 @@ def audit_call(request, pk):
 
 @permission_or_403("approvals.export_audit")
 def audit_export_view(request, fmt):
-    form = query.AuditFilter(request.GET)
+    form = filters.AuditFilter(request.GET)
     if not form.is_valid():
         return HttpResponseBadRequest("The filter is not valid: " + "; ".join(form.errors.as_text().splitlines()))
     chunks = export.export_chunks(query.filter_events(form.cleaned_data), fmt, through=signed_head())
@@ -113,7 +113,7 @@ def signed_head() -> int | None:
 @require_POST
 @permission_or_403("approvals.export_audit")
 def audit_evidence(request):
-    form = query.PeriodForm(request.POST, prefix="pack")
+    form = filters.PeriodForm(request.POST, prefix="pack")
     if not form.is_valid():
         messages.error(request, "An evidence pack needs a period: " + "; ".join(form.errors.as_text().splitlines()))
         return redirect("audit")

@@ -7,7 +7,7 @@ import pytest
 
 from approvals.audit import verify
 from approvals.audit.models import AuditEvent
-from approvals.audit_log import export, query
+from approvals.audit_log import export, filters, query
 from approvals.calls import deciding, ending, lifecycle
 from approvals.calls.models import Call
 from approvals.protocol import revisions
@@ -82,7 +82,7 @@ def test_it_finds_text_of_large_arguments_beyond_the_events_preview(shop, client
     lifecycle.receive_call(ctx, tool, {"text": "x" * (2 * settings.AUDIT_PREVIEW_BYTES) + " order B-1"}, 2, None)
 
     def searched(text):
-        form = query.AuditFilter({"q": text})
+        form = filters.AuditFilter({"q": text})
         assert form.is_valid(), form.errors
         return list(query.filter_events(form.cleaned_data).values_list("action", "call_id"))
 

@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from approvals.audit import chain, checkpoints
 from approvals.audit.models import AuditEvent, AuditHead
-from approvals.audit_log import export, query
+from approvals.audit_log import export, filters, query
 from approvals.calls import deciding, lifecycle
 from approvals.calls.models import Call
 from approvals.policy.models import PolicyRule
@@ -43,7 +43,7 @@ def event_rows(rows):
 
 
 def selected(**criteria):
-    form = query.AuditFilter(criteria)
+    form = filters.AuditFilter(criteria)
     assert form.is_valid(), form.errors
     return query.filter_events(form.cleaned_data)
 
@@ -117,7 +117,7 @@ def test_it_exports_exactly_the_events_the_page_counts(history):
         {"q": "order_id"},
         {},
     ):
-        form = query.AuditFilter(criteria)
+        form = filters.AuditFilter(criteria)
         assert form.is_valid()
         events = query.filter_events(form.cleaned_data)
         shown = query.bounded_count(events, form.cleaned_data)
