@@ -25,31 +25,25 @@ servers and arguments from a model:
 
 import hashlib
 import json
-import math
 import re
 import time
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-import jsonschema._keywords
-import jsonschema._legacy_keywords
-import jsonschema._utils
 import referencing.jsonschema
-from jsonschema import validators
-from jsonschema.exceptions import ValidationError, best_match
+from jsonschema.exceptions import best_match
 from jsonschema_specifications import REGISTRY as METASCHEMAS
 from referencing import Registry
 from referencing.exceptions import NoSuchResource, Unresolvable
 
-from approvals.protocol import patterns
+from approvals.protocol import dialects, patterns
 from approvals.protocol.canonical import canonical_json
+from approvals.protocol.dialects import MAX_MATCHED_CHARS
 
 MAX_SCHEMA_BYTES = 256 * 1024
 MAX_INSTANCE_BYTES = 1024 * 1024
 MAX_DEPTH = 48
 MAX_PATTERN_CHARS = 512
-MAX_MATCHED_CHARS = 4096
 MAX_SECONDS = 2.0
 MAX_MESSAGES = 20
 MESSAGE_CHARS = 300
@@ -64,118 +58,6 @@ class SchemaError(ValueError):
     def __init__(self, reason: str):
         super().__init__(reason)
         self.reason = reason
-
-
-class _TooCostly(Exception):
-    pass
-
-
-_deadline: ContextVar[float] = ContextVar("schema_validation_deadline")
-
-
-def _metered(keyword):
-    def metered(validator, value, instance, schema):
-        if time.monotonic() > _deadline.get():
-            raise _TooCostly
-        return keyword(validator, value, instance, schema)
-
-    return metered
-
-
-def _pattern(validator, pattern, instance, schema):
-    if not validator.is_type(instance, "string"):
-        return
-    if len(instance) > MAX_MATCHED_CHARS:
-        yield ValidationError(
-            f"is {len(instance)} characters long; the console matches at most {MAX_MATCHED_CHARS} against a pattern"
-        )
-    elif not patterns.search(pattern, instance):
-        yield ValidationError(f"{instance!r} does not match {pattern!r}")
-
-
-class _LinearTimeRe:
-    """What jsonschema's keyword modules call ``re``. They match ``patternProperties``
-    with ``re.search`` (in patternProperties itself, and where unevaluatedProperties
-    works out which properties other keywords covered), and offer no other way in."""
-
-    @staticmethod
-    def search(pattern, text):
-        if time.monotonic() > _deadline.get(math.inf):
-            raise _TooCostly
-        return patterns.compiled(pattern).search(text)
-
-
-for _module in (jsonschema._keywords, jsonschema._legacy_keywords, jsonschema._utils):
-    _module.re = _LinearTimeRe
-
-
-def _additional_properties(validator, additional, instance, schema):
-    # jsonschema's own joins every patternProperties key into one pattern, which RE2 may find
-    # too large though it compiles each: here each is matched on its own.
-    if not validator.is_type(instance, "object"):
-        return
-    named, keys = schema.get("properties", {}), schema.get("patternProperties", {})
-    extras = [
-        name for name in instance if name not in named and not any(_LinearTimeRe.search(key, name) for key in keys)
-    ]
-    if validator.is_type(additional, "object"):
-        for extra in extras:
-            yield from validator.descend(instance[extra], additional, path=extra)
-    elif not additional and extras:
-        listed = ", ".join(repr(extra) for extra in sorted(extras))
-        yield ValidationError(
-            f"Additional properties are not allowed ({listed} {'was' if len(extras) == 1 else 'were'} unexpected)"
-        )
-
-
-def _equality_key(value):
-    # JSON Schema equality: 1 equals 1.0, true does not equal 1, object key order does not matter.
-    if isinstance(value, bool):
-        return (bool, value)
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, dict):
-        return (dict, frozenset((key, _equality_key(item)) for key, item in value.items()))
-    if isinstance(value, list):
-        return (list, tuple(_equality_key(item) for item in value))
-    return value
-
-
-def _unique_items(validator, unique, instance, schema):
-    if not unique or not validator.is_type(instance, "array"):
-        return
-    seen = set()
-    for item in instance:
-        key = _equality_key(item)
-        if key in seen:
-            yield ValidationError("has repeated items, but they must be unique")
-            return
-        seen.add(key)
-
-
-def _dialect(cls):
-    uri = cls.META_SCHEMA.get("$id") or cls.META_SCHEMA["id"]
-    keywords = {
-        **cls.VALIDATORS,
-        "pattern": _pattern,
-        "additionalProperties": _additional_properties,
-        "uniqueItems": _unique_items,
-    }
-    return _dialect_key(uri), (
-        # No format checker: the metaschema's only format it could check is "regex", with Python's re;
-        # patterns are judged by the engine that matches them, with its reason (_check_pattern).
-        cls(cls.META_SCHEMA),
-        validators.extend(cls, {name: _metered(fn) for name, fn in keywords.items()}),
-        referencing.jsonschema.specification_with(uri),
-    )
-
-
-def _dialect_key(uri: str) -> str:
-    return uri.split("://", 1)[-1].rstrip("#")
-
-
-# Dialect key -> (metaschema validator, metered validator class, referencing specification).
-_DIALECTS = dict(_dialect(getattr(validators, f"Draft{name}Validator")) for name in ("202012", "201909", "7", "6", "4"))
 
 
 def _refuse(uri: str):
@@ -276,7 +158,7 @@ class _Key:
 def _compile(key: _Key):
     schema = json.loads(key.encoded)  # a private copy: the caller may change theirs after we cache
     declared = schema.get("$schema", DEFAULT_DIALECT)
-    dialect = _DIALECTS.get(_dialect_key(declared)) if isinstance(declared, str) else None
+    dialect = dialects.DIALECTS.get(dialects.dialect_key(declared)) if isinstance(declared, str) else None
     if dialect is None:
         raise SchemaError(
             f"$schema {declared!r} is not a JSON Schema draft the console supports "
@@ -322,19 +204,19 @@ def validate(schema, instance, *, where: str = "arguments") -> list[str]:
     except ValueError as exc:
         return [f"{where}: the value {exc}"]
     messages = []
-    token = _deadline.set(time.monotonic() + MAX_SECONDS)
+    token = dialects.deadline.set(time.monotonic() + MAX_SECONDS)
     try:
         for error in validator.iter_errors(instance):
             if len(messages) == MAX_MESSAGES:
                 messages.append(f"{where}: further errors not shown")
                 break
             messages.append(_clip(f"{_location(where, error.absolute_path)}: {error.message}"))
-    except _TooCostly:
+    except dialects.TooCostly:
         messages.append(f"{where}: validation stopped after {MAX_SECONDS:g} seconds; the schema costs too much")
     except RecursionError:
         messages.append(f"{where}: the schema refers to itself too deeply to check this value")
     except Unresolvable as exc:
         messages.append(_clip(f"{where}: a schema reference does not resolve: {exc}"))
     finally:
-        _deadline.reset(token)
+        dialects.deadline.reset(token)
     return messages
