@@ -19,7 +19,8 @@ from approvals.catalog import trust
 from approvals.catalog.models import Prompt, Server, Tool
 from approvals.catalog.surface import KINDS
 from approvals.live import events
-from approvals.protocol.tool_review import Mentions, definition_changes, hidden_content, model_text
+from approvals.protocol.hidden_text import Mentions, hidden_content, model_text
+from approvals.protocol.tool_review import definition_changes
 
 DECIDABLE = [Tool.Status.NEEDS_REVIEW, Tool.Status.DECLINED]
 

@@ -9,7 +9,7 @@ from django.utils import timezone
 from approvals import roles
 from approvals.catalog import review
 from approvals.display.schema import schema_table as describe_schema
-from approvals.protocol import tool_review
+from approvals.protocol import hidden_text, tool_review
 from approvals.protocol.tools import annotations, safe_icons
 
 register = template.Library()
@@ -95,7 +95,7 @@ def review_count():
 @register.filter
 def revealed(text):
     """Upstream text with its invisible characters written out; still unmarked, so autoescape applies."""
-    return tool_review.reveal(str(text))
+    return hidden_text.reveal(str(text))
 
 
 @register.filter

@@ -11,7 +11,7 @@ from approvals.catalog import review
 from approvals.catalog.models import Server, Tool
 from approvals.display.history import compare, history
 from approvals.forms.fields import whole_number
-from approvals.protocol.tool_review import Mentions, hidden_content
+from approvals.protocol.hidden_text import Mentions, hidden_content
 from approvals.views.access import role_required
 
 # Rows a list of tools shows at once: a server may list thousands.

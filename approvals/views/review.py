@@ -15,7 +15,7 @@ from approvals.catalog.models import Server, Tool
 from approvals.catalog.surface import BY_LABEL
 from approvals.display.history import history
 from approvals.forms.fields import whole_number
-from approvals.protocol.tool_review import Mentions
+from approvals.protocol.hidden_text import Mentions
 from approvals.views.access import admin_required, role_required
 from approvals.views.catalog import PAGE_SIZE
 

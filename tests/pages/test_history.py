@@ -4,7 +4,7 @@ from django.utils import timezone
 
 from approvals.catalog.models import Tool, ToolChange
 from approvals.display.history import changed_paths, history
-from approvals.protocol.tool_review import MAX_DEPTH
+from approvals.protocol.json_paths import MAX_DEPTH
 from tests.fixtures.catalog import make_server, make_tool
 
 V1 = {

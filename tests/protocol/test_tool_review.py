@@ -1,12 +1,10 @@
+from approvals.protocol.hidden_text import hidden_content, model_text, reveal
 from approvals.protocol.tool_review import (
     PathChange,
     brief_json,
     definition_changes,
-    hidden_content,
-    model_text,
     path_changes,
     plain_diff,
-    reveal,
     word_diff,
 )
 
