@@ -23,7 +23,7 @@ from approvals.api.auth import require
 from approvals.api.schemas import Error
 from approvals.db.consumer_db import db_sync_to_async
 from approvals.live import events as live_events
-from approvals.live import journal
+from approvals.live import journal, waiting
 from approvals.live.access import signed_in_user
 from approvals.roles import VIEW_CALLS, can_view_calls
 
@@ -62,9 +62,9 @@ async def event_stream(after: str | None, user_pk, api_key, session_key) -> Asyn
         yield frame("stream.reset", {"detail": "Events after Last-Event-ID left the window: read /api/v1/queue again."})
     recheck_at = time.monotonic() + settings.SOCKET_ACCESS_RECHECK_SECONDS
     async with contextlib.AsyncExitStack() as stack:
-        told = [await stack.enter_async_context(live_events.listening(live_events.user_group(user_pk)))]
+        told = [await stack.enter_async_context(waiting.listening(live_events.user_group(user_pk)))]
         if session_key:
-            told.append(await stack.enter_async_context(live_events.listening(live_events.session_group(session_key))))
+            told.append(await stack.enter_async_context(waiting.listening(live_events.session_group(session_key))))
         while True:
             wait = min(settings.MCP_SSE_KEEPALIVE_SECONDS, max(recheck_at - time.monotonic(), 0.001))
             entries, news = await read_or_news(window, after, wait, told)

@@ -36,7 +36,7 @@ from approvals.audit.chain import SYSTEM
 from approvals.calls import ending, holding
 from approvals.calls.models import Call
 from approvals.inputs import requests
-from approvals.live import events
+from approvals.live import events, waiting
 from approvals.protocol.canonical import sha256_digest
 from approvals.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError
 from approvals.protocol.request_state import StateError, read_state, sign_state
@@ -110,7 +110,7 @@ async def outcome(call: Call, ctx: ClientContext) -> dict:
 
     deadline = timezone.now() + timedelta(seconds=settings.UPSTREAM_CALL_TIMEOUT_SECONDS)
     try:
-        found = await events.wait_until(events.call_group(call.pk), next_outcome, deadline)
+        found = await waiting.wait_until(events.call_group(call.pk), next_outcome, deadline)
     except asyncio.CancelledError:
         task = _DETACHED.get(call.pk)
         if task is not None:

@@ -32,7 +32,7 @@ from approvals.audit.chain import Actor
 from approvals.calls import ending
 from approvals.calls.models import Call
 from approvals.db import batch_reads
-from approvals.live import events
+from approvals.live import events, waiting
 from approvals.observe import logs
 
 log = logging.getLogger(__name__)
@@ -204,7 +204,7 @@ class Held:
                 log.exception("the leases of %d held calls could not be renewed", len(self.calls))
                 continue
             for call_id in decided:
-                events.wake_here(events.call_group(call_id))
+                waiting.wake_here(events.call_group(call_id))
             self.end_the_cut()
 
     def end_the_cut(self):

@@ -19,7 +19,7 @@ from approvals.calls.upstream_sessions import session_pool
 from approvals.catalog.models import Tool
 from approvals.catalog.specs import upstream_spec
 from approvals.inputs import runner as input_runner
-from approvals.live import events
+from approvals.live import events, waiting
 from approvals.observe import logs, metrics, traces
 from approvals.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError
 from approvals.protocol.results import check_call_result, tool_error_result
@@ -136,7 +136,7 @@ async def wait_for_decision(call: Call, emit) -> Call:
 
     quiet = tell_progress if call.progress_token is not None else None
     with holding.waiting_for_decision(call.pk):
-        return await events.wait_until(
+        return await waiting.wait_until(
             events.call_group(call.pk), decided, call.expires_at, expire, reread=False, quiet=quiet
         )
 

@@ -16,7 +16,7 @@ from approvals.catalog.models import Server
 from approvals.catalog.specs import upstream_spec
 from approvals.catalog.watch import on_upstream_notification
 from approvals.inputs import runner as input_runner
-from approvals.live import events
+from approvals.live import events, waiting
 from approvals.upstream import SessionPool
 from approvals.upstream.pool import running_loop_pool
 from approvals.upstream.spec import ServerSpec
@@ -61,7 +61,7 @@ async def close_retired_servers(pool: RememberingPool):
     sessions it missed.
     """
     loop = asyncio.get_running_loop()
-    async with events.listening(events.UPSTREAM) as retired:
+    async with waiting.listening(events.UPSTREAM) as retired:
         rejoin_at = loop.time() + REJOIN_SECONDS
         while True:
             message = await retired.next(timeout=settings.STALE_CALLS_INTERVAL_SECONDS)

@@ -15,7 +15,7 @@ from django.conf import settings
 from django.http import StreamingHttpResponse
 
 from approvals.gateway.http import Refused, error_response, jsonrpc_response
-from approvals.live import events
+from approvals.live import events, waiting
 from approvals.protocol import jsonrpc
 from approvals.protocol.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, JsonRpcError, Request
 
@@ -209,7 +209,7 @@ async def change_events(
     """
     try:
         # Joined before the first message goes out, so no change after it can be missed.
-        async with events.listening(events.CATALOG) as changes:
+        async with waiting.listening(events.CATALOG) as changes:
             yield OPENING
             for message in await first():
                 yield event(message)

@@ -28,7 +28,7 @@ from approvals.catalog.models import Server
 from approvals.inputs import requests
 from approvals.inputs.models import InputRequest
 from approvals.inputs.requests import ELICIT, SAMPLE
-from approvals.live import events
+from approvals.live import events, waiting
 from approvals.protocol import jsonrpc
 from approvals.protocol.elicitation_requests import request_problems
 from approvals.protocol.jsonrpc import METHOD_NOT_FOUND, JsonRpcError
@@ -143,4 +143,4 @@ async def wait_for_answer(request: InputRequest) -> InputRequest:
     def expire():
         return sync_to_async(requests.end_request)(request.pk, InputRequest.Status.EXPIRED, requests.expired_reason())
 
-    return await events.wait_until(events.input_group(request.pk), settled, request.expires_at, expire)
+    return await waiting.wait_until(events.input_group(request.pk), settled, request.expires_at, expire)

@@ -21,7 +21,7 @@ from django.utils import timezone
 from approvals.audit.models import AuditEvent
 from approvals.calls import ending, holding, permissions, reads, runner
 from approvals.calls.models import Call
-from approvals.live import events
+from approvals.live import events, waiting
 from approvals.policy import rules
 from approvals.protocol import revisions
 from approvals.tokens.context import ClientContext
@@ -195,7 +195,7 @@ async def test_it_cancels_a_held_call_at_once_even_when_its_wake_up_comes_with_t
     (call_id,) = held.waiting
 
     # A wake-up of its group (the batched re-read, a message) and the client leaving, in the same turn of the loop.
-    events.wake_here(events.call_group(call_id))
+    waiting.wake_here(events.call_group(call_id))
     task.cancel()
 
     done, _ = await asyncio.wait({task}, timeout=ENDED_WITHIN)

@@ -9,14 +9,14 @@ from channels.layers import InMemoryChannelLayer, get_channel_layer
 from django.conf import settings
 from django.db import transaction
 
-from approvals.live import events
+from approvals.live import events, waiting
 from approvals.live.memory_layer import TidiedInMemoryChannelLayer
 from tests.fixtures.waiting import eventually
 
 
 @pytest.mark.services
 async def test_it_hands_over_a_message_sent_after_joining():
-    async with events.listening("call.41") as listener:
+    async with waiting.listening("call.41") as listener:
         await get_channel_layer().group_send("call.41", {"type": "call.update", "status": "approved"})
         message = await listener.next(timeout=5)
     assert message == {"type": "call.update", "status": "approved"}
@@ -24,14 +24,14 @@ async def test_it_hands_over_a_message_sent_after_joining():
 
 @pytest.mark.services
 async def test_it_says_none_when_nothing_came_in_time():
-    async with events.listening("call.42") as listener:
+    async with waiting.listening("call.42") as listener:
         assert await listener.next(timeout=0.05) is None
 
 
 @pytest.mark.services
 async def test_it_keeps_a_message_that_arrived_between_two_waits():
     layer = get_channel_layer()
-    async with events.listening("call.43") as listener:
+    async with waiting.listening("call.43") as listener:
         assert await listener.next(timeout=0.01) is None
         await layer.group_send("call.43", {"type": "call.update", "status": "denied"})
         await eventually(listener.receiving.done, message="the message reaching the listener between two waits")
@@ -49,9 +49,9 @@ async def test_it_leaves_no_redis_subscription_behind():
     redis = aioredis.from_url(settings.REDIS_URL)
     try:
         # The loop's one channel kept open (live.keep_listening) is there before and after.
-        await events.keep_listening(get_channel_layer())
+        await waiting.keep_listening(get_channel_layer())
         before = set(await redis.pubsub_channels(f"{prefix}*"))
-        async with events.listening("call.45") as listener:
+        async with waiting.listening("call.45") as listener:
             await get_channel_layer().group_send("call.45", {"type": "call.update", "status": "approved"})
             assert await listener.next(timeout=5) is not None
             while_listening = set(await redis.pubsub_channels(f"{prefix}*"))
