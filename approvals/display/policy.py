@@ -12,7 +12,7 @@ from approvals.catalog.models import Prompt, Tool
 from approvals.policy.engine import condition_text
 from approvals.policy.kinds import CallKind
 from approvals.policy.models import PolicyRule
-from approvals.policy.rules import hold_words, shadowed
+from approvals.policy.rule_notes import hold_words, shadowed
 
 RECENT = timedelta(hours=24)
 # Enough for any schema a person picks paths from; a hostile one cannot make the page huge.

@@ -9,7 +9,7 @@ from django.views.decorators.http import require_POST
 from approvals.actions import trial
 from approvals.audit.chain import Actor
 from approvals.display.policy import rule_rows, tool_paths
-from approvals.policy import engine, rules
+from approvals.policy import engine, rule_notes, rules
 from approvals.policy.forms import RuleForm, prefilled
 from approvals.policy.models import PolicyRule
 from approvals.policy.try_forms import TryForm, TryPermissionForm, TryPromptForm, TryReadForm
@@ -41,7 +41,7 @@ def rule_form(request, rule=None):
             raise Http404("No such rule.") from None
         else:
             messages.success(request, f"Saved {saved}, at position {saved.position}.")
-            for note in rules.warnings(saved):
+            for note in rule_notes.warnings(saved):
                 messages.warning(request, note)
             return redirect("rules")
     return render(
@@ -53,7 +53,7 @@ def rule_form(request, rule=None):
             "tools": tool_paths(),
             "operators": " ".join(engine.OPERATORS),
             "sod_default": settings.SEPARATION_OF_DUTIES,
-            "shadowed_by": rules.shadowed(list(PolicyRule.objects.all())).get(rule.pk) if rule else None,
+            "shadowed_by": rule_notes.shadowed(list(PolicyRule.objects.all())).get(rule.pk) if rule else None,
         },
     )
 
@@ -121,7 +121,7 @@ def rule_delete(request, pk):
             raise Http404("No such rule.") from None
         messages.success(request, f"Deleted {rule}.")
         return redirect("rules")
-    return render(request, "approvals/rule_delete.html", {"rule": rule, "summary": rules.summary(rule)})
+    return render(request, "approvals/rule_delete.html", {"rule": rule, "summary": rule_notes.summary(rule)})
 
 
 @permission_or_403(READ_RULES)

@@ -9,7 +9,7 @@ from approvals import roles
 from approvals.audit.models import AuditEvent
 from approvals.calls.models import Call
 from approvals.catalog.models import Prompt
-from approvals.policy import rule_files, rules
+from approvals.policy import rule_files, rule_notes, rules
 from approvals.policy.models import PolicyRule
 from approvals.tokens.credentials import create_token
 from tests.fixtures.catalog import make_server, make_tool
@@ -390,7 +390,7 @@ def test_it_adds_a_rule_asking_before_reads_on_a_server_and_lists_it_as_one(admi
     assert (rule.applies_to, rule.tool_glob, rule.server) == ("resource", "file://*", shop)
     listed = admin_client.get(reverse("rules")).content.decode()
     assert "<span data-applies-to>reading</span> URI <code>file://*</code> on <strong>Shop</strong>" in listed
-    assert rules.summary(rule) == "ask reading file://* on Shop (no order 7)"
+    assert rule_notes.summary(rule) == "ask reading file://* on Shop (no order 7)"
 
 
 def test_it_suggests_a_prompts_arguments_as_condition_paths(admin_client, shop):

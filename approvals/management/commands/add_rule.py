@@ -2,7 +2,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from approvals.policy import rules
+from approvals.policy import rule_notes, rules
 from approvals.policy.kinds import CallKind
 from approvals.policy.models import PolicyRule
 
@@ -97,8 +97,8 @@ class Command(BaseCommand):
             rule = rules.create_rule(request)
         except rules.RuleError as exc:
             raise CommandError(str(exc)) from None
-        self.stdout.write(f"added rule {rule.pk} at position {rule.position}: {rules.summary(rule)}")
-        for note in rules.warnings(rule):
+        self.stdout.write(f"added rule {rule.pk} at position {rule.position}: {rule_notes.summary(rule)}")
+        for note in rule_notes.warnings(rule):
             self.stderr.write(f"warning: {note}")
 
 

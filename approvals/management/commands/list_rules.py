@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand
 
 from approvals.policy.models import PolicyRule
-from approvals.policy.rules import summary
+from approvals.policy.rule_notes import summary
 
 
 class Command(BaseCommand):
