@@ -4,7 +4,7 @@ than an admin may expect (a rule an earlier one shadows, annotations of an untru
 import json
 
 from approvals.catalog.models import Server
-from approvals.policy import engine
+from approvals.policy import shadowing
 from approvals.policy.kinds import CallKind
 from approvals.policy.models import PolicyRule
 from approvals.policy.rules import engine_rule
@@ -31,7 +31,7 @@ def shadowed(ordered: list[PolicyRule]) -> dict[int, PolicyRule]:
     """Each enabled rule of `ordered` (every rule, in order) that can never match, with the earlier one covering it."""
     enabled = [rule for rule in ordered if rule.enabled]
     by_id = {rule.pk: rule for rule in enabled}
-    return {pk: by_id[cover.id] for pk, cover in engine.shadowing([engine_rule(r) for r in enabled]).items()}
+    return {pk: by_id[cover.id] for pk, cover in shadowing.shadowing([engine_rule(r) for r in enabled]).items()}
 
 
 def shadow_note(rule: PolicyRule, cover: PolicyRule) -> str:

@@ -11,8 +11,8 @@ from approvals.policy.engine import (
     Rule,
     check_conditions,
     evaluate,
-    shadowing,
 )
+from approvals.policy.shadowing import shadowing
 
 
 def facts(tool="demo_delete_record", arguments=None, annotations=None, server_id=1, client_id=7):
