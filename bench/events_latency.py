@@ -21,15 +21,14 @@ import httpx
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (
-    OPERATOR,
     TIMEOUT_SECONDS,
     BenchError,
     calling_arguments,
     each_setup,
     manage,
-    prepare_asking,
     run_as_script,
 )
+from operators import OPERATOR, prepare_asking
 from push_latency import Timings, measure, run_setup, span_rows
 
 MAKE_KEY = (

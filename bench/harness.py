@@ -2,7 +2,6 @@
 processes and upstream, its preparation, an MCP client, an operator's session, and their command lines."""
 
 import argparse
-import asyncio
 import itertools
 import json
 import os
@@ -12,7 +11,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +18,6 @@ from urllib.parse import urlsplit
 
 import httpx
 import psycopg
-from autobahn.asyncio.websocket import WebSocketClientFactory, WebSocketClientProtocol
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -32,7 +29,6 @@ MODERN_REVISION = "2026-07-28"
 SETUPS = ["embedded", "services"]
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/test"
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/14"
-OPERATOR, PASSWORD = "bench-operator", secrets.token_urlsafe(16)
 TIMEOUT_SECONDS = 30
 
 
@@ -260,79 +256,6 @@ def prepare_console(env: dict, server: list[str], rules: list[list[str]], token:
     for rule in rules:
         manage(env, "add_rule", *rule)
     return manage(env, "create_token", *token).splitlines()[-1]
-
-
-# An operator like any other: the operator role's permissions, checked on every POST.
-MAKE_OPERATOR = (
-    "from django.contrib.auth.models import Group, User; "
-    f"User.objects.create_user({OPERATOR!r}, password={PASSWORD!r}).groups.add(Group.objects.get(name='operator'))"
-)
-
-
-def prepare_asking(env: dict, upstream_url: str) -> tuple[str, str]:
-    """Migrate, add the upstream with an ask rule on its echo, a token and an operator: (tool, secret)."""
-    secret = prepare_console(
-        env,
-        ["bench", "--url", upstream_url, "--prefix", "bench_"],
-        [["--action", "ask", "--server", "bench", "--tool", "bench_echo", "--name", "push bench asks"]],
-        ["push-bench", "--tools", "bench_echo"],
-    )
-    manage(env, "shell", "-c", MAKE_OPERATOR)
-    return "bench_echo", secret
-
-
-class OperatorSocket(WebSocketClientProtocol):
-    """The queue page's websocket: each call.pending is handed on the moment it arrives."""
-
-    def onOpen(self):
-        self.factory.opened.set_result(None)
-
-    def onMessage(self, payload, is_binary):
-        now = time.time()
-        message = json.loads(payload)
-        if message.get("event") == "call.pending" and message.get("html"):
-            self.factory.on_pending(message, now)
-
-    def onClose(self, was_clean, code, reason):
-        if not self.factory.opened.done():
-            self.factory.opened.set_exception(BenchError(f"the operator's websocket was refused: {code} {reason}"))
-
-
-class Operator:
-    """The operator prepare_asking makes, signed in over HTTP with the queue page's websocket open: a subclass's
-    on_pending gets each call.pending message and when it arrived (time.time())."""
-
-    def __init__(self, base: str):
-        self.base = base
-        self.http = httpx.AsyncClient(base_url=base, timeout=TIMEOUT_SECONDS)
-
-    async def sign_in(self):
-        await self.http.get("/login/")
-        token = self.http.cookies["csrftoken"]
-        response = await self.http.post(
-            "/login/", data={"username": OPERATOR, "password": PASSWORD, "csrfmiddlewaretoken": token}
-        )
-        if "sessionid" not in self.http.cookies:
-            raise BenchError(f"the operator could not sign in: HTTP {response.status_code}")
-
-    async def watch(self):
-        host, port = urlsplit(self.base).hostname, urlsplit(self.base).port
-        cookie = "; ".join(f"{name}={value}" for name, value in self.http.cookies.items())
-        factory = WebSocketClientFactory(
-            f"ws://{host}:{port}/ws/console/?view=queue", origin=self.base, headers={"Cookie": cookie}
-        )
-        factory.protocol = OperatorSocket
-        factory.opened = asyncio.get_running_loop().create_future()
-        factory.on_pending = self.on_pending
-        self.transport, _ = await asyncio.get_running_loop().create_connection(factory, host, port)
-        await asyncio.wait_for(factory.opened, TIMEOUT_SECONDS)
-
-    def on_pending(self, message: dict, now: float):
-        raise NotImplementedError
-
-    async def close(self):
-        self.transport.close()
-        await self.http.aclose()
 
 
 def calling_arguments(doc: str, *extra) -> argparse.Namespace:

@@ -46,15 +46,14 @@ import psycopg
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (
     BenchError,
-    Operator,
     daphne,
     each_setup,
     holding_arguments,
-    prepare_asking,
     run_as_script,
     setup_env,
 )
 from machine import process_cpu_ms
+from operators import Operator, prepare_asking
 
 from tests.fixtures.gateway import hold_call
 

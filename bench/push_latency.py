@@ -55,17 +55,16 @@ from harness import (
     TIMEOUT_SECONDS,
     BenchError,
     McpClient,
-    Operator,
     Sample,
     calling_arguments,
     daphne,
     each_setup,
     manage,
-    prepare_asking,
     run_as_script,
     setup_env,
 )
 from machine import collector_off, cpu_check_ms, cpu_times, process_cpu_ms, stolen_share
+from operators import Operator, prepare_asking
 
 BENCH_DATABASE = "push_bench"
 NONCE = re.compile(r"push-bench (\d+)")
