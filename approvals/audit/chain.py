@@ -206,13 +206,15 @@ def append(events: list[AuditEvent]):
     # No savepoint: inside a caller's transaction the events must stand or fall with its change anyway.
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
         seq, prev_hash, public = locked_tip(cursor)
+        # The thread's connection itself: the proxy `connection` looks it up again at every use, for every field.
+        database = cursor.db
         rows = []
         for event in events:
             event.seq, event.prev_hash = seq + 1, prev_hash
             encoded = encode_event(hashed_row(event))
             event.hash, event.public_hash = keyed_hash(encoded), public_chain_value(public, encoded)
             seq, prev_hash, public = event.seq, event.hash, event.public_hash
-            rows.append([field.get_db_prep_save(getattr(event, field.attname), connection) for field in _STORED])
+            rows.append([field.get_db_prep_save(getattr(event, field.attname), database) for field in _STORED])
         cursor.execute(*_insert(rows))
         for event, (pk,) in zip(events, cursor.fetchall(), strict=True):
             event.pk, event._state.adding, event._state.db = pk, False, connection.alias

@@ -40,6 +40,12 @@ from approvals.tokens.credentials import token_allows
 from approvals.tokens.models import ClientToken
 
 
+class MayNotWait(Exception):
+    """A call that would wait for a decision on a request that has no stream to wait on (ClientContext.unstreamed).
+
+    Raised within the call's transaction, so that nothing of it is recorded."""
+
+
 def holding_process() -> str:
     """This process, as a call's holder; read at each call so that a forked child names itself."""
     return f"{socket.gethostname()}:{os.getpid()}"[:100]
@@ -196,6 +202,8 @@ def settle(ctx: ClientContext, call: Call, verdict: engine.Verdict, allowed, rec
         else:
             call.result, call.answered_at = result, now
     else:
+        if ctx.unstreamed:
+            raise MayNotWait(ctx.unstreamed)
         refusal = why_no_more_pending(ctx.token)
         if refusal:
             return None, refuse_pending(ctx, call, refusal)

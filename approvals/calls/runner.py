@@ -266,11 +266,12 @@ async def call_upstream(call: Call, emit, log_level, on_request, url_elicitation
         retry = " It may succeed if retried." if getattr(exc, "retryable", True) else ""
         text = f"The upstream server {tool.server.name} failed to run {call.tool_name}: {message}.{retry}"
         return Call.Status.FAILED, tool_error_result(text), message, started, None
-    # In a thread of its own: validating structuredContent costs time in proportion to the result, and the
-    # loop holds every other client's stream meanwhile.
-    check = await sync_to_async(check_call_result, thread_sensitive=False)(
-        result, tool.definition.get("outputSchema"), max_bytes=settings.MAX_RESULT_BYTES
-    )
+    output_schema = tool.definition.get("outputSchema")
+    checking = functools.partial(check_call_result, result, output_schema, max_bytes=settings.MAX_RESULT_BYTES)
+    # Validating structuredContent against a schema may cost up to the validator's time limit, and the loop holds
+    # every other client's stream: that goes to a thread. Without a schema the check is one pass over the result,
+    # cheaper than the thread hop and than the parse of the same result the loop has just made.
+    check = checking() if output_schema is None else await sync_to_async(checking, thread_sensitive=False)()
     metrics.upstream_answered(tool.server.name, time.monotonic() - started, "malformed" if check.errors else None)
     if check.errors:
         problem = "; ".join(check.errors)

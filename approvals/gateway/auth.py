@@ -34,7 +34,10 @@ async def identify(request) -> ClientToken:
         # rotation's grace period the old and the new secret are counted apart.
         key = hash_secret(secret)
     admitting = holding.in_shared_thread(admitted_and_counted)
-    resource = request.build_absolute_uri(reverse("mcp_endpoint"))
+    # Only an OAuth access token names the resource it was issued for: a client token's request builds no URL.
+    resource = (
+        "" if secret is None or client_token_secret(secret) else request.build_absolute_uri(reverse("mcp_endpoint"))
+    )
     admission, count = await admitting(secret, resource, request.META.get("REMOTE_ADDR") or "", key)
     if admission.token is None:
         # Counted for nothing: whatever a client makes up leaves no entry behind to crowd out real tokens' counts.
@@ -82,9 +85,14 @@ def anonymous_allowed(request) -> bool:
 
 def admit_secret(secret: str, resource: str, peer: str) -> Admission:
     """A static client token's secret, or else an OAuth access token issued for this resource."""
-    if secret.startswith(PREFIX) or not settings.OAUTH_SERVER:
+    if client_token_secret(secret):
         return admit(secret, peer, kept=True)
     return access.admit_access_token(secret, resource, peer)
+
+
+def client_token_secret(secret: str) -> bool:
+    """Whether the secret is taken for a client token's, not an OAuth access token's."""
+    return secret.startswith(PREFIX) or not settings.OAUTH_SERVER
 
 
 def bearer_secret(header: str) -> str:

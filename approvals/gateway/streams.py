@@ -42,16 +42,32 @@ class OpenStreams:
         # Released from Django's response.close, which runs in a worker thread.
         self.lock = threading.Lock()
 
-    def take(self, token_pk, session_id: str) -> Callable[[], None] | str:
-        """A release for one more stream, or why there may be none."""
+    @staticmethod
+    def keys(token_pk, session_id: str) -> list[tuple]:
         keys = [("token", token_pk, settings.MCP_MAX_STREAMS_PER_TOKEN)]
         if session_id:
             keys.append(("session", session_id, settings.MCP_MAX_STREAMS_PER_SESSION))
+        return keys
+
+    def full(self, keys: list[tuple]) -> str | None:
+        for kind, key, cap in keys:
+            if cap and self.counts[kind, key] >= cap:
+                whose = "this client token" if kind == "token" else "this MCP session"
+                return f"Too many open streams: {whose} has {cap} streams open, the most it may; close one first"
+        return None
+
+    def refusal(self, token_pk, session_id: str) -> str | None:
+        """Why one more stream may not open now, or None."""
         with self.lock:
-            for kind, key, cap in keys:
-                if cap and self.counts[kind, key] >= cap:
-                    whose = "this client token" if kind == "token" else "this MCP session"
-                    return f"Too many open streams: {whose} has {cap} streams open, the most it may; close one first"
+            return self.full(self.keys(token_pk, session_id))
+
+    def take(self, token_pk, session_id: str) -> Callable[[], None] | str:
+        """A release for one more stream, or why there may be none."""
+        keys = self.keys(token_pk, session_id)
+        with self.lock:
+            refused = self.full(keys)
+            if refused:
+                return refused
             for kind, key, _ in keys:
                 self.counts[kind, key] += 1
         released = False
@@ -175,6 +191,8 @@ async def answer_request(
     async def respond(emit: Emit) -> dict:
         try:
             result = await work(emit)
+        except Refused:
+            raise
         except JsonRpcError as exc:
             return jsonrpc.error(request.id, exc)
         except Exception:

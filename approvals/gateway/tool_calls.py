@@ -10,8 +10,9 @@ from collections.abc import Callable
 from approvals.calls import holding, lifecycle, permissions, runner
 from approvals.catalog.models import Tool
 from approvals.gateway import streams
+from approvals.gateway.http import Refused, error_response
 from approvals.observe import logs
-from approvals.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError, Request
+from approvals.protocol.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, JsonRpcError, Request
 from approvals.tokens.context import ClientContext
 
 
@@ -42,13 +43,20 @@ async def respond_to_call(
     `run` answers the call: run_call for a new one, continuations.continue_call for a client's retry;
     the console's own tools answer for themselves.
     """
-    ctx = dataclasses.replace(ctx, streaming=stream)
+    # Past the caps of open streams, a call that needs no wait is answered all the same, as the JSON the client
+    # takes too: a client running many quick calls at once is not refused for it. One that would wait is refused.
+    unstreamed = streams.OPEN_STREAMS.refusal(ctx.token.pk, ctx.session_id) if stream else None
+    stream = stream and unstreamed is None
+    ctx = dataclasses.replace(ctx, streaming=stream, unstreamed=unstreamed or "")
     logs.bind(tool=tool.exposed_name, server=tool.server.name if isinstance(tool, Tool) else None)
     if isinstance(tool, permissions.BuiltinTool):
         run = permissions.run_prompt
 
     async def work(emit) -> dict:
-        return await run(ctx, request.id, request.params, emit, tool=tool)
+        try:
+            return await run(ctx, request.id, request.params, emit, tool=tool)
+        except lifecycle.MayNotWait as exc:
+            raise Refused(error_response(JsonRpcError(INVALID_REQUEST, str(exc)), 429, request.id, headers)) from None
 
     return await streams.answer_request(
         ctx, request, work, stream=stream, finish=finish, error_status=error_status, headers=headers

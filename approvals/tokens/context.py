@@ -16,3 +16,6 @@ class ClientContext:
     capabilities: dict = field(default_factory=dict)
     log_level: str | None = None  # set by a legacy client's logging/setLevel
     streaming: bool = False  # the answer is an SSE stream, which can carry requests to the client
+    # Why the answer may not be a stream though the client takes one (its token or session holds its most open):
+    # a call that would wait for a decision is then refused unrecorded, as the stream would have been.
+    unstreamed: str = ""

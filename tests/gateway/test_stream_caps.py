@@ -6,7 +6,11 @@ import contextlib
 import httpx
 import pytest
 
+from approvals.audit.models import AuditEvent
+from approvals.calls.models import Call
 from approvals.gateway.streams import OPEN_STREAMS
+from approvals.policy.models import PolicyRule
+from approvals.protocol.headers import request_headers
 from approvals.tokens.models import ClientToken
 from tests.fixtures.calls import every_call_ended, wait_for_pending_call
 from tests.fixtures.gateway import LEGACY, MODERN, modern_envelope, sdk_client
@@ -116,3 +120,50 @@ async def test_it_counts_a_waiting_calls_stream_and_refuses_the_sdk_clients_next
         with contextlib.suppress(asyncio.CancelledError):
             await waiting
     await every_call_ended()
+
+
+async def test_it_answers_an_allowed_call_past_the_tokens_cap_as_json(mcp_url, secret, demo_server, settings):
+    settings.MCP_MAX_STREAMS_PER_TOKEN = 1
+    await PolicyRule.objects.acreate(name="lookups", action="allow", tool_glob="demo_lookup_customer")
+    params = {"name": "demo_lookup_customer", "arguments": {"customer_id": "C007"}}
+    call = {
+        "json": {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": modern_envelope(**params)},
+        "headers": {**STREAMING, "Authorization": f"Bearer {secret}", **request_headers(MODERN, "tools/call", params)},
+    }
+    async with (
+        httpx.AsyncClient(timeout=30) as http,
+        http.stream("POST", mcp_url, **listen_request(secret)) as first,
+    ):
+        reading = await asyncio.wait_for(opened(first), timeout=10)
+        answered = await http.post(mcp_url, **call)
+        await reading.aclose()
+
+    assert answered.status_code == 200
+    assert answered.headers["content-type"].startswith("application/json")
+    assert not answered.json()["result"].get("isError")
+    assert await Call.objects.filter(status=Call.Status.COMPLETED).acount() == 1
+
+
+async def test_it_refuses_a_call_that_would_wait_past_the_cap_and_records_nothing_of_it(
+    mcp_url, secret, demo_server, settings
+):
+    settings.MCP_MAX_STREAMS_PER_TOKEN = 1
+    params = {"name": "demo_lookup_customer", "arguments": {"customer_id": "C007"}}
+    call = {
+        "json": {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": modern_envelope(**params)},
+        "headers": {**STREAMING, "Authorization": f"Bearer {secret}", **request_headers(MODERN, "tools/call", params)},
+    }
+    events_before = await AuditEvent.objects.acount()
+    async with (
+        httpx.AsyncClient(timeout=30) as http,
+        http.stream("POST", mcp_url, **listen_request(secret)) as first,
+    ):
+        reading = await asyncio.wait_for(opened(first), timeout=10)
+        refused = await http.post(mcp_url, **call)
+        await reading.aclose()
+
+    assert refused.status_code == 429
+    assert refused.json()["id"] == 5
+    assert "this client token has 1 streams open" in refused.json()["error"]["message"]
+    assert not await Call.objects.aexists()
+    assert await AuditEvent.objects.acount() == events_before

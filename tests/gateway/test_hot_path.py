@@ -1,0 +1,72 @@
+"""What one allowed tools/call costs the console's database: the queries of the whole request, in every thread."""
+
+import threading
+
+import httpx
+import pytest
+from asgiref.sync import sync_to_async
+from django.db import connection
+from django.db.backends import utils
+
+from approvals.policy.models import PolicyRule
+from tests.fixtures.catalog import add_synced_server
+from tests.fixtures.gateway import LEGACY
+
+# The request reads the kept lookups' stamp; then two transactions of the loop's batch of writes, the arrival (the
+# stamp for the batch's rules and endpoints, the call's insert, its events' append) and the result (the call's update,
+# its event's append), each work in a savepoint of its own and each append three statements (read the head, insert,
+# move the head). SQLite's explicit BEGIN is a statement of its own; PostgreSQL's is implicit.
+MOST_QUERIES = {"sqlite": 17, "postgresql": 15}
+
+
+class EveryQuery:
+    """The SQL every thread of this process runs: the console under test (tests.fixtures.live) runs in it."""
+
+    def __init__(self):
+        self.sql: list[str] = []
+        self.lock = threading.Lock()
+
+    def note(self, execute, sql, params, many, context):
+        with self.lock:
+            self.sql.append(sql)
+        return execute(sql, params, many, context)
+
+
+@pytest.fixture
+def every_query(monkeypatch) -> EveryQuery:
+    counted = EveryQuery()
+    execute = utils.CursorWrapper._execute_with_wrappers
+
+    def noted(self, sql, params, many, executor):
+        return execute(self, sql, params, many, lambda *args: counted.note(executor, *args))
+
+    monkeypatch.setattr(utils.CursorWrapper, "_execute_with_wrappers", noted)
+    return counted
+
+
+def echo(http: httpx.Client, url: str, headers: dict, n: int) -> str:
+    params = {"name": "sdk_echo", "arguments": {"message": f"call {n}"}}
+    answer = http.post(url, json={"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": params}, headers=headers)
+    return answer.json()["result"]["content"][0]["text"]
+
+
+async def test_it_runs_an_allowed_call_in_two_writes_and_few_queries(mcp_url, secret, sdk_server, every_query):
+    await sync_to_async(add_synced_server)("sdk", transport="http", url=sdk_server.url)
+    await PolicyRule.objects.acreate(name="echo", action="allow", tool_glob="sdk_echo")
+    headers = {"Authorization": f"Bearer {secret}", "Accept": "application/json", "Content-Type": "application/json"}
+
+    def second_call() -> str:
+        with httpx.Client(timeout=30) as http:
+            info = {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}
+            initialize = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": info}
+            session_id = http.post(mcp_url, json=initialize, headers=headers).headers["Mcp-Session-Id"]
+            headers.update({"Mcp-Session-Id": session_id, "MCP-Protocol-Version": LEGACY})
+            # The first call fills what the process keeps (db.kept) and opens the upstream session.
+            assert echo(http, mcp_url, headers, 1) == "call 1"
+            every_query.sql.clear()
+            return echo(http, mcp_url, headers, 2)
+
+    assert await sync_to_async(second_call, thread_sensitive=False)() == "call 2"
+    appends = [sql for sql in every_query.sql if sql.startswith('INSERT INTO "approvals_auditevent"')]
+    assert len(appends) == 2, every_query.sql
+    assert len(every_query.sql) <= MOST_QUERIES[connection.vendor], every_query.sql
