@@ -4,10 +4,12 @@ URI, and no server's template reaches another's URI."""
 import json
 
 import pytest
+from asgiref.sync import async_to_sync
 
 from approvals.audit.models import AuditEvent
 from approvals.catalog import sync
 from approvals.catalog.models import ResourceTemplate
+from approvals.gateway import subscriptions
 from approvals.policy import rules
 from approvals.tokens.credentials import create_token
 from approvals.tokens.models import McpSession
@@ -92,6 +94,25 @@ def test_a_deny_rule_on_a_resource_refuses_its_subscription_in_either_era(raw, s
     assert refused["error"]["message"] == "A subscription to docs://readme was denied by policy (readme is sealed)."
     assert McpSession.objects.get(pk=session_id).resource_subscriptions == []
     assert ack["resourceSubscriptions"] == ["docs://logo.png"]
+
+
+def test_a_subscription_a_rule_denies_later_passes_no_more_updates_and_ends(raw, surface_server):
+    session_id = raw.initialize()
+    raw.legacy(session_id, "resources/subscribe", uri="docs://readme")
+    update = {"type": "resource.updated", "server": surface_server.name, "uri": "docs://readme"}
+    before = async_to_sync(subscriptions.session_notifications)(session_id, update)
+
+    add_rule("deny", "resource", "docs://*", name="docs are sealed")
+    after = async_to_sync(subscriptions.session_notifications)(session_id, update)
+
+    assert before == [
+        {"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": "docs://readme"}}
+    ]
+    assert after == []
+    assert McpSession.objects.get(pk=session_id).resource_subscriptions == []
+    ended = AuditEvent.objects.get(action="resource.unsubscribed")
+    assert ended.data["outcome"] == "ended"
+    assert ended.data["error"] == "The subscription to docs://readme was denied by policy (docs are sealed)."
 
 
 def listen_ack(raw, uris) -> dict:
