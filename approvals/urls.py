@@ -33,6 +33,7 @@ urlpatterns = [
     path("queue/<int:pk>/release/", queue.release, name="call_release"),
     path("inputs/<int:pk>/", inputs.detail, name="input"),
     path("inputs/<int:pk>/answer/", inputs.answer, name="input_answer"),
+    path("inputs/<int:pk>/media/<int:index>/", inputs.media, name="input_media"),
     path("calls/", calls.recent, name="calls"),
     path("calls/<int:pk>/", calls.detail, name="call"),
     path("calls/<int:pk>/media/<int:index>/", calls.media, name="call_media"),

@@ -22,15 +22,49 @@ def test_it_sleeps_too_long():
 """
 
 
-def test_it_fails_a_hanging_test_with_the_stacks_of_its_threads_and_tasks(pytester, monkeypatch):
-    pytester.makepyfile(test_hanging=HANGING)
+# What a request's lazy user is to a report in an event loop: any question put to it raises.
+HOSTILE = """
+import asyncio
+
+
+class Hostile:
+    def __init__(self):
+        object.__setattr__(self, "waiting", asyncio.get_running_loop().create_future().__await__())
+
+    def __getattribute__(self, name):
+        raise RuntimeError("evaluated where it may not be")
+
+    def __repr__(self):
+        raise RuntimeError("evaluated where it may not be")
+
+    def __await__(self):
+        return self
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return next(object.__getattribute__(self, "waiting"))
+
+
+async def test_it_awaits_something_that_refuses_every_question():
+    await Hostile()
+"""
+
+
+def run_with_the_plugin(pytester, monkeypatch):
     # The run of its own loads the suite's plugin from this checkout, and leaves Django out.
     monkeypatch.setenv("PYTHONPATH", str(REPO))
-    started = time.monotonic()
-
-    result = pytester.runpytest_subprocess(
+    return pytester.runpytest_subprocess(
         "-p", "tests.fixtures.time_limits", "-p", "no:django", "-o", "asyncio_mode=auto", "--timeout=2", timeout=60
     )
+
+
+def test_it_fails_a_hanging_test_with_the_stacks_of_its_threads_and_tasks(pytester, monkeypatch):
+    pytester.makepyfile(test_hanging=HANGING)
+    started = time.monotonic()
+
+    result = run_with_the_plugin(pytester, monkeypatch)
 
     assert time.monotonic() - started < 30
     result.assert_outcomes(failed=2)
@@ -49,3 +83,22 @@ def test_it_fails_a_hanging_test_with_the_stacks_of_its_threads_and_tasks(pytest
     )
     # The sync test: the thread's stack, down to its sleep.
     result.stdout.fnmatch_lines(["*---- thread MainThread", "*in test_it_sleeps_too_long", "*time.sleep(60)"])
+
+
+def test_it_reports_a_timeout_whatever_the_test_holds(pytester, monkeypatch):
+    pytester.makepyfile(test_hostile=HOSTILE)
+
+    result = run_with_the_plugin(pytester, monkeypatch)
+
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*Timeout: the test took more than 2s",
+            "*---- task * in the loop of thread MainThread",
+            "*test_hostile.py*, in test_it_awaits_something_that_refuses_every_question",
+            "*awaiting a test_hostile.Hostile",
+        ]
+    )
+    # The test's own teardown may still trip over it as it cancels the task; the report never did.
+    report = result.stdout.str().partition("Timeout: the test took")[2].partition("Captured log teardown")[0]
+    assert "evaluated where it may not be" not in report and "not shown" not in report

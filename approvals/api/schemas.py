@@ -114,7 +114,13 @@ class Conflict(Schema):
 
 class Answer(Schema):
     action: Literal["accept", "decline", "cancel"]
-    content: dict[str, Any] | None = Field(None, description="A form's answer, checked against its schema.")
+    content: dict[str, Any] | None = Field(
+        None,
+        description=(
+            "A form's answer, checked against its schema; for a sampling request, the reply written in the model's "
+            'place, as {"text": ...} (a sampling request is accepted with it or declined).'
+        ),
+    )
 
 
 class Answered(Schema):

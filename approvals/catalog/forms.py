@@ -69,8 +69,8 @@ class ServerForm(EditingForm):
         Server.InputRouting.OPERATOR,
         label="Input requests",
         help_text=(
-            "Who answers what this server asks in the middle of a call (elicitation). Sampling requests always go "
-            "to clients that declared sampling, and are declined otherwise."
+            "Who answers what this server asks in the middle of a call: elicitation, and sampling (an operator "
+            "then writes the reply in the model's place, or declines)."
         ),
     )
     tool_prefix = forms.CharField(

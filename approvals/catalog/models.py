@@ -60,7 +60,7 @@ class Server(models.Model):
         max_length=20,
         choices=InputRouting.choices,
         default=InputRouting.OPERATOR,
-        help_text="Who answers what this server asks during a call (elicitation).",
+        help_text="Who answers what this server asks during a call (elicitation and sampling).",
     )
 
     revision = models.CharField(max_length=20, blank=True)

@@ -15,7 +15,6 @@ from django.utils import timezone
 from approvals.audit.chain import Actor
 from approvals.calls import ending
 from approvals.calls.models import Call
-from approvals.catalog import routes
 from approvals.db import kept as db_kept
 from approvals.live import events
 from approvals.tokens import credentials
@@ -139,13 +138,10 @@ def remove_subscription(session_id: str, uri: str):
     events.subscriptions_released(holder(session_id), uri)
 
 
-def subscribes(session_id: str, server_name: str, uri: str) -> bool:
-    """Whether the session subscribed to `uri`, and the server named is the one that resource routes to for it."""
+def subscriber(session_id: str, uri: str) -> McpSession | None:
+    """The session, its token with it, while it is open and subscribed to `uri`."""
     session = McpSession.objects.select_related("token").filter(pk=session_id, closed_at__isnull=True).first()
-    if session is None or uri not in session.resource_subscriptions:
-        return False
-    route = routes.resource_route(session.token, uri)
-    return route is not None and route.server.name == server_name
+    return session if session is not None and uri in session.resource_subscriptions else None
 
 
 def subscriptions_refusal(cap: int) -> str:

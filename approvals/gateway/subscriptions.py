@@ -18,6 +18,7 @@ from collections import Counter
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.db import transaction
 
 from approvals.calls import reads
 from approvals.calls.models import Call
@@ -36,7 +37,7 @@ from approvals.gateway.surface import (
 from approvals.live.events import LISTS
 from approvals.protocol import jsonrpc
 from approvals.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError
-from approvals.protocol.revisions import META_SUBSCRIPTION_ID
+from approvals.protocol.revisions import LEGACY, META_SUBSCRIPTION_ID
 from approvals.tokens import credentials
 from approvals.tokens.context import ClientContext
 from approvals.upstream import UpstreamError
@@ -115,17 +116,54 @@ async def unsubscribe_in_session(ctx: ClientContext, params: dict) -> dict:
     return await audited("resource.unsubscribed", ctx, None, {"uri": clipped(uri)}, answer)
 
 
+def update_refused(token, server_name: str, uri: str) -> str:
+    """Why an update of `uri` from the server no longer reaches a subscriber holding `token`, or "" while it does.
+
+    A subscription was checked when it was made; the routes and the rules may have changed since.
+    """
+    route = routes.resource_route(token, uri)
+    if route is None or route.server.name != server_name:
+        return f"{uri} no longer reaches {server_name} for this token"
+    read = reads.Read(Call.Kind.RESOURCE, route.server, uri, {"uri": uri}, route.served_digest)
+    refused = reads.refused_beside_the_read(token, [read], f"The subscription to {uri}")
+    return refused.message if refused is not None else ""
+
+
+def end_refused(token, server_name: str | None, uri: str, why: str, era: str) -> None:
+    """The audit event of a subscription the console ended, because an update of it may no longer be passed on."""
+    data = {"era": era, "uri": clipped(uri), "outcome": "ended", "error": why}
+    routes.record_use("resource.unsubscribed", token, None, data)
+
+
+def session_relays(session_id: str, server_name: str, uri: str) -> bool:
+    """Whether the session's subscription passes on this update; one it may no longer hear is ended."""
+    session = sessions.subscriber(session_id, uri)
+    if session is None:
+        return False
+    why = update_refused(session.token, server_name, uri)
+    if why:
+        with transaction.atomic():
+            sessions.remove_subscription(session_id, uri)
+            end_refused(session.token, server_name, uri, why, LEGACY)
+    return not why
+
+
+async def session_notifications(session_id: str, message: dict) -> list[dict]:
+    """What a legacy session's GET stream sends for one event of the channel layer."""
+    if message.get("type") == "catalog.changed":
+        return [list_changed(name) for name in LISTS if name in message.get("lists", LISTS)]
+    server, uri = message.get("server"), message.get("uri")
+    updated = message.get("type") == "resource.updated" and isinstance(server, str) and isinstance(uri, str)
+    if updated and await sync_to_async(session_relays)(session_id, server, uri):
+        return [jsonrpc.notification("notifications/resources/updated", {"uri": uri})]
+    return []
+
+
 def session_stream(session_id: str):
     """A legacy session's GET stream: the lists' changes, and updates of the resources it subscribed to."""
 
     async def notifications_for(message: dict) -> list[dict]:
-        if message.get("type") == "catalog.changed":
-            return [list_changed(name) for name in LISTS if name in message.get("lists", LISTS)]
-        if message.get("type") == "resource.updated":
-            server, uri = message.get("server"), message.get("uri")
-            if await sync_to_async(sessions.subscribes)(session_id, server, uri):
-                return [jsonrpc.notification("notifications/resources/updated", {"uri": uri})]
-        return []
+        return await session_notifications(session_id, message)
 
     async def nothing_first():
         return []
@@ -180,9 +218,17 @@ async def listen_stream(ctx: ClientContext, msg_id, wanted):
     async def notifications_for(message: dict) -> list[dict]:
         if message.get("type") == "catalog.changed":
             return [list_changed(name, meta) for name in LISTS if name in lists and name in message.get("lists", LISTS)]
-        uri = message.get("uri")
-        if message.get("type") == "resource.updated" and subscribed.get(uri) == message.get("server"):
+        uri, server = message.get("uri"), message.get("server")
+        if message.get("type") != "resource.updated" or not isinstance(uri, str) or subscribed.get(uri) != server:
+            return []
+        why = await sync_to_async(update_refused)(ctx.token, server, uri)
+        if not why:
             return [jsonrpc.notification("notifications/resources/updated", {"uri": uri, "_meta": meta})]
+        # The stream goes on for the rest; this resource's updates end here, upstream too.
+        del subscribed[uri]
+        LISTENING[ctx.token.pk] -= 1
+        await session_pool().release(holder, server, uri)
+        await sync_to_async(end_refused)(ctx.token, server, uri, why, ctx.era)
         return []
 
     async def token_still_valid():

@@ -21,6 +21,7 @@ from approvals.audit.chain import SYSTEM, Actor
 from approvals.db import transitions
 from approvals.inputs.models import InputRequest
 from approvals.live import events
+from approvals.protocol import sampling
 from approvals.protocol.elicitation import content_problems
 from approvals.protocol.elicitation_requests import ANSWER_ACTIONS, answer_problems
 from approvals.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError
@@ -28,8 +29,7 @@ from approvals.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError
 Status = InputRequest.Status
 ELICIT = "elicitation/create"
 SAMPLE = "sampling/createMessage"
-# Declining to sample is the client's refusal in MCP's own words: JSON-RPC error -1, "User rejected".
-SAMPLING_REJECTED = -1
+SAMPLING_REJECTED = sampling.REJECTED
 MAX_SUMMARY = 10_000
 STATUS_OF_ACTION = {"accept": Status.ANSWERED, "decline": Status.DECLINED, "cancel": Status.CANCELLED}
 
@@ -92,10 +92,7 @@ def open_request(call, method: str, params: dict, route: str, client_key: str = 
 
 @transaction.atomic
 def record_unanswered(call, method: str, params: dict, status: str, reason: str) -> InputRequest:
-    """A request the console answers at once without asking anyone.
-
-    It is refused, or declined for want of a client that can answer it.
-    """
+    """A request the console answers at once without asking anyone: one it refuses."""
     request = create_request(
         call,
         method,
@@ -116,18 +113,20 @@ def record_unanswered(call, method: str, params: dict, status: str, reason: str)
 
 
 def answer(input_id, user, action: str, content=None) -> transitions.Outcome:
-    """An operator's answer; an accepted form's content is checked against the schema first."""
+    """An operator's answer; an accepted form's content is checked against the schema first.
+
+    A sampling request is accepted with the reply's text as `content` ({"text": ...}), the operator writing in
+    the model's place, or declined.
+    """
     request = InputRequest.objects.select_related("call").get(pk=input_id)
     if action not in ANSWER_ACTIONS:
         return transitions.Outcome(False, request, "Answer with accept, decline or cancel.")
     if request.routed_to != InputRequest.Route.OPERATOR:
         return transitions.Outcome(False, request, "This request was passed to the client; it answers it.")
-    result = {"action": action}
-    if action == "accept" and request.mode == InputRequest.Mode.FORM:
-        errors = content_problems(requested_schema(request), content)
-        if errors:
-            return transitions.Outcome(False, request, "The answer does not fit the form the server asked for.", errors)
-        result["content"] = content
+    answering = sampling_answer(action, content, user) if request.method == SAMPLE else None
+    result, errors = answering or elicitation_answer(request, action, content)
+    if errors:
+        return transitions.Outcome(False, request, errors[0], errors[1:])
     changes = {
         "status": STATUS_OF_ACTION[action],
         "answer": result,
@@ -144,6 +143,30 @@ def answer(input_id, user, action: str, content=None) -> transitions.Outcome:
             True, request, {"accept": "Answered.", "decline": "Declined.", "cancel": "Cancelled."}[action]
         )
     return transitions.Outcome(False, request, already_text(request))
+
+
+def elicitation_answer(request: InputRequest, action: str, content) -> tuple[dict, list[str]]:
+    if action != "accept" or request.mode != InputRequest.Mode.FORM:
+        return {"action": action}, []
+    errors = content_problems(requested_schema(request), content)
+    if errors:
+        return {}, ["The answer does not fit the form the server asked for.", *errors]
+    return {"action": action, "content": content}, []
+
+
+def sampling_answer(action: str, content, user) -> tuple[dict, list[str]]:
+    """The upstream's CreateMessageResult from the operator's text, or MCP's refusal of sampling.
+
+    Refused, the answer is empty and the list holds what the person is told, then why.
+    """
+    if action == "decline":
+        return {"error": sampling.rejection()}, []
+    text = content.get("text") if isinstance(content, dict) else None
+    if action != "accept":
+        return {}, ["A sampling request is answered with a reply or declined.", "Reply or decline."]
+    if not isinstance(text, str) or not text.strip():
+        return {}, ["The reply was not sent.", "Write the reply the model would give, or decline."]
+    return sampling.written_reply(text, user.get_username()), []
 
 
 def already_text(request: InputRequest) -> str:
@@ -226,14 +249,14 @@ def open_for_client(call_id) -> list[InputRequest]:
 
 def upstream_reply(request: InputRequest) -> dict:
     """What the upstream server gets for a request that is no longer pending."""
-    if request.status == Status.PASSED_THROUGH:
+    answered = request.status in (Status.ANSWERED, Status.DECLINED, Status.CANCELLED) and request.answer
+    if request.status == Status.PASSED_THROUGH or answered:
+        # A refusal (a client's, or an operator's of sampling) is the error the server is given.
         error = request.answer.get("error") if isinstance(request.answer, dict) else None
         if isinstance(error, dict):
             raise JsonRpcError(
                 error.get("code", SAMPLING_REJECTED), str(error.get("message", "the client refused")), error.get("data")
             )
-        return request.answer
-    if request.status in (Status.ANSWERED, Status.DECLINED, Status.CANCELLED) and request.answer:
         return request.answer
     if request.method == ELICIT:
         # Nobody chose (expired, or the call ended): that is a dismissal, not a refusal.

@@ -11,8 +11,9 @@ alike, and sends back what it returns. It decides who answers:
   legacy client on the call's SSE stream, a 2026-07-28 client through an
   input_required answer (see continuations.py). A schema outside the spec's
   subset is refused, and answered upstream as a decline.
-- sampling/createMessage: the client, when it declared sampling (an operator
-  cannot be a language model); otherwise declined.
+- sampling/createMessage: routed the same way, on the client's sampling
+  capability. An operator reads the messages and writes the reply in the
+  model's place, or declines. A malformed request is refused as invalid params.
 - anything else: unsupported.
 
 Each request is a row that is waited on like a pending call: a channel-layer
@@ -29,9 +30,9 @@ from approvals.inputs import requests
 from approvals.inputs.models import InputRequest
 from approvals.inputs.requests import ELICIT, SAMPLE
 from approvals.live import events, waiting
-from approvals.protocol import jsonrpc
+from approvals.protocol import jsonrpc, sampling
 from approvals.protocol.elicitation_requests import request_problems
-from approvals.protocol.jsonrpc import METHOD_NOT_FOUND, JsonRpcError
+from approvals.protocol.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JsonRpcError
 from approvals.protocol.revisions import MODERN, REVISIONS
 from approvals.tokens.context import ClientContext
 from approvals.upstream.session import decline
@@ -70,15 +71,18 @@ def client_can(ctx: ClientContext, method: str, params: dict) -> bool:
     return "url" in declared if params.get("mode") == "url" else ("form" in declared or "url" not in declared)
 
 
+def routes_to_client(server: Server | None) -> bool:
+    return server is not None and server.input_routing == Server.InputRouting.CLIENT_IF_CAPABLE
+
+
 def relays_to_client(server: Server | None, ctx: ClientContext) -> bool:
     """Whether anything this server asks during the call may go to the client (so a 2026-07-28 call runs detached)."""
-    sampling = isinstance(ctx.capabilities.get("sampling"), dict)
-    elicitation = (
-        isinstance(ctx.capabilities.get("elicitation"), dict)
-        and server is not None
-        and (server.input_routing == Server.InputRouting.CLIENT_IF_CAPABLE)
-    )
-    return sampling or elicitation
+    declared = any(isinstance(ctx.capabilities.get(name), dict) for name in ("elicitation", "sampling"))
+    return declared and routes_to_client(server)
+
+
+def route_of(server: Server | None, ctx: ClientContext, method: str, params: dict) -> str:
+    return Route.CLIENT if routes_to_client(server) and client_can(ctx, method, params) else Route.OPERATOR
 
 
 async def elicit(call, server: Server | None, ctx: ClientContext, emit, params: dict) -> dict:
@@ -87,17 +91,16 @@ async def elicit(call, server: Server | None, ctx: ClientContext, emit, params: 
         reason = "the server asked outside what elicitation allows: " + "; ".join(problems)
         await sync_to_async(requests.record_unanswered)(call, ELICIT, params, InputRequest.Status.REFUSED, reason)
         return {"action": "decline"}
-    routing = server.input_routing if server else Server.InputRouting.OPERATOR
-    to_client = routing == Server.InputRouting.CLIENT_IF_CAPABLE and client_can(ctx, ELICIT, params)
-    return await ask(call, server, ctx, emit, ELICIT, params, Route.CLIENT if to_client else Route.OPERATOR)
+    return await ask(call, server, ctx, emit, ELICIT, params, route_of(server, ctx, ELICIT, params))
 
 
 async def sample(call, server: Server | None, ctx: ClientContext, emit, params: dict) -> dict:
-    if client_can(ctx, SAMPLE, params):
-        return await ask(call, server, ctx, emit, SAMPLE, params, Route.CLIENT)
-    reason = "the client did not declare sampling, and an operator cannot sample a language model"
-    await sync_to_async(requests.record_unanswered)(call, SAMPLE, params, InputRequest.Status.DECLINED, reason)
-    raise JsonRpcError(requests.SAMPLING_REJECTED, f"Sampling declined: {reason}")
+    problems = sampling.request_problems(params)
+    if problems:
+        reason = "the server's sampling request is malformed: " + "; ".join(problems)
+        await sync_to_async(requests.record_unanswered)(call, SAMPLE, params, InputRequest.Status.REFUSED, reason)
+        raise JsonRpcError(INVALID_PARAMS, reason)
+    return await ask(call, server, ctx, emit, SAMPLE, params, route_of(server, ctx, SAMPLE, params))
 
 
 async def ask(call, server: Server | None, ctx: ClientContext, emit, method: str, params: dict, route: str) -> dict:

@@ -25,6 +25,18 @@ def queue_inputs():
 
 
 @register.simple_tag
+def sampling_view(request):
+    return input_cards.sampling_view(request)
+
+
+@register.filter
+def written_reply(request):
+    """The text an operator sent back as the model's reply to a sampling request, if they did."""
+    content = request.answer.get("content") if isinstance(request.answer, dict) else None
+    return content.get("text") if request.method == requests.SAMPLE and isinstance(content, dict) else ""
+
+
+@register.simple_tag
 def input_form(request, bound=None):
     """The posted form when it belongs to this request (to show its errors), else a fresh one with the defaults."""
     if bound is not None and getattr(bound, "input_id", None) == request.pk:
@@ -39,6 +51,13 @@ def sent_content(request):
     return content if content else None
 
 
+# Where a sampling request's outcome reads otherwise than an elicitation's.
+SAMPLING_OUTCOMES = {
+    InputRequest.Status.ANSWERED: "Replied",
+    InputRequest.Status.REFUSED: "Refused, and answered upstream as invalid",
+}
+
+
 register.filter("requested_schema", requests.requested_schema)
 
 
@@ -49,7 +68,8 @@ def url_domain(url):
 
 @register.filter
 def input_outcome(request):
-    text = OUTCOMES.get(request.status, request.get_status_display())
+    sampled = SAMPLING_OUTCOMES if request.method == requests.SAMPLE else {}
+    text = sampled.get(request.status) or OUTCOMES.get(request.status, request.get_status_display())
     if request.answered_by_name:
         text += f" by {request.answered_by_name}"
     action = request.answer.get("action") if isinstance(request.answer, dict) else None

@@ -31,6 +31,7 @@ class StdioTransport:
         self.alive = False
         self._serve = serve
         self._process: asyncio.subprocess.Process | None = None
+        self._spawning: asyncio.Future | None = None
         self._pending: dict[int, asyncio.Future] = {}
         self._tasks: set[asyncio.Task] = set()
         self._write_lock = asyncio.Lock()
@@ -56,8 +57,8 @@ class StdioTransport:
             )
         except UpstreamError as exc:
             raise UpstreamError(f"{self.spec.name}: {exc.message}") from None
-        try:
-            self._process = await asyncio.create_subprocess_exec(
+        self._spawning = asyncio.ensure_future(
+            asyncio.create_subprocess_exec(
                 *launch.argv,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
@@ -69,6 +70,12 @@ class StdioTransport:
                 start_new_session=True,
                 limit=MAX_MESSAGE_BYTES,
             )
+        )
+        try:
+            # Shielded: create_subprocess_exec cancelled midway kills the child alone and waits for its pipes to
+            # close, which whatever the child started keeps open (and Python 3.11 may wait for pipes it never
+            # connected, CPython gh-103847). Cancelled, the spawn runs on, and close() stops its process group.
+            self._process = await asyncio.shield(self._spawning)
         except OSError as exc:
             raise UpstreamError(f"{self.spec.name}: cannot start {self.spec.command[0]!r}: {exc}") from None
         self.alive = True
@@ -97,6 +104,10 @@ class StdioTransport:
 
     async def close(self) -> None:
         self._fail(UpstreamError(f"{self.spec.name}: the session is closed", retryable=True))
+        if self._process is None and self._spawning is not None:
+            # A start cut short: its spawn is let finish, so that what it started is stopped here.
+            with contextlib.suppress(OSError):
+                self._process = await asyncio.shield(self._spawning)
         process = self._process
         if process is not None:
             if process.returncode is None:

@@ -39,12 +39,16 @@ def detail(request, pk):
 def media(request, pk, index):
     """An image, audio or embedded binary of a result, under a media type the console chose."""
     call = get_object_or_404(Call, pk=pk)
-    found = results.media_of(call.result, index)
+    return media_response(results.media_of(call.result, index), f"call-{pk}-block-{index}.bin")
+
+
+def media_response(found: tuple[bytes, str] | None, filename: str) -> HttpResponse:
+    """A block's bytes under the media type the console chose for it; an embedded binary as a download."""
     if found is None:
-        raise Http404("No such media in this call's result.")
+        raise Http404("No such media.")
     data, media_type = found
     response = HttpResponse(data, content_type=media_type)
     if media_type == "application/octet-stream":
-        response["Content-Disposition"] = f'attachment; filename="call-{pk}-block-{index}.bin"'
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
     response["Cache-Control"] = "private, max-age=3600"
     return response

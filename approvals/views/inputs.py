@@ -9,11 +9,12 @@ from django.contrib import messages
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from approvals.display.input_cards import answer_form, shown_inputs
+from approvals.display.input_cards import answer_form, sampling_media, shown_inputs
 from approvals.inputs import requests
 from approvals.inputs.models import InputRequest
 from approvals.roles import DECIDE_CALLS, VIEW_CALLS
 from approvals.views.access import permission_or_403
+from approvals.views.calls import media_response
 from approvals.views.queue import return_to
 
 
@@ -28,7 +29,9 @@ def detail(request, pk):
 def answer(request, pk):
     input_request = get_object_or_404(shown_inputs(), pk=pk)
     action, content, form = request.POST.get("action", ""), None, None
-    if action == "accept" and input_request.mode == InputRequest.Mode.FORM:
+    if input_request.method == requests.SAMPLE:
+        content = {"text": request.POST.get("reply", "")}
+    elif action == "accept" and input_request.mode == InputRequest.Mode.FORM:
         form = answer_form(input_request, request.POST)
         if not form.is_valid():
             return refused(request, input_request, form, ["Some fields need another look."])
@@ -43,5 +46,18 @@ def answer(request, pk):
 
 
 def refused(request, input_request, form, errors):
-    context = {"input": input_request, "bound_form": form, "errors": errors, "next": request.POST.get("next", "")}
+    context = {
+        "input": input_request,
+        "bound_form": form,
+        "errors": errors,
+        "next": request.POST.get("next", ""),
+        "reply": request.POST.get("reply", ""),
+    }
     return render(request, "approvals/input_detail.html", context, status=400)
+
+
+@permission_or_403(VIEW_CALLS)
+def media(request, pk, index):
+    """An image or audio block of a sampling request, under a media type the console chose."""
+    found = sampling_media(get_object_or_404(InputRequest, pk=pk), index)
+    return media_response(found, f"input-{pk}-block-{index}.bin")

@@ -184,3 +184,34 @@ def test_it_shows_a_url_with_its_domain_and_never_opens_it_itself(console, queue
     expect(card.locator("[data-input-domain]")).to_have_text("accounts.example.com")
     card.get_by_role("button", name="I completed it").click()
     assert "User completed the URL elicitation flow" in client.text()
+
+
+def test_it_shows_server_everythings_sampling_request_and_sends_the_operators_reply_as_the_model(console, queue):
+    client = call(console, "everything_trigger-sampling-request", {"prompt": "Name a <b>colour</b>", "maxTokens": 30})
+    card = card_of(queue, "Name a <b>colour</b>")
+    expect(card).to_contain_text("everything asks a language model for a reply")
+    expect(card.locator('[data-sampling-role="user"]')).to_contain_text(
+        "Resource trigger-sampling-request context: Name a <b>colour</b>"
+    )
+    expect(card.locator("[data-sampling-system]")).to_have_text("You are a helpful test server.")
+    expect(card.locator("[data-sampling-max-tokens]")).to_have_text("30 tokens")
+    expect(card.get_by_role("button", name="Cancel")).to_have_count(0)
+    queue.screenshot(path="/tmp/console-sampling-request.png", full_page=True)
+
+    card.get_by_role("button", name="Send reply").click()
+    expect(queue.locator(".message.error")).to_contain_text("Write the reply the model would give, or decline.")
+    form = queue.locator("[data-input-card]")
+    form.get_by_label("Your reply, in the model's place").fill("Teal.")
+    form.get_by_role("button", name="Send reply").click()
+    expect(queue.locator(".messages")).to_contain_text("Answered.")
+
+    sampled = json.loads(client.text().partition("\n")[2])
+    assert sampled["content"] == {"type": "text", "text": "Teal."}
+    assert (sampled["model"], sampled["role"]) == ("operator:olga", "assistant")
+
+
+def test_it_tells_server_everything_the_operator_declined_to_sample(console, queue):
+    client = call(console, "everything_trigger-sampling-request", {"prompt": "Anything"})
+    card_of(queue, "Anything").get_by_role("button", name="Decline").click()
+    result = client.answer()
+    assert result.is_error and "User rejected sampling request" in client.text()

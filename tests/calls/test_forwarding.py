@@ -125,7 +125,9 @@ async def test_it_does_not_answer_an_approved_call_cancelled_before_it_was_forwa
     await sync_to_async(ending.cancel_running)(call.pk, "the client cancelled", Actor.client(client_token))
     approval.row.tool = tool
     try:
-        result = await runner.forward(approval.row, lambda message: None)
+        # The upstream request it starts is cancelled mid-start; that ends at once (see transport_stdio.start).
+        async with asyncio.timeout(30):
+            result = await runner.forward(approval.row, lambda message: None)
     finally:
         await runner.session_pool().close_all()
     assert result["isError"] is True

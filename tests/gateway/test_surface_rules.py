@@ -4,11 +4,17 @@ URI, and no server's template reaches another's URI."""
 import json
 
 import pytest
+from asgiref.sync import async_to_sync, sync_to_async
 
 from approvals.audit.models import AuditEvent
+from approvals.calls.runner import session_pool
 from approvals.catalog import sync
 from approvals.catalog.models import ResourceTemplate
+from approvals.gateway import streams, subscriptions
+from approvals.live import events
 from approvals.policy import rules
+from approvals.protocol import revisions
+from approvals.tokens.context import ClientContext
 from approvals.tokens.credentials import create_token
 from approvals.tokens.models import McpSession
 from approvals.upstream import ServerIdentity
@@ -94,6 +100,25 @@ def test_a_deny_rule_on_a_resource_refuses_its_subscription_in_either_era(raw, s
     assert ack["resourceSubscriptions"] == ["docs://logo.png"]
 
 
+def test_a_subscription_a_rule_denies_later_passes_no_more_updates_and_ends(raw, surface_server):
+    session_id = raw.initialize()
+    raw.legacy(session_id, "resources/subscribe", uri="docs://readme")
+    update = {"type": "resource.updated", "server": surface_server.name, "uri": "docs://readme"}
+    before = async_to_sync(subscriptions.session_notifications)(session_id, update)
+
+    add_rule("deny", "resource", "docs://*", name="docs are sealed")
+    after = async_to_sync(subscriptions.session_notifications)(session_id, update)
+
+    assert before == [
+        {"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": "docs://readme"}}
+    ]
+    assert after == []
+    assert McpSession.objects.get(pk=session_id).resource_subscriptions == []
+    ended = AuditEvent.objects.get(action="resource.unsubscribed")
+    assert ended.data["outcome"] == "ended"
+    assert ended.data["error"] == "The subscription to docs://readme was denied by policy (docs are sealed)."
+
+
 def listen_ack(raw, uris) -> dict:
     from tests.gateway.test_subscriptions import listen_ack as acknowledged
 
@@ -146,3 +171,33 @@ def test_another_servers_template_never_answers_a_uri_the_first_serves(raw, mcp_
     assert read["result"]["contents"][0]["text"] == "A server of resources and prompts."
     reason = ResourceTemplate.objects.get(server=greedy).reason
     assert reason.startswith("uriTemplate 'docs://{name}' matches the resource 'docs://") and "server surface" in reason
+
+
+async def test_a_listen_stream_passes_on_no_more_updates_of_a_resource_a_rule_denies_later(
+    surface_server, client_token
+):
+    ctx = ClientContext(client_token, revisions.MODERN, "2026-07-28")
+    stream = await subscriptions.listen_stream(ctx, 5, {"resourceSubscriptions": ["docs://readme", "docs://logo.png"]})
+
+    async def next_message() -> dict:
+        while (chunk := await anext(stream)) == streams.OPENING:
+            pass
+        return json.loads(chunk.decode().partition("data: ")[2])
+
+    try:
+        ack = await next_message()
+        await events.resource_updated(surface_server.name, "docs://readme")
+        before = await next_message()
+        await sync_to_async(add_rule)("deny", "resource", "docs://readme", name="readme is sealed")
+        await events.resource_updated(surface_server.name, "docs://readme")
+        await events.resource_updated(surface_server.name, "docs://logo.png")
+        after = await next_message()
+    finally:
+        await stream.aclose()
+        await session_pool().close_all()
+
+    assert ack["params"]["notifications"]["resourceSubscriptions"] == ["docs://readme", "docs://logo.png"]
+    assert before["params"]["uri"] == "docs://readme"
+    assert after["method"] == "notifications/resources/updated" and after["params"]["uri"] == "docs://logo.png"
+    ended = await AuditEvent.objects.aget(action="resource.unsubscribed")
+    assert ended.data["outcome"] == "ended" and "denied by policy (readme is sealed)" in ended.data["error"]

@@ -19,7 +19,7 @@ from approvals.inputs.models import InputRequest
 from approvals.live import events
 from approvals.protocol import revisions
 from approvals.protocol.canonical import sha256_digest
-from approvals.protocol.jsonrpc import METHOD_NOT_FOUND, JsonRpcError
+from approvals.protocol.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JsonRpcError
 from approvals.tokens.context import ClientContext
 from tests.fixtures.waiting import eventually
 from tests.inputs.conftest import wait_for_input
@@ -139,14 +139,61 @@ async def test_it_refuses_a_schema_outside_the_subset_and_answers_the_server_dec
     assert await actions_of(forwarded) == ["input.refused"]
 
 
-async def test_it_declines_sampling_for_a_client_that_did_not_declare_it(forwarded):
+PROMPT = {
+    "messages": [{"role": "user", "content": {"type": "text", "text": "Summarise order 7"}}],
+    "maxTokens": 50,
+}
+
+
+@pytest.mark.parametrize("capabilities", [ELICITATION, {"sampling": {}}], ids=["not-declared", "declared"])
+async def test_it_asks_an_operator_to_sample_unless_the_server_routes_input_to_capable_clients(
+    forwarded, operators, capabilities
+):
+    waiting = asyncio.create_task(handler(forwarded, capabilities)("sampling/createMessage", PROMPT))
+    asked = await wait_for_input()
+    await sync_to_async(requests.answer)(asked.pk, operators[0], "accept", {"text": "Order 7: one refund."})
+    reply = await asyncio.wait_for(waiting, 5)
+    assert (asked.routed_to, asked.message) == ("operator", "Summarise order 7")
+    assert reply["content"] == {"type": "text", "text": "Order 7: one refund."}
+    assert (reply["role"], reply["model"], reply["stopReason"]) == ("assistant", "operator:ann", "endTurn")
+    assert await actions_of(forwarded) == ["input.requested", "input.answered"]
+
+
+async def test_it_answers_an_operators_decline_of_sampling_with_mcps_user_rejected(forwarded, operators):
+    waiting = asyncio.create_task(handler(forwarded)("sampling/createMessage", PROMPT))
+    asked = await wait_for_input()
+    await sync_to_async(requests.answer)(asked.pk, operators[0], "decline")
     with pytest.raises(JsonRpcError) as caught:
-        await handler(forwarded, capabilities={"elicitation": {}})(
-            "sampling/createMessage", {"messages": [], "maxTokens": 5}
-        )
-    assert caught.value.code == requests.SAMPLING_REJECTED
+        await asyncio.wait_for(waiting, 5)
+    assert (caught.value.code, caught.value.message) == (-1, "User rejected sampling request")
+
+
+async def test_it_tells_the_server_a_sampling_request_nobody_answered_was_rejected(forwarded, settings):
+    settings.INPUT_TIMEOUT_SECONDS = 0.3
+    settings.CALL_REREAD_SECONDS = 0.1
+    with pytest.raises(JsonRpcError) as caught:
+        await asyncio.wait_for(handler(forwarded)("sampling/createMessage", PROMPT), 5)
+    assert caught.value.code == requests.SAMPLING_REJECTED and "nobody answered within" in caught.value.message
+    assert (await InputRequest.objects.aget()).status == InputRequest.Status.EXPIRED
+
+
+@pytest.mark.parametrize(
+    "params, problem",
+    [
+        ({"messages": "hi", "maxTokens": 5}, "'messages' must be a list"),
+        ({"messages": [{"role": "system", "content": {"type": "text", "text": "x"}}], "maxTokens": 5}, "'role'"),
+        ({"messages": [{"role": "user", "content": "x"}], "maxTokens": 5}, "'content' must be a content block"),
+        ({"messages": [], "maxTokens": 0}, "'maxTokens' must be a positive integer"),
+        ({"messages": [], "maxTokens": 5, "includeContext": "everything"}, "'includeContext' must be one of"),
+    ],
+)
+async def test_it_refuses_a_malformed_sampling_request_as_invalid_params(forwarded, params, problem):
+    with pytest.raises(JsonRpcError) as caught:
+        await handler(forwarded)("sampling/createMessage", params)
+    assert caught.value.code == INVALID_PARAMS and problem in caught.value.message
     request = await InputRequest.objects.aget()
-    assert request.status == InputRequest.Status.DECLINED and "did not declare sampling" in request.reason
+    assert request.status == InputRequest.Status.REFUSED and problem in request.reason
+    assert await actions_of(forwarded) == ["input.refused"]
 
 
 async def test_it_answers_a_method_it_does_not_serve_as_unsupported(forwarded):
@@ -207,10 +254,10 @@ async def test_it_words_a_form_for_a_2025_06_18_client_without_the_mode_it_does_
     await asyncio.gather(waiting, return_exceptions=True)
 
 
-async def test_it_passes_sampling_to_a_client_that_declared_it_and_shows_the_prompt(forwarded):
+async def test_it_passes_sampling_to_a_client_that_declared_it_when_the_server_routes_input_to_clients(forwarded):
+    forwarded.tool.server.input_routing = Server.InputRouting.CLIENT_IF_CAPABLE
     sent = []
-    prompt = {"messages": [{"role": "user", "content": {"type": "text", "text": "Summarise order 7"}}], "maxTokens": 50}
-    waiting = asyncio.create_task(handler(forwarded, {"sampling": {}}, sent=sent)("sampling/createMessage", prompt))
+    waiting = asyncio.create_task(handler(forwarded, {"sampling": {}}, sent=sent)("sampling/createMessage", PROMPT))
     asked = await wait_for_input()
     await eventually(lambda: sent, message="the prompt passed to the client")
     assert (asked.routed_to, asked.message) == ("client", "Summarise order 7")

@@ -256,7 +256,8 @@ async def test_it_passes_a_legacy_servers_elicitation_to_an_sdk_client_of_either
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"], ids=["modern-client", "legacy-client"])
 async def test_it_passes_sampling_to_an_sdk_client_that_declared_it(mcp_url, secret, allow_all, mode):
-    await sync_to_async(add_synced_server)("conformance", transport="stdio", command=CONFORMANCE_UPSTREAM)
+    server = await sync_to_async(add_synced_server)("conformance", transport="stdio", command=CONFORMANCE_UPSTREAM)
+    await sync_to_async(route_to_client)(server)
     prompts = []
 
     async def sampling(context, params):

@@ -1,6 +1,10 @@
 """stdio servers that misbehave, each in one way, and what the client makes of it."""
 
+import asyncio
+import contextlib
 import json
+import os
+import secrets
 import sys
 import time
 
@@ -8,6 +12,7 @@ import pytest
 
 from approvals.upstream import ServerSpec, UpstreamError, open_session
 from tests.fixtures.servers import scenario_spec
+from tests.fixtures.waiting import eventually
 
 
 async def test_it_reports_a_command_that_exits_at_once_with_its_stderr():
@@ -132,3 +137,26 @@ async def test_it_caps_the_bytes_of_a_listing():
         with pytest.raises(UpstreamError) as caught:
             await session.list_tools()
     assert "list_max_bytes (300 bytes)" in caught.value.message and not caught.value.retryable
+
+
+def processes_named(marker: str) -> list[str]:
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        with contextlib.suppress(OSError), open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+            if marker.encode() in cmdline.read():
+                found.append(pid)
+    return found
+
+
+@pytest.mark.parametrize("delay", [0, 0.0005, 0.001, 0.002, 0.005, 0.02])
+async def test_it_ends_a_start_cut_short_and_stops_what_the_server_started(delay):
+    # What the server starts keeps its pipes open: a spawn cancelled midway must not wait for them to close.
+    marker = f"{300 + secrets.randbelow(10**6) / 10**7:.7f}"
+    spec = ServerSpec(name="forking", transport="stdio", command=("sh", "-c", f"sleep {marker} & exec sleep {marker}"))
+    opening = asyncio.ensure_future(open_session(spec).__aenter__())
+    await asyncio.sleep(delay)
+    opening.cancel()
+    async with asyncio.timeout(20):
+        await asyncio.gather(opening, return_exceptions=True)
+    assert opening.cancelled()
+    await eventually(lambda: not processes_named(marker), message="what the server started, stopped")
