@@ -14,6 +14,8 @@ and to the resource they were asked for.
 The tests drive it through plain HTTP, outside OAuth:
     POST /control/revoke  {"account": A}   drops A's refresh and access tokens, as when a
                                            person withdraws an app's access upstream
+    POST /control/expire  {"account": A}   drops A's access tokens alone, as when they expire
+                                           earlier than the client was told
     GET  /control/state                    {"calls": [{tool, account, access_token}],
                                             "issued": [{account, grant, access_token}]}
 """
@@ -126,9 +128,9 @@ class Provider:
         self.refresh_tokens.pop(token.token, None)
         self.access_tokens.pop(token.token, None)
 
-    def revoke_account(self, account: str) -> int:
+    def revoke_account(self, account: str, kinds=("refresh", "access")) -> int:
         dropped = 0
-        for tokens in (self.refresh_tokens, self.access_tokens):
+        for tokens in [{"refresh": self.refresh_tokens, "access": self.access_tokens}[kind] for kind in kinds]:
             for value in [value for value, token in tokens.items() if token.subject == account]:
                 del tokens[value]
                 dropped += 1
@@ -233,6 +235,11 @@ def build(port: int, access_seconds: int) -> MCPServer:
     async def revoke(request: Request) -> Response:
         account = (await request.json())["account"]
         return JSONResponse({"dropped": provider.revoke_account(account)})
+
+    @server.custom_route("/control/expire", methods=["POST"])
+    async def expire(request: Request) -> Response:
+        account = (await request.json())["account"]
+        return JSONResponse({"dropped": provider.revoke_account(account, kinds=("access",))})
 
     @server.custom_route("/control/state", methods=["GET"])
     async def state(request: Request) -> Response:
