@@ -15,6 +15,7 @@ from approvals.views import (
     review,
     servers,
     tokens,
+    upstream_oauth,
     webhooks,
 )
 
@@ -43,6 +44,9 @@ urlpatterns = [
     path("servers/<slug:slug>/edit/", servers.server_edit, name="server_edit"),
     path("servers/<slug:slug>/test/", servers.server_test, name="server_test"),
     path("servers/<slug:slug>/sync/", servers.server_sync, name="server_sync"),
+    path("servers/<slug:slug>/connect/", upstream_oauth.server_connect, name="server_connect"),
+    path("oauth/upstream/callback", upstream_oauth.callback, name="upstream_oauth_callback"),
+    path("oauth/upstream/client-metadata.json", upstream_oauth.client_metadata, name="upstream_client_metadata"),
     path("catalog/", catalog.catalog, name="catalog"),
     path("catalog/tools/<int:pk>/", catalog.tool_detail, name="tool"),
     path("review/", review.review_list, name="review"),

@@ -263,8 +263,7 @@ async def call_upstream(call: Call, emit, log_level, on_request, url_elicitation
         if isinstance(exc, UpstreamError) and (needed := url_elicitation.required(exc)):
             text = url_elicitation.tool_error_text(tool.server.name, call.tool_name, needed)
             return Call.Status.FAILED, tool_error_result(text), message, started, url_elicitation.error(exc, needed)
-        retry = " It may succeed if retried." if getattr(exc, "retryable", True) else ""
-        text = f"The upstream server {tool.server.name} failed to run {call.tool_name}: {message}.{retry}"
+        text = ending.upstream_failure_text(tool.server.name, call.tool_name, exc, message)
         return Call.Status.FAILED, tool_error_result(text), message, started, None
     # In a thread of its own: validating structuredContent costs time in proportion to the result, and the
     # loop holds every other client's stream meanwhile.

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM
-from approvals.catalog import surface
+from approvals.catalog import oauth_tokens, surface
 from approvals.catalog.models import Server, Tool
 from approvals.catalog.specs import upstream_spec
 from approvals.catalog.trust import apply_entry, exposed_name_for, remove_entry, reviewed_status
@@ -20,7 +20,7 @@ from approvals.db.after_commit import enqueue
 from approvals.live import events
 from approvals.protocol import permission_prompt
 from approvals.protocol.tools import check_tool, tool_digest
-from approvals.upstream import ServerIdentity, ServerSpec, UpstreamError, open_session
+from approvals.upstream import AuthorizationRequired, ServerIdentity, ServerSpec, UpstreamError, open_session
 from approvals.upstream.session import decline
 from approvals.webhooks import announce
 
@@ -82,6 +82,10 @@ def sync_server(server: Server) -> SyncReport:
     cache.set(running_key(server.pk), True, RUNNING_MARK_SECONDS)
     try:
         identity, definitions, listings = async_to_sync(fetch_catalog)(upstream_spec(server))
+    except AuthorizationRequired as exc:
+        oauth_tokens.challenged(server, exc.challenge, exc.message)
+        server.refresh_from_db(fields=["health", "last_error", "oauth"])
+        return SyncReport(server.name, ok=False, error=exc.message)
     except UpstreamError as exc:
         record_failure(server, exc.message)
         return SyncReport(server.name, ok=False, error=exc.message)
