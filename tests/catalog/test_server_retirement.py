@@ -3,6 +3,7 @@
 import asyncio
 import json
 import shlex
+from dataclasses import replace
 
 import pytest
 from asgiref.sync import sync_to_async
@@ -161,3 +162,14 @@ async def test_it_keeps_a_session_asked_for_again_while_the_sweep_read_the_serve
     await upstream_sessions.close_sessions_of_retired_servers(pool)
 
     assert session.alive and not gone(child)
+
+
+async def test_it_keeps_a_persons_session_to_a_server_unchanged_across_sweeps(family):
+    pool = runner.session_pool()
+    persons = replace(await sync_to_async(upstream_spec)(family), identity="7")
+    session = await pool.get(persons)
+
+    await upstream_sessions.close_sessions_of_retired_servers(pool)
+
+    assert session.alive
+    assert await pool.get(persons) is session
