@@ -91,4 +91,6 @@ urlpatterns = [
     path("audit/report/", audit_reports.audit_report, name="audit_report"),
     path("account/", account.account, name="account"),
     path("account/keys/<int:pk>/revoke/", account.revoke, name="api_key_revoke"),
+    path("account/connections/<slug:slug>/connect/", account.connect, name="account_connect"),
+    path("account/connections/<slug:slug>/disconnect/", account.disconnect, name="account_disconnect"),
 ]

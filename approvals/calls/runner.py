@@ -15,9 +15,8 @@ from django.conf import settings
 
 from approvals.calls import continuations, ending, holding, lifecycle, url_elicitation
 from approvals.calls.models import Call
-from approvals.calls.upstream_sessions import session_pool
+from approvals.calls.upstream_sessions import session_pool, spec_for
 from approvals.catalog.models import Tool
-from approvals.catalog.specs import upstream_spec
 from approvals.inputs import runner as input_runner
 from approvals.live import events
 from approvals.observe import logs, metrics, traces
@@ -246,7 +245,7 @@ async def call_upstream(call: Call, emit, log_level, on_request, url_elicitation
 
     started = time.monotonic()
     try:
-        session = await session_pool().get(upstream_spec(tool.server))
+        session = await session_pool().get(await spec_for(tool.server, call.token_id))
         async with asyncio.timeout(settings.UPSTREAM_CALL_TIMEOUT_SECONDS):
             result = await session.call_tool(
                 tool.upstream_name,

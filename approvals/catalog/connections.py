@@ -1,0 +1,52 @@
+"""A person's own connections to the servers that take one per person: which there are, and ending one.
+
+On such a server every call goes upstream with its caller's own token, so the upstream attributes the action
+to that person; the caller is the client token's owner, who connects on their account page.
+"""
+
+from dataclasses import dataclass
+
+from django.db import transaction
+
+from approvals.audit import chain
+from approvals.catalog.models import Server
+from approvals.catalog.oauth_models import UpstreamGrant
+
+
+@dataclass(frozen=True)
+class PersonConnection:
+    server: Server
+    grant: UpstreamGrant | None
+
+    @property
+    def connected(self) -> bool:
+        return self.grant is not None and self.grant.connected
+
+    @property
+    def state(self) -> str:
+        if self.connected:
+            return "connected"
+        return "needs authorization" if self.grant is not None else "not connected"
+
+
+def per_person_servers():
+    """The enabled servers on which each caller acts through a connection of their own."""
+    return Server.objects.filter(
+        enabled=True, oauth=Server.OAuth.AUTHORIZATION_CODE, connection=Server.Connection.PER_PERSON
+    ).order_by("name")
+
+
+def connections_of(user) -> list[PersonConnection]:
+    servers = list(per_person_servers())
+    grants = {grant.server_id: grant for grant in UpstreamGrant.objects.filter(user=user, server__in=servers)}
+    return [PersonConnection(server, grants.get(server.pk)) for server in servers]
+
+
+def disconnect(server: Server, user) -> bool:
+    """Forgets the person's tokens for the server, audited; False when there were none."""
+    with transaction.atomic():
+        deleted, _ = UpstreamGrant.objects.filter(server=server, user=user).delete()
+        if deleted:
+            actor = chain.Actor.user(user)
+            chain.record("upstream_oauth.disconnected", actor, server=server, data={"connection": "own"})
+    return bool(deleted)
