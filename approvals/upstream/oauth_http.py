@@ -141,6 +141,9 @@ class OAuthHttp:
             # RFC 6749 2.3.1: each part form-encoded before Basic joins them.
             pair = f"{quote(client.client_id, safe='')}:{quote(client.client_secret, safe='')}"
             headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
+            # Named in the body too, as the SDK's client does: the SDK's authorization server looks the client up
+            # by the body's client_id before it reads the header, and refuses a request without one.
+            form["client_id"] = client.client_id
         elif client.auth_method == "client_secret_post":
             form |= {"client_id": client.client_id, "client_secret": client.client_secret}
         elif client.auth_method == "private_key_jwt":

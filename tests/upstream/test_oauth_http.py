@@ -104,8 +104,8 @@ def token_answer(request: httpx.Request) -> httpx.Response:
 @pytest.mark.parametrize(
     "method, header, form",
     [
-        # RFC 6749 2.3.1: each part form-encoded, then joined for Basic.
-        ("client_secret_basic", "Basic " + base64.b64encode(b"id%3Ax:s%20%26t").decode(), {}),
+        # RFC 6749 2.3.1: each part form-encoded, then joined for Basic; the id named in the body too, the secret not.
+        ("client_secret_basic", "Basic " + base64.b64encode(b"id%3Ax:s%20%26t").decode(), {"client_id": ["id:x"]}),
         ("client_secret_post", None, {"client_id": ["id:x"], "client_secret": ["s &t"]}),
         ("none", None, {"client_id": ["id:x"]}),
     ],
