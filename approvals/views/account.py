@@ -14,6 +14,7 @@ from approvals.catalog import connections
 from approvals.catalog.connecting import ConnectError, console_url, start_connect
 from approvals.roles import ROLES
 from approvals.views.access import role_required
+from approvals.views.leaving import leave_for
 
 # How long a new key may last, in days; none lasts until revoked.
 KEY_EXPIRY_CHOICES = [("", "never"), ("30", "in 30 days"), ("90", "in 90 days"), ("365", "in a year")]
@@ -62,7 +63,7 @@ def connect(request, slug):
     except ConnectError as exc:
         messages.error(request, f"Could not connect to {server.name}: {exc}")
         return redirect("account")
-    return redirect(url)
+    return leave_for(request, url, f"You connect your own account at {server.name} through its authorization server.")
 
 
 @require_POST

@@ -12,6 +12,7 @@ from approvals.catalog.models import Server
 from approvals.catalog.oauth_models import UpstreamAuthorization
 from approvals.catalog.registering import client_metadata_document
 from approvals.views.access import admin_required
+from approvals.views.leaving import leave_for
 
 
 @admin_required
@@ -24,7 +25,7 @@ def server_connect(request, slug):
     except ConnectError as exc:
         messages.error(request, f"Could not connect {server.name}: {exc}")
         return redirect("server", slug=server.slug)
-    return redirect(url)
+    return leave_for(request, url, f"The console connects to {server.name} through its authorization server.")
 
 
 @require_GET
