@@ -42,6 +42,21 @@ def connections_of(user) -> list[PersonConnection]:
     return [PersonConnection(server, grants.get(server.pk)) for server in servers]
 
 
+def lister(server: Server):
+    """Whose connection a per-person server's lists are read through: the person whose connection changed last
+    (None: the shared connection, or nobody connected yet). A server may list differently for different people;
+    the catalog keeps one list, reviewed like any other."""
+    if not (server.oauth and server.connection == Server.Connection.PER_PERSON):
+        return None
+    grant = (
+        UpstreamGrant.objects.filter(server=server, user__isnull=False, status=UpstreamGrant.Status.CONNECTED)
+        .select_related("user")
+        .order_by("-updated_at")
+        .first()
+    )
+    return grant.user if grant is not None else None
+
+
 def disconnect(server: Server, user) -> bool:
     """Forgets the person's tokens for the server, audited; False when there were none."""
     with transaction.atomic():

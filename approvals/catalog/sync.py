@@ -13,6 +13,7 @@ from django.utils import timezone
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM
 from approvals.catalog import oauth_tokens, surface
+from approvals.catalog.connections import lister
 from approvals.catalog.models import Server, Tool
 from approvals.catalog.specs import upstream_spec
 from approvals.catalog.trust import apply_entry, exposed_name_for, remove_entry, reviewed_status
@@ -81,7 +82,7 @@ def sync_server(server: Server) -> SyncReport:
     # Marked under way in the cache every process shares, so that a list change waits for it (sync_when_due).
     cache.set(running_key(server.pk), True, RUNNING_MARK_SECONDS)
     try:
-        identity, definitions, listings = async_to_sync(fetch_catalog)(upstream_spec(server))
+        identity, definitions, listings = async_to_sync(fetch_catalog)(upstream_spec(server, lister(server)))
     except AuthorizationRequired as exc:
         oauth_tokens.challenged(server, exc.challenge, exc.message)
         server.refresh_from_db(fields=["health", "last_error", "oauth"])
@@ -226,7 +227,7 @@ def apply_tool(server, tool, definition, exposed, status, reason, warnings, now,
 def test_connection(server: Server) -> tuple[ServerIdentity | None, int, str]:
     """Connect and list tools without changing the catalog: (identity, tool count, error)."""
     try:
-        identity, definitions, _listings = async_to_sync(fetch_catalog)(upstream_spec(server))
+        identity, definitions, _listings = async_to_sync(fetch_catalog)(upstream_spec(server, lister(server)))
     except UpstreamError as exc:
         return None, 0, exc.message
     return identity, len(definitions), ""

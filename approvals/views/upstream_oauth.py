@@ -18,10 +18,12 @@ from approvals.views.leaving import leave_for
 @admin_required
 @require_POST
 def server_connect(request, slug):
-    """The shared connection: an admin's browser goes to the server's authorization endpoint."""
+    """The shared connection: an admin's browser goes to the server's authorization endpoint. On a per-person
+    server there is none to make, and the admin connects their own account, through which its lists are read."""
     server = get_object_or_404(Server, slug=slug)
+    own = request.user if server.connection == Server.Connection.PER_PERSON else None
     try:
-        url = start_connect(server, base_url=console_url(request), started_by=request.user)
+        url = start_connect(server, base_url=console_url(request), user=own, started_by=request.user)
     except ConnectError as exc:
         messages.error(request, f"Could not connect {server.name}: {exc}")
         return redirect("server", slug=server.slug)

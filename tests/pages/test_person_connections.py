@@ -6,8 +6,9 @@ import pytest
 
 from approvals import roles
 from approvals.audit.models import AuditEvent
+from approvals.catalog.connections import lister
 from approvals.catalog.models import Server
-from approvals.catalog.oauth_models import UpstreamGrant
+from approvals.catalog.oauth_models import UpstreamAuthorization, UpstreamGrant
 from approvals.tokens.credentials import create_token
 from tests.fixtures.calls import pending_call
 from tests.fixtures.catalog import make_server, make_tool
@@ -94,3 +95,29 @@ def test_it_shows_on_the_queue_and_the_call_page_whose_identity_the_call_uses(pe
 
     assert shown in html.unescape(page.get("/queue/").content.decode())
     assert shown in html.unescape(page.get(f"/calls/{call.pk}/").content.decode())
+
+
+def test_it_reads_a_per_person_servers_lists_through_the_connection_that_changed_last(person):
+    files = make_server("Files", url="https://files.example/mcp", **PER_PERSON)
+    shared = make_server("Shared", url="https://shared.example/mcp", **OAUTH)
+    assert lister(files) is None
+    ann, bob, cy = (person(name, roles.OPERATOR)[0] for name in ("ann", "bob", "cy"))
+    for user, status in ((ann, "connected"), (bob, "connected"), (cy, "needs_authorization")):
+        UpstreamGrant.objects.create(server=files, user=user, access_token="t", status=status)
+    UpstreamGrant.objects.create(server=shared, access_token="t", status="connected")
+
+    assert lister(files) == bob
+    assert lister(shared) is None
+
+
+def test_it_connects_an_admins_own_account_from_a_per_person_servers_page(login, oauth_upstream):
+    upstream = oauth_upstream()
+    files = make_server("Files", url=upstream.url, **PER_PERSON)
+    page = login("admin", username="ada")
+
+    response = page.post(f"/servers/{files.slug}/connect/")
+
+    assert response.status_code == 200
+    assert html.unescape(response.content.decode()).count(f"{upstream.base}/authorize?") == 2
+    flow = UpstreamAuthorization.objects.get(server=files)
+    assert flow.user.username == "ada"
