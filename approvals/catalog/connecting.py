@@ -101,7 +101,8 @@ def finish_connect(state: str, code: str, iss: str | None, error: str = "") -> U
     ended ("connected" or why not); the flow is spent either way. ConnectError when no flow is known."""
     with transaction.atomic():
         flow = (
-            UpstreamAuthorization.objects.select_for_update()
+            # Locking the flow's row alone: PostgreSQL locks no row of a join's nullable side (the user).
+            UpstreamAuthorization.objects.select_for_update(of=("self",))
             .select_related("server", "user")
             .filter(state_digest=oauth_params.state_digest(state or ""), finished_at__isnull=True)
             .first()
