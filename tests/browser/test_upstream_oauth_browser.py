@@ -48,17 +48,22 @@ def in_thread(read):
         return executor.submit(read).result()
 
 
-def call_tool(console: str, secret: str, name: str) -> dict:
-    """A 2026-07-28 client's tools/call through the console's /mcp; the CallToolResult."""
-    params = {"name": name, "arguments": {}}
+def ask(console: str, secret: str, method: str, **params) -> httpx.Response:
+    """A 2026-07-28 client's request through the console's /mcp, answered as JSON."""
     headers = {
-        **request_headers(MODERN, "tools/call", params),
-        "Mcp-Name": name,
+        **request_headers(MODERN, method, params),
         "Authorization": f"Bearer {secret}",
         "Accept": "application/json",
     }
-    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": modern_envelope(**params)}
-    response = httpx.post(f"{console}/mcp", json=body, headers=headers, timeout=60)
+    if method == "tools/call":
+        headers["Mcp-Name"] = params["name"]
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": modern_envelope(**params)}
+    return httpx.post(f"{console}/mcp", json=body, headers=headers, timeout=60)
+
+
+def call_tool(console: str, secret: str, name: str) -> dict:
+    """The CallToolResult of a tools/call through the console."""
+    response = ask(console, secret, "tools/call", name=name, arguments={})
     assert response.status_code == 200, response.text
     return response.json()["result"]
 
@@ -169,7 +174,13 @@ def test_it_forwards_each_persons_call_with_their_own_upstream_token(live_consol
     assert issued_to[ann_call["access_token"]] == "ann@files"
     assert issued_to[bob_call["access_token"]] == "bob@files"
 
+    read = ask(live_console, secrets["bob"], "resources/read", uri="profile://me").json()["result"]
+    assert read["contents"][0]["text"] == "account: bob@files"
+    assert issued_to[upstream.calls()[-1]["access_token"]] == "bob@files"
+
     refused = call_tool(live_console, secrets["cy"], WHOAMI)
     assert refused["isError"] is True
     assert "/account/" in text_of(refused)
-    assert len(upstream.calls()) == 2
+    unread = ask(live_console, secrets["cy"], "resources/read", uri="profile://me").json()["error"]
+    assert "/account/" in unread["message"]
+    assert len(upstream.calls()) == 3

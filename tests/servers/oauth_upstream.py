@@ -16,7 +16,8 @@ The tests drive it through plain HTTP, outside OAuth:
                                            person withdraws an app's access upstream
     POST /control/expire  {"account": A}   drops A's access tokens alone, as when they expire
                                            earlier than the client was told
-    GET  /control/state                    {"calls": [{tool, account, access_token}],
+    GET  /control/state                    {"calls": [{tool, account, access_token}] (a read of
+                                            the resource profile://me is a call of that name),
                                             "issued": [{account, grant, access_token}]}
 """
 
@@ -209,6 +210,11 @@ def build(port: int, access_seconds: int) -> MCPServer:
         """Echoes the message back."""
         record("echo")
         return message
+
+    @server.resource("profile://me", name="profile", mime_type="text/plain")
+    def profile() -> str:
+        """The profile of the account the read acts for."""
+        return f"account: {record('profile://me')}"
 
     @server.custom_route("/consent", methods=["GET", "POST"])
     async def consent(request: Request) -> Response:
