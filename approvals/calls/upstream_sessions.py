@@ -59,8 +59,8 @@ class RememberingPool(SessionPool):
         self.specs[spec.name, spec.identity] = spec
         return await super().get(spec)
 
-    def forget(self, name: str):
-        for key in [key for key in self.specs if key[0] == name]:
+    def forget(self, name: str, identity: str | None = None):
+        for key in [key for key in self.specs if key[0] == name and identity in (None, key[1])]:
             del self.specs[key]
 
 
@@ -91,8 +91,9 @@ async def close_retired_servers(pool: RememberingPool):
                     uri = message.get("uri")
                     await pool.release(message["holder"], uri=uri if isinstance(uri, str) else None)
                 elif isinstance(message.get("server"), str):
-                    pool.forget(message["server"])
-                    await pool.close(message["server"])
+                    identity = message.get("identity") if isinstance(message.get("identity"), str) else None
+                    pool.forget(message["server"], identity)
+                    await pool.close(message["server"], identity)
             except Exception:
                 # One session failing to close must not end the listening for the next ones.
                 log.exception("acting on %s failed", message)

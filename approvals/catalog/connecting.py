@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM, Actor
-from approvals.catalog import oauth_tokens
+from approvals.catalog import connections, oauth_tokens
 from approvals.catalog.models import Server
 from approvals.catalog.oauth_models import UpstreamAuthorization, UpstreamClient, UpstreamGrant
 from approvals.catalog.registering import ensure_registered
@@ -142,6 +142,8 @@ def exchange(flow: UpstreamAuthorization, code: str, iss: str | None, error: str
     chain.record("upstream_oauth.authorized", actor, server=server, data=oauth_tokens.token_facts(grant))
     if flow.user_id is None:
         oauth_tokens.mark_healthy_if_waiting(server)
+    else:
+        connections.forget_sessions(server, flow.user)
     return UpstreamAuthorization.CONNECTED
 
 

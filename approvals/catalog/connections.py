@@ -11,6 +11,7 @@ from django.db import transaction
 from approvals.audit import chain
 from approvals.catalog.models import Server
 from approvals.catalog.oauth_models import UpstreamGrant
+from approvals.live import events
 
 
 @dataclass(frozen=True)
@@ -64,4 +65,11 @@ def disconnect(server: Server, user) -> bool:
         if deleted:
             actor = chain.Actor.user(user)
             chain.record("upstream_oauth.disconnected", actor, server=server, data={"connection": "own"})
+            forget_sessions(server, user)
     return bool(deleted)
+
+
+def forget_sessions(server: Server, user):
+    """Every process closes its sessions made with the person's connection: their transport keeps the token it
+    last had, and would go on using tokens the person took back (or another account's) until they expire."""
+    events.upstream_retired(server.name, identity=str(user.pk))

@@ -125,13 +125,14 @@ class SessionPool:
             except UpstreamError as exc:
                 log.warning("%s: subscribing again to %s failed: %s", entry.spec.name, uri, exc.message)
 
-    async def close(self, name: str) -> None:
-        """Close the sessions to server `name`, every identity's: the server was disabled, changed or deleted.
+    async def close(self, name: str, identity: str | None = None) -> None:
+        """Close the sessions to server `name`, every identity's (the server was disabled, changed or deleted) or
+        one person's (their connection changed, and the session's transport holds its token).
 
         Each is taken under its entry's lock, so that a session being opened meanwhile is closed too,
         and out of the pool first, so that the next get opens afresh.
         """
-        for key in [key for key in self._entries if key[0] == name]:
+        for key in [key for key in self._entries if key[0] == name and identity in (None, key[1])]:
             entry = self._entries.pop(key)
             async with entry.lock:
                 session, entry.session = entry.session, None

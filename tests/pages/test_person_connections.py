@@ -9,6 +9,7 @@ from approvals.audit.models import AuditEvent
 from approvals.catalog.connections import lister
 from approvals.catalog.models import Server
 from approvals.catalog.oauth_models import UpstreamAuthorization, UpstreamGrant
+from approvals.live import events
 from approvals.tokens.credentials import create_token
 from tests.fixtures.calls import pending_call
 from tests.fixtures.catalog import make_server, make_tool
@@ -53,7 +54,9 @@ def test_it_shows_no_connections_section_without_a_per_person_server(person):
     assert b"Your upstream connections" not in page.get("/account/").content
 
 
-def test_it_forgets_only_the_persons_own_connection_and_audits_it(person):
+def test_it_forgets_only_the_persons_own_connection_and_audits_it(person, monkeypatch):
+    closed = []
+    monkeypatch.setattr(events, "upstream_retired", lambda name, identity=None: closed.append((name, identity)))
     ann, page = person("ann", roles.OPERATOR)
     bob, _ = person("bob", roles.OPERATOR)
     files = make_server("Files", url="https://files.example/mcp", **PER_PERSON)
@@ -67,6 +70,8 @@ def test_it_forgets_only_the_persons_own_connection_and_audits_it(person):
     event = AuditEvent.objects.get(action="upstream_oauth.disconnected")
     assert (event.actor_name, event.server_id) == ("ann", files.pk)
     assert "token-of-ann" not in str(event.data)
+    # Every process closes the sessions that carried ann's token, and only those.
+    assert closed == [("Files", str(ann.pk))]
 
 
 def test_it_refuses_to_connect_a_person_to_a_shared_server(person):
