@@ -101,7 +101,7 @@ def finish_connect(state: str, code: str, iss: str | None, error: str = "") -> U
     ended ("connected" or why not); the flow is spent either way. ConnectError when no flow is known."""
     with transaction.atomic():
         flow = (
-            UpstreamAuthorization.objects.select_for_update()
+            UpstreamAuthorization.objects.select_for_update(of=("self",))
             .select_related("server", "user")
             .filter(state_digest=oauth_params.state_digest(state or ""), finished_at__isnull=True)
             .first()

@@ -156,7 +156,7 @@ def token_facts(grant: UpstreamGrant) -> dict:
 def refresh(grant_pk: int, rejected: str | None) -> str:
     """A new access token by the refresh token; NeedsAuthorization (after recording it) when refused."""
     with transaction.atomic():
-        grant = UpstreamGrant.objects.select_for_update().select_related("server").get(pk=grant_pk)
+        grant = UpstreamGrant.objects.select_for_update(of=("self",)).select_related("server").get(pk=grant_pk)
         server = grant.server
         if fresh(grant, rejected):
             return grant.access_token  # another process refreshed it meanwhile
