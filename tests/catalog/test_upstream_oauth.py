@@ -232,3 +232,21 @@ def test_connect_refuses_a_stdio_server_and_a_server_whose_metadata_is_bad(db, a
     auth_server.metadata["issuer"] = "https://elsewhere.test"
     with pytest.raises(ConnectError, match="another origin"):
         start_connect(broken, base_url=CONSOLE)
+
+
+def test_a_dump_of_the_database_holds_no_token_secret_key_or_verifier(tracker, auth_server, client, no_sync):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    client_row = UpstreamClient.objects.get(server=tracker)
+    client_row.private_key = "-----BEGIN PRIVATE KEY-----pk-5e5e-----END PRIVATE KEY-----"
+    client_row.save()
+    sent = query(start_connect(tracker, base_url=CONSOLE))
+    auth_server.token_answers.append(bearer("access-dump-1", "refresh-dump-2"))
+    client.get(CALLBACK, {"state": sent["state"], "code": "c"})
+    flow = UpstreamAuthorization.objects.get()
+    dump = StringIO()
+    call_command("dumpdata", "approvals", stdout=dump)
+    secrets = ("access-dump-1", "refresh-dump-2", "dcr-secret", "pk-5e5e", flow.code_verifier)
+    assert not [secret for secret in secrets if secret in dump.getvalue()]
