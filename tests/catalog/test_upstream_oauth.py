@@ -18,6 +18,7 @@ from approvals.catalog.models import Server
 from approvals.catalog.oauth_models import UpstreamAuthorization, UpstreamClient, UpstreamGrant
 from approvals.protocol.oauth_params import challenge_for
 from approvals.upstream import UpstreamError
+from approvals.webhooks.bodies import slack_text
 from approvals.webhooks.models import WebhookDelivery, WebhookEndpoint
 from tests.catalog.oauth_server import AS, MCP, PRM, ScriptedAuthServer, bearer
 from tests.fixtures.catalog import make_server
@@ -187,6 +188,8 @@ def test_a_refused_refresh_needs_authorization_with_a_banner_and_the_webhook_eve
     assert tracker.health == Server.Health.NEEDS_AUTHORIZATION and grant.access_token is None
     delivery = WebhookDelivery.objects.get(event_type="server.needs_authorization")
     assert delivery.payload["data"]["server"]["name"] == "Tracker"
+    assert slack_text(delivery.payload).startswith("Tracker needs authorization: The authorization server refused")
+    assert "|connect it>" in slack_text(delivery.payload)
     assert AuditEvent.objects.filter(action="upstream_oauth.refresh_refused").exists()
 
 
