@@ -156,3 +156,9 @@ def refusal(flow: UpstreamAuthorization, client: UpstreamClient, code: str, iss:
     if iss is not None and not hmac.compare_digest(iss, flow.issuer):
         return f"the response came from issuer {iss!r}, not {flow.issuer!r} (RFC 9207): it may be a mix-up attack"
     return None
+
+
+def prune_flows() -> int:
+    """Forget the flows that ended or expired a day ago: their outcome was read by then."""
+    cutoff = timezone.now() - timedelta(days=1)
+    return UpstreamAuthorization.objects.filter(expires_at__lt=cutoff).delete()[0]

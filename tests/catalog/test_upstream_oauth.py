@@ -253,3 +253,14 @@ def test_a_dump_of_the_database_holds_no_token_secret_key_or_verifier(tracker, a
     call_command("dumpdata", "approvals", stdout=dump)
     secrets = ("access-dump-1", "refresh-dump-2", "dcr-secret", "pk-5e5e", flow.code_verifier)
     assert not [secret for secret in secrets if secret in dump.getvalue()]
+
+
+def test_flows_are_forgotten_a_day_after_they_expire(tracker, auth_server):
+    from approvals.catalog.connecting import prune_flows
+
+    start_connect(tracker, base_url=CONSOLE)
+    start_connect(tracker, base_url=CONSOLE)
+    UpstreamAuthorization.objects.filter(pk=UpstreamAuthorization.objects.first().pk).update(
+        expires_at=timezone.now() - timedelta(days=2)
+    )
+    assert prune_flows() == 1 and UpstreamAuthorization.objects.count() == 1
