@@ -100,6 +100,11 @@ RECONNECT_FIELDS = {"transport", "url", "command", "headers", "env"}
 
 @transaction.atomic
 def update_server(server, actor=SYSTEM, **changes):
+    credentials = {k: changes.pop(k) for k in ("client_id", "client_secret", "private_key") if k in changes}
+    if credentials.get("client_id"):
+        registering.preregister(server, **credentials)
+        named = {"client_id": credentials["client_id"], "client_secret": bool(credentials.get("client_secret"))}
+        chain.record("server.oauth_client_changed", actor, server=server, data=named)
     changed = {k for k, v in changes.items() if getattr(server, k) != v}
     before_changes = copy.copy(server)
     audited = [field for field in AUDITED_FIELDS if field in changed]

@@ -101,7 +101,6 @@ def finish_connect(state: str, code: str, iss: str | None, error: str = "") -> U
     ended ("connected" or why not); the flow is spent either way. ConnectError when no flow is known."""
     with transaction.atomic():
         flow = (
-            # Locking the flow's row alone: PostgreSQL locks no row of a join's nullable side (the user).
             UpstreamAuthorization.objects.select_for_update(of=("self",))
             .select_related("server", "user")
             .filter(state_digest=oauth_params.state_digest(state or ""), finished_at__isnull=True)
@@ -159,3 +158,9 @@ def refusal(flow: UpstreamAuthorization, client: UpstreamClient, code: str, iss:
     if iss is not None and not hmac.compare_digest(iss, flow.issuer):
         return f"the response came from issuer {iss!r}, not {flow.issuer!r} (RFC 9207): it may be a mix-up attack"
     return None
+
+
+def prune_flows() -> int:
+    """Forget the flows that ended or expired a day ago: their outcome was read by then."""
+    cutoff = timezone.now() - timedelta(days=1)
+    return UpstreamAuthorization.objects.filter(expires_at__lt=cutoff).delete()[0]

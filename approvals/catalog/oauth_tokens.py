@@ -156,7 +156,7 @@ def token_facts(grant: UpstreamGrant) -> dict:
 def refresh(grant_pk: int, rejected: str | None) -> str:
     """A new access token by the refresh token; NeedsAuthorization (after recording it) when refused."""
     with transaction.atomic():
-        grant = UpstreamGrant.objects.select_for_update().select_related("server").get(pk=grant_pk)
+        grant = UpstreamGrant.objects.select_for_update(of=("self",)).select_related("server").get(pk=grant_pk)
         server = grant.server
         if fresh(grant, rejected):
             return grant.access_token  # another process refreshed it meanwhile
@@ -170,7 +170,8 @@ def refresh(grant_pk: int, rejected: str | None) -> str:
                 failure = f"The authorization server refused to refresh the token: {exc.message}."
                 chain.record("upstream_oauth.refresh_refused", SYSTEM, server=server, data={"reason": exc.message})
             else:
-                grant.refreshed_at = timezone.now()
+                # A connection that lived to be refreshed ended its step-ups: the retry limit counts afresh.
+                grant.refreshed_at, grant.step_ups = timezone.now(), 0
                 store(grant, tokens)
                 chain.record("upstream_oauth.refreshed", SYSTEM, server=server, data=token_facts(grant))
                 return grant.access_token

@@ -12,7 +12,7 @@ import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from .errors import UpstreamError
+from .errors import AuthorizationRequired, UpstreamError
 from .session import UpstreamSession, connect
 from .spec import ServerSpec
 
@@ -84,6 +84,8 @@ class SessionPool:
                     on_request=self._bind(self._on_request, spec),
                     on_notification=self._bind(self._on_notification, spec),
                 )
+            except AuthorizationRequired:
+                raise  # not the server failing: a person's Connect mends it, and the next try must not wait
             except UpstreamError:
                 self._back_off(entry)
                 raise

@@ -18,6 +18,7 @@ from approvals.catalog.models import Server
 from approvals.catalog.oauth_models import UpstreamAuthorization, UpstreamClient, UpstreamGrant
 from approvals.protocol.oauth_params import challenge_for
 from approvals.upstream import UpstreamError
+from approvals.webhooks.bodies import slack_text
 from approvals.webhooks.models import WebhookDelivery, WebhookEndpoint
 from tests.catalog.oauth_server import AS, MCP, PRM, ScriptedAuthServer, bearer
 from tests.fixtures.catalog import make_server
@@ -187,6 +188,8 @@ def test_a_refused_refresh_needs_authorization_with_a_banner_and_the_webhook_eve
     assert tracker.health == Server.Health.NEEDS_AUTHORIZATION and grant.access_token is None
     delivery = WebhookDelivery.objects.get(event_type="server.needs_authorization")
     assert delivery.payload["data"]["server"]["name"] == "Tracker"
+    assert slack_text(delivery.payload).startswith("Tracker needs authorization: The authorization server refused")
+    assert "|connect it>" in slack_text(delivery.payload)
     assert AuditEvent.objects.filter(action="upstream_oauth.refresh_refused").exists()
 
 
@@ -232,3 +235,32 @@ def test_connect_refuses_a_stdio_server_and_a_server_whose_metadata_is_bad(db, a
     auth_server.metadata["issuer"] = "https://elsewhere.test"
     with pytest.raises(ConnectError, match="another origin"):
         start_connect(broken, base_url=CONSOLE)
+
+
+def test_a_dump_of_the_database_holds_no_token_secret_key_or_verifier(tracker, auth_server, client, no_sync):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    client_row = UpstreamClient.objects.get(server=tracker)
+    client_row.private_key = "-----BEGIN PRIVATE KEY-----pk-5e5e-----END PRIVATE KEY-----"
+    client_row.save()
+    sent = query(start_connect(tracker, base_url=CONSOLE))
+    auth_server.token_answers.append(bearer("access-dump-1", "refresh-dump-2"))
+    client.get(CALLBACK, {"state": sent["state"], "code": "c"})
+    flow = UpstreamAuthorization.objects.get()
+    dump = StringIO()
+    call_command("dumpdata", "approvals", stdout=dump)
+    secrets = ("access-dump-1", "refresh-dump-2", "dcr-secret", "pk-5e5e", flow.code_verifier)
+    assert not [secret for secret in secrets if secret in dump.getvalue()]
+
+
+def test_flows_are_forgotten_a_day_after_they_expire(tracker, auth_server):
+    from approvals.catalog.connecting import prune_flows
+
+    start_connect(tracker, base_url=CONSOLE)
+    start_connect(tracker, base_url=CONSOLE)
+    UpstreamAuthorization.objects.filter(pk=UpstreamAuthorization.objects.first().pk).update(
+        expires_at=timezone.now() - timedelta(days=2)
+    )
+    assert prune_flows() == 1 and UpstreamAuthorization.objects.count() == 1
