@@ -150,7 +150,8 @@ def test_it_connects_refreshes_and_asks_again_once_the_upstream_refuses(live_con
 
 
 def test_it_forwards_each_persons_call_with_their_own_upstream_token(live_console, admin, open_browser, oauth_upstream):
-    upstream = oauth_upstream()
+    # Tokens that expire within seconds: each person's is refreshed by time before it is sent, with no one asked.
+    upstream = oauth_upstream(access_seconds=5)
     server = add_files_server(upstream.url, connection=Server.Connection.PER_PERSON)
     people = {name: make_user(name, roles.OPERATOR) for name in ("ann", "bob", "cy")}
     secrets = {name: create_token(f"{name}'s agent", owner=user)[1] for name, user in people.items()}
@@ -169,14 +170,18 @@ def test_it_forwards_each_persons_call_with_their_own_upstream_token(live_consol
 
     assert text_of(call_tool(live_console, secrets["ann"], WHOAMI)) == "account: ann@files"
     assert text_of(call_tool(live_console, secrets["bob"], WHOAMI)) == "account: bob@files"
-    issued_to = {issue["access_token"]: issue["account"] for issue in upstream.issued()}
+    issued = {issue["access_token"]: issue for issue in upstream.issued()}
     ann_call, bob_call = upstream.calls()[-2:]
-    assert issued_to[ann_call["access_token"]] == "ann@files"
-    assert issued_to[bob_call["access_token"]] == "bob@files"
+    assert (issued[ann_call["access_token"]]["account"], issued[bob_call["access_token"]]["account"]) == (
+        "ann@files",
+        "bob@files",
+    )
+    assert issued[ann_call["access_token"]]["grant"] == issued[bob_call["access_token"]]["grant"] == "refresh_token"
 
     read = ask(live_console, secrets["bob"], "resources/read", uri="profile://me").json()["result"]
     assert read["contents"][0]["text"] == "account: bob@files"
-    assert issued_to[upstream.calls()[-1]["access_token"]] == "bob@files"
+    issued = {issue["access_token"]: issue for issue in upstream.issued()}
+    assert issued[upstream.calls()[-1]["access_token"]]["account"] == "bob@files"
 
     refused = call_tool(live_console, secrets["cy"], WHOAMI)
     assert refused["isError"] is True
