@@ -11,10 +11,10 @@ import weakref
 
 from django.conf import settings
 
-from approvals.calls import holding
 from approvals.catalog.models import Server
 from approvals.catalog.specs import upstream_spec
 from approvals.catalog.watch import on_upstream_notification
+from approvals.db.shared_threads import in_shared_thread
 from approvals.inputs import runner as input_runner
 from approvals.live import events
 from approvals.upstream import SessionPool
@@ -87,7 +87,7 @@ async def close_sessions_of_retired_servers(pool: RememberingPool):
     if not pool.specs:
         return
     opened = dict(pool.specs)
-    current = await holding.in_shared_thread(current_specs)(list(opened))
+    current = await in_shared_thread(current_specs)(list(opened))
     for name, spec in opened.items():
         # A session asked for afresh meanwhile is the pool's to keep, even for a spec equal to the one read: each
         # ask records a spec of its own, so only the very one read means nobody asked since.
