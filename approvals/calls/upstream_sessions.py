@@ -12,10 +12,10 @@ from dataclasses import replace
 
 from django.conf import settings
 
-from approvals.calls import holding
 from approvals.catalog.models import Server
 from approvals.catalog.specs import upstream_spec
 from approvals.catalog.watch import on_upstream_notification
+from approvals.db.shared_threads import in_shared_thread
 from approvals.inputs import runner as input_runner
 from approvals.live import events
 from approvals.tokens.models import ClientToken
@@ -39,7 +39,7 @@ async def spec_for(server: Server, token_id: int | None) -> ServerSpec:
     """The server as a client token's request reaches it: on a per-person server, through the connection of the
     token's owner, so the upstream attributes the action to that person; else through the shared one."""
     if server.oauth and server.connection == Server.Connection.PER_PERSON:
-        return upstream_spec(server, await holding.in_shared_thread(owner_of)(token_id))
+        return upstream_spec(server, await in_shared_thread(owner_of)(token_id))
     return upstream_spec(server)
 
 
@@ -107,7 +107,7 @@ async def close_sessions_of_retired_servers(pool: RememberingPool):
     if not pool.specs:
         return
     opened = dict(pool.specs)
-    current = await holding.in_shared_thread(current_specs)(list({name for name, _ in opened}))
+    current = await in_shared_thread(current_specs)(list({name for name, _ in opened}))
     for (name, identity), spec in opened.items():
         # A session asked for afresh meanwhile is the pool's to keep, even for a spec equal to the one read: each
         # ask records a spec of its own, so only the very one read means nobody asked since. Whose connection a

@@ -3,7 +3,6 @@ when the server refuses it (refresh, step-up, or back to "needs authorization" w
 
 from dataclasses import dataclass
 
-from asgiref.sync import sync_to_async
 from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
@@ -12,10 +11,11 @@ from approvals.catalog import oauth_tokens
 from approvals.catalog.models import Server
 from approvals.catalog.oauth_models import UpstreamGrant
 from approvals.catalog.oauth_tokens import REFRESH_AHEAD, NeedsAuthorization, fresh
+from approvals.db.shared_threads import in_shared_thread
 from approvals.protocol.oauth_params import covers, step_up_scope
 from approvals.upstream import AuthorizationRequired, UpstreamError
 
-# Step-up authorizations in a row after which a server still refusing is an error, not a question of scope.
+# Step-ups with no refresh between them after which a server still refusing is an error, not a question of scope.
 MAX_STEP_UPS = 3
 
 
@@ -67,9 +67,13 @@ def stepped_up(server: Server, user, token: str | None, challenge: dict) -> Need
     return NeedsAuthorization(server, owner, scope)
 
 
-def _bearer(server_pk: int, user_pk: int | None, rejected: str | None = None):
+def _rows(server_pk: int, user_pk: int | None):
     server = Server.objects.get(pk=server_pk)
-    user = get_user_model().objects.filter(pk=user_pk).first() if user_pk is not None else None
+    return server, get_user_model().objects.filter(pk=user_pk).first() if user_pk is not None else None
+
+
+def _bearer(server_pk: int, user_pk: int | None, rejected: str | None = None):
+    server, user = _rows(server_pk, user_pk)
     try:
         token = bearer_for(server, user, rejected=rejected)
     except NeedsAuthorization as exc:
@@ -79,8 +83,7 @@ def _bearer(server_pk: int, user_pk: int | None, rejected: str | None = None):
 
 
 def _stepped_up(server_pk: int, user_pk: int | None, token: str | None, challenge: dict):
-    server = Server.objects.get(pk=server_pk)
-    user = get_user_model().objects.filter(pk=user_pk).first() if user_pk is not None else None
+    server, user = _rows(server_pk, user_pk)
     failure = stepped_up(server, user, token, challenge)
     if failure is None:
         return
@@ -92,7 +95,8 @@ def _stepped_up(server_pk: int, user_pk: int | None, token: str | None, challeng
 @dataclass(eq=False)
 class GrantAuthorizer:
     """The transport's Authorizer for one connection: the token is kept in memory until it nears its expiry,
-    so a request reads the database only to refresh or after a refusal."""
+    so a request reads the database only to refresh or after a refusal. That work runs in the loop's shared
+    threads: a token endpoint that keeps a refresh waiting holds no request's thread or pooled connection."""
 
     server_pk: int
     user_pk: int | None = None
@@ -102,14 +106,14 @@ class GrantAuthorizer:
     async def bearer(self) -> str | None:
         if self._token and (self._expires_at is None or self._expires_at - REFRESH_AHEAD > timezone.now()):
             return self._token
-        self._token, self._expires_at = await sync_to_async(_bearer)(self.server_pk, self.user_pk)
+        self._token, self._expires_at = await in_shared_thread(_bearer)(self.server_pk, self.user_pk)
         return self._token
 
     async def rejected(self, token: str | None, status: int, challenge: dict) -> str:
         stale = None
         if status == 403:
-            await sync_to_async(_stepped_up)(self.server_pk, self.user_pk, token, challenge)
+            await in_shared_thread(_stepped_up)(self.server_pk, self.user_pk, token, challenge)
         else:
             stale = token  # a 401: the token itself is refused, so it is refreshed unless replaced already
-        self._token, self._expires_at = await sync_to_async(_bearer)(self.server_pk, self.user_pk, stale)
+        self._token, self._expires_at = await in_shared_thread(_bearer)(self.server_pk, self.user_pk, stale)
         return self._token
