@@ -25,6 +25,7 @@ from approvals.catalog.models import (  # noqa: F401
     Tool,
     ToolChange,
 )
+from approvals.catalog.oauth_models import UpstreamAuthorization, UpstreamClient, UpstreamGrant  # noqa: F401
 from approvals.db.models import LookupStamp  # noqa: F401
 from approvals.inputs.models import InputRequest  # noqa: F401
 from approvals.oauth.models import OAuthGrant  # noqa: F401

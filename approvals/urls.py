@@ -15,6 +15,7 @@ from approvals.views import (
     review,
     servers,
     tokens,
+    upstream_oauth,
     webhooks,
 )
 
@@ -44,6 +45,7 @@ urlpatterns = [
     path("servers/<slug:slug>/edit/", servers.server_edit, name="server_edit"),
     path("servers/<slug:slug>/test/", servers.server_test, name="server_test"),
     path("servers/<slug:slug>/sync/", servers.server_sync, name="server_sync"),
+    path("servers/<slug:slug>/connect/", upstream_oauth.server_connect, name="server_connect"),
     path("catalog/", catalog.catalog, name="catalog"),
     path("catalog/tools/<int:pk>/", catalog.tool_detail, name="tool"),
     path("review/", review.review_list, name="review"),
@@ -88,4 +90,6 @@ urlpatterns = [
     path("audit/report/", audit_reports.audit_report, name="audit_report"),
     path("account/", account.account, name="account"),
     path("account/keys/<int:pk>/revoke/", account.revoke, name="api_key_revoke"),
+    path("account/connections/<slug:slug>/connect/", account.connect, name="account_connect"),
+    path("account/connections/<slug:slug>/disconnect/", account.disconnect, name="account_disconnect"),
 ]

@@ -411,6 +411,12 @@ if STDIO_ISOLATION not in STDIO_ISOLATION_MODES:
         f"STDIO_ISOLATION must be one of {', '.join(STDIO_ISOLATION_MODES)}; it is {STDIO_ISOLATION!r}"
     )
 
+# The console's public base URL (https://console.example.com): its callback for upstream servers' OAuth and its
+# Client ID Metadata Document are built from it; unset, pages use the address they were reached at, and
+# connect_server needs it. OAUTH_CLIENT_METADATA_URL names where that document is published, when elsewhere.
+CONSOLE_URL = os.environ.get("CONSOLE_URL", "").strip().rstrip("/")
+OAUTH_CLIENT_METADATA_URL = os.environ.get("OAUTH_CLIENT_METADATA_URL", "").strip()
+
 # The console as an OAuth 2.1 authorization server for /mcp (docs/oauth.md); static client tokens work beside it.
 OAUTH_SERVER = env_bool("OAUTH_SERVER", True)
 # The roles whose holders may allow a client on the consent page.

@@ -4,7 +4,7 @@ from oauth2_provider.views import DynamicClientRegistrationManagementView
 
 from approvals.api.site import api
 from approvals.gateway import endpoint
-from approvals.views import oauth
+from approvals.views import oauth, upstream_oauth
 
 oauth_urlpatterns = [
     path(".well-known/oauth-authorization-server", oauth.metadata, name="oauth-server-metadata"),
@@ -26,6 +26,10 @@ urlpatterns = [
     # RFC 9728: clients look first under the resource's own path, then at the root.
     path(".well-known/oauth-protected-resource/mcp", endpoint.resource_metadata),
     path(".well-known/oauth-protected-resource", endpoint.resource_metadata, name="mcp_resource_metadata"),
+    # The console as an OAuth client of upstream servers (docs/upstream-oauth.md): open to any browser, since the
+    # callback is bound to its flow by `state`, and the metadata document is public by nature.
+    path("oauth/upstream/callback", upstream_oauth.callback, name="upstream_oauth_callback"),
+    path("oauth/upstream/client-metadata.json", upstream_oauth.client_metadata, name="upstream_client_metadata"),
     # The authorization server (docs/oauth.md), under the names django-oauth-toolkit reverses.
     path("", include((oauth_urlpatterns, "oauth2_provider"))),
     path("", include("approvals.urls")),

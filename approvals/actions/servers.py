@@ -13,7 +13,7 @@ from approvals.audit.chain import SYSTEM
 from approvals.audit.snapshots import snapshot
 from approvals.calls import ending
 from approvals.calls.models import Call
-from approvals.catalog import sync
+from approvals.catalog import registering, sync
 from approvals.catalog.models import Server
 from approvals.live import events
 
@@ -29,6 +29,9 @@ AUDITED_FIELDS = [
     "tool_prefix",
     "input_routing",
     "changes",
+    "oauth",
+    "connection",
+    "resource_indicator",
 ]
 
 
@@ -49,8 +52,18 @@ def add_server(
     accept_tools=False,
     schedule_sync=True,
     actor=SYSTEM,
+    oauth=Server.OAuth.NONE,
+    connection=Server.Connection.SHARED,
+    resource_indicator=True,
+    client_id="",
+    client_secret="",
+    private_key="",
 ):
-    """A new server; its first tools await review unless `accept_tools` accepts them all unread."""
+    """A new server; its first tools await review unless `accept_tools` accepts them all unread.
+
+    `client_id` (with `client_secret` or a PEM `private_key`) are credentials its authorization server issued
+    the console (pre-registration); `oauth` says whether a person consents (Connect) or the client credentials
+    grant runs alone."""
     server = Server(
         name=name,
         transport=transport,
@@ -63,12 +76,18 @@ def add_server(
         input_routing=input_routing,
         changes=changes,
         accept_next_listing=accept_tools,
+        oauth=Server.OAuth.AUTHORIZATION_CODE if client_id and oauth == Server.OAuth.NONE else oauth,
+        connection=connection,
+        resource_indicator=resource_indicator,
     )
     server.save()
     server.tool_prefix = Server.default_prefix(server.slug) if tool_prefix is None else tool_prefix
     server.save(update_fields=["tool_prefix"])
     data = snapshot(server, [*AUDITED_FIELDS, *Server.SECRET_FIELDS], secrets=Server.SECRET_FIELDS)
     data["accept_tools"] = accept_tools
+    if client_id:
+        registering.preregister(server, client_id, client_secret, private_key)
+        data |= {"client_id": client_id, "client_secret": bool(client_secret), "private_key": bool(private_key)}
     chain.record("server.added", actor, server=server, data=data)
     if server.enabled and schedule_sync:
         sync.enqueue_sync(server)
@@ -81,6 +100,11 @@ RECONNECT_FIELDS = {"transport", "url", "command", "headers", "env"}
 
 @transaction.atomic
 def update_server(server, actor=SYSTEM, **changes):
+    credentials = {k: changes.pop(k) for k in ("client_id", "client_secret", "private_key") if k in changes}
+    if credentials.get("client_id"):
+        registering.preregister(server, **credentials)
+        named = {"client_id": credentials["client_id"], "client_secret": bool(credentials.get("client_secret"))}
+        chain.record("server.oauth_client_changed", actor, server=server, data=named)
     changed = {k for k, v in changes.items() if getattr(server, k) != v}
     before_changes = copy.copy(server)
     audited = [field for field in AUDITED_FIELDS if field in changed]

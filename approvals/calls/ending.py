@@ -17,6 +17,7 @@ from approvals.calls.models import Call
 from approvals.db import transitions
 from approvals.inputs import requests
 from approvals.tokens.models import ClientToken
+from approvals.upstream import AuthorizationRequired
 
 
 def end_pending(call_id, status, reason: str, actor: Actor = SYSTEM) -> bool:
@@ -183,3 +184,12 @@ def error_text(call: Call) -> str:
     if call.status == Call.Status.CANCELLED:
         return f"{what} was cancelled: {call.reason}."
     return f"{what} ended as {call.status}: {call.error or call.reason}"
+
+
+def upstream_failure_text(server_name: str, tool_name: str, exc: Exception, message: str) -> str:
+    """The tool error a caller reads when the upstream did not run its call; one that needs authorization says
+    who must Connect, and where, in its own words."""
+    if isinstance(exc, AuthorizationRequired):
+        return f"{tool_name} was not run: {message}"
+    retry = " It may succeed if retried." if getattr(exc, "retryable", True) else ""
+    return f"The upstream server {server_name} failed to run {tool_name}: {message}.{retry}"

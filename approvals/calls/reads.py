@@ -18,6 +18,7 @@ from django.db import transaction
 from approvals.calls import ending, holding, lifecycle, runner
 from approvals.calls.models import Call
 from approvals.catalog.models import Server
+from approvals.db.shared_threads import connection_given_back
 from approvals.policy import engine
 from approvals.policy.models import PolicyRule
 from approvals.protocol.jsonrpc import INVALID_REQUEST, JsonRpcError
@@ -50,7 +51,7 @@ def facts(token, read: Read) -> engine.CallFacts:
     )
 
 
-@holding.connection_given_back
+@connection_given_back
 def governed_by_a_rule(token, read: Read) -> bool:
     """Whether an enabled rule decides this read."""
     return verdict_for(token, read).rule is not None
@@ -62,7 +63,7 @@ def verdict_for(token, read: Read) -> engine.Verdict:
     return engine.evaluate(lifecycle.policy_rules(rows), facts(token, read))
 
 
-@holding.connection_given_back
+@connection_given_back
 def refused_beside_the_read(token, reads: list[Read], what: str) -> JsonRpcError | None:
     """Why a subscription to a resource, or a completion for a resource or a prompt, is refused: a deny or ask rule
     that names the read it stands beside. Each tells something of what the read would (the resource's updates,

@@ -15,9 +15,9 @@ from django.conf import settings
 
 from approvals.calls import continuations, ending, holding, lifecycle, url_elicitation
 from approvals.calls.models import Call
-from approvals.calls.upstream_sessions import session_pool
+from approvals.calls.upstream_sessions import session_pool, spec_for
 from approvals.catalog.models import Tool
-from approvals.catalog.specs import upstream_spec
+from approvals.db.shared_threads import connection_given_back, in_shared_thread
 from approvals.inputs import runner as input_runner
 from approvals.live import events, waiting
 from approvals.observe import logs, metrics, traces
@@ -41,7 +41,7 @@ async def run_call(ctx: ClientContext, jsonrpc_id, params: dict, emit, tool: Too
     if not isinstance(name, str) or not isinstance(arguments, dict):
         raise JsonRpcError(INVALID_PARAMS, "tools/call needs a string 'name' and an object 'arguments'")
     if tool is None:
-        tool = await holding.in_shared_thread(lifecycle.find_tool)(ctx.token, name)
+        tool = await in_shared_thread(lifecycle.find_tool)(ctx.token, name)
     if tool is None:
         raise JsonRpcError(INVALID_PARAMS, f"Unknown tool: {name}")
     if tool.status != Tool.Status.ACTIVE:
@@ -109,7 +109,7 @@ async def reread(call_id) -> Call:
     return await Call.objects.select_related("tool__server").aget(pk=call_id)
 
 
-@holding.connection_given_back
+@connection_given_back
 def status_of(call_id) -> str:
     return Call.objects.filter(pk=call_id).values_list("status", flat=True).get()
 
@@ -148,7 +148,7 @@ def let_go_of_the_thread():
     request ends; thousands of held calls would keep as many, each with its stack (and, on
     SQLite, a connection with its page cache). Without its executor, the request's next
     synchronous work (a decision read, the response's close) starts a thread afresh; its
-    connection was given back already (holding.connection_given_back).
+    connection was given back already (connection_given_back).
     """
     context = SyncToAsync.thread_sensitive_context.get(None)
     executor = SyncToAsync.context_to_thread_executor.pop(context, None) if context is not None else None
@@ -246,7 +246,7 @@ async def call_upstream(call: Call, emit, log_level, on_request, url_elicitation
 
     started = time.monotonic()
     try:
-        session = await session_pool().get(upstream_spec(tool.server))
+        session = await session_pool().get(await spec_for(tool.server, call.token_id))
         async with asyncio.timeout(settings.UPSTREAM_CALL_TIMEOUT_SECONDS):
             result = await session.call_tool(
                 tool.upstream_name,
@@ -263,8 +263,7 @@ async def call_upstream(call: Call, emit, log_level, on_request, url_elicitation
         if isinstance(exc, UpstreamError) and (needed := url_elicitation.required(exc)):
             text = url_elicitation.tool_error_text(tool.server.name, call.tool_name, needed)
             return Call.Status.FAILED, tool_error_result(text), message, started, url_elicitation.error(exc, needed)
-        retry = " It may succeed if retried." if getattr(exc, "retryable", True) else ""
-        text = f"The upstream server {tool.server.name} failed to run {call.tool_name}: {message}.{retry}"
+        text = ending.upstream_failure_text(tool.server.name, call.tool_name, exc, message)
         return Call.Status.FAILED, tool_error_result(text), message, started, None
     output_schema = tool.definition.get("outputSchema")
     checking = functools.partial(check_call_result, result, output_schema, max_bytes=settings.MAX_RESULT_BYTES)

@@ -8,15 +8,17 @@ schedule closes whatever sessions it missed.
 import asyncio
 import logging
 import weakref
+from dataclasses import replace
 
 from django.conf import settings
 
-from approvals.calls import holding
 from approvals.catalog.models import Server
 from approvals.catalog.specs import upstream_spec
 from approvals.catalog.watch import on_upstream_notification
+from approvals.db.shared_threads import in_shared_thread
 from approvals.inputs import runner as input_runner
 from approvals.live import events, waiting
+from approvals.tokens.models import ClientToken
 from approvals.upstream import SessionPool
 from approvals.upstream.pool import running_loop_pool
 from approvals.upstream.spec import ServerSpec
@@ -33,16 +35,33 @@ def session_pool() -> SessionPool:
     return running_loop_pool(pool_closing_retired_servers)
 
 
+async def spec_for(server: Server, token_id: int | None) -> ServerSpec:
+    """The server as a client token's request reaches it: on a per-person server, through the connection of the
+    token's owner, so the upstream attributes the action to that person; else through the shared one."""
+    if server.oauth and server.connection == Server.Connection.PER_PERSON:
+        return upstream_spec(server, await in_shared_thread(owner_of)(token_id))
+    return upstream_spec(server)
+
+
+def owner_of(token_id: int | None):
+    token = ClientToken.objects.select_related("owner").filter(pk=token_id).first()
+    return token.owner if token is not None else None
+
+
 class RememberingPool(SessionPool):
-    """A SessionPool that remembers the spec each server's session was last asked for, for the sweep."""
+    """A SessionPool that remembers the spec each session (a server's, for an identity) was last asked for."""
 
     def __init__(self, **handlers):
         super().__init__(**handlers)
-        self.specs: dict[str, ServerSpec] = {}
+        self.specs: dict[tuple[str, str], ServerSpec] = {}
 
     async def get(self, spec: ServerSpec):
-        self.specs[spec.name] = spec
+        self.specs[spec.name, spec.identity] = spec
         return await super().get(spec)
+
+    def forget(self, name: str, identity: str | None = None):
+        for key in [key for key in self.specs if key[0] == name and identity in (None, key[1])]:
+            del self.specs[key]
 
 
 def pool_closing_retired_servers() -> SessionPool:
@@ -72,8 +91,9 @@ async def close_retired_servers(pool: RememberingPool):
                     uri = message.get("uri")
                     await pool.release(message["holder"], uri=uri if isinstance(uri, str) else None)
                 elif isinstance(message.get("server"), str):
-                    pool.specs.pop(message["server"], None)
-                    await pool.close(message["server"])
+                    identity = message.get("identity") if isinstance(message.get("identity"), str) else None
+                    pool.forget(message["server"], identity)
+                    await pool.close(message["server"], identity)
             except Exception:
                 # One session failing to close must not end the listening for the next ones.
                 log.exception("acting on %s failed", message)
@@ -83,16 +103,18 @@ async def close_retired_servers(pool: RememberingPool):
 
 
 async def close_sessions_of_retired_servers(pool: RememberingPool):
-    """Close the pool's sessions to servers no longer enabled, or no longer as the session was opened for."""
+    """Close the pool's sessions to servers no longer enabled, or no longer as the sessions were opened for."""
     if not pool.specs:
         return
     opened = dict(pool.specs)
-    current = await holding.in_shared_thread(current_specs)(list(opened))
-    for name, spec in opened.items():
+    current = await in_shared_thread(current_specs)(list({name for name, _ in opened}))
+    for (name, identity), spec in opened.items():
         # A session asked for afresh meanwhile is the pool's to keep, even for a spec equal to the one read: each
-        # ask records a spec of its own, so only the very one read means nobody asked since.
-        if current.get(name) != spec and pool.specs.get(name) is spec:
-            del pool.specs[name]
+        # ask records a spec of its own, so only the very one read means nobody asked since. Whose connection a
+        # session is is no part of the server's configuration.
+        changed = current.get(name) != replace(spec, identity="")
+        if changed and pool.specs.get((name, identity)) is spec:
+            pool.forget(name)
             await pool.close(name)
 
 

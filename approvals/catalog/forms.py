@@ -7,6 +7,7 @@ from django.core.validators import RegexValidator, URLValidator
 
 from approvals.catalog import credentials
 from approvals.catalog.models import Server
+from approvals.catalog.oauth_forms import OAuthFields
 from approvals.forms.fields import EditingForm, SafeChoiceField
 
 
@@ -17,7 +18,7 @@ class SecretTextarea(forms.Textarea):
         return None
 
 
-class ServerForm(EditingForm):
+class ServerForm(OAuthFields, EditingForm):
     """Adds a server, or edits one when built with `server=`; `changes()` gives the arguments for actions.servers."""
 
     name = forms.CharField(max_length=100)
@@ -112,7 +113,7 @@ class ServerForm(EditingForm):
             "input_routing": server.input_routing,
             "changed_tools": server.changes,
             "no_prefix": server.tool_prefix == "",
-        }
+        } | self.oauth_initial(server)
 
     def clean_name(self):
         name = self.cleaned_data["name"].strip()
@@ -156,6 +157,7 @@ class ServerForm(EditingForm):
         for field in ("headers", "env"):
             if data.get(f"clear_{field}") and data.get(field):
                 self.add_error(field, "Either replace or clear, not both.")
+        self.clean_oauth_fields(data)
         return data
 
     def changes(self):
@@ -175,6 +177,8 @@ class ServerForm(EditingForm):
         }
         if self.server is None:
             changes["accept_tools"] = data["accept_tools"]
+        if http:
+            changes |= self.oauth_changes()
         for field in ("headers", "env"):
             if data[field] is not None:
                 changes[field] = data[field]

@@ -22,10 +22,21 @@ class Server(models.Model):
         UNKNOWN = "unknown"
         OK = "ok", "Healthy"
         ERROR = "error", "Failing"
+        # The server answered 401 or a refused refresh: an admin (or the person, per person) must Connect.
+        NEEDS_AUTHORIZATION = "needs_authorization", "Needs authorization"
 
     class InputRouting(models.TextChoices):
         OPERATOR = "operator", "An operator answers in the console"
         CLIENT_IF_CAPABLE = "client_if_capable", "The client answers when it declared the capability, else an operator"
+
+    class Connection(models.TextChoices):
+        SHARED = "shared", "One connection, made by an admin, for every caller"
+        PER_PERSON = "per_person", "Each caller connects their own account"
+
+    class OAuth(models.TextChoices):
+        NONE = "", "No OAuth (static headers, if any)"
+        AUTHORIZATION_CODE = "authorization_code", "OAuth with a person's consent (Connect)"
+        CLIENT_CREDENTIALS = "client_credentials", "OAuth client credentials (machine to machine)"
 
     # Credentials: the audit log records that they changed (and which names), never their values.
     SECRET_FIELDS = ("headers", "env")
@@ -63,12 +74,17 @@ class Server(models.Model):
         help_text="Who answers what this server asks during a call (elicitation and sampling).",
     )
 
+    oauth = models.CharField(max_length=20, choices=OAuth.choices, default=OAuth.NONE, blank=True)
+    connection = models.CharField(max_length=10, choices=Connection.choices, default=Connection.SHARED)
+    # Some authorization servers refuse RFC 8707's `resource` parameter; an admin turns it off for them.
+    resource_indicator = models.BooleanField(default=True)
+
     revision = models.CharField(max_length=20, blank=True)
     server_info = models.JSONField(default=dict, blank=True)
     capabilities = models.JSONField(default=dict, blank=True)
     instructions = models.TextField(blank=True)
 
-    health = models.CharField(max_length=10, choices=Health.choices, default=Health.UNKNOWN)
+    health = models.CharField(max_length=20, choices=Health.choices, default=Health.UNKNOWN)
     last_error = models.TextField(blank=True)
     last_sync_at = models.DateTimeField(null=True, blank=True)
     last_checked_at = models.DateTimeField(null=True, blank=True)

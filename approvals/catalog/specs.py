@@ -2,6 +2,7 @@
 
 from django.conf import settings
 
+from approvals.catalog.bearer import GrantAuthorizer, grant_owner
 from approvals.catalog.models import Server
 from approvals.upstream import ServerSpec
 from approvals.upstream.isolation import Isolation
@@ -21,7 +22,10 @@ def stdio_isolation() -> Isolation:
     )
 
 
-def upstream_spec(server: Server) -> ServerSpec:
+def upstream_spec(server: Server, user=None) -> ServerSpec:
+    """The spec to reach `server` with; on a per-person OAuth server, as `user` (the caller's token's owner)."""
+    owner = grant_owner(server, user)
+    oauth = server.oauth != Server.OAuth.NONE and server.transport == Server.Transport.HTTP
     return ServerSpec(
         name=server.name,
         transport=server.transport,
@@ -36,4 +40,6 @@ def upstream_spec(server: Server) -> ServerSpec:
         list_max_pages=settings.UPSTREAM_LIST_MAX_PAGES,
         list_max_bytes=settings.UPSTREAM_LIST_MAX_BYTES,
         result_max_bytes=settings.MAX_RESULT_BYTES,
+        identity=str(owner.pk) if owner is not None else "",
+        authorizer=GrantAuthorizer(server.pk, owner.pk if owner is not None else None) if oauth else None,
     )

@@ -12,7 +12,8 @@ from django.utils import timezone
 
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM
-from approvals.catalog import surface
+from approvals.catalog import oauth_tokens, surface
+from approvals.catalog.connections import lister
 from approvals.catalog.models import Server, Tool
 from approvals.catalog.specs import upstream_spec
 from approvals.catalog.trust import apply_entry, exposed_name_for, remove_entry, reviewed_status
@@ -20,7 +21,7 @@ from approvals.db.after_commit import enqueue
 from approvals.live import events
 from approvals.protocol import permission_prompt
 from approvals.protocol.tools import check_tool, tool_digest
-from approvals.upstream import ServerIdentity, ServerSpec, UpstreamError, open_session
+from approvals.upstream import AuthorizationRequired, ServerIdentity, ServerSpec, UpstreamError, open_session
 from approvals.upstream.session import decline
 from approvals.webhooks import announce
 
@@ -81,7 +82,11 @@ def sync_server(server: Server) -> SyncReport:
     # Marked under way in the cache every process shares, so that a list change waits for it (sync_when_due).
     cache.set(running_key(server.pk), True, RUNNING_MARK_SECONDS)
     try:
-        identity, definitions, listings = async_to_sync(fetch_catalog)(upstream_spec(server))
+        identity, definitions, listings = async_to_sync(fetch_catalog)(upstream_spec(server, lister(server)))
+    except AuthorizationRequired as exc:
+        oauth_tokens.challenged(server, exc.challenge, exc.message)
+        server.refresh_from_db(fields=["health", "last_error", "oauth"])
+        return SyncReport(server.name, ok=False, error=exc.message)
     except UpstreamError as exc:
         record_failure(server, exc.message)
         return SyncReport(server.name, ok=False, error=exc.message)
@@ -222,7 +227,7 @@ def apply_tool(server, tool, definition, exposed, status, reason, warnings, now,
 def test_connection(server: Server) -> tuple[ServerIdentity | None, int, str]:
     """Connect and list tools without changing the catalog: (identity, tool count, error)."""
     try:
-        identity, definitions, _listings = async_to_sync(fetch_catalog)(upstream_spec(server))
+        identity, definitions, _listings = async_to_sync(fetch_catalog)(upstream_spec(server, lister(server)))
     except UpstreamError as exc:
         return None, 0, exc.message
     return identity, len(definitions), ""

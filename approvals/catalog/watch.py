@@ -15,6 +15,7 @@ import logging
 from asgiref.sync import sync_to_async
 
 from approvals.catalog import sync
+from approvals.catalog.connections import lister
 from approvals.catalog.models import Server
 from approvals.catalog.specs import upstream_spec
 from approvals.live import events
@@ -72,7 +73,7 @@ async def on_upstream_notification(spec: ServerSpec, method: str, params: dict):
 
 
 def enabled_specs() -> list[ServerSpec]:
-    return [upstream_spec(server) for server in Server.objects.filter(enabled=True)]
+    return [upstream_spec(server, lister(server)) for server in Server.objects.filter(enabled=True)]
 
 
 async def watch(stop: asyncio.Event, interval: float = 30.0):

@@ -51,9 +51,15 @@ def upstream_identity(call: Call) -> str:
     """Whose identity the call reaches its upstream with, once approved."""
     if call.kind == Call.Kind.PERMISSION:
         return "none: the coding agent runs its own tool with its own rights"
-    if call.server is None:
+    server = call.server
+    if server is None:
         return "none: no upstream server"
-    return f"the console's shared connection to {call.server.name}: one identity for every client and operator"
+    if server.oauth and server.connection == Server.Connection.PER_PERSON:
+        owner = call.token.owner if call.token else None
+        if owner is None:
+            return f"none: {server.name} takes each person's own connection, and this client token has no owner"
+        return f"{owner.get_username()}'s own connection to {server.name}: the person who owns the client token"
+    return f"the console's shared connection to {server.name}: one identity for every client and operator"
 
 
 # The orders the queue offers: by arrival (the default, "") or by time left.

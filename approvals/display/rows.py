@@ -15,7 +15,7 @@ RECENT_LIMIT = 100
 
 
 def shown_calls():
-    return Call.objects.select_related("tool__server", "server", "token", "rule")
+    return Call.objects.select_related("tool__server", "server", "token__owner", "rule")
 
 
 def pending_calls():

@@ -7,8 +7,8 @@ from django.conf import settings
 from django.core.cache import caches
 from django.urls import reverse
 
-from approvals.calls import holding
 from approvals.db import kept
+from approvals.db.shared_threads import in_shared_thread
 from approvals.gateway.http import Refused, rejection
 from approvals.loopback import is_loopback_address
 from approvals.oauth import access, scopes
@@ -33,7 +33,7 @@ async def identify(request) -> ClientToken:
         # Keyed by the credential rather than the row id, which a database may hand out again. During a
         # rotation's grace period the old and the new secret are counted apart.
         key = hash_secret(secret)
-    admitting = holding.in_shared_thread(admitted_and_counted)
+    admitting = in_shared_thread(admitted_and_counted)
     # Only an OAuth access token names the resource it was issued for: a client token's request builds no URL.
     resource = (
         "" if secret is None or client_token_secret(secret) else request.build_absolute_uri(reverse("mcp_endpoint"))

@@ -3,8 +3,9 @@
 from asgiref.sync import sync_to_async
 from django.http import HttpResponse
 
-from approvals.calls import ending, holding
+from approvals.calls import ending
 from approvals.catalog import routes
+from approvals.db.shared_threads import in_shared_thread
 from approvals.gateway import listing, sessions, streams, subscriptions, surface
 from approvals.gateway.http import (
     SESSION_HEADER,
@@ -97,7 +98,7 @@ async def require_session(request, token: ClientToken) -> McpSession:
         raise Refused(rejection(400, "Bad Request: missing session; send initialize first, then its Mcp-Session-Id"))
     session = sessions.kept_session(token, session_id)
     if session is None:
-        session = await holding.in_shared_thread(sessions.find_open_session)(token, session_id, kept=True)
+        session = await in_shared_thread(sessions.find_open_session)(token, session_id, kept=True)
     if session is None:
         raise Refused(rejection(404, "Not Found: unknown or closed session; initialize a new one"))
     version = request.headers.get(VERSION_HEADER)

@@ -18,9 +18,9 @@ from asgiref.sync import sync_to_async
 from approvals.calls import reads
 from approvals.calls.models import Call
 from approvals.calls.runner import session_pool, without_envelope
+from approvals.calls.upstream_sessions import spec_for
 from approvals.catalog import routes
 from approvals.catalog.models import Prompt, Resource, ResourceTemplate, Server
-from approvals.catalog.specs import upstream_spec
 from approvals.gateway import listing, streams
 from approvals.protocol import jsonrpc
 from approvals.protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND, JsonRpcError, Request
@@ -56,10 +56,10 @@ async def list_page(ctx: ClientContext, method: str, params: dict) -> dict:
     return await sync_to_async(listing.page)(listing.LISTINGS[method], ctx.token, params, ctx.era)
 
 
-async def ask_upstream(server: Server, what: str, ask, refusal) -> dict:
+async def ask_upstream(ctx: ClientContext, server: Server, what: str, ask, refusal) -> dict:
     """The upstream's answer to `ask(session)`, or a JsonRpcError saying in protocol terms why there is none."""
     try:
-        session = await session_pool().get(upstream_spec(server))
+        session = await session_pool().get(await spec_for(server, ctx.token.pk))
         return without_envelope(await ask(session))
     except UpstreamError as exc:
         raise failure(server, what, exc, refusal) from None
@@ -138,7 +138,9 @@ async def read_resource(ctx: ClientContext, params: dict, jsonrpc_id=None) -> Ro
 
     async def upstream():
         asked = routes.upstream_uri(route, uri)
-        return await ask_upstream(route.server, "resources/read", lambda session: session.read_resource(asked), refusal)
+        return await ask_upstream(
+            ctx, route.server, "resources/read", lambda session: session.read_resource(asked), refusal
+        )
 
     read = reads.Read(
         Call.Kind.RESOURCE, route.server, uri, {"uri": uri}, route.served_digest, jsonrpc_id, progress_token(params)
@@ -159,7 +161,11 @@ async def get_prompt(ctx: ClientContext, params: dict, jsonrpc_id=None) -> Route
 
     async def upstream():
         return await ask_upstream(
-            prompt.server, "prompts/get", lambda session: session.get_prompt(prompt.upstream_name, arguments), refusal
+            ctx,
+            prompt.server,
+            "prompts/get",
+            lambda session: session.get_prompt(prompt.upstream_name, arguments),
+            refusal,
         )
 
     read = reads.Read(
@@ -204,6 +210,7 @@ async def complete(ctx: ClientContext, params: dict) -> dict:
             return {"completion": {"values": [], "hasMore": False}}
         upstream_argument = {"name": name, "value": argument["value"]}
         return await ask_upstream(
+            ctx,
             owner.server,
             "completion/complete",
             lambda session: session.complete(upstream_ref, upstream_argument, context),

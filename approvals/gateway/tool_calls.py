@@ -7,8 +7,9 @@ and its keep-alives are streams.answer_request's, which held reads and prompts s
 import dataclasses
 from collections.abc import Callable
 
-from approvals.calls import holding, lifecycle, permissions, runner
+from approvals.calls import lifecycle, permissions, runner
 from approvals.catalog.models import Tool
+from approvals.db.shared_threads import in_shared_thread
 from approvals.gateway import streams
 from approvals.gateway.http import Refused, error_response
 from approvals.observe import logs
@@ -21,7 +22,7 @@ async def called_tool(ctx: ClientContext, params: dict) -> Tool | permissions.Bu
     name = params.get("name")
     tool = permissions.builtin_tool(ctx.token, name) or lifecycle.kept_tool(ctx.token, name)
     if tool is None:
-        tool = await holding.in_shared_thread(lifecycle.find_tool)(ctx.token, name, kept=True)
+        tool = await in_shared_thread(lifecycle.find_tool)(ctx.token, name, kept=True)
     if tool is None:
         raise JsonRpcError(INVALID_PARAMS, f"Unknown tool: {name}")
     return tool

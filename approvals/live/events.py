@@ -160,9 +160,13 @@ def subscriptions_released(holder: str, uri: str | None = None):
     send_after_commit((UPSTREAM, {"type": "upstream.released", "holder": holder, "uri": uri}))
 
 
-def upstream_retired(server_name: str):
-    """A server was disabled, changed or deleted: every process closes its sessions to it (stdio children stop)."""
-    send_after_commit((UPSTREAM, {"type": "upstream.retired", "server": server_name}))
+def upstream_retired(server_name: str, identity: str | None = None):
+    """A server was disabled, changed or deleted: every process closes its sessions to it (stdio children stop).
+    With `identity`, one person's connection to it changed: only that person's sessions close."""
+    message = {"type": "upstream.retired", "server": server_name}
+    if identity is not None:
+        message["identity"] = identity
+    send_after_commit((UPSTREAM, message))
 
 
 def server_status(server):

@@ -5,7 +5,7 @@ from celery import shared_task
 from approvals.actions import revocation, verification
 from approvals.audit import checkpoints, forwarding, retention
 from approvals.calls import claims, ending
-from approvals.catalog import sync
+from approvals.catalog import connecting, sync
 from approvals.catalog.models import Server
 from approvals.gateway import sessions
 from approvals.inputs import requests
@@ -61,6 +61,7 @@ def prune_sessions():
 @shared_task
 def prune_oauth():
     grants.prune_expired()
+    connecting.prune_flows()
 
 
 @shared_task

@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from approvals import roles
 from approvals.catalog import review
+from approvals.catalog.models import Server
 from approvals.display.schema import schema_table as describe_schema
 from approvals.protocol import hidden_text, tool_review
 from approvals.protocol.tools import annotations, safe_icons
@@ -123,3 +124,11 @@ def tool_icons(tool):
 @register.inclusion_tag("approvals/_schema_table.html")
 def schema_table(schema, caption):
     return {"table": describe_schema(schema), "caption": caption}
+
+
+@register.inclusion_tag("approvals/_needs_authorization.html")
+def needs_authorization_banner(user):
+    """Admins see, on every page, the servers whose shared OAuth connection waits for someone to Connect it."""
+    if not roles.is_admin(user):
+        return {"servers": []}
+    return {"servers": list(Server.objects.filter(health=Server.Health.NEEDS_AUTHORIZATION).only("name", "slug"))}

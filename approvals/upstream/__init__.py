@@ -19,9 +19,17 @@ Every failure is an UpstreamError; `retryable` marks the ones worth trying again
 not timed: the console bounds its own waits for operators.
 """
 
-from .errors import UpstreamError
+from .errors import AuthorizationRequired, UpstreamError
 from .pool import SessionPool
 from .session import UpstreamSession, open_session
 from .spec import ServerIdentity, ServerSpec
 
-__all__ = ["ServerIdentity", "ServerSpec", "SessionPool", "UpstreamError", "UpstreamSession", "open_session"]
+__all__ = [
+    "AuthorizationRequired",
+    "ServerIdentity",
+    "ServerSpec",
+    "SessionPool",
+    "UpstreamError",
+    "UpstreamSession",
+    "open_session",
+]

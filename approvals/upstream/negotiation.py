@@ -13,7 +13,7 @@ from approvals.protocol.revisions import (
     REVISIONS,
 )
 
-from .errors import UpstreamError
+from .errors import AuthorizationRequired, UpstreamError
 from .spec import ServerIdentity
 
 CLIENT_INFO = {"name": identity.NAME, "version": identity.version()}
@@ -34,7 +34,8 @@ class Negotiation:
         for attempt in attempts:
             try:
                 return await attempt()
-            except _NoCommonRevision:
+            except (_NoCommonRevision, AuthorizationRequired):
+                # A refusal of the console's authorization says nothing of the era: every request would meet it.
                 raise
             except UpstreamError as exc:
                 # Only a refusal is a verdict on the era; a server we cannot reach is just down.

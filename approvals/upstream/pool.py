@@ -1,4 +1,9 @@
-"""Long-lived sessions, one per server, for one event loop (the gateway's, inside daphne)."""
+"""Long-lived sessions, one per server and identity, for one event loop (the gateway's, inside daphne).
+
+A server whose callers each connect their own account gets a session per person (ServerSpec.identity): an
+upstream binds a session to the credential that opened it, and one person's session must never carry another's
+request.
+"""
 
 import asyncio
 import functools
@@ -7,7 +12,7 @@ import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from .errors import UpstreamError
+from .errors import AuthorizationRequired, UpstreamError
 from .session import UpstreamSession, connect
 from .spec import ServerSpec
 
@@ -28,6 +33,10 @@ class _Entry:
     subscriptions: dict[str, set] = field(default_factory=dict)
 
 
+def _key(spec: ServerSpec) -> tuple[str, str]:
+    return spec.name, spec.identity
+
+
 class SessionPool:
     """Sessions opened on first use and reopened, with exponential backoff, once they die.
 
@@ -46,10 +55,10 @@ class SessionPool:
         self._on_request = on_request
         self._on_notification = on_notification
         self.max_backoff = max_backoff
-        self._entries: dict[str, _Entry] = {}
+        self._entries: dict[tuple[str, str], _Entry] = {}
 
     async def get(self, spec: ServerSpec) -> UpstreamSession:
-        entry = self._entries.setdefault(spec.name, _Entry(spec))
+        entry = self._entries.setdefault(_key(spec), _Entry(spec))
         async with entry.lock:
             loop = asyncio.get_running_loop()
             if entry.session is not None:
@@ -75,6 +84,8 @@ class SessionPool:
                     on_request=self._bind(self._on_request, spec),
                     on_notification=self._bind(self._on_notification, spec),
                 )
+            except AuthorizationRequired:
+                raise  # not the server failing: a person's Connect mends it, and the next try must not wait
             except UpstreamError:
                 self._back_off(entry)
                 raise
@@ -88,14 +99,14 @@ class SessionPool:
         The subscription outlives the session: a reopened session subscribes again.
         """
         session = await self.get(spec)
-        holders = self._entries[spec.name].subscriptions
+        holders = self._entries[_key(spec)].subscriptions
         if uri not in holders:
             await session.subscribe_resource(uri)
         holders.setdefault(uri, set()).add(holder)
 
     async def release(self, holder, name: str | None = None, uri: str | None = None) -> None:
         """Drop `holder`'s subscriptions (to one server, to one resource); the last holder's going unsubscribes."""
-        entries = list(self._entries.values()) if name is None else [e for e in [self._entries.get(name)] if e]
+        entries = [entry for (server, _), entry in self._entries.items() if name is None or server == name]
         for entry in entries:
             for subscribed in list(entry.subscriptions) if uri is None else [uri]:
                 holders = entry.subscriptions.get(subscribed, set())
@@ -116,23 +127,24 @@ class SessionPool:
             except UpstreamError as exc:
                 log.warning("%s: subscribing again to %s failed: %s", entry.spec.name, uri, exc.message)
 
-    async def close(self, name: str) -> None:
-        """Close the session to server `name`, if any: the server was disabled, changed or deleted.
+    async def close(self, name: str, identity: str | None = None) -> None:
+        """Close the sessions to server `name`, every identity's (the server was disabled, changed or deleted) or
+        one person's (their connection changed, and the session's transport holds its token).
 
-        Taken under the entry's lock, so that a session being opened meanwhile is closed too,
+        Each is taken under its entry's lock, so that a session being opened meanwhile is closed too,
         and out of the pool first, so that the next get opens afresh.
         """
-        entry = self._entries.pop(name, None)
-        if entry is None:
-            return
-        async with entry.lock:
-            session, entry.session = entry.session, None
-        if session is not None:
-            await session.aclose()
+        for key in [key for key in self._entries if key[0] == name and identity in (None, key[1])]:
+            entry = self._entries.pop(key)
+            async with entry.lock:
+                session, entry.session = entry.session, None
+            if session is not None:
+                await session.aclose()
 
     async def keep_only(self, names: set[str]) -> None:
         """Close the sessions to every server not named."""
-        await asyncio.gather(*(self.close(name) for name in set(self._entries) - names), return_exceptions=True)
+        unnamed = {name for name, _ in self._entries} - names
+        await asyncio.gather(*(self.close(name) for name in unnamed), return_exceptions=True)
 
     async def close_all(self) -> None:
         entries, self._entries = list(self._entries.values()), {}

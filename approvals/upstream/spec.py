@@ -3,6 +3,7 @@
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from .authorizing import Authorizer
 from .isolation import Isolation
 
 HTTP = "http"
@@ -24,6 +25,10 @@ class ServerSpec:
     list_max_pages: int = 100
     list_max_bytes: int = 8 * 1024 * 1024
     result_max_bytes: int = 4 * 1024 * 1024  # a read resource, a prompt or a completion
+    # Whose connection this is on a server with per-person OAuth ("" = the shared one): sessions differ by it.
+    identity: str = ""
+    # Who supplies the OAuth bearer; it holds live state, so two specs alike but for it are the same server.
+    authorizer: Authorizer | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

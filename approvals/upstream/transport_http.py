@@ -8,6 +8,7 @@ import httpx
 
 from approvals.protocol import jsonrpc
 
+from . import bearer_auth
 from .errors import UpstreamError
 from .exchange import MAX_MESSAGE_BYTES, Exchange, Serve, parse
 from .spec import ServerSpec
@@ -37,6 +38,7 @@ class HttpTransport:
         self.legacy_version: str | None = None  # legacy era: sent as MCP-Protocol-Version once initialized
         self._serve = serve
         self._listener: asyncio.Task | None = None
+        self._bearer: str | None = None  # the OAuth access token, when the server's spec has an authorizer
         # httpx's own limits on connections, and a shorter life for the idle ones.
         limits = httpx.Limits(
             max_connections=100, max_keepalive_connections=20, keepalive_expiry=IDLE_CONNECTION_SECONDS
@@ -56,6 +58,17 @@ class HttpTransport:
             raise UpstreamError(f"{self.spec.name}: a configured header value holds a line break")
 
     async def request(self, message: dict, headers: dict[str, str], exchange: Exchange) -> jsonrpc.Response:
+        if self.spec.authorizer is not None:
+            # Cheap while the token is far from its expiry: the authorizer keeps it in memory.
+            self._bearer = await self.spec.authorizer.bearer()
+        # A refused token is replaced once (refreshed, or stepped up); a second refusal is the caller's to see.
+        try:
+            return await self._request(message, headers, exchange)
+        except bearer_auth.Refused as refused:
+            self._bearer = await bearer_auth.replace(self.spec, self._bearer, refused)
+        return await self._request(message, headers, exchange)
+
+    async def _request(self, message: dict, headers: dict[str, str], exchange: Exchange) -> jsonrpc.Response:
         method = message["method"]
         try:
             async with self._client.stream(
@@ -79,7 +92,11 @@ class HttpTransport:
 
     async def notify(self, message: dict, headers: dict[str, str]) -> None:
         try:
-            await self._post(message, headers)
+            try:
+                await self._post(message, headers)
+            except bearer_auth.Refused as refused:
+                self._bearer = await bearer_auth.replace(self.spec, self._bearer, refused)
+                await self._post(message, headers)
         except httpx.HTTPError as exc:
             raise self._transport_error(message["method"], exc) from None
 
@@ -119,6 +136,8 @@ class HttpTransport:
             headers["Mcp-Session-Id"] = self.session_id
         if self.legacy_version:
             headers["MCP-Protocol-Version"] = self.legacy_version
+        if self._bearer:
+            headers["Authorization"] = f"Bearer {self._bearer}"
         headers.update(extra)
         return headers
 
@@ -137,6 +156,7 @@ class HttpTransport:
         if 300 <= status < 400:
             location = response.headers.get("location", "")
             raise UpstreamError(f"{self.spec.name}: {method}: redirected to {location!r}; redirects are not followed")
+        bearer_auth.check_refusal(self.spec, response, method)
         detail, code = f"HTTP {status}", None
         try:
             error = parse(await self._read_body(response, MAX_ERROR_BODY_BYTES), self.spec.name)

@@ -1,15 +1,20 @@
-"""A person's own page: who they are, their roles, and their API keys (made, shown once, revoked)."""
+"""A person's own page: who they are, their roles, their API keys (made, shown once, revoked), and their own
+connections to the servers that take one per person (connected through the server's authorization server,
+forgotten)."""
 
 from datetime import timedelta
 
 from django.contrib import messages
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from approvals.api import keys
+from approvals.catalog import connections
+from approvals.catalog.connecting import ConnectError, console_url, start_connect
 from approvals.roles import ROLES
 from approvals.views.access import role_required
+from approvals.views.leaving import leave_for
 
 # How long a new key may last, in days; none lasts until revoked.
 KEY_EXPIRY_CHOICES = [("", "never"), ("30", "in 30 days"), ("90", "in 90 days"), ("365", "in a year")]
@@ -33,6 +38,7 @@ def account(request):
         "secret": secret,
         "max_name": keys.MAX_NAME,
         "expiries": KEY_EXPIRY_CHOICES,
+        "connections": connections.connections_of(request.user),
     }
     return render(request, "approvals/account.html", context)
 
@@ -44,4 +50,27 @@ def revoke(request, pk):
         messages.success(request, "The key is revoked: the API refuses it from now on.")
     else:
         messages.warning(request, "No such key of yours, or it was revoked already.")
+    return redirect("account")
+
+
+@require_POST
+@role_required
+def connect(request, slug):
+    """Sends the person's browser to the server's authorization server; the console's callback brings it back."""
+    server = get_object_or_404(connections.per_person_servers(), slug=slug)
+    try:
+        url = start_connect(server, base_url=console_url(request), user=request.user, started_by=request.user)
+    except ConnectError as exc:
+        messages.error(request, f"Could not connect to {server.name}: {exc}")
+        return redirect("account")
+    return leave_for(request, url, f"You connect your own account at {server.name} through its authorization server.")
+
+
+@require_POST
+@role_required
+def disconnect(request, slug):
+    server = get_object_or_404(connections.per_person_servers(), slug=slug)
+    if connections.disconnect(server, request.user):
+        forgotten = f"Your connection to {server.name} is forgotten: your calls to it fail until you connect again."
+        messages.success(request, forgotten)
     return redirect("account")

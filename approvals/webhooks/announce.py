@@ -47,6 +47,18 @@ def entries_need_review(server, exposed_names: list[str], surface: dict[str, lis
         announce("tool.needs_review", lambda: data, path=reverse("review"))
 
 
+def server_needs_authorization(server, user, scope: str, reason: str):
+    """A server's connection (the shared one, or one person's) needs someone to Connect it again."""
+    data = {
+        "server": {"id": server.pk, "name": server.name},
+        "connection": "per_person" if user is not None else "shared",
+        "user": user.get_username() if user is not None else None,
+        "scope": scope,
+        "reason": reason,
+    }
+    announce("server.needs_authorization", lambda: data, path=reverse("server", args=[server.slug]))
+
+
 def verification_failed(verification):
     """A verification of the audit chain that did not find it intact (broken, or not verified)."""
     data = {

@@ -22,6 +22,7 @@ LINK_WORDS = {
     "input.requested": "answer it",
     "tool.needs_review": "review them",
     "audit.verification_failed": "open the audit log",
+    "server.needs_authorization": "connect it",
 }
 
 
@@ -46,6 +47,11 @@ def describe(event_type: str, data: dict) -> str:
         return escape(data.get("message", "A test event"))
     if event_type == "audit.verification_failed":
         return f"Verifying the audit log failed: {escape(data.get('verification', {}).get('problem', ''))}"
+    if event_type == "server.needs_authorization":
+        whose = f"{escape(data['user'])}'s connection to " if data.get("user") else ""
+        return (
+            f"{whose}{escape(data.get('server', {}).get('name', ''))} needs authorization: {escape(data.get('reason'))}"
+        )
     return escape(event_type)
 
 

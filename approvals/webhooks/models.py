@@ -14,6 +14,7 @@ EVENT_TYPES = {
     "call.escalated": "A call nears its expiry undecided (its rule escalates it)",
     "input.requested": "An input request waits for an answer",
     "tool.needs_review": "Tools changed and wait for an admin's review",
+    "server.needs_authorization": "An upstream server's OAuth connection needs a person to Connect it again",
     "audit.verification_failed": "Verifying the audit log failed",
 }
 

@@ -1,25 +1,49 @@
-"""Servers' headers and environment and webhooks' secrets are encrypted in the database under CREDENTIALS_KEY."""
+"""Credentials are encrypted in the database under CREDENTIALS_KEY: servers' headers and environment, webhooks'
+secrets, and what the console keeps as an OAuth client of upstream servers (client secrets, private keys, access and
+refresh tokens, PKCE verifiers)."""
 
 import io
 import json
 import shutil
 import subprocess
+from datetime import timedelta
 
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
+from django.utils import timezone
 
 from approvals.catalog.models import Server
+from approvals.catalog.oauth_models import UpstreamAuthorization, UpstreamClient, UpstreamGrant
 from approvals.db.sealed import CredentialsUnreadable, configured_keys
 from approvals.webhooks.models import WebhookEndpoint
 from tests.fixtures.catalog import make_server
+from tests.fixtures.people import make_user
 
 HEADER_VALUE = "Bearer hdr-7c1f0e-distinctive"
 ENV_VALUE = "env-4b9d2a-distinctive"
 WEBHOOK_SECRET = "whsec_webhook-2e8a55-distinctive"
-CLEAR_VALUES = (HEADER_VALUE, ENV_VALUE, WEBHOOK_SECRET)
+CLIENT_SECRET = "client-secret-91d3c7-distinctive"
+PRIVATE_KEY = "-----BEGIN PRIVATE KEY-----\nkey-5e0b18-distinctive\n-----END PRIVATE KEY-----"
+ACCESS_TOKEN = "access-token-3fa6d0-distinctive"
+REFRESH_TOKEN = "refresh-token-c2e94b-distinctive"
+PERSON_ACCESS_TOKEN = "person-access-token-8b1e72-distinctive"
+CODE_VERIFIER = "code-verifier-60af3d-distinctive"
+CLEAR_VALUES = (
+    HEADER_VALUE,
+    ENV_VALUE,
+    WEBHOOK_SECRET,
+    CLIENT_SECRET,
+    PRIVATE_KEY,
+    ACCESS_TOKEN,
+    REFRESH_TOKEN,
+    PERSON_ACCESS_TOKEN,
+    CODE_VERIFIER,
+)
+# The fragments that stay distinctive once a serializer escapes the private key's line breaks.
+MARKERS = tuple(value.split("\n")[1] if "\n" in value else value for value in CLEAR_VALUES)
 
 # The migration that seals the columns, and the one before it.
 PLAIN, SEALED = ("approvals", "0007_oauth"), ("approvals", "0008_sealed_credentials")
@@ -33,7 +57,26 @@ def make_secrets():
     endpoint = WebhookEndpoint.objects.create(
         url="https://hooks.example/in", console_url="https://console.example", events=[], secret=WEBHOOK_SECRET
     )
+    make_oauth_secrets(http)
     return http, stdio, endpoint
+
+
+def make_oauth_secrets(server):
+    """The console as an OAuth client of `server`: its registration, a shared and a person's grant, a flow under way."""
+    UpstreamClient.objects.create(
+        server=server, client_id="console", client_secret=CLIENT_SECRET, private_key=PRIVATE_KEY
+    )
+    UpstreamGrant.objects.create(
+        server=server, access_token=ACCESS_TOKEN, refresh_token=REFRESH_TOKEN, status=UpstreamGrant.Status.CONNECTED
+    )
+    UpstreamGrant.objects.create(server=server, user=make_user("dana"), access_token=PERSON_ACCESS_TOKEN)
+    UpstreamAuthorization.objects.create(
+        state_digest="0" * 64,
+        server=server,
+        code_verifier=CODE_VERIFIER,
+        redirect_uri="https://console.example/oauth/upstream/callback",
+        expires_at=timezone.now() + timedelta(minutes=10),
+    )
 
 
 def stored(model, column):
@@ -43,8 +86,20 @@ def stored(model, column):
         return [value for (value,) in cursor.fetchall()]
 
 
-def all_stored():
+def sealed_by_0008():
+    """What the migration that sealed the first credentials encrypted."""
     return [*stored(Server, "headers"), *stored(Server, "env"), *stored(WebhookEndpoint, "secret")]
+
+
+def all_stored():
+    oauth = [
+        *stored(UpstreamClient, "client_secret"),
+        *stored(UpstreamClient, "private_key"),
+        *stored(UpstreamGrant, "access_token"),
+        *[value for value in stored(UpstreamGrant, "refresh_token") if value is not None],
+        *stored(UpstreamAuthorization, "code_verifier"),
+    ]
+    return [*sealed_by_0008(), *oauth]
 
 
 @pytest.mark.django_db
@@ -52,8 +107,10 @@ def test_it_stores_credentials_encrypted_and_reads_them_plain():
     http, stdio, endpoint = make_secrets()
     first_key = configured_keys()[0][0]
     assert all(value.startswith(f"fernet:{first_key}:") for value in all_stored())
-    assert not any(clear in value for value in all_stored() for clear in CLEAR_VALUES)
+    assert not any(marker in value for value in all_stored() for marker in MARKERS)
     assert Server.objects.get(pk=http.pk).headers == {"Authorization": HEADER_VALUE}
+    assert UpstreamClient.objects.get(server=http).client_secret == CLIENT_SECRET
+    assert UpstreamGrant.objects.get(server=http, user=None).refresh_token == REFRESH_TOKEN
     assert Server.objects.get(pk=stdio.pk).env == {"API_TOKEN": ENV_VALUE}
     assert WebhookEndpoint.objects.get(pk=endpoint.pk).secret == WEBHOOK_SECRET
 
@@ -63,7 +120,7 @@ def test_it_dumps_no_credential_and_loads_the_dump_back(tmp_path):
     http, stdio, endpoint = make_secrets()
     whole = io.StringIO()
     call_command("dumpdata", stdout=whole)
-    assert not any(clear in whole.getvalue() for clear in CLEAR_VALUES)
+    assert not any(marker in whole.getvalue() for marker in MARKERS)
 
     out = io.StringIO()
     call_command("dumpdata", "approvals.server", "approvals.webhookendpoint", stdout=out)
@@ -94,7 +151,7 @@ def test_it_leaves_no_credential_in_a_pg_dump():
     ).stdout
     assert "approvals_webhookendpoint" in dump
     assert "fernet:" in dump
-    assert not any(clear in dump for clear in CLEAR_VALUES)
+    assert not any(marker in dump for marker in MARKERS)
 
 
 @pytest.mark.django_db
@@ -109,6 +166,7 @@ def test_it_rotates_the_key_and_rewrites_every_value_under_the_new_one(settings)
     call_command("rotate_credentials_key", stdout=out)
     assert "approvals.Server: 2 rows re-encrypted" in out.getvalue()
     assert "approvals.WebhookEndpoint: 1 rows re-encrypted" in out.getvalue()
+    assert "approvals.UpstreamGrant: 2 rows re-encrypted" in out.getvalue()
     new_key = configured_keys()[0][0]
     assert all(value.startswith(f"fernet:{new_key}:") for value in all_stored())
     assert not set(all_stored()) & set(old_stored)
@@ -117,6 +175,7 @@ def test_it_rotates_the_key_and_rewrites_every_value_under_the_new_one(settings)
     assert Server.objects.get(pk=http.pk).headers == {"Authorization": HEADER_VALUE}
     assert Server.objects.get(pk=stdio.pk).env == {"API_TOKEN": ENV_VALUE}
     assert WebhookEndpoint.objects.get(pk=endpoint.pk).secret == WEBHOOK_SECRET
+    assert UpstreamGrant.objects.get(server=http, user=None).access_token == ACCESS_TOKEN
 
 
 @pytest.mark.django_db
@@ -164,9 +223,11 @@ def test_it_migrates_plain_values_to_sealed_ones_and_back():
 
     executor = MigrationExecutor(connection)
     executor.migrate([SEALED])
-    assert not any(clear in value for value in all_stored() for clear in CLEAR_VALUES)
-    assert Server.objects.get(pk=server.pk).headers == {"Authorization": HEADER_VALUE}
-    assert WebhookEndpoint.objects.get().secret == WEBHOOK_SECRET
+    assert not any(marker in value for value in sealed_by_0008() for marker in MARKERS)
+    # The models as they stood then: later migrations add columns the current models read.
+    sealed = executor.loader.project_state([SEALED]).apps
+    assert sealed.get_model("approvals", "Server").objects.get(pk=server.pk).headers == {"Authorization": HEADER_VALUE}
+    assert sealed.get_model("approvals", "WebhookEndpoint").objects.get().secret == WEBHOOK_SECRET
 
     executor = MigrationExecutor(connection)
     executor.migrate([PLAIN])

@@ -3,6 +3,7 @@
 import asyncio
 import json
 import shlex
+from dataclasses import replace
 
 import pytest
 from asgiref.sync import sync_to_async
@@ -16,6 +17,7 @@ from approvals.calls import deciding, runner, upstream_sessions
 from approvals.calls.models import Call
 from approvals.catalog.models import Server
 from approvals.catalog.specs import upstream_spec
+from approvals.live import events
 from approvals.protocol import revisions
 from approvals.tokens.context import ClientContext
 from tests.fixtures.calls import wait_for_pending_call
@@ -161,3 +163,26 @@ async def test_it_keeps_a_session_asked_for_again_while_the_sweep_read_the_serve
     await upstream_sessions.close_sessions_of_retired_servers(pool)
 
     assert session.alive and not gone(child)
+
+
+async def test_it_keeps_a_persons_session_to_a_server_unchanged_across_sweeps(family):
+    pool = runner.session_pool()
+    persons = replace(await sync_to_async(upstream_spec)(family), identity="7")
+    session = await pool.get(persons)
+
+    await upstream_sessions.close_sessions_of_retired_servers(pool)
+
+    assert session.alive
+    assert await pool.get(persons) is session
+
+
+async def test_it_closes_one_persons_sessions_everywhere_when_their_connection_changes(family):
+    pool = runner.session_pool()
+    shared_spec = await sync_to_async(upstream_spec)(family)
+    ann = await pool.get(replace(shared_spec, identity="7"))
+    bob = await pool.get(replace(shared_spec, identity="8"))
+
+    await sync_to_async(events.upstream_retired)("family", identity="7")
+
+    await eventually(lambda: not ann.alive, message="the person's session closed")
+    assert bob.alive

@@ -27,14 +27,19 @@ ANSWER_POLL_SECONDS = 0.1
 def setup_django():
     sys.path.insert(0, str(REPO))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
+    from tests.conformance import console_oauth
+
+    os.environ.setdefault("OAUTH_CLIENT_METADATA_URL", console_oauth.SUITE_CIMD_URL)
     import django
 
     django.setup()
 
 
-def add_upstream(url: str, scenario: str):
+def add_upstream(url: str, scenario: str, console_base: str):
+    """The mock as an upstream server, synced; one that requires OAuth connected first, as an admin would."""
     from approvals.actions.servers import add_server
     from approvals.catalog.sync import sync_server
+    from tests.conformance import console_oauth
 
     server = add_server(
         name=f"conformance {scenario}",
@@ -43,10 +48,13 @@ def add_upstream(url: str, scenario: str):
         tool_prefix="",
         accept_tools=True,
         schedule_sync=False,
+        **console_oauth.server_options(scenario),
     )
     report = sync_server(server)
-    if not report.ok:
-        raise SystemExit(f"the console could not sync {url}: {report.error}")
+    console_oauth.connect_while_needed(server, console_base)
+    server.refresh_from_db()
+    if not report.ok and not server.last_sync_at:
+        print(f"the console could not sync {url}: {server.last_error or report.error}")
     return server
 
 
@@ -92,6 +100,8 @@ async def call_every_tool(console_url: str, server):
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
 
+    from tests.conformance import console_oauth
+
     theirs = set(await sync_to_async(lambda: list(server.active_tools().values_list("exposed_name", flat=True)))())
     stop = asyncio.Event()
     operator = asyncio.create_task(operate(server, stop))
@@ -100,8 +110,14 @@ async def call_every_tool(console_url: str, server):
             for tool in (await client.list_tools()).tools:
                 if tool.name not in theirs:
                     continue
-                result = await client.call_tool(tool.name, sample_arguments(tool.input_schema))
-                text = " ".join(getattr(block, "text", "") for block in result.content)
+                for _ in range(console_oauth.MAX_CONNECTS):
+                    result = await client.call_tool(tool.name, sample_arguments(tool.input_schema))
+                    text = " ".join(getattr(block, "text", "") for block in result.content)
+                    if not (result.is_error and console_oauth.needs_authorization(text)):
+                        break
+                    # A step-up: the admin connects again with the scope the server asked for, and calls again.
+                    base = console_oauth.console_base(console_url)
+                    print("connect:", (await sync_to_async(console_oauth.connect)(server, base))[:300])
                 print(f"{tool.name}: {'error: ' if result.is_error else ''}{text}")
     finally:
         stop.set()
@@ -111,7 +127,10 @@ async def call_every_tool(console_url: str, server):
 def main():
     server_url = sys.argv[-1]
     setup_django()
-    server = add_upstream(server_url, os.environ.get("MCP_CONFORMANCE_SCENARIO", "scenario"))
+    from tests.conformance import console_oauth
+
+    console_base = console_oauth.console_base(os.environ["CONSOLE_MCP_URL"])
+    server = add_upstream(server_url, os.environ.get("MCP_CONFORMANCE_SCENARIO", "scenario"), console_base)
     asyncio.run(call_every_tool(os.environ["CONSOLE_MCP_URL"], server))
 
 

@@ -45,6 +45,28 @@ NODE_MAJOR = 22
 # The console as the client: console_client.py adds the suite's mock server as an upstream and calls its tools.
 CLIENT = ["initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry"]
 CONSOLE_CLIENT = Path(__file__).with_name("console_client.py")
+# The client authorization scenarios of 2025-03-26, 2025-06-18 and 2025-11-25, and the client credentials
+# extension: the console as an OAuth client of the mock (console_oauth.py plays the admin pressing Connect).
+AUTH_CLIENT = [
+    "auth/metadata-default",
+    "auth/metadata-var1",
+    "auth/metadata-var2",
+    "auth/metadata-var3",
+    "auth/basic-cimd",
+    "auth/scope-from-www-authenticate",
+    "auth/scope-from-scopes-supported",
+    "auth/scope-omitted-when-undefined",
+    "auth/scope-step-up",
+    "auth/scope-retry-limit",
+    "auth/token-endpoint-auth-basic",
+    "auth/token-endpoint-auth-post",
+    "auth/token-endpoint-auth-none",
+    "auth/pre-registration",
+    "auth/2025-03-26-oauth-metadata-backcompat",
+    "auth/2025-03-26-oauth-endpoint-fallback",
+    "auth/client-credentials-basic",
+    "auth/client-credentials-jwt",
+]
 SCENARIO_SECONDS = 60
 # Each whole suite, by how many scenarios it runs one after another (the pending ones are not yet in active).
 SUITES = {"active": 30, "pending": 2}
@@ -109,7 +131,7 @@ def run_scenario(
         )
     except subprocess.TimeoutExpired:
         return "", [{"id": scenario, "status": "FAILURE", "errorMessage": f"no verdict within {SCENARIO_SECONDS}s"}]
-    saved = sorted(output.glob("*/checks.json"))
+    saved = sorted(output.rglob("checks.json"))
     checks = json.loads(saved[-1].read_text()) if saved else []
     if not checks:
         checks = [
@@ -153,6 +175,15 @@ def test_it_passes_the_client_scenarios_with_the_console_as_the_client(conforman
     # The suite's mock servers listen without naming a host: the preload keeps them on loopback.
     env = {**child_database_env(), **node_env(), "CONSOLE_MCP_URL": console_url}
     run_all(conformance_node, ["client", "--command", command], CLIENT, tmp_path, env)
+
+
+@pytest.mark.parametrize("scenario", AUTH_CLIENT)
+def test_it_passes_the_authorization_scenarios_with_the_console_as_the_oauth_client(
+    conformance_node, console_url, tmp_path, scenario
+):
+    command = f"{sys.executable} {CONSOLE_CLIENT}"
+    env = {**child_database_env(), **node_env(), "CONSOLE_MCP_URL": console_url}
+    run_all(conformance_node, ["client", "--command", command], [scenario], tmp_path, env)
 
 
 def run_suite(node: str, url: str, suite: str, output: Path) -> tuple[str, dict[str, list[dict]]]:

@@ -67,6 +67,17 @@ async def test_it_reconnects_when_a_servers_configuration_changes(pool):
     assert second is not first and not first.alive
 
 
+async def test_it_keeps_a_session_for_each_persons_connection_and_closes_them_all_with_their_server(pool):
+    ann, bob = (
+        await pool.get(scenario_spec("family", identity="1")),
+        await pool.get(scenario_spec("family", identity="2")),
+    )
+    assert ann is not bob
+    assert await pool.get(scenario_spec("family", identity="1")) is ann and ann.alive and bob.alive
+    await pool.close("family")
+    assert not ann.alive and not bob.alive
+
+
 async def test_it_leaves_no_process_behind_when_closed(pool):
     session = await pool.get(scenario_spec("family"))
     family = await pids(session)

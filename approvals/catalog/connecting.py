@@ -1,0 +1,166 @@
+"""Connecting a server that requires OAuth (authorization code with PKCE): discovery, the console's
+registration, the authorization request, and the browser's return to the console's callback.
+
+The callback is bound to its flow by `state` alone (single use, stored as a digest, expiring), not by a
+signed-in session: the browser that comes back may be signed in to the console or not (connect_server
+prints the URL for any browser), and only an admin, or the person connecting their own account, can start
+a flow and so learn a state.
+"""
+
+import hmac
+from datetime import timedelta
+from urllib.parse import parse_qs, urlsplit
+
+from django.conf import settings
+from django.db import transaction
+from django.urls import reverse
+from django.utils import timezone
+
+from approvals.audit import chain
+from approvals.audit.chain import SYSTEM, Actor
+from approvals.catalog import connections, oauth_tokens
+from approvals.catalog.models import Server
+from approvals.catalog.oauth_models import UpstreamAuthorization, UpstreamClient, UpstreamGrant
+from approvals.catalog.registering import ensure_registered
+from approvals.protocol import oauth_params
+from approvals.upstream import UpstreamError
+
+FLOW_SECONDS = 600
+
+
+class ConnectError(Exception):
+    """Why a connection could not be started or finished, in words for the admin."""
+
+
+def console_url(request=None) -> str:
+    """The console's public base URL: CONSOLE_URL, else what the request reached."""
+    if settings.CONSOLE_URL:
+        return settings.CONSOLE_URL.rstrip("/")
+    if request is None:
+        raise ConnectError("set CONSOLE_URL to the console's public address (https://...) to connect from here")
+    return request.build_absolute_uri("/").rstrip("/")
+
+
+def callback_url(base: str) -> str:
+    return base + reverse("upstream_oauth_callback")
+
+
+def start_connect(server: Server, *, base_url: str, user=None, started_by=None, scope: str = "") -> str:
+    """The authorization URL to send a browser to, for the shared connection (user None) or `user`'s own."""
+    if server.transport != Server.Transport.HTTP:
+        raise ConnectError(f"{server.name} is a stdio server: OAuth applies to Streamable HTTP servers only")
+    actor = Actor.user(started_by) if started_by is not None else SYSTEM
+    redirect_uri = callback_url(base_url)
+    try:
+        with transaction.atomic():
+            client = oauth_tokens.discover(server, actor)
+            ensure_registered(client, redirect_uri, base_url, actor)
+    except UpstreamError as exc:
+        raise ConnectError(f"{server.name}: {exc.message}") from None
+    if not client.authorization_endpoint:
+        raise ConnectError(f"{server.name}'s authorization server names no authorization endpoint")
+    grant = UpstreamGrant.objects.filter(server=server, user=user).first()
+    chosen = oauth_params.choose_scope(
+        grant.wanted_scope if grant else "", client.scopes_supported or None, fixed=scope or client.scope
+    )
+    state, verifier = oauth_params.new_state(), oauth_params.new_verifier()
+    resource = oauth_tokens.resource_param(server, client)
+    UpstreamAuthorization.objects.create(
+        state_digest=oauth_params.state_digest(state),
+        server=server,
+        user=user,
+        started_by=started_by,
+        code_verifier=verifier,
+        redirect_uri=redirect_uri,
+        scope=chosen,
+        resource=resource,
+        issuer=client.issuer,
+        expires_at=timezone.now() + timedelta(seconds=FLOW_SECONDS),
+    )
+    params = {
+        "response_type": "code",
+        "client_id": client.client_id,
+        "redirect_uri": redirect_uri,
+        "scope": chosen,
+        "state": state,
+        "code_challenge": oauth_params.challenge_for(verifier),
+        "code_challenge_method": oauth_params.PKCE_METHOD,
+        "resource": resource,
+    }
+    return oauth_params.authorization_url(client.authorization_endpoint, params)
+
+
+def flow_of(url: str) -> UpstreamAuthorization:
+    """The flow an authorization URL that start_connect made belongs to, found by its state."""
+    state = parse_qs(urlsplit(url).query).get("state", [""])[-1]
+    return UpstreamAuthorization.objects.get(state_digest=oauth_params.state_digest(state))
+
+
+def finish_connect(state: str, code: str, iss: str | None, error: str = "") -> UpstreamAuthorization:
+    """The browser came back: check it, exchange the code, keep the tokens. The flow's outcome says how it
+    ended ("connected" or why not); the flow is spent either way. ConnectError when no flow is known."""
+    with transaction.atomic():
+        flow = (
+            UpstreamAuthorization.objects.select_for_update(of=("self",))
+            .select_related("server", "user")
+            .filter(state_digest=oauth_params.state_digest(state or ""), finished_at__isnull=True)
+            .first()
+        )
+        if flow is None or flow.expires_at <= timezone.now():
+            raise ConnectError("This authorization is unknown, already used or expired: start Connect again.")
+        flow.outcome = exchange(flow, code, iss, error)
+        flow.finished_at = timezone.now()
+        flow.save(update_fields=["outcome", "finished_at"])
+    return flow
+
+
+def exchange(flow: UpstreamAuthorization, code: str, iss: str | None, error: str) -> str:
+    server = flow.server
+    client = UpstreamClient.objects.get(server=server)
+    why = refusal(flow, client, code, iss, error)
+    if why is None:
+        form = {
+            "grant_type": "authorization_code",
+            "code": code,
+            "redirect_uri": flow.redirect_uri,
+            "code_verifier": flow.code_verifier,
+            "resource": flow.resource,
+        }
+        try:
+            tokens = oauth_tokens.token_request(client, form)
+        except UpstreamError as exc:
+            why = f"the token exchange failed: {exc.message}"
+    actor = Actor.user(flow.started_by) if flow.started_by_id else SYSTEM
+    if why is not None:
+        chain.record("upstream_oauth.authorization_failed", actor, server=server, data={"reason": why})
+        return why
+    grant, _ = UpstreamGrant.objects.select_for_update().get_or_create(server=server, user=flow.user)
+    grant.connected_at = timezone.now()
+    grant.wanted_scope = ""
+    oauth_tokens.store(grant, tokens, flow.scope)
+    chain.record("upstream_oauth.authorized", actor, server=server, data=oauth_tokens.token_facts(grant))
+    if flow.user_id is None:
+        oauth_tokens.mark_healthy_if_waiting(server)
+    else:
+        connections.forget_sessions(server, flow.user)
+    return UpstreamAuthorization.CONNECTED
+
+
+def refusal(flow: UpstreamAuthorization, client: UpstreamClient, code: str, iss: str | None, error: str):
+    """Why the authorization response cannot be used, or None (RFC 6749 4.1.2, RFC 9207)."""
+    if error:
+        return f"the authorization server refused: {error}"
+    if not code:
+        return "the authorization server sent no code"
+    issuer_required = (client.metadata or {}).get("authorization_response_iss_parameter_supported") is True
+    if iss is None and issuer_required:
+        return "the authorization server promised an iss parameter (RFC 9207) and sent none"
+    if iss is not None and not hmac.compare_digest(iss, flow.issuer):
+        return f"the response came from issuer {iss!r}, not {flow.issuer!r} (RFC 9207): it may be a mix-up attack"
+    return None
+
+
+def prune_flows() -> int:
+    """Forget the flows that ended or expired a day ago: their outcome was read by then."""
+    cutoff = timezone.now() - timedelta(days=1)
+    return UpstreamAuthorization.objects.filter(expires_at__lt=cutoff).delete()[0]

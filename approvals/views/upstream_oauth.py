@@ -1,0 +1,52 @@
+"""The console as an OAuth client of upstream servers: Connect on a server's page, the callback the
+authorization server sends the browser back to, and the console's published Client ID Metadata Document."""
+
+from django.contrib import messages
+from django.http import JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from approvals.catalog import sync
+from approvals.catalog.connecting import ConnectError, console_url, finish_connect, start_connect
+from approvals.catalog.models import Server
+from approvals.catalog.oauth_models import UpstreamAuthorization
+from approvals.catalog.registering import client_metadata_document
+from approvals.views.access import admin_required
+from approvals.views.leaving import leave_for
+
+
+@admin_required
+@require_POST
+def server_connect(request, slug):
+    """The shared connection: an admin's browser goes to the server's authorization endpoint. On a per-person
+    server there is none to make, and the admin connects their own account, through which its lists are read."""
+    server = get_object_or_404(Server, slug=slug)
+    own = request.user if server.connection == Server.Connection.PER_PERSON else None
+    try:
+        url = start_connect(server, base_url=console_url(request), user=own, started_by=request.user)
+    except ConnectError as exc:
+        messages.error(request, f"Could not connect {server.name}: {exc}")
+        return redirect("server", slug=server.slug)
+    return leave_for(request, url, f"The console connects to {server.name} through its authorization server.")
+
+
+@require_GET
+def callback(request):
+    """Where the authorization server sends the browser back: bound to its flow by `state` (see connecting)."""
+    query = request.GET
+    try:
+        flow = finish_connect(query.get("state", ""), query.get("code", ""), query.get("iss"), query.get("error", ""))
+    except ConnectError as exc:
+        return render(request, "approvals/upstream_connected.html", {"problem": str(exc)}, status=400)
+    server, report = flow.server, None
+    if flow.outcome == UpstreamAuthorization.CONNECTED and server.enabled:
+        report = sync.sync_server(server)
+    status = 200 if flow.outcome == UpstreamAuthorization.CONNECTED else 400
+    context = {"server": server, "flow": flow, "report": report, "problem": "" if status == 200 else flow.outcome}
+    return render(request, "approvals/upstream_connected.html", context, status=status)
+
+
+@require_GET
+def client_metadata(request):
+    """The console's Client ID Metadata Document: its URL is the console's client_id where servers accept it."""
+    return JsonResponse(client_metadata_document(console_url(request)))

@@ -1,0 +1,77 @@
+"""The conformance adapter's part as an admin connecting a server that requires OAuth (console_client.py).
+
+The suite's mock authorization endpoints consent at once: they redirect straight to the redirect_uri with a
+code. So the admin's browser is an HTTP GET of the console's authorization URL, whose redirect is followed
+to the console's callback, which exchanges the code and syncs the server in the console's own process.
+"""
+
+import json
+import os
+
+import httpx
+
+# How many times the stand-in admin presses Connect for one server: the console's own retry limit must stop
+# a server that keeps refusing before this does (auth/scope-retry-limit counts the authorization requests).
+MAX_CONNECTS = 4
+# Where the suite expects a client's Client ID Metadata Document (auth/basic-cimd): the console is told its
+# document is published there, as a deployment that serves it from another host would be.
+SUITE_CIMD_URL = "https://conformance-test.local/client-metadata.json"
+
+
+def context() -> dict:
+    """What the scenario hands its client: pre-registered or client-credentials credentials, if any."""
+    try:
+        value = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def server_options(scenario: str) -> dict:
+    """add_server's OAuth arguments for this scenario, from its context."""
+    given = context()
+    if not given.get("client_id"):
+        return {}
+    from approvals.catalog.models import Server
+
+    options = {"client_id": given["client_id"], "client_secret": given.get("client_secret", "")}
+    options["private_key"] = given.get("private_key_pem", "")
+    if scenario.startswith("auth/client-credentials"):
+        options["oauth"] = Server.OAuth.CLIENT_CREDENTIALS
+    return options
+
+
+def console_base(console_mcp_url: str) -> str:
+    return console_mcp_url.rsplit("/mcp", 1)[0]
+
+
+def connect(server, base_url: str) -> str:
+    """Press Connect once and let the browser come back: the console's callback page, as text."""
+    from approvals.catalog.connecting import ConnectError, start_connect
+
+    try:
+        url = start_connect(server, base_url=base_url)
+    except ConnectError as exc:
+        return f"Connect failed: {exc}"
+    with httpx.Client(timeout=25.0, follow_redirects=False) as browser:
+        answer = browser.get(url)
+        location = answer.headers.get("location", "")
+        if not location.startswith(base_url):
+            return f"the authorization endpoint answered {answer.status_code}, not a redirect to the console"
+        return browser.get(location).text
+
+
+def connect_while_needed(server, base_url: str) -> None:
+    """Connect until the server no longer needs authorization, or MAX_CONNECTS presses."""
+    from approvals.catalog.models import Server
+
+    for _ in range(MAX_CONNECTS):
+        server.refresh_from_db()
+        if server.health != Server.Health.NEEDS_AUTHORIZATION:
+            return
+        page = connect(server, base_url)
+        print("connect:", " ".join(page.split())[:300])
+
+
+def needs_authorization(text: str) -> bool:
+    return "needs authorization" in text
