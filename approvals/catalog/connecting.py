@@ -155,7 +155,7 @@ def refusal(flow: UpstreamAuthorization, client: UpstreamClient, code: str, iss:
     issuer_required = (client.metadata or {}).get("authorization_response_iss_parameter_supported") is True
     if iss is None and issuer_required:
         return "the authorization server promised an iss parameter (RFC 9207) and sent none"
-    if iss is not None and not hmac.compare_digest(iss, flow.issuer):
+    if iss is not None and flow.issuer and not hmac.compare_digest(iss, flow.issuer):
         return f"the response came from issuer {iss!r}, not {flow.issuer!r} (RFC 9207): it may be a mix-up attack"
     return None
 

@@ -95,12 +95,14 @@ class OAuthHttp:
                 return await self._from_resource_metadata(server_url, url, found)
         # A 2025-03-26 server: its origin is its authorization server, and without metadata the defaults hold.
         base = discovery.origin(server_url)
-        result = Discovered(resource=discovery.canonical_resource(server_url), legacy=True, issuer=base)
+        result = Discovered(resource=discovery.canonical_resource(server_url), legacy=True)
         for url in discovery.authorization_server_metadata_urls(base):
             metadata = await self.get_json(url)
             if metadata is not None:
                 result.metadata = _checked(metadata, url, legacy=True)
+                result.issuer = result.metadata["issuer"]
                 return result
+        # No issuer is known, so none can be checked (RFC 9207) or named as a client assertion's audience.
         result.metadata = discovery.legacy_endpoints(server_url)
         return result
 

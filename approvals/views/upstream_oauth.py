@@ -6,11 +6,12 @@ from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from approvals.catalog import sync
+from approvals.catalog import oauth_tokens, sync
 from approvals.catalog.connecting import ConnectError, console_url, finish_connect, start_connect
 from approvals.catalog.models import Server
 from approvals.catalog.oauth_models import UpstreamAuthorization
 from approvals.catalog.registering import client_metadata_document
+from approvals.upstream import UpstreamError
 from approvals.views.access import admin_required
 from approvals.views.leaving import leave_for
 
@@ -21,6 +22,8 @@ def server_connect(request, slug):
     """The shared connection: an admin's browser goes to the server's authorization endpoint. On a per-person
     server there is none to make, and the admin connects their own account, through which its lists are read."""
     server = get_object_or_404(Server, slug=slug)
+    if server.oauth == Server.OAuth.CLIENT_CREDENTIALS:
+        return client_credentials_again(request, server)
     own = request.user if server.connection == Server.Connection.PER_PERSON else None
     try:
         url = start_connect(server, base_url=console_url(request), user=own, started_by=request.user)
@@ -28,6 +31,21 @@ def server_connect(request, slug):
         messages.error(request, f"Could not connect {server.name}: {exc}")
         return redirect("server", slug=server.slug)
     return leave_for(request, url, f"The console connects to {server.name} through its authorization server.")
+
+
+def client_credentials_again(request, server):
+    """A machine-to-machine server needs no browser: a new token, then a sync, says whether it works now."""
+    try:
+        oauth_tokens.client_credentials(server)
+    except UpstreamError as exc:
+        messages.error(request, f"Could not connect {server.name}: {exc.message}")
+        return redirect("server", slug=server.slug)
+    report = sync.sync_server(server)
+    if report.ok:
+        messages.success(request, f"Connected {server.name} with its client credentials; {report.summary()}.")
+    else:
+        messages.error(request, f"{server.name} has a token, but the sync failed: {report.error}")
+    return redirect("server", slug=server.slug)
 
 
 @require_GET

@@ -8,10 +8,10 @@ import pytest
 from django.urls import reverse
 
 from approvals.audit.models import AuditEvent
-from approvals.catalog import oauth_tokens
+from approvals.catalog import oauth_tokens, registering, sync
 from approvals.catalog.models import Server
 from approvals.catalog.oauth_models import UpstreamClient
-from tests.catalog.oauth_server import AS, MCP, PRM, ScriptedAuthServer
+from tests.catalog.oauth_server import AS, MCP, PRM, ScriptedAuthServer, bearer
 from tests.fixtures.catalog import make_server
 from tests.pages.test_server_form import add, edit
 
@@ -76,3 +76,15 @@ def test_the_console_publishes_its_client_id_metadata_document(client, db, setti
     assert document["client_id"] == "https://console.example/oauth/upstream/client-metadata.json"
     assert document["redirect_uris"] == ["https://console.example/oauth/upstream/callback"]
     assert document["token_endpoint_auth_method"] == "none"
+
+
+def test_connect_on_a_client_credentials_server_fetches_a_token_without_a_browser(admin_client, monkeypatch):
+    scripted = ScriptedAuthServer().install(monkeypatch)
+    monkeypatch.setattr("approvals.catalog.sync.sync_server", lambda server: sync.SyncReport(server.name, ok=True))
+    server = make_server("Billing", url=MCP, oauth=Server.OAuth.CLIENT_CREDENTIALS)
+    registering.preregister(server, "m2m", "secret")
+    response = admin_client.post(reverse("server_connect", args=[server.slug]), follow=True)
+    assert b"Could not connect Billing: the token endpoint" in response.content  # the scripted server has none
+    scripted.token_answers.append(bearer("cc-1"))
+    response = admin_client.post(reverse("server_connect", args=[server.slug]), follow=True)
+    assert b"Connected Billing with its client credentials" in response.content

@@ -62,7 +62,19 @@ async def test_a_server_without_resource_metadata_is_taken_as_2025_03_26_with_it
     async with OAuthHttp(5, serving({})) as http:
         found = await http.discover(MCP, {})
     assert found.legacy and found.endpoint("authorization_endpoint") == "http://mcp.test/authorize"
-    assert found.resource == MCP
+    assert (found.resource, found.issuer) == (MCP, "")
+
+
+async def test_a_2025_03_26_servers_own_metadata_names_its_issuer_even_with_a_path():
+    metadata = AS_METADATA | {"issuer": "http://mcp.test/oauth", "authorization_endpoint": "http://mcp.test/oauth/a"}
+    routes = {"http://mcp.test/.well-known/oauth-authorization-server": httpx.Response(200, json=metadata)}
+    async with OAuthHttp(5, serving(routes)) as http:
+        found = await http.discover(MCP, {})
+    assert (found.legacy, found.issuer, found.endpoint("authorization_endpoint")) == (
+        True,
+        "http://mcp.test/oauth",
+        "http://mcp.test/oauth/a",
+    )
 
 
 async def test_metadata_that_is_not_json_is_an_error_that_says_so():
