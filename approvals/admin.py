@@ -12,7 +12,8 @@ from approvals.audit.chain import Actor
 from approvals.audit.snapshots import snapshot
 from approvals.calls.models import Call
 from approvals.catalog import sync
-from approvals.catalog.models import Prompt, Resource, ResourceTemplate, Server, Tool, ToolChange
+from approvals.catalog.models import Server, Tool, ToolChange
+from approvals.catalog.surface_models import Prompt, Resource, ResourceTemplate
 from approvals.inputs.models import InputRequest
 from approvals.policy.models import PolicyRule
 from approvals.signin.forms import ThrottledAdminAuthenticationForm

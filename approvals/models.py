@@ -16,16 +16,9 @@ from approvals.audit.models import (  # noqa: F401
     AuditVerification,
 )
 from approvals.calls.models import Call, CallApproval  # noqa: F401
-from approvals.catalog.models import (  # noqa: F401
-    Prompt,
-    Resource,
-    ResourceTemplate,
-    Server,
-    SurfaceChange,
-    Tool,
-    ToolChange,
-)
+from approvals.catalog.models import Server, Tool, ToolChange  # noqa: F401
 from approvals.catalog.oauth_models import UpstreamAuthorization, UpstreamClient, UpstreamGrant  # noqa: F401
+from approvals.catalog.surface_models import Prompt, Resource, ResourceTemplate, SurfaceChange  # noqa: F401
 from approvals.db.models import LookupStamp  # noqa: F401
 from approvals.inputs.models import InputRequest  # noqa: F401
 from approvals.oauth.models import OAuthGrant  # noqa: F401

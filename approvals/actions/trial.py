@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from approvals.calls import lifecycle, permissions, reads
 from approvals.calls.models import Call
 from approvals.catalog import routes
-from approvals.catalog.models import Prompt, Tool
+from approvals.catalog.models import Tool
+from approvals.catalog.surface_models import Prompt
 from approvals.policy import engine
 from approvals.policy.models import PolicyRule
 from approvals.protocol import permission_prompt

@@ -12,7 +12,8 @@ it, and a later one is rejected with the reason naming the overlap, as tool name
 from collections import defaultdict
 from dataclasses import dataclass
 
-from approvals.catalog.models import Prompt, Resource, ResourceTemplate, Server, SurfaceItem
+from approvals.catalog.models import Server
+from approvals.catalog.surface_models import Prompt, Resource, ResourceTemplate, SurfaceItem
 from approvals.catalog.trust import apply_entry, exposed_name_for, remove_entry, reviewed_status
 from approvals.protocol.canonical import sha256_digest
 from approvals.protocol.jsonrpc import METHOD_NOT_FOUND

@@ -9,7 +9,8 @@ import re
 
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM
-from approvals.catalog.models import Change, Prompt, Resource, ResourceTemplate, Server, Tool
+from approvals.catalog.models import Change, Server, Tool
+from approvals.catalog.surface_models import Prompt, Resource, ResourceTemplate
 
 Status = Tool.Status
 Kind = Change.Kind

@@ -8,7 +8,8 @@ from django.utils import timezone
 
 from approvals.calls.agent_tools import AGENT_TOOL_SCHEMAS
 from approvals.calls.models import Call
-from approvals.catalog.models import Prompt, Tool
+from approvals.catalog.models import Tool
+from approvals.catalog.surface_models import Prompt
 from approvals.policy.engine import condition_text
 from approvals.policy.kinds import CallKind
 from approvals.policy.models import PolicyRule

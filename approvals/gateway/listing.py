@@ -17,7 +17,8 @@ from django.db.models import QuerySet
 from approvals.audit import chain
 from approvals.audit.chain import Actor
 from approvals.calls.permissions import BUILTIN_TOOLS, BuiltinTool
-from approvals.catalog.models import Prompt, Resource, ResourceTemplate, SurfaceItem, Tool
+from approvals.catalog.models import Tool
+from approvals.catalog.surface_models import Prompt, Resource, ResourceTemplate, SurfaceItem
 from approvals.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError
 from approvals.tokens.credentials import token_allows
 from approvals.tokens.models import ClientToken

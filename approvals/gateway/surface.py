@@ -20,7 +20,8 @@ from approvals.calls.models import Call
 from approvals.calls.runner import session_pool, without_envelope
 from approvals.calls.upstream_sessions import spec_for
 from approvals.catalog import routes
-from approvals.catalog.models import Prompt, Resource, ResourceTemplate, Server
+from approvals.catalog.models import Server
+from approvals.catalog.surface_models import Prompt, Resource, ResourceTemplate
 from approvals.gateway import listing, streams
 from approvals.protocol import jsonrpc
 from approvals.protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND, JsonRpcError, Request

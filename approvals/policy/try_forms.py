@@ -4,7 +4,8 @@ import json
 
 from django import forms
 
-from approvals.catalog.models import Prompt, Tool
+from approvals.catalog.models import Tool
+from approvals.catalog.surface_models import Prompt
 from approvals.forms.fields import json_field
 from approvals.forms.schema import build_form, is_flat
 from approvals.protocol import permission_prompt

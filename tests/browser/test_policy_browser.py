@@ -6,7 +6,8 @@ import json
 import pytest
 from playwright.sync_api import expect
 
-from approvals.catalog.models import Resource, Server
+from approvals.catalog.models import Server
+from approvals.catalog.surface_models import Resource
 from approvals.policy import rules
 from approvals.tokens.credentials import create_token
 from tests.browser.conftest import go_to

@@ -10,7 +10,7 @@ from django.utils import timezone
 from approvals.actions import trial
 from approvals.calls import reads
 from approvals.calls.models import Call
-from approvals.catalog.models import Prompt, Resource, ResourceTemplate
+from approvals.catalog.surface_models import Prompt, Resource, ResourceTemplate
 from approvals.policy import rules
 from approvals.protocol import revisions
 from approvals.tokens.context import ClientContext

@@ -10,7 +10,8 @@ from django.urls import reverse
 
 from approvals.audit.chain import Actor
 from approvals.catalog import review, routes, sync
-from approvals.catalog.models import Prompt, Resource, ResourceTemplate, Server, Tool
+from approvals.catalog.models import Server, Tool
+from approvals.catalog.surface_models import Prompt, Resource, ResourceTemplate
 from approvals.gateway import listing
 from approvals.tokens.credentials import create_token
 from approvals.upstream import ServerIdentity

@@ -3,7 +3,8 @@
 from approvals.audit.chain import Actor
 from approvals.audit.models import AuditEvent
 from approvals.catalog import review, routes, sync
-from approvals.catalog.models import Prompt, Resource, Server
+from approvals.catalog.models import Server
+from approvals.catalog.surface_models import Prompt, Resource
 from approvals.gateway import listing
 from approvals.upstream import ServerIdentity
 from tests.fixtures.catalog import make_server

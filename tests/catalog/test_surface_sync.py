@@ -2,7 +2,8 @@
 
 from approvals.audit.models import AuditEvent
 from approvals.catalog import sync
-from approvals.catalog.models import Prompt, Resource, ResourceTemplate, Server, SurfaceItem
+from approvals.catalog.models import Server
+from approvals.catalog.surface_models import Prompt, Resource, ResourceTemplate, SurfaceItem
 from approvals.upstream import ServerIdentity
 from tests.fixtures.catalog import SURFACE_COMMAND, add_synced_server, make_server
 

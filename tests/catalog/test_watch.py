@@ -10,7 +10,8 @@ from asgiref.sync import sync_to_async
 
 from approvals.actions import servers
 from approvals.catalog import sync
-from approvals.catalog.models import Resource, Tool
+from approvals.catalog.models import Tool
+from approvals.catalog.surface_models import Resource
 from approvals.catalog.watch import watch
 from tests.fixtures.waiting import eventually
 

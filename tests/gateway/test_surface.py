@@ -5,7 +5,8 @@ import base64
 import pytest
 
 from approvals.audit.models import AuditEvent
-from approvals.catalog.models import Prompt, Resource, Server
+from approvals.catalog.models import Server
+from approvals.catalog.surface_models import Prompt, Resource
 from approvals.tokens.credentials import create_token
 from tests.fixtures.catalog import make_server
 from tests.gateway.conftest import Raw

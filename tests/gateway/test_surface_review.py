@@ -11,7 +11,7 @@ from asgiref.sync import sync_to_async
 
 from approvals.audit.chain import Actor
 from approvals.catalog import review, sync
-from approvals.catalog.models import Prompt
+from approvals.catalog.surface_models import Prompt
 from tests.fixtures.catalog import add_synced_server, scripted_command
 from tests.fixtures.gateway import sdk_client
 from tests.fixtures.people import make_user

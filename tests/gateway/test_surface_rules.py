@@ -9,7 +9,7 @@ from asgiref.sync import async_to_sync, sync_to_async
 from approvals.audit.models import AuditEvent
 from approvals.calls.runner import session_pool
 from approvals.catalog import sync
-from approvals.catalog.models import ResourceTemplate
+from approvals.catalog.surface_models import ResourceTemplate
 from approvals.gateway import streams, subscriptions
 from approvals.live import events
 from approvals.policy import rules

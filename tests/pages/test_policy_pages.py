@@ -8,7 +8,7 @@ from django.utils import timezone
 from approvals import roles
 from approvals.audit.models import AuditEvent
 from approvals.calls.models import Call
-from approvals.catalog.models import Prompt
+from approvals.catalog.surface_models import Prompt
 from approvals.policy import rule_files, rule_notes, rules
 from approvals.policy.models import PolicyRule
 from approvals.tokens.credentials import create_token

@@ -6,7 +6,7 @@ from django.urls import reverse
 from approvals import roles
 from approvals.audit.models import AuditEvent
 from approvals.calls.models import Call
-from approvals.catalog.models import Prompt, Resource
+from approvals.catalog.surface_models import Prompt, Resource
 from approvals.policy import rules
 from approvals.tokens.credentials import create_token
 from tests.fixtures.catalog import make_server

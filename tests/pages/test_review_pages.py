@@ -5,7 +5,8 @@ from django.urls import reverse
 
 from approvals.audit.models import AuditEvent
 from approvals.catalog import sync
-from approvals.catalog.models import Prompt, Tool
+from approvals.catalog.models import Tool
+from approvals.catalog.surface_models import Prompt
 from approvals.protocol.tools import tool_digest
 from approvals.upstream import ServerIdentity
 from tests.fixtures.catalog import make_server, make_tool
