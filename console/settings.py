@@ -1,65 +1,20 @@
-"""One settings module, configured from the environment.
+"""The settings, configured from the environment; the console's own limits and timings are limits.py's.
 
 With no environment set it runs embedded: SQLite, an in-memory channel layer and
 celery tasks run inline. DATABASE_URL and REDIS_URL switch to PostgreSQL and Redis.
 """
 
 import os
-import secrets
 from pathlib import Path
-from urllib.parse import parse_qs, urlsplit
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from approvals.audit.siem_transport import url_problem as forward_url_problem
 from approvals.loopback import is_loopback_host
-from approvals.signin.claims import parse_role_map
 from approvals.upstream.isolation import MODES as STDIO_ISOLATION_MODES
-
-BASE_DIR = Path(__file__).resolve().parent.parent
-VAR_DIR = Path(os.environ.get("CONSOLE_VAR_DIR", BASE_DIR / "var"))
-
-
-def env_bool(name, default=False):
-    value = os.environ.get(name)
-    if value is None:
-        return default
-    return value.strip().lower() in {"1", "true", "yes", "on"}
-
-
-def env_list(name, default):
-    value = os.environ.get(name)
-    if not value:
-        return default
-    return [item.strip() for item in value.split(",") if item.strip()]
-
-
-def redis_database(url: str) -> str:
-    """The database number a Redis URL selects, as redis-py reads it: ?db=, else the path (not a socket's)."""
-    parts = urlsplit(url)
-    chosen = parse_qs(parts.query).get("db") or ([] if parts.scheme == "unix" else [parts.path.strip("/")])
-    return chosen[0] if chosen and chosen[0].isdigit() else "0"
-
-
-def private_var_dir():
-    # Its keys, database and witness are the console's alone: a stdio server run as another user must not
-    # read them, whatever the umask made of the files inside.
-    VAR_DIR.mkdir(mode=0o700, parents=True, exist_ok=True)
-    if VAR_DIR.stat().st_uid == os.geteuid():
-        VAR_DIR.chmod(0o700)
-
-
-def embedded_secret(name):
-    # An embedded console keeps random keys on disk so that sessions, signed state and
-    # the audit chain survive a restart; production sets each key explicitly.
-    path = VAR_DIR / name
-    private_var_dir()
-    if not path.exists():
-        path.write_text(secrets.token_urlsafe(50))
-        path.chmod(0o600)
-    return path.read_text().strip()
-
+from console.environment import BASE_DIR, VAR_DIR, embedded_secret, env_bool, env_list, private_var_dir, redis_database
+from console.identity_settings import *  # noqa: F403
+from console.limits import *  # noqa: F403
 
 SECRET_KEY = os.environ.get("SECRET_KEY") or embedded_secret("secret_key")
 # Keys the audit chain's links (HMAC-SHA256): kept out of the database, so that its owner cannot forge them.
@@ -295,104 +250,6 @@ PROMETHEUS_MULTIPROC_DIR = os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", str
 # A scraper sends it as a bearer token; unset, only loopback clients that no proxy forwarded may scrape.
 METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
 
-# Upstream limits: every wait and every size an upstream server controls is bounded.
-UPSTREAM_TIMEOUT_SECONDS = float(os.environ.get("UPSTREAM_TIMEOUT_SECONDS", 30))
-UPSTREAM_LIST_MAX_PAGES = int(os.environ.get("UPSTREAM_LIST_MAX_PAGES", 100))
-UPSTREAM_LIST_MAX_BYTES = int(os.environ.get("UPSTREAM_LIST_MAX_BYTES", 8 * 1024 * 1024))
-
-
-# An operator's open page checks this often that its session still lets it watch calls: a session
-# that expired ends no signal, and a signal lost in transit should not leave a socket open for good.
-SOCKET_ACCESS_RECHECK_SECONDS = float(os.environ.get("SOCKET_ACCESS_RECHECK_SECONDS", 300))
-
-# The life of a call.
-APPROVAL_TIMEOUT_SECONDS = float(os.environ.get("APPROVAL_TIMEOUT_SECONDS", 600))
-# Whether the owner of a client token may not approve its calls, for rules that leave it to this default.
-SEPARATION_OF_DUTIES = env_bool("SEPARATION_OF_DUTIES")
-# A waiting call re-reads its row this often, so a lost wake-up never strands it.
-CALL_REREAD_SECONDS = float(os.environ.get("CALL_REREAD_SECONDS", 5))
-# A web process vouches for the calls it holds this long, renewing once half is left; a call whose
-# lease lapsed lost its process and ends at the next STALE_CALLS_INTERVAL_SECONDS.
-CALL_LEASE_SECONDS = float(os.environ.get("CALL_LEASE_SECONDS", 30))
-if not 0 < CALL_REREAD_SECONDS < CALL_LEASE_SECONDS / 2:
-    raise ImproperlyConfigured(
-        "CALL_REREAD_SECONDS must be above 0 and under half of CALL_LEASE_SECONDS: leases are renewed at a re-read "
-        "once half is left, so a longer interval lets them lapse and ends every held call as abandoned; "
-        f"CALL_REREAD_SECONDS is {CALL_REREAD_SECONDS:g}, CALL_LEASE_SECONDS {CALL_LEASE_SECONDS:g}"
-    )
-UPSTREAM_CALL_TIMEOUT_SECONDS = float(os.environ.get("UPSTREAM_CALL_TIMEOUT_SECONDS", 600))
-# How long what an upstream server asks for mid-call waits for its answer (an operator's form, or the
-# client's). Shorter than the upstream call's own timeout, which also covers the time spent waiting.
-INPUT_TIMEOUT_SECONDS = float(os.environ.get("INPUT_TIMEOUT_SECONDS", 300))
-# Webhooks (approvals.webhooks): the longest wait on an endpoint, attempts per event, and the first
-# retry's delay, each later one four times longer (at most an hour).
-WEBHOOK_TIMEOUT_SECONDS = float(os.environ.get("WEBHOOK_TIMEOUT_SECONDS", 10))
-WEBHOOK_ATTEMPTS = int(os.environ.get("WEBHOOK_ATTEMPTS", 8))
-WEBHOOK_RETRY_SECONDS = float(os.environ.get("WEBHOOK_RETRY_SECONDS", 10))
-# Hosts (names, addresses or CIDR networks) an endpoint may be on although they are loopback, private or
-# link-local: every other such address is refused at delivery, so that webhooks cannot reach inside.
-WEBHOOK_ALLOWED_HOSTS = env_list("WEBHOOK_ALLOWED_HOSTS", [])
-MAX_RESULT_BYTES = int(os.environ.get("MAX_RESULT_BYTES", 4 * 1024 * 1024))
-
-# The audit log: days events are kept (0: forever); admins may change it on the audit page.
-AUDIT_RETENTION_DAYS = int(os.environ.get("AUDIT_RETENTION_DAYS", 0))
-# Arguments and results live whole in the call's row; an audit event carries their digest, size and this much.
-AUDIT_PREVIEW_BYTES = int(os.environ.get("AUDIT_PREVIEW_BYTES", 2048))
-# Forwarding the audit log to a SIEM (approvals.audit.forwarding; docs/siem.md): where, in which form, the CA
-# that signed a TLS receiver's certificate (else the system's), a HEC collector's token, the longest wait.
-AUDIT_FORWARD_URL = os.environ.get("AUDIT_FORWARD_URL", "").strip()
-if AUDIT_FORWARD_URL and (problem := forward_url_problem(AUDIT_FORWARD_URL)):
-    raise ImproperlyConfigured(f"AUDIT_FORWARD_URL cannot be used: {problem}")
-AUDIT_FORWARD_FORMAT = os.environ.get("AUDIT_FORWARD_FORMAT", "json").strip().lower()
-if AUDIT_FORWARD_FORMAT not in {"json", "cef"}:
-    raise ImproperlyConfigured(f"AUDIT_FORWARD_FORMAT must be json or cef, not {AUDIT_FORWARD_FORMAT!r}")
-AUDIT_FORWARD_CA_FILE = os.environ.get("AUDIT_FORWARD_CA_FILE", "")
-AUDIT_FORWARD_TOKEN = os.environ.get("AUDIT_FORWARD_TOKEN", "")
-AUDIT_FORWARD_TIMEOUT_SECONDS = float(os.environ.get("AUDIT_FORWARD_TIMEOUT_SECONDS", 10))
-
-# The queue page: calls a page shows, grouped by client and tool.
-QUEUE_PAGE_SIZE = int(os.environ.get("QUEUE_PAGE_SIZE", 50))
-
-# Sign-in throttling: failures counted per username and per address within the window, which is also the lockout.
-SIGNIN_FAILURES_PER_USERNAME = int(os.environ.get("SIGNIN_FAILURES_PER_USERNAME", 5))
-SIGNIN_FAILURES_PER_ADDRESS = int(os.environ.get("SIGNIN_FAILURES_PER_ADDRESS", 20))
-SIGNIN_LOCKOUT_SECONDS = float(os.environ.get("SIGNIN_LOCKOUT_SECONDS", 900))
-
-# Single sign-on with an OpenID provider (approvals/signin/sso.py, docs/sso.md), offered while OIDC_ISSUER is set.
-OIDC_ISSUER = os.environ.get("OIDC_ISSUER", "")
-OIDC_CLIENT_ID = os.environ.get("OIDC_CLIENT_ID", "")
-OIDC_CLIENT_SECRET = os.environ.get("OIDC_CLIENT_SECRET", "")
-OIDC_ROLES_CLAIM = os.environ.get("OIDC_ROLES_CLAIM", "groups")
-try:
-    OIDC_ROLE_MAP = parse_role_map(os.environ.get("OIDC_ROLE_MAP", ""))
-except ValueError as error:
-    raise ImproperlyConfigured(str(error)) from None
-# Off, the password form signs in superusers alone, at /login/local/ (break-glass); everyone else uses SSO.
-LOCAL_LOGIN = env_bool("LOCAL_LOGIN", True)
-AUTHENTICATION_BACKENDS = ["approvals.signin.password.PasswordBackend", "approvals.signin.sso.SsoBackend"]
-# mozilla-django-oidc's own settings, by its names; the provider's endpoints come from its discovery document.
-OIDC_RP_SCOPES = os.environ.get("OIDC_SCOPES", "openid email profile")
-OIDC_USE_PKCE = True
-OIDC_TIMEOUT = 10
-OIDC_AUTHENTICATION_CALLBACK_URL = "sso_callback"
-
-# The MCP endpoint for clients.
-MCP_MAX_BODY_BYTES = int(os.environ.get("MCP_MAX_BODY_BYTES", 1024 * 1024))
-# The longest URI a client may name in a read, a subscription or a completion, in UTF-8 bytes.
-MAX_URI_BYTES = int(os.environ.get("MAX_URI_BYTES", 8 * 1024))
-MCP_RATE_LIMIT_PER_MINUTE = int(os.environ.get("MCP_RATE_LIMIT_PER_MINUTE", 600))
-MCP_TOOLS_PAGE_SIZE = int(os.environ.get("MCP_TOOLS_PAGE_SIZE", 100))
-# Calls one token may have waiting for a decision at once (0: no cap); a token's own cap overrides it.
-MAX_PENDING_CALLS_PER_TOKEN = int(os.environ.get("MAX_PENDING_CALLS_PER_TOKEN", 20))
-# SSE streams open at once in one web process, per token and per legacy MCP session (0: no cap).
-MCP_MAX_STREAMS_PER_TOKEN = int(os.environ.get("MCP_MAX_STREAMS_PER_TOKEN", 100))
-MCP_MAX_STREAMS_PER_SESSION = int(os.environ.get("MCP_MAX_STREAMS_PER_SESSION", 20))
-# Legacy MCP sessions open at once per token, and resource subscriptions per token across its sessions
-# and listen streams (0: no cap): each is a row or an upstream subscription the token's client could pile up.
-MCP_MAX_SESSIONS_PER_TOKEN = int(os.environ.get("MCP_MAX_SESSIONS_PER_TOKEN", 100))
-MCP_MAX_SUBSCRIPTIONS_PER_TOKEN = int(os.environ.get("MCP_MAX_SUBSCRIPTIONS_PER_TOKEN", 1000))
-# Comment lines on idle SSE streams, so that proxies and clients do not time them out.
-MCP_SSE_KEEPALIVE_SECONDS = float(os.environ.get("MCP_SSE_KEEPALIVE_SECONDS", 15))
 # Clients without a token then act as the "anonymous" token: acceptable only where nobody else can connect.
 ALLOW_ANONYMOUS_CLIENTS = env_bool("ALLOW_ANONYMOUS_CLIENTS")
 if ALLOW_ANONYMOUS_CLIENTS and not all(is_loopback_host(host) for host in ALLOWED_HOSTS):
@@ -411,44 +268,6 @@ if STDIO_ISOLATION not in STDIO_ISOLATION_MODES:
         f"STDIO_ISOLATION must be one of {', '.join(STDIO_ISOLATION_MODES)}; it is {STDIO_ISOLATION!r}"
     )
 
-# The console's public base URL (https://console.example.com): its callback for upstream servers' OAuth and its
-# Client ID Metadata Document are built from it; unset, pages use the address they were reached at, and
-# connect_server needs it. OAUTH_CLIENT_METADATA_URL names where that document is published, when elsewhere.
-CONSOLE_URL = os.environ.get("CONSOLE_URL", "").strip().rstrip("/")
-OAUTH_CLIENT_METADATA_URL = os.environ.get("OAUTH_CLIENT_METADATA_URL", "").strip()
-
-# The console as an OAuth 2.1 authorization server for /mcp (docs/oauth.md); static client tokens work beside it.
-OAUTH_SERVER = env_bool("OAUTH_SERVER", True)
-# The roles whose holders may allow a client on the consent page.
-OAUTH_GRANT_ROLES = env_list("OAUTH_GRANT_ROLES", ["admin", "operator"])
 # A client's metadata document on this machine is fetched only while the console answers loopback names alone,
 # as on a developer's machine: anywhere else a loopback fetch would reach the console's neighbours.
 OAUTH_LOOPBACK_DOCUMENTS = all(is_loopback_host(host) for host in ALLOWED_HOSTS)
-# Named here because a grant (approvals.oauth) refers to the application model by this swappable setting.
-OAUTH2_PROVIDER_APPLICATION_MODEL = "oauth2_provider.Application"
-OAUTH2_PROVIDER = {
-    "OAUTH2_VALIDATOR_CLASS": "approvals.oauth.validator.ConsoleValidator",
-    "SCOPES_BACKEND_CLASS": "approvals.oauth.scopes.ToolScopes",
-    "PKCE_REQUIRED": True,
-    "ACCESS_TOKEN_EXPIRE_SECONDS": int(os.environ.get("OAUTH_ACCESS_TOKEN_SECONDS", 3600)),
-    "AUTHORIZATION_CODE_EXPIRE_SECONDS": 60,
-    "ROTATE_REFRESH_TOKEN": True,
-    "REFRESH_TOKEN_REUSE_PROTECTION": True,
-    "REQUEST_APPROVAL_PROMPT": "force",
-    "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
-    "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],
-    "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": ["none", "client_secret_basic", "client_secret_post"],
-    "RESOURCE_SERVER_TOKEN_RESOURCE_VALIDATOR": "approvals.oauth.access.same_resource",
-    "COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT": True,
-    "COMPLIANT_BCP_RFC9700_PASSWORD_GRANT": True,
-    "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,
-    "COMPLIANT_BCP_RFC9700_ACCESS_TOKEN_TRANSPORT": True,
-    "COMPLIANT_BCP_RFC9700_AUTHZ_RESPONSE_ISS": True,
-    "COMPLIANT_BCP_RFC9700_TOKEN_STORAGE": True,
-    "DCR_ENABLED": OAUTH_SERVER,
-    "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
-    "CIMD_ENABLED": OAUTH_SERVER,
-    "CIMD_METADATA_FETCHER": "approvals.oauth.documents.ConsoleFetcher",
-    "CIMD_FETCH_TIMEOUT_SECONDS": 5,
-    "CIMD_MAX_DOCUMENT_SIZE": 5 * 1024,
-}

@@ -119,7 +119,7 @@ def pytest_xdist_setupnodes(config, specs):
         return
     import execnet
 
-    from console.settings import redis_database
+    from console.environment import redis_database
 
     first = int(redis_database(url))
     for number, spec in enumerate(specs):
