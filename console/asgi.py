@@ -23,7 +23,6 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.conf import settings  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 from django.core.handlers.asgi import ASGIHandler  # noqa: E402
-from django.core.handlers.exception import convert_exception_to_response  # noqa: E402
 from django.template import engines  # noqa: E402
 from django.urls import get_resolver  # noqa: E402
 
@@ -33,6 +32,7 @@ from approvals.live.events import served_by_its_loop  # noqa: E402
 from approvals.observe import logs, metrics  # noqa: E402
 from approvals.routing import websocket_urlpatterns  # noqa: E402
 from approvals.tasks import housekeeping  # noqa: E402
+from console.endpoint_handler import EndpointHandler  # noqa: E402
 
 # Objects allocated (net of those freed) between two collections of the youngest generation.
 YOUNG_GENERATION = 50_000
@@ -49,19 +49,6 @@ class PagesHandler(ASGIHandler):
     def load_middleware(self, is_async=False):
         super().load_middleware(is_async=False)
         self._middleware_chain = sync_to_async(self._middleware_chain, thread_sensitive=True)
-
-
-class EndpointHandler(ASGIHandler):
-    """Django for the MCP endpoint, without the pages' middleware.
-
-    Its clients have no session, cookie or CSRF token, its answers are JSON or
-    event streams that no page frames, and McpEndpointGuard has checked Host,
-    Origin and size before Django sees the request.
-    """
-
-    def load_middleware(self, is_async=False):
-        self._view_middleware, self._template_response_middleware, self._exception_middleware = [], [], []
-        self._middleware_chain = convert_exception_to_response(self._get_response_async)
 
 
 application = traces.served(

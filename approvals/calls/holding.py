@@ -31,7 +31,7 @@ from approvals.audit import chain
 from approvals.audit.chain import Actor
 from approvals.calls import ending
 from approvals.calls.models import Call
-from approvals.db import batch_reads
+from approvals.db import batch_reads, savepoints
 from approvals.db.shared_threads import connection_given_back
 from approvals.live import events, waiting
 from approvals.observe import logs
@@ -76,10 +76,12 @@ WRITES_AT_ONCE = 50
 def write_together(works: list[Callable]) -> list[tuple]:
     """Run `works` in one transaction with one append to the audit chain: per work, (its result, None) or (None, error).
 
-    Each work must be atomic itself: a savepoint within the batch, so that one failing leaves the others be.
+    Each work must be atomic itself: a savepoint within the batch, so that one failing leaves the others be. A
+    batch of one work needs none: the work failing rolls back the batch.
     """
     outcomes = []
-    with transaction.atomic(), chain.batch() as recorded, batch_reads.shared():
+    alone = savepoints.left_out() if len(works) == 1 else contextlib.nullcontext()
+    with transaction.atomic(), alone, chain.batch() as recorded, batch_reads.shared():
         for work in works:
             kept = len(recorded)
             try:

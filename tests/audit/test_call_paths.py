@@ -7,13 +7,14 @@ from asgiref.sync import sync_to_async
 
 from approvals.audit import verify
 from approvals.audit.models import AuditEvent
-from approvals.calls import deciding, runner
+from approvals.calls import deciding, holding, runner
 from approvals.policy.models import PolicyRule
 from approvals.protocol import revisions
 from approvals.protocol.canonical import canonical_json, sha256_digest
 from approvals.tokens.context import ClientContext
 from approvals.upstream import UpstreamError
 from tests.fixtures.calls import wait_for_pending_call
+from tests.fixtures.waiting import eventually
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -176,7 +177,10 @@ async def test_it_records_a_call_that_expired_unanswered(client_token, refund_to
 async def test_it_records_a_call_the_client_cancelled(client_token, refund_tool, upstream):
     upstream(RESULT)
     waiting = await start(client_token)
-    await wait_for_pending_call()
+    call = await wait_for_pending_call()
+    # Its row committed, the request may not have taken up the written call yet: a request cancelled before it holds
+    # its call leaves the call's cancellation to the loop, after the request has ended.
+    await eventually(lambda: call.pk in holding.loop_held().waiting, message="the call held by its request")
     waiting.cancel()
     with pytest.raises(asyncio.CancelledError):
         await waiting

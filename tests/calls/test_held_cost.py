@@ -8,7 +8,7 @@ from django.db import OperationalError, connection, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.test.utils import CaptureQueriesContext
 
-from approvals.audit.models import AuditEvent
+from approvals.audit.models import AuditEvent, AuditHead
 from approvals.calls import holding, lifecycle, runner
 from approvals.calls.models import Call
 from approvals.protocol import revisions
@@ -137,6 +137,20 @@ def test_it_keeps_the_other_writes_of_a_batch_when_one_fails(client_token, refun
     assert [error is None for _, error in outcomes] == [True, False, True]
     assert sorted(Call.objects.values_list("arguments__order_id", flat=True)) == [1, 2]
     assert AuditEvent.objects.filter(action="call.received").count() == 2
+
+
+def test_it_leaves_nothing_of_a_lone_write_that_fails_and_writes_the_next(client_token, refund_tool):
+    receive, failing = receiving(client_token, refund_tool)
+    head = AuditHead.objects.get(pk=1).seq
+
+    ((_, error),) = holding.write_together([failing])
+
+    assert isinstance(error, ValueError)
+    assert not Call.objects.exists()
+    assert AuditHead.objects.get(pk=1).seq == head
+    (((call, _), error),) = holding.write_together([lambda: receive(1)])
+    assert error is None
+    assert list(AuditEvent.objects.filter(call_id=call.pk).values_list("seq", flat=True))[0] == head + 1
 
 
 async def test_it_writes_again_once_what_another_transaction_deadlocked():
