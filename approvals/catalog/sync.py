@@ -22,7 +22,7 @@ from approvals.live import events
 from approvals.protocol import permission_prompt
 from approvals.protocol.tools import check_tool, tool_digest
 from approvals.upstream import AuthorizationRequired, ServerIdentity, ServerSpec, UpstreamError, open_session
-from approvals.upstream.session import decline
+from approvals.upstream.serving import decline
 from approvals.webhooks import announce
 
 log = logging.getLogger(__name__)

@@ -35,7 +35,7 @@ from approvals.protocol.elicitation_requests import request_problems
 from approvals.protocol.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, JsonRpcError
 from approvals.protocol.revisions import MODERN, REVISIONS
 from approvals.tokens.context import ClientContext
-from approvals.upstream.session import decline
+from approvals.upstream.serving import decline
 
 Route = InputRequest.Route
 
