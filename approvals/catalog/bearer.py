@@ -10,7 +10,7 @@ from django.utils import timezone
 from approvals.catalog import oauth_tokens
 from approvals.catalog.models import Server
 from approvals.catalog.oauth_models import UpstreamGrant
-from approvals.catalog.oauth_tokens import REFRESH_AHEAD, NeedsAuthorization, fresh
+from approvals.catalog.oauth_tokens import NeedsAuthorization, fresh, renew_at
 from approvals.db.shared_threads import in_shared_thread
 from approvals.protocol.oauth_params import covers, step_up_scope
 from approvals.upstream import AuthorizationRequired, UpstreamError
@@ -32,12 +32,12 @@ def bearer_for(server: Server, user, *, rejected: str | None = None) -> str | No
         return None
     owner = grant_owner(server, user)
     if server.connection == Server.Connection.PER_PERSON and owner is None:
-        raise NeedsAuthorization(server, None, reason="The call has no person to act as.")
+        raise NeedsAuthorization(server, None)
     grant = UpstreamGrant.objects.filter(server=server, user=owner).first()
     if grant is not None and fresh(grant, rejected):
         return grant.access_token
     if server.oauth == Server.OAuth.CLIENT_CREDENTIALS:
-        return oauth_tokens.client_credentials(server)
+        return oauth_tokens.client_credentials(server, rejected)
     if grant is None or grant.status != UpstreamGrant.Status.CONNECTED:
         raise NeedsAuthorization(server, owner, grant.wanted_scope if grant else "", grant.reason if grant else "")
     return oauth_tokens.refresh(grant.pk, rejected)
@@ -79,7 +79,7 @@ def _bearer(server_pk: int, user_pk: int | None, rejected: str | None = None):
     except NeedsAuthorization as exc:
         raise AuthorizationRequired(exc.message, challenge={"scope": exc.scope}) from None
     grant = UpstreamGrant.objects.filter(server=server, user=grant_owner(server, user)).first()
-    return token, (grant.expires_at if grant else None)
+    return token, (renew_at(grant) if grant else None)
 
 
 def _stepped_up(server_pk: int, user_pk: int | None, token: str | None, challenge: dict):
@@ -94,19 +94,19 @@ def _stepped_up(server_pk: int, user_pk: int | None, token: str | None, challeng
 
 @dataclass(eq=False)
 class GrantAuthorizer:
-    """The transport's Authorizer for one connection: the token is kept in memory until it nears its expiry,
+    """The transport's Authorizer for one connection: the token is kept in memory until it is due for renewal,
     so a request reads the database only to refresh or after a refusal. That work runs in the loop's shared
     threads: a token endpoint that keeps a refresh waiting holds no request's thread or pooled connection."""
 
     server_pk: int
     user_pk: int | None = None
     _token: str | None = None
-    _expires_at: object = None
+    _renew_at: object = None
 
     async def bearer(self) -> str | None:
-        if self._token and (self._expires_at is None or self._expires_at - REFRESH_AHEAD > timezone.now()):
+        if self._token and (self._renew_at is None or self._renew_at > timezone.now()):
             return self._token
-        self._token, self._expires_at = await in_shared_thread(_bearer)(self.server_pk, self.user_pk)
+        self._token, self._renew_at = await in_shared_thread(_bearer)(self.server_pk, self.user_pk)
         return self._token
 
     async def rejected(self, token: str | None, status: int, challenge: dict) -> str:
@@ -115,5 +115,5 @@ class GrantAuthorizer:
             await in_shared_thread(_stepped_up)(self.server_pk, self.user_pk, token, challenge)
         else:
             stale = token  # a 401: the token itself is refused, so it is refreshed unless replaced already
-        self._token, self._expires_at = await in_shared_thread(_bearer)(self.server_pk, self.user_pk, stale)
+        self._token, self._renew_at = await in_shared_thread(_bearer)(self.server_pk, self.user_pk, stale)
         return self._token

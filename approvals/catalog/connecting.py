@@ -52,9 +52,8 @@ def start_connect(server: Server, *, base_url: str, user=None, started_by=None, 
     actor = Actor.user(started_by) if started_by is not None else SYSTEM
     redirect_uri = callback_url(base_url)
     try:
-        with transaction.atomic():
-            client = oauth_tokens.discover(server, actor)
-            ensure_registered(client, redirect_uri, base_url, actor)
+        client = oauth_tokens.discover(server, actor)
+        ensure_registered(client, redirect_uri, base_url, actor)
     except UpstreamError as exc:
         raise ConnectError(f"{server.name}: {exc.message}") from None
     if not client.authorization_endpoint:
@@ -98,52 +97,67 @@ def flow_of(url: str) -> UpstreamAuthorization:
 
 def finish_connect(state: str, code: str, iss: str | None, error: str = "") -> UpstreamAuthorization:
     """The browser came back: check it, exchange the code, keep the tokens. The flow's outcome says how it
-    ended ("connected" or why not); the flow is spent either way. ConnectError when no flow is known."""
+    ended ("connected" or why not); the flow is spent either way. ConnectError when no flow is known.
+
+    The flow is spent (one conditional UPDATE) before the code is exchanged, so that a code is used once, and
+    the exchange runs outside any transaction, so that a slow token endpoint keeps no other write waiting."""
+    flow = (
+        UpstreamAuthorization.objects.select_related("server", "user", "started_by")
+        .filter(state_digest=oauth_params.state_digest(state or ""), finished_at__isnull=True, outcome="")
+        .first()
+    )
+    if flow is None or flow.expires_at <= timezone.now() or not spend(flow):
+        raise ConnectError("This authorization is unknown, already used or expired: start Connect again.")
+    server, actor = flow.server, Actor.user(flow.started_by) if flow.started_by_id else SYSTEM
+    client = UpstreamClient.objects.get(server=server)
+    tokens, why = exchange(flow, client, code, iss, error)
     with transaction.atomic():
-        flow = (
-            UpstreamAuthorization.objects.select_for_update(of=("self",))
-            .select_related("server", "user")
-            .filter(state_digest=oauth_params.state_digest(state or ""), finished_at__isnull=True)
-            .first()
-        )
-        if flow is None or flow.expires_at <= timezone.now():
-            raise ConnectError("This authorization is unknown, already used or expired: start Connect again.")
-        flow.outcome = exchange(flow, code, iss, error)
-        flow.finished_at = timezone.now()
+        if why is not None:
+            chain.record("upstream_oauth.authorization_failed", actor, server=server, data={"reason": why})
+        else:
+            keep(flow, tokens, actor)
+        flow.outcome, flow.finished_at = why or UpstreamAuthorization.CONNECTED, timezone.now()
         flow.save(update_fields=["outcome", "finished_at"])
     return flow
 
 
-def exchange(flow: UpstreamAuthorization, code: str, iss: str | None, error: str) -> str:
-    server = flow.server
-    client = UpstreamClient.objects.get(server=server)
+def spend(flow: UpstreamAuthorization) -> bool:
+    """Whether this process took the flow to exchange its code: another that came back with the same state may
+    have taken it first."""
+    taken = UpstreamAuthorization.objects.filter(pk=flow.pk, outcome="", finished_at__isnull=True)
+    return bool(taken.update(outcome=UpstreamAuthorization.EXCHANGING))
+
+
+def exchange(flow: UpstreamAuthorization, client: UpstreamClient, code: str, iss: str | None, error: str):
+    """The tokens the code brings, or why the authorization response cannot be used: (tokens, None) or (None, why)."""
     why = refusal(flow, client, code, iss, error)
-    if why is None:
-        form = {
-            "grant_type": "authorization_code",
-            "code": code,
-            "redirect_uri": flow.redirect_uri,
-            "code_verifier": flow.code_verifier,
-            "resource": flow.resource,
-        }
-        try:
-            tokens = oauth_tokens.token_request(client, form)
-        except UpstreamError as exc:
-            why = f"the token exchange failed: {exc.message}"
-    actor = Actor.user(flow.started_by) if flow.started_by_id else SYSTEM
     if why is not None:
-        chain.record("upstream_oauth.authorization_failed", actor, server=server, data={"reason": why})
-        return why
+        return None, why
+    form = {
+        "grant_type": "authorization_code",
+        "code": code,
+        "redirect_uri": flow.redirect_uri,
+        "code_verifier": flow.code_verifier,
+        "resource": flow.resource,
+    }
+    try:
+        return oauth_tokens.token_request(client, form), None
+    except UpstreamError as exc:
+        return None, f"the token exchange failed: {exc.message}"
+
+
+def keep(flow: UpstreamAuthorization, tokens, actor) -> None:
+    """The connection the flow made: its tokens stored, and the sessions opened with the tokens it replaces
+    closed everywhere, so that the next call uses the new one."""
+    server = flow.server
     grant, _ = UpstreamGrant.objects.select_for_update().get_or_create(server=server, user=flow.user)
     grant.connected_at = timezone.now()
     grant.wanted_scope = ""
-    oauth_tokens.store(grant, tokens, flow.scope)
+    oauth_tokens.store(grant, tokens, flow.scope, grant.connected_at)
     chain.record("upstream_oauth.authorized", actor, server=server, data=oauth_tokens.token_facts(grant))
     if flow.user_id is None:
         oauth_tokens.mark_healthy_if_waiting(server)
-    else:
-        connections.forget_sessions(server, flow.user)
-    return UpstreamAuthorization.CONNECTED
+    connections.forget_sessions(server, flow.user)
 
 
 def refusal(flow: UpstreamAuthorization, client: UpstreamClient, code: str, iss: str | None, error: str):

@@ -70,6 +70,7 @@ def disconnect(server: Server, user) -> bool:
 
 
 def forget_sessions(server: Server, user):
-    """Every process closes its sessions made with the person's connection: their transport keeps the token it
-    last had, and would go on using tokens the person took back (or another account's) until they expire."""
-    events.upstream_retired(server.name, identity=str(user.pk))
+    """Every process closes its sessions made with the person's connection (user None: the shared one): their
+    transport keeps the token it last had, and would go on using tokens taken back, or another account's, or
+    ones a server no longer accepts, until they expire."""
+    events.upstream_retired(server.name, identity=str(user.pk) if user is not None else "")

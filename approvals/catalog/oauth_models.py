@@ -76,6 +76,10 @@ class UpstreamGrant(models.Model):
     step_ups = models.PositiveSmallIntegerField(default=0)
     connected_at = models.DateTimeField(null=True, blank=True)
     refreshed_at = models.DateTimeField(null=True, blank=True)
+    # The claim of the one process renewing the token, until when it holds: the token request is sent outside
+    # any transaction, and a rotating refresh token must not be spent twice (oauth_tokens.renewed).
+    refresh_claim = models.CharField(max_length=32, blank=True)
+    refreshing_until = models.DateTimeField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -118,6 +122,7 @@ class UpstreamAuthorization(models.Model):
     outcome = models.TextField(blank=True)  # "connected", or why not
 
     CONNECTED = "connected"
+    EXCHANGING = "exchanging"  # the code is being exchanged: the flow is spent, its end not yet known
 
     def __str__(self):
         return f"authorization of {self.server} started {self.created_at:%Y-%m-%d %H:%M}"

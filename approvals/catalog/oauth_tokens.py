@@ -2,11 +2,11 @@
 honoured), the client credentials grant, and a connection's fall back to "needs authorization".
 
 Each change writes its audit event in its transaction (the event says what happened, never a token) and
-announces after commit. Refreshing holds the grant's row locked across the token request, bounded by
-UPSTREAM_TIMEOUT_SECONDS, so two processes never spend one rotating refresh token twice.
+announces after commit. No transaction is held across a request to the authorization server: one process at a
+time renews a grant's token under a claim (token_claims), so two never spend one rotating refresh token twice.
 """
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from asgiref.sync import async_to_sync
 from cryptography.hazmat.primitives import serialization
@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM
+from approvals.catalog import connections, token_claims
 from approvals.catalog.models import Server
 from approvals.catalog.oauth_models import UpstreamClient, UpstreamGrant
 from approvals.live import events
@@ -26,7 +27,7 @@ from approvals.upstream import AuthorizationRequired, UpstreamError
 from approvals.upstream.oauth_http import Client, Discovered, OAuthHttp, Tokens
 from approvals.webhooks import announce
 
-# A token this close to its expiry is refreshed before it is sent.
+# A token this close to its expiry is refreshed before it is sent; one living less than twice this, at half its life.
 REFRESH_AHEAD = timedelta(seconds=60)
 
 
@@ -36,6 +37,15 @@ class NeedsAuthorization(Exception):
     def __init__(self, server: Server, user, scope: str = "", reason: str = ""):
         self.server, self.user, self.scope, self.reason = server, user, scope, reason
         wanted = f" (scope {scope!r})" if scope else ""
+        if server.connection == Server.Connection.PER_PERSON and user is None:
+            # Only a person can connect an account, and an ownerless client token has none to act as.
+            self.message = (
+                f"The upstream server {server.name} acts as each caller's own account, and the client token making "
+                "this call has no owner. An admin must give the token an owner, or the call must use a token of a "
+                "person."
+            )
+            super().__init__(self.message)
+            return
         if server.connection == Server.Connection.PER_PERSON:
             where = f"connect your own account to it on your account page ({reverse('account')})"
         else:
@@ -45,10 +55,21 @@ class NeedsAuthorization(Exception):
         super().__init__(self.message)
 
 
+def renew_at(grant: UpstreamGrant) -> datetime | None:
+    """When the grant's access token is renewed before it is sent: REFRESH_AHEAD before its expiry, or half its
+    life when that is shorter, counted from its issue (its refresh, else its connection); None: it never expires."""
+    if grant.expires_at is None:
+        return None
+    issued = max((at for at in (grant.refreshed_at, grant.connected_at) if at is not None), default=None)
+    ahead = REFRESH_AHEAD if issued is None else min(REFRESH_AHEAD, max(grant.expires_at - issued, timedelta()) / 2)
+    return grant.expires_at - ahead
+
+
 def fresh(grant: UpstreamGrant, rejected: str | None = None) -> bool:
     if not grant.connected or (rejected is not None and grant.access_token == rejected):
         return False
-    return grant.expires_at is None or grant.expires_at - REFRESH_AHEAD > timezone.now()
+    until = renew_at(grant)
+    return until is None or until > timezone.now()
 
 
 def oauth_http() -> OAuthHttp:
@@ -82,10 +103,11 @@ def discover(server: Server, actor=SYSTEM, challenge: dict | None = None) -> Ups
     for name in ("authorization_endpoint", "token_endpoint", "registration_endpoint"):
         setattr(client, name, found.endpoint(name))
     client.discovered_at = timezone.now()
-    client.save()
     data = {"issuer": client.issuer, "resource": client.resource, "legacy": found.legacy}
     data |= {"resource_metadata": client.resource_metadata_url, "token_endpoint": client.token_endpoint}
-    chain.record("upstream_oauth.discovered", actor, server=server, data=data)
+    with transaction.atomic():
+        client.save()
+        chain.record("upstream_oauth.discovered", actor, server=server, data=data)
     return client
 
 
@@ -131,9 +153,10 @@ def resource_param(server: Server, client: UpstreamClient) -> str:
     return client.resource if server.resource_indicator else ""
 
 
-def store(grant: UpstreamGrant, tokens: Tokens, asked_scope: str = "") -> None:
-    """Keep what the token endpoint issued; a refresh without a new refresh token keeps the old one."""
-    now = timezone.now()
+def store(grant: UpstreamGrant, tokens: Tokens, asked_scope: str = "", issued=None) -> None:
+    """Keep what the token endpoint issued (at `issued`, the grant's connection or refresh); a refresh without
+    a new refresh token keeps the old one."""
+    now = issued or timezone.now()
     grant.access_token = tokens.access_token
     if tokens.refresh_token:
         grant.refresh_token = tokens.refresh_token
@@ -155,49 +178,76 @@ def token_facts(grant: UpstreamGrant) -> dict:
 
 def refresh(grant_pk: int, rejected: str | None) -> str:
     """A new access token by the refresh token; NeedsAuthorization (after recording it) when refused."""
-    with transaction.atomic():
-        grant = UpstreamGrant.objects.select_for_update(of=("self",)).select_related("server").get(pk=grant_pk)
-        server = grant.server
+
+    def settled(grant: UpstreamGrant) -> str | None:
         if fresh(grant, rejected):
             return grant.access_token  # another process refreshed it meanwhile
-        failure = "The access token was refused or expired and there is no refresh token."
-        client = UpstreamClient.objects.filter(server=server).first()
-        if grant.refresh_token and client is not None and client.token_endpoint:
-            form = {"grant_type": "refresh_token", "refresh_token": grant.refresh_token}
-            try:
-                tokens = token_request(client, form | {"resource": resource_param(server, client)})
-            except AuthorizationRequired as exc:
-                failure = f"The authorization server refused to refresh the token: {exc.message}."
-                chain.record("upstream_oauth.refresh_refused", SYSTEM, server=server, data={"reason": exc.message})
-            else:
+        if grant.status != UpstreamGrant.Status.CONNECTED:
+            raise NeedsAuthorization(grant.server, grant.user, grant.wanted_scope, grant.reason)
+        return None
+
+    return token_claims.renewed(grant_pk, settled, refreshed)
+
+
+def refreshed(grant: UpstreamGrant, claim: str) -> str:
+    server, refused = grant.server, ""
+    failure = "The access token was refused or expired and there is no refresh token."
+    client = UpstreamClient.objects.filter(server=server).first()
+    if grant.refresh_token and client is not None and client.token_endpoint:
+        form = {"grant_type": "refresh_token", "refresh_token": grant.refresh_token}
+        try:
+            tokens = token_request(client, form | {"resource": resource_param(server, client)})
+        except AuthorizationRequired as exc:
+            refused = exc.message
+            failure = f"The authorization server refused to refresh the token: {refused}."
+        else:
+            with transaction.atomic():
+                grant = token_claims.claimed(grant.pk, claim)
                 # A connection that lived to be refreshed ended its step-ups: the retry limit counts afresh.
                 grant.refreshed_at, grant.step_ups = timezone.now(), 0
-                store(grant, tokens)
+                store(grant, tokens, issued=grant.refreshed_at)
                 chain.record("upstream_oauth.refreshed", SYSTEM, server=server, data=token_facts(grant))
-                return grant.access_token
+            return grant.access_token
+    with transaction.atomic():
+        grant = token_claims.claimed(grant.pk, claim)
+        if refused:
+            chain.record("upstream_oauth.refresh_refused", SYSTEM, server=server, data={"reason": refused})
         grant.access_token = grant.refresh_token = None
         needs_authorization(grant, failure, grant.wanted_scope)
     raise NeedsAuthorization(server, grant.user, grant.wanted_scope, failure)
 
 
-def client_credentials(server: Server) -> str:
-    """A token by the client credentials grant (a client secret, or a private-key JWT per RFC 7523)."""
-    with transaction.atomic():
-        client = UpstreamClient.objects.select_for_update().filter(server=server).first()
-        if client is None or not client.client_id:
-            raise UpstreamError(f"{server.name} uses client credentials, but no client ID is configured")
-        if not client.token_endpoint:
-            client = discover(server)
+def client_credentials(server: Server, rejected: str | None = None, *, anew: bool = False) -> str:
+    """A token by the client credentials grant (a client secret, or a private-key JWT per RFC 7523), unless
+    another process has just fetched one; `anew` (an admin's Connect) wants one later than the one held."""
+    client = UpstreamClient.objects.filter(server=server).first()
+    if client is None or not client.client_id:
+        raise UpstreamError(f"{server.name} uses client credentials, but no client ID is configured")
+    if not client.token_endpoint:
+        client = discover(server)
+    grant, _ = UpstreamGrant.objects.get_or_create(server=server, user=None)
+    rejected = grant.access_token if anew else rejected
+
+    def settled(grant: UpstreamGrant) -> str | None:
+        return grant.access_token if fresh(grant, rejected) else None
+
+    def fetched(grant: UpstreamGrant, claim: str) -> str:
         client.token_auth_method = registration_auth_method(client)
-        grant, _ = UpstreamGrant.objects.get_or_create(server=server, user=None)
         scope = choose_scope("", client.scopes_supported or None, fixed=client.scope)
         form = {"grant_type": "client_credentials", "scope": scope, "resource": resource_param(server, client)}
         tokens = token_request(client, form)
-        store(grant, tokens, scope)
-        data = token_facts(grant) | {"auth_method": client.token_auth_method}
-        chain.record("upstream_oauth.client_credentials", SYSTEM, server=server, data=data)
-        mark_healthy_if_waiting(server)
+        with transaction.atomic():
+            grant = token_claims.claimed(grant.pk, claim)
+            grant.connected_at = timezone.now()
+            store(grant, tokens, scope, grant.connected_at)
+            data = token_facts(grant) | {"auth_method": client.token_auth_method}
+            chain.record("upstream_oauth.client_credentials", SYSTEM, server=server, data=data)
+            mark_healthy_if_waiting(server)
+            if anew:
+                connections.forget_sessions(server, None)
         return grant.access_token
+
+    return token_claims.renewed(grant.pk, settled, fetched)
 
 
 def needs_authorization(grant: UpstreamGrant, reason: str, scope: str = "") -> None:

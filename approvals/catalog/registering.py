@@ -4,6 +4,7 @@ server supports those and the console is reachable over https, else dynamic clie
 
 from asgiref.sync import async_to_sync
 from django.conf import settings
+from django.db import transaction
 from django.urls import reverse
 
 from approvals.audit import chain
@@ -60,8 +61,9 @@ def ensure_registered(client: UpstreamClient, redirect_uri: str, base_url: str, 
         if (client.registration, client.client_id) != (UpstreamClient.Registration.CIMD, document_url):
             client.registration, client.client_id, client.client_secret = "cimd", document_url, None
             client.token_auth_method, client.redirect_uri = "none", redirect_uri
-            client.save()
-            chain.record("upstream_oauth.registered", actor, server=server, data=registered(client))
+            with transaction.atomic():
+                client.save()
+                chain.record("upstream_oauth.registered", actor, server=server, data=registered(client))
         return
     if client.registration == UpstreamClient.Registration.DCR and client.redirect_uri == redirect_uri:
         return
@@ -88,8 +90,9 @@ def ensure_registered(client: UpstreamClient, redirect_uri: str, base_url: str, 
     if client.token_auth_method != "none" and not client.client_secret:
         client.token_auth_method = "none"
     client.redirect_uri = redirect_uri
-    client.save()
-    chain.record("upstream_oauth.registered", actor, server=server, data=registered(client))
+    with transaction.atomic():
+        client.save()
+        chain.record("upstream_oauth.registered", actor, server=server, data=registered(client))
 
 
 async def _register(endpoint: str, document: dict) -> dict:

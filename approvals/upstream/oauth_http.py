@@ -5,6 +5,7 @@ refuses the grant itself, so that only a person can mend it). Every wait is boun
 every answer by MAX_METADATA_BYTES, and redirects are never followed.
 """
 
+import asyncio
 import base64
 import json
 import time
@@ -153,7 +154,11 @@ class OAuthHttp:
         else:
             form["client_id"] = client.client_id
         try:
-            response = await self._client.post(endpoint, data=form, headers=headers)
+            # The whole request, not each read, within the timeout: a renewal's claim lasts only so long.
+            async with asyncio.timeout(self.timeout):
+                response = await self._client.post(endpoint, data=form, headers=headers)
+        except TimeoutError:
+            raise UpstreamError(f"{endpoint}: no answer within {self.timeout:g}s", retryable=True) from None
         except httpx.HTTPError as exc:
             raise _transport_error(endpoint, exc, self.timeout) from None
         answer = _json_object(response, endpoint, allow_error=True)

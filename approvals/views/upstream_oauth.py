@@ -36,7 +36,7 @@ def server_connect(request, slug):
 def client_credentials_again(request, server):
     """A machine-to-machine server needs no browser: a new token, then a sync, says whether it works now."""
     try:
-        oauth_tokens.client_credentials(server)
+        oauth_tokens.client_credentials(server, anew=True)
     except UpstreamError as exc:
         messages.error(request, f"Could not connect {server.name}: {exc.message}")
         return redirect("server", slug=server.slug)

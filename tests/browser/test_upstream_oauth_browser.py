@@ -12,18 +12,22 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
+from django.utils import timezone
 from playwright.sync_api import expect
 
 from approvals import roles
 from approvals.actions import servers
 from approvals.catalog import sync
 from approvals.catalog.models import Server
+from approvals.catalog.oauth_models import UpstreamGrant
+from approvals.catalog.oauth_tokens import renew_at
 from approvals.policy.models import PolicyRule
 from approvals.protocol.headers import request_headers
 from approvals.tokens.credentials import create_token
 from approvals.webhooks import endpoints
 from tests.fixtures.gateway import MODERN, modern_envelope
 from tests.fixtures.people import PASSWORD, make_user
+from tests.fixtures.waiting import wait_until
 from tests.webhooks.receiver import Receiver
 
 pytestmark = pytest.mark.browser
@@ -150,7 +154,8 @@ def test_it_connects_refreshes_and_asks_again_once_the_upstream_refuses(live_con
 
 
 def test_it_forwards_each_persons_call_with_their_own_upstream_token(live_console, admin, open_browser, oauth_upstream):
-    # Tokens that expire within seconds: each person's is refreshed by time before it is sent, with no one asked.
+    # Tokens that expire within seconds: each person's is refreshed by time (in the second half of its life)
+    # before it is sent, with no one asked.
     upstream = oauth_upstream(access_seconds=5)
     server = add_files_server(upstream.url, connection=Server.Connection.PER_PERSON)
     people = {name: make_user(name, roles.OPERATOR) for name in ("ann", "bob", "cy")}
@@ -168,6 +173,8 @@ def test_it_forwards_each_persons_call_with_their_own_upstream_token(live_consol
         page.get_by_role("link", name="Back to your account").click()
         expect(page.locator(f"[data-connection={server.slug}]")).to_contain_text("connected since")
 
+    grants = UpstreamGrant.objects.filter(server=server, user__in=[people["ann"], people["bob"]])
+    wait_until(lambda: in_thread(lambda: all(renew_at(grant) <= timezone.now() for grant in grants)))
     assert text_of(call_tool(live_console, secrets["ann"], WHOAMI)) == "account: ann@files"
     assert text_of(call_tool(live_console, secrets["bob"], WHOAMI)) == "account: bob@files"
     issued = {issue["access_token"]: issue for issue in upstream.issued()}

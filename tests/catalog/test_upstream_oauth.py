@@ -16,6 +16,7 @@ from approvals.catalog.bearer import NeedsAuthorization, bearer_for, stepped_up
 from approvals.catalog.connecting import ConnectError, start_connect
 from approvals.catalog.models import Server
 from approvals.catalog.oauth_models import UpstreamAuthorization, UpstreamClient, UpstreamGrant
+from approvals.live import events
 from approvals.protocol.oauth_params import challenge_for
 from approvals.upstream import UpstreamError
 from approvals.webhooks.bodies import slack_text
@@ -160,6 +161,18 @@ def test_a_token_near_its_expiry_is_refreshed_and_the_rotated_refresh_token_kept
     assert len(auth_server.forms("/token")) == 1
 
 
+def test_it_renews_a_short_lived_token_at_half_its_life_not_before_every_request(tracker, auth_server):
+    issued = timezone.now()
+    grant = connected(tracker, refreshed_at=issued, expires_at=issued + timedelta(seconds=40))
+    assert bearer_for(tracker, None) == "old-access" and auth_server.forms("/token") == []
+    issued -= timedelta(seconds=25)
+    UpstreamGrant.objects.filter(pk=grant.pk).update(refreshed_at=issued, expires_at=issued + timedelta(seconds=40))
+    auth_server.token_answers.append(bearer("next-access", expires_in=40))
+    assert bearer_for(tracker, None) == "next-access" and len(auth_server.forms("/token")) == 1
+    renewed = UpstreamGrant.objects.get(pk=grant.pk)
+    assert oauth_tokens.renew_at(renewed) == renewed.expires_at - timedelta(seconds=20)
+
+
 def test_a_token_the_server_refused_is_refreshed_even_far_from_its_expiry_and_without_resource_when_off(
     tracker, auth_server
 ):
@@ -191,6 +204,18 @@ def test_a_refused_refresh_needs_authorization_with_a_banner_and_the_webhook_eve
     assert slack_text(delivery.payload).startswith("Tracker needs authorization: The authorization server refused")
     assert "|connect it>" in slack_text(delivery.payload)
     assert AuditEvent.objects.filter(action="upstream_oauth.refresh_refused").exists()
+
+
+def test_it_closes_the_sessions_of_the_old_shared_token_when_an_admin_connects(
+    tracker, auth_server, client, no_sync, monkeypatch
+):
+    closed = []
+    monkeypatch.setattr(events, "upstream_retired", lambda name, identity=None: closed.append((name, identity)))
+    sent = query(start_connect(tracker, base_url=CONSOLE))
+    auth_server.token_answers.append(bearer("access-again"))
+    assert client.get(CALLBACK, {"state": sent["state"], "code": "c"}).status_code == 200
+    # Every process closes the sessions opened with the shared connection (identity ""), and no person's.
+    assert closed == [("Tracker", "")]
 
 
 def test_a_step_up_asks_for_the_wider_scope_and_a_refusal_despite_it_is_an_error(tracker, auth_server):

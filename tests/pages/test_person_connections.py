@@ -6,6 +6,7 @@ import pytest
 
 from approvals import roles
 from approvals.audit.models import AuditEvent
+from approvals.catalog.bearer import NeedsAuthorization, bearer_for
 from approvals.catalog.connections import lister
 from approvals.catalog.models import Server
 from approvals.catalog.oauth_models import UpstreamAuthorization, UpstreamGrant
@@ -72,6 +73,17 @@ def test_it_forgets_only_the_persons_own_connection_and_audits_it(person, monkey
     assert "token-of-ann" not in str(event.data)
     # Every process closes the sessions that carried ann's token, and only those.
     assert closed == [("Files", str(ann.pk))]
+
+
+def test_it_tells_a_call_with_an_ownerless_token_that_an_admin_must_give_it_an_owner():
+    files = make_server("Files", url="https://files.example/mcp", **PER_PERSON)
+
+    with pytest.raises(NeedsAuthorization) as needs:
+        bearer_for(files, None)
+
+    assert "client token making this call has no owner" in needs.value.message
+    assert "An admin must give the token an owner" in needs.value.message
+    assert "account page" not in needs.value.message
 
 
 def test_it_refuses_to_connect_a_person_to_a_shared_server(person):

@@ -193,3 +193,26 @@ async def test_a_token_endpoint_that_hangs_fails_within_the_timeout():
             writer.close()
         server.close()
         await server.wait_closed()
+
+
+async def test_a_token_endpoint_that_trickles_its_answer_fails_within_the_timeout_too():
+    async def trickle(reader, writer):
+        try:
+            for byte in b"HTTP/1.1 200 OK\r\n" * 1000:  # each byte well within a read's timeout, never an answer
+                writer.write(bytes([byte]))
+                await writer.drain()
+                await asyncio.sleep(0.05)
+        except (ConnectionError, asyncio.CancelledError):
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(trickle, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        async with OAuthHttp(0.3) as http:
+            with pytest.raises(UpstreamError, match="no answer within 0.3s"):
+                await http.token(f"http://127.0.0.1:{port}/token", Client("c"), {"grant_type": "refresh_token"})
+    finally:
+        server.close()
+        await server.wait_closed()

@@ -29,7 +29,7 @@ class Command(BaseCommand):
             raise CommandError(f"no server named {name!r}")
         if server.oauth == Server.OAuth.CLIENT_CREDENTIALS:
             try:
-                oauth_tokens.client_credentials(server)
+                oauth_tokens.client_credentials(server, anew=True)
             except UpstreamError as exc:
                 raise CommandError(f"{server.name}: the client credentials grant failed: {exc.message}") from None
             self.stdout.write(f"{server.name} uses client credentials: a token was obtained without a browser")
