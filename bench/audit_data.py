@@ -183,15 +183,18 @@ def generate(count, tools, tokens, operators, seed=1):
 
 def load(url, count, tools, tokens, operators):
     """COPY the calls and the events (with their chain) in; secondary indexes are built afterwards."""
+    from django.core.cache import caches
     from django.db import connection
 
-    from approvals.audit import chain
+    from approvals.audit import encoding, witness
     from approvals.audit.models import AuditHead
     from approvals.audit.public_chain import public_chain_value
     from approvals.calls.models import Call
 
     call_fields = Call._meta.concrete_fields
-    event_columns = ["seq", "at", *chain.HASHED[2:11], "data", "prev_hash", "hash", "public_hash"]
+    event_columns = ["seq", "at", *encoding.HASHED[2:11], "data", "prev_hash", "hash", "public_hash"]
+    # The witness of an earlier run's database of the same name would find this one's end cut.
+    caches["audit_witness"].delete(witness.key())
     started = datetime.now(UTC) - timedelta(days=365)
     step = timedelta(days=365) / count
     seq, prev, public = 0, AuditHead.GENESIS, AuditHead.GENESIS
@@ -228,8 +231,8 @@ def load(url, count, tools, tokens, operators):
             for event in events:
                 seq += 1
                 row = (seq, started + step * seq, *event, prev)
-                encoded = chain.encode_event(row)
-                prev, public = chain.keyed_hash(encoded), public_chain_value(public, encoded)
+                encoded = encoding.encode_event(row)
+                prev, public = encoding.keyed_hash(encoded), public_chain_value(public, encoded)
                 events_copy.write_row([*row[:11], json.dumps(row[11]), row[12], prev, public])
                 if seq == count:
                     break

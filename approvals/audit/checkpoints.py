@@ -30,7 +30,7 @@ from django.db.models import TextField
 from django.db.models.functions import Cast
 from django.utils import timezone
 
-from approvals.audit.chain import HASHED, encode_event
+from approvals.audit.encoding import HASHED, encode_event
 from approvals.audit.models import AuditCheckpoint, AuditEvent, AuditHead
 from approvals.audit.public_chain import public_chain_value
 from approvals.audit.streaming import stream_rows

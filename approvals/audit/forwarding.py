@@ -20,7 +20,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from approvals.audit import siem
-from approvals.audit.chain import HASHED, encode_event
+from approvals.audit.encoding import HASHED, encode_event
 from approvals.audit.models import AuditEvent, AuditForwardCursor, AuditHead
 from approvals.audit.public_chain import public_chain_value
 from approvals.audit.siem_transport import ForwardError, destination, sender_for

@@ -2,7 +2,7 @@
 
 The keyed chain (approvals.audit.chain) needs AUDIT_KEY to check; this one needs only the
 events. Each event's value is SHA-256 over the previous value's 32 bytes followed by the
-event's canonical bytes (`chain.encode_event`, the very bytes the keyed hash covers), the
+event's canonical bytes (`encoding.encode_event`, the very bytes the keyed hash covers), the
 first event's previous value being 32 zero bytes. A receiver given each event's sequence
 number and value sees a gap or a changed event without any key.
 """

@@ -11,7 +11,7 @@ import json
 import socket
 from datetime import UTC, datetime
 
-from approvals.audit.chain import HASHED
+from approvals.audit.encoding import HASHED
 from approvals.protocol import identity
 
 # Facility 13 (log audit), severity 6 (informational).

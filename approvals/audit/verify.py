@@ -18,7 +18,8 @@ from django.db.models import TextField
 from django.db.models.functions import Cast
 
 from approvals.audit import chain, witness
-from approvals.audit.chain import HASHED, Actor, encode_event, keyed_hash
+from approvals.audit.chain import Actor
+from approvals.audit.encoding import HASHED, encode_event, keyed_hash
 from approvals.audit.models import AuditEvent, AuditHead
 from approvals.audit.public_chain import public_chain_value
 from approvals.audit.streaming import stream_rows

@@ -28,7 +28,7 @@ from django.db.models import TextField
 from django.db.models.functions import Cast
 
 from approvals.audit import checkpoints
-from approvals.audit.chain import HASHED
+from approvals.audit.encoding import HASHED
 from approvals.audit.models import AuditEvent, AuditHead
 from approvals.audit.streaming import stream_rows
 from approvals.catalog.models import Server, Tool

@@ -9,7 +9,7 @@ arguments alone to the whole of an event's data (approvals.audit_log.query.searc
 
 from django.db import migrations, models
 
-from approvals.audit.chain import HASHED, encode_event
+from approvals.audit.encoding import HASHED, encode_event
 from approvals.audit.public_chain import public_chain_value
 
 GENESIS = "0" * 64

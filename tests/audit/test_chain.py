@@ -11,7 +11,7 @@ from django.core.cache import caches
 from django.db import DatabaseError, connection, transaction
 
 from approvals.audit import chain as audit_chain
-from approvals.audit import verify, witness
+from approvals.audit import encoding, verify, witness
 from approvals.audit.models import AuditEvent, AuditHead
 from approvals.audit.public_chain import public_chain_value
 from approvals.protocol.canonical import canonical_json
@@ -19,7 +19,7 @@ from tests.audit.conftest import append, cut_the_end, trigger_disabled
 
 
 def fields_of(event):
-    return {name: getattr(event, name) for name in audit_chain.HASHED} | {"at": event.at.isoformat()}
+    return {name: getattr(event, name) for name in encoding.HASHED} | {"at": event.at.isoformat()}
 
 
 def test_it_hashes_the_same_bytes_as_the_canonical_encoding():
@@ -49,8 +49,8 @@ def test_it_hashes_the_same_bytes_as_the_canonical_encoding():
             audit_chain.stored_form(data),
             "ab" * 32,
         )
-        assert audit_chain.encode_event(row) == canonical_json(
-            dict(zip(audit_chain.HASHED, row, strict=True)) | {"at": row[1].isoformat()}
+        assert encoding.encode_event(row) == canonical_json(
+            dict(zip(encoding.HASHED, row, strict=True)) | {"at": row[1].isoformat()}
         )
 
 
@@ -60,7 +60,7 @@ def test_it_hashes_data_as_the_database_gives_it_back(db):
     )
     stored = AuditEvent.objects.get(pk=event.pk)
     assert stored.data == {"big": 10**20, "zero": 0.0, "small": 1.5e-7, "tuple": [1, 2]}
-    assert audit_chain.event_hash(audit_chain.hashed_row(stored)) == stored.hash
+    assert encoding.event_hash(encoding.hashed_row(stored)) == stored.hash
 
 
 def test_it_refuses_data_that_has_no_json_form(db):
@@ -97,11 +97,9 @@ def test_it_finds_an_edited_event_at_its_sequence(chain):
 def test_it_finds_an_edit_whose_hash_was_recomputed_at_the_next_link(chain):
     forged = AuditEvent.objects.get(seq=4)
     forged.actor_name = "someone else"
-    forged.hash = audit_chain.event_hash(audit_chain.hashed_row(forged))
+    forged.hash = encoding.event_hash(encoding.hashed_row(forged))
     # Its public chain value recomputed too, as anyone may: the keyed link to the next event still breaks.
-    forged.public_hash = public_chain_value(
-        chain[2].public_hash, audit_chain.encode_event(audit_chain.hashed_row(forged))
-    )
+    forged.public_hash = public_chain_value(chain[2].public_hash, encoding.encode_event(encoding.hashed_row(forged)))
     with trigger_disabled():
         AuditEvent.objects.filter(seq=4).update(
             actor_name=forged.actor_name, hash=forged.hash, public_hash=forged.public_hash
@@ -153,7 +151,7 @@ def test_it_links_events_with_an_hmac_under_the_audit_key(chain, settings):
     assert (
         chain[0].hash
         == hmac.digest(
-            settings.AUDIT_KEY.encode(), audit_chain.encode_event(audit_chain.hashed_row(chain[0])), "sha256"
+            settings.AUDIT_KEY.encode(), encoding.encode_event(encoding.hashed_row(chain[0])), "sha256"
         ).hex()
     )
 
@@ -162,7 +160,7 @@ def test_it_finds_an_edit_rehashed_without_the_key_at_the_edited_event(chain):
     forged = AuditEvent.objects.get(seq=4)
     forged.actor_name = "someone else"
     # What a database login can compute: the plain SHA-256 of the event's canonical bytes.
-    forged.hash = hashlib.sha256(audit_chain.encode_event(audit_chain.hashed_row(forged))).hexdigest()
+    forged.hash = hashlib.sha256(encoding.encode_event(encoding.hashed_row(forged))).hexdigest()
     with trigger_disabled():
         AuditEvent.objects.filter(seq=4).update(actor_name=forged.actor_name, hash=forged.hash)
     verdict = verify.verify_chain()

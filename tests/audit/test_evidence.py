@@ -25,7 +25,7 @@ from django.utils import timezone
 
 from approvals import roles, tasks
 from approvals.actions import servers
-from approvals.audit import chain, checkpoints
+from approvals.audit import chain, checkpoints, encoding
 from approvals.audit.models import AuditCheckpoint, AuditEvent, AuditHead
 from approvals.audit.public_chain import public_chain_value
 from approvals.audit_log import export
@@ -208,7 +208,7 @@ def test_it_encodes_events_as_the_chain_does(db):
     recorded = [chain.record("call.denied", chain.SYSTEM, data=data) for data in ODD_DATA]
     lines = "".join(export.export_chunks(AuditEvent.objects.all(), "jsonl")).split("\n")
     for event, line in zip(recorded, lines, strict=False):
-        assert verify_export.canonical(json.loads(line)) == chain.encode_event(chain.hashed_row(event))
+        assert verify_export.canonical(json.loads(line)) == encoding.encode_event(encoding.hashed_row(event))
 
 
 def test_it_checkpoints_the_head_once_and_refuses_a_public_chain_recomputed_over_a_change(db):
@@ -222,7 +222,7 @@ def test_it_checkpoints_the_head_once_and_refuses_a_public_chain_recomputed_over
         value = made[1].public_hash
         for event in made[2:] + more:
             event.data = {"changed": True} if event is made[2] else event.data
-            value = public_chain_value(value, chain.encode_event(chain.hashed_row(event)))
+            value = public_chain_value(value, encoding.encode_event(encoding.hashed_row(event)))
             AuditEvent.objects.filter(pk=event.pk).update(data=event.data, public_hash=value)
         AuditHead.objects.update(public_hash=value)
     with pytest.raises(checkpoints.Refused, match="at seq 6"):

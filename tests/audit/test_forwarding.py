@@ -13,7 +13,7 @@ from django.test import Client
 
 from approvals import tasks
 from approvals.audit import forwarding, siem
-from approvals.audit.chain import HASHED, encode_event
+from approvals.audit.encoding import HASHED, encode_event
 from approvals.audit.models import AuditEvent, AuditForwardCursor
 from approvals.audit.public_chain import GENESIS, public_chain_value
 from approvals.audit.siem_transport import url_problem

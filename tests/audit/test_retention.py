@@ -8,8 +8,7 @@ from django.core.management.base import CommandError
 from django.utils import timezone
 
 from approvals import roles
-from approvals.audit import chain as audit_chain
-from approvals.audit import retention, verify
+from approvals.audit import encoding, retention, verify
 from approvals.audit.models import AuditEvent, AuditHead
 from approvals.audit.public_chain import public_chain_value
 from tests.audit.conftest import append, trigger_disabled
@@ -31,8 +30,8 @@ def rehash():
     with trigger_disabled():
         for event in AuditEvent.objects.order_by("seq"):
             event.prev_hash = previous
-            encoded = audit_chain.encode_event(audit_chain.hashed_row(event))
-            event.hash, public = audit_chain.keyed_hash(encoded), public_chain_value(public, encoded)
+            encoded = encoding.encode_event(encoding.hashed_row(event))
+            event.hash, public = encoding.keyed_hash(encoded), public_chain_value(public, encoded)
             AuditEvent.objects.filter(pk=event.pk).update(
                 prev_hash=event.prev_hash, hash=event.hash, public_hash=public
             )
