@@ -10,6 +10,7 @@ import base64
 import json
 import time
 import uuid
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from urllib.parse import quote
 
@@ -75,12 +76,20 @@ class OAuthHttp:
     async def __aexit__(self, *exc):
         await self._client.aclose()
 
-    async def get_json(self, url: str) -> dict | None:
-        """The JSON object at `url`; None when the server has none there (any 4xx)."""
+    async def _send(self, url: str, request: Awaitable[httpx.Response]) -> httpx.Response:
+        """The answer to `request`, the whole of it within the timeout: a bound on each read alone would let a
+        server trickling its answer hold a Connect, or outlast a token renewal's claim."""
         try:
-            response = await self._client.get(url, headers={"Accept": "application/json"})
+            async with asyncio.timeout(self.timeout):
+                return await request
+        except TimeoutError:
+            raise UpstreamError(f"{url}: no answer within {self.timeout:g}s", retryable=True) from None
         except httpx.HTTPError as exc:
             raise _transport_error(url, exc, self.timeout) from None
+
+    async def get_json(self, url: str) -> dict | None:
+        """The JSON object at `url`; None when the server has none there (any 4xx)."""
+        response = await self._send(url, self._client.get(url, headers={"Accept": "application/json"}))
         if 400 <= response.status_code < 500:
             return None
         if response.status_code != 200:
@@ -127,10 +136,9 @@ class OAuthHttp:
 
     async def register(self, endpoint: str, document: dict) -> dict:
         """Dynamic client registration (RFC 7591): the server's answer, holding at least a client_id."""
-        try:
-            response = await self._client.post(endpoint, json=document, headers={"Accept": "application/json"})
-        except httpx.HTTPError as exc:
-            raise _transport_error(endpoint, exc, self.timeout) from None
+        response = await self._send(
+            endpoint, self._client.post(endpoint, json=document, headers={"Accept": "application/json"})
+        )
         answer = _json_object(response, endpoint, allow_error=True)
         if response.status_code not in (200, 201) or not isinstance(answer.get("client_id"), str):
             raise UpstreamError(f"registration at {endpoint} failed: {_oauth_error(response, answer)}")
@@ -153,14 +161,7 @@ class OAuthHttp:
             form |= {"client_assertion_type": JWT_BEARER_ASSERTION, "client_assertion": assertion(client, endpoint)}
         else:
             form["client_id"] = client.client_id
-        try:
-            # The whole request, not each read, within the timeout: a renewal's claim lasts only so long.
-            async with asyncio.timeout(self.timeout):
-                response = await self._client.post(endpoint, data=form, headers=headers)
-        except TimeoutError:
-            raise UpstreamError(f"{endpoint}: no answer within {self.timeout:g}s", retryable=True) from None
-        except httpx.HTTPError as exc:
-            raise _transport_error(endpoint, exc, self.timeout) from None
+        response = await self._send(endpoint, self._client.post(endpoint, data=form, headers=headers))
         answer = _json_object(response, endpoint, allow_error=True)
         if response.status_code != 200:
             message = f"the token endpoint refused: {_oauth_error(response, answer)}"
