@@ -27,6 +27,7 @@ Unkeyed, it proves nothing alone; signed checkpoints (approvals.audit.checkpoint
 make it evidence an outsider can check (tools/verify_export.py).
 """
 
+import functools
 import json
 import threading
 from contextlib import contextmanager
@@ -148,14 +149,20 @@ def _insert(rows: list[list]) -> tuple[str, list]:
     On PostgreSQL each column is one array parameter: psycopg parses a statement of more than
     50 parameters in Python afresh each time, and a batch of calls appends hundreds of events.
     """
-    columns = ", ".join(connection.ops.quote_name(field.column) for field in _STORED)
     if connection.vendor == "postgresql":
+        return _insert_sql(connection.vendor, 0), [list(column) for column in zip(*rows, strict=True)]
+    return _insert_sql(connection.vendor, len(rows)), [value for values in rows for value in values]
+
+
+@functools.lru_cache(maxsize=256)
+def _insert_sql(vendor: str, rows: int) -> str:
+    """The insert's statement, the same for every batch of as many rows (on PostgreSQL, of any number)."""
+    columns = ", ".join(connection.ops.quote_name(field.column) for field in _STORED)
+    if vendor == "postgresql":
         arrays = ", ".join(f"%s::{field.db_type(connection)}[]" for field in _STORED)
-        sql = f"INSERT INTO {_table(AuditEvent)} ({columns}) SELECT * FROM unnest({arrays}) RETURNING id"
-        return sql, [list(column) for column in zip(*rows, strict=True)]
+        return f"INSERT INTO {_table(AuditEvent)} ({columns}) SELECT * FROM unnest({arrays}) RETURNING id"
     row = "(" + ", ".join(["%s"] * len(_STORED)) + ")"
-    sql = f"INSERT INTO {_table(AuditEvent)} ({columns}) VALUES {', '.join([row] * len(rows))} RETURNING id"
-    return sql, [value for values in rows for value in values]
+    return f"INSERT INTO {_table(AuditEvent)} ({columns}) VALUES {', '.join([row] * rows)} RETURNING id"
 
 
 def locked_tip(cursor) -> tuple[int, str, str]:

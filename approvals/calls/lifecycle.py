@@ -25,7 +25,7 @@ from approvals.calls.models import Call
 from approvals.calls.observed import observed
 from approvals.calls.waiting import why_no_more_pending
 from approvals.catalog.models import Tool
-from approvals.db import batch_reads
+from approvals.db import batch_reads, statements
 from approvals.db import kept as db_kept
 from approvals.live import events
 from approvals.observe import metrics, traces
@@ -211,7 +211,7 @@ def settle(ctx: ClientContext, call: Call, verdict: engine.Verdict, allowed, rec
         timeout, call.approvals_needed, call.separation_of_duties = hold_terms(verdict.rule, rows)
         call.status, call.expires_at = Call.Status.PENDING, now + timedelta(seconds=timeout)
         call.escalates_at = escalation_time(verdict.rule, rows, call.expires_at)
-    call.save(force_insert=True)
+    statements.insert(call)
     observed(call, decided=call.decided_at is not None)
     # Encoded once for both events that carry the arguments.
     arguments = value_fields("arguments", call.arguments)

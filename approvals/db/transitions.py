@@ -13,6 +13,7 @@ from django.db import models, transaction
 
 from approvals.audit import chain
 from approvals.audit.chain import Actor
+from approvals.db import statements
 from approvals.live import events
 
 
@@ -36,7 +37,7 @@ def move(model: type[models.Model], pk, sources, changes: dict, *, actor: Actor,
     """
     # An input request's events belong to its call, and name the request.
     of_a_call = hasattr(model, "call")
-    won = bool(model.objects.filter(pk=pk, status__in=sources).update(**changes))
+    won = statements.update_if_status(model, pk, sources, changes)
     if won and known is not None:
         row = known
         for name, value in changes.items():

@@ -1,0 +1,85 @@
+"""A new row's insert and a row's conditional update, their SQL written once per shape.
+
+Django's ORM builds the SQL of an INSERT or UPDATE anew at every save, walking the model's
+fields, quoting names and compiling lookups, which costs more than the database's running
+it; every call through the gateway is inserted and then updated. Here the statement is
+built once per model and set of columns and kept; each write only prepares its values, by
+the fields' own get_db_prep_save as the ORM does. A write whose values the ORM would have
+to resolve (an expression, a database default), or of a model with save signals connected,
+goes through the ORM as before.
+"""
+
+import functools
+
+from django.db import connection
+from django.db.models import signals
+
+
+def insert(obj) -> None:
+    """Insert `obj`, a new instance, as obj.save(force_insert=True) would: its primary key set from the database."""
+    model = type(obj)
+    fields = _inserted_fields(model)
+    values = [field.pre_save(obj, True) for field in fields]
+    if _resolved_by_orm(values) or _has_save_signals(model):
+        obj.save(force_insert=True)
+        return
+    with connection.cursor() as cursor:
+        prepared = [field.get_db_prep_save(value, cursor.db) for field, value in zip(fields, values, strict=True)]
+        sql, returning = _insert_sql(model, cursor.db.vendor)
+        cursor.execute(sql, prepared)
+        meta = model._meta
+        pk = cursor.fetchone()[0] if returning else cursor.db.ops.last_insert_id(cursor, meta.db_table, meta.pk.column)
+    obj.pk = meta.pk.to_python(pk)
+    obj._state.adding, obj._state.db = False, connection.alias
+
+
+def update_if_status(model, pk, sources, changes: dict) -> bool:
+    """Set `changes` on row `pk` if its status is one of `sources`: whether it was."""
+    fields = [model._meta.get_field(name) for name in changes]
+    values = [
+        value.prepare_database_save(field) if field.remote_field and hasattr(value, "prepare_database_save") else value
+        for field, value in zip(fields, changes.values(), strict=True)
+    ]
+    if _resolved_by_orm(values):
+        return bool(model.objects.filter(pk=pk, status__in=sources).update(**changes))
+    sources = list(sources)
+    with connection.cursor() as cursor:
+        prepared = [field.get_db_prep_save(value, cursor.db) for field, value in zip(fields, values, strict=True)]
+        sql = _update_sql(model, tuple(field.column for field in fields), len(sources))
+        cursor.execute(sql, [*prepared, pk, *sources])
+        return cursor.rowcount > 0
+
+
+def _resolved_by_orm(values) -> bool:
+    return any(hasattr(value, "resolve_expression") for value in values)
+
+
+def _has_save_signals(model) -> bool:
+    return signals.pre_save.has_listeners(model) or signals.post_save.has_listeners(model)
+
+
+@functools.cache
+def _inserted_fields(model) -> list:
+    return [field for field in model._meta.concrete_fields if not field.primary_key]
+
+
+@functools.cache
+def _insert_sql(model, vendor: str) -> tuple[str, bool]:
+    quote, meta = connection.ops.quote_name, model._meta
+    fields = _inserted_fields(model)
+    columns = ", ".join(quote(field.column) for field in fields)
+    placeholders = ", ".join(["%s"] * len(fields))
+    sql = f"INSERT INTO {quote(meta.db_table)} ({columns}) VALUES ({placeholders})"
+    returning = connection.features.can_return_columns_from_insert
+    return (f"{sql} RETURNING {quote(meta.pk.column)}" if returning else sql), returning
+
+
+@functools.cache
+def _update_sql(model, columns: tuple[str, ...], sources: int) -> str:
+    quote, meta = connection.ops.quote_name, model._meta
+    assignments = ", ".join(f"{quote(column)} = %s" for column in columns)
+    status = quote(meta.get_field("status").column)
+    return (
+        f"UPDATE {quote(meta.db_table)} SET {assignments} "
+        f"WHERE {quote(meta.pk.column)} = %s AND {status} IN ({', '.join(['%s'] * sources)})"
+    )
