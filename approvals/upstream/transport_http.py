@@ -39,6 +39,7 @@ class HttpTransport:
         self._serve = serve
         self._listener: asyncio.Task | None = None
         self._bearer: str | None = None  # the OAuth access token, when the server's spec has an authorizer
+        self._url: httpx.URL | None = None  # the spec's URL, parsed once by start() rather than on every request
         # httpx's own limits on connections, and a shorter life for the idle ones.
         limits = httpx.Limits(
             max_connections=100, max_keepalive_connections=20, keepalive_expiry=IDLE_CONNECTION_SECONDS
@@ -48,11 +49,11 @@ class HttpTransport:
     async def start(self) -> None:
         """Check what the admin configured, so a mistake reads as one rather than as an outage."""
         try:
-            url = httpx.URL(self.spec.url)
+            self._url = httpx.URL(self.spec.url)
             self._client.headers.update(self.spec.headers)
         except (httpx.InvalidURL, UnicodeEncodeError) as exc:
             raise UpstreamError(f"{self.spec.name}: the URL or a header is not valid: {exc}") from None
-        if url.scheme not in ("http", "https") or not url.host:
+        if self._url.scheme not in ("http", "https") or not self._url.host:
             raise UpstreamError(f"{self.spec.name}: the URL {self.spec.url!r} is not an http(s) URL")
         if any(c in value for value in self.spec.headers.values() for c in "\r\n\0"):
             raise UpstreamError(f"{self.spec.name}: a configured header value holds a line break")
@@ -72,7 +73,7 @@ class HttpTransport:
         method = message["method"]
         try:
             async with self._client.stream(
-                "POST", self.spec.url, content=jsonrpc.encode(message), headers=self._headers(headers)
+                "POST", self._url, content=jsonrpc.encode(message), headers=self._headers(headers)
             ) as response:
                 await self._check_status(response, method, expect_body=True)
                 if method == "initialize":
@@ -117,7 +118,7 @@ class HttpTransport:
         if self.session_id is None:
             return
         try:
-            await self._client.delete(self.spec.url, headers=self._headers({}))
+            await self._client.delete(self._url, headers=self._headers({}))
         except httpx.HTTPError as exc:
             log.info("%s: ending the session failed: %s", self.spec.name, exc)
         self.session_id = None
@@ -144,7 +145,7 @@ class HttpTransport:
     async def _post(self, message: dict, headers: dict[str, str]) -> None:
         """POST what expects no answer: a notification, or our response to a server's request."""
         body = jsonrpc.encode(message)
-        async with self._client.stream("POST", self.spec.url, content=body, headers=self._headers(headers)) as response:
+        async with self._client.stream("POST", self._url, content=body, headers=self._headers(headers)) as response:
             await self._check_status(response, message.get("method", "a response"), expect_body=False)
 
     async def _check_status(self, response: httpx.Response, method: str, *, expect_body: bool) -> None:
@@ -222,7 +223,7 @@ class HttpTransport:
             seen = parser.last_event_id
             await asyncio.sleep(min((parser.retry_ms or 1000) / 1000, self.spec.timeout))
             headers = self._headers({"Accept": EVENT_STREAM, "Last-Event-ID": seen})
-            async with self._client.stream("GET", self.spec.url, headers=headers) as response:
+            async with self._client.stream("GET", self._url, headers=headers) as response:
                 await self._check_status(response, exchange.method, expect_body=True)
                 if _content_type(response) != EVENT_STREAM:
                     break
@@ -245,7 +246,7 @@ class HttpTransport:
             headers.pop("Content-Type")
             parser = SseParser(MAX_MESSAGE_BYTES, last_event_id=last_event_id)
             try:
-                async with self._client.stream("GET", self.spec.url, headers=headers) as response:
+                async with self._client.stream("GET", self._url, headers=headers) as response:
                     settled.set()
                     if response.status_code != 200 or _content_type(response) != EVENT_STREAM:
                         return  # 405 and the like: this server offers no such stream
