@@ -18,6 +18,8 @@ from django.db.models import signals
 def insert(obj) -> None:
     """Insert `obj`, a new instance, as obj.save(force_insert=True) would: its primary key set from the database."""
     model = type(obj)
+    # As save() does: a related object saved after it was assigned gives its key now, an unsaved one is refused.
+    obj._prepare_related_fields_for_save(operation_name="save")
     fields = _inserted_fields(model)
     values = [field.pre_save(obj, True) for field in fields]
     if _resolved_by_orm(values) or _has_save_signals(model):

@@ -2,6 +2,7 @@
 
 from datetime import timedelta
 
+import pytest
 from django.db.models import F
 from django.db.models.signals import post_save
 from django.utils import timezone
@@ -9,6 +10,7 @@ from django.utils import timezone
 from approvals.calls.models import Call
 from approvals.db import statements
 from approvals.policy.models import PolicyRule
+from approvals.tokens.models import ClientToken
 from tests.fixtures.calls import pending_call
 from tests.fixtures.catalog import make_server, make_tool
 from tests.fixtures.people import make_user
@@ -86,3 +88,13 @@ def test_it_leaves_an_expression_to_the_orm(client_token):
     )
 
     assert Call.objects.get(pk=call.pk).approvals_needed == 3
+
+
+def test_it_refuses_a_call_whose_token_is_not_saved_yet(db):
+    tool = make_tool(make_server(), "lookup")
+    unsaved = ClientToken(name="later")
+
+    with pytest.raises(ValueError, match="unsaved related object 'token'"):
+        statements.insert(Call(token=unsaved, tool=tool, tool_name=tool.exposed_name, request_id="early"))
+
+    assert not Call.objects.filter(request_id="early").exists()
