@@ -10,7 +10,6 @@ import base64
 import json
 import time
 import uuid
-from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from urllib.parse import quote
 
@@ -57,6 +56,14 @@ class Client:
     audience: str = ""  # the issuer, for private_key_jwt's aud
 
 
+@dataclass(frozen=True)
+class Answer:
+    """An authorization server's answer, read whole."""
+
+    status_code: int
+    body: bytes
+
+
 @dataclass
 class Tokens:
     access_token: str
@@ -76,20 +83,32 @@ class OAuthHttp:
     async def __aexit__(self, *exc):
         await self._client.aclose()
 
-    async def _send(self, url: str, request: Awaitable[httpx.Response]) -> httpx.Response:
-        """The answer to `request`, the whole of it within the timeout: a bound on each read alone would let a
-        server trickling its answer hold a Connect, or outlast a token renewal's claim."""
+    async def _send(self, request: httpx.Request) -> Answer:
+        """The answer to `request`, the whole of it within the timeout and MAX_METADATA_BYTES: a bound on each read
+        alone would let a server trickling its answer hold a Connect, or outlast a token renewal's claim, and one
+        sending without end would fill the memory before a size were checked."""
+        url = str(request.url)
         try:
             async with asyncio.timeout(self.timeout):
-                return await request
+                response = await self._client.send(request, stream=True)
+                try:
+                    body = bytearray()
+                    # Decoded bytes are counted: a compressed answer is bounded by what it inflates to.
+                    async for chunk in response.aiter_bytes():
+                        body += chunk
+                        if len(body) > MAX_METADATA_BYTES:
+                            raise UpstreamError(f"{url} answered with more than {MAX_METADATA_BYTES} bytes")
+                finally:
+                    await response.aclose()
         except TimeoutError:
             raise UpstreamError(f"{url}: no answer within {self.timeout:g}s", retryable=True) from None
         except httpx.HTTPError as exc:
             raise _transport_error(url, exc, self.timeout) from None
+        return Answer(response.status_code, bytes(body))
 
     async def get_json(self, url: str) -> dict | None:
         """The JSON object at `url`; None when the server has none there (any 4xx)."""
-        response = await self._send(url, self._client.get(url, headers={"Accept": "application/json"}))
+        response = await self._send(self._client.build_request("GET", url, headers={"Accept": "application/json"}))
         if 400 <= response.status_code < 500:
             return None
         if response.status_code != 200:
@@ -137,7 +156,7 @@ class OAuthHttp:
     async def register(self, endpoint: str, document: dict) -> dict:
         """Dynamic client registration (RFC 7591): the server's answer, holding at least a client_id."""
         response = await self._send(
-            endpoint, self._client.post(endpoint, json=document, headers={"Accept": "application/json"})
+            self._client.build_request("POST", endpoint, json=document, headers={"Accept": "application/json"})
         )
         answer = _json_object(response, endpoint, allow_error=True)
         if response.status_code not in (200, 201) or not isinstance(answer.get("client_id"), str):
@@ -161,7 +180,7 @@ class OAuthHttp:
             form |= {"client_assertion_type": JWT_BEARER_ASSERTION, "client_assertion": assertion(client, endpoint)}
         else:
             form["client_id"] = client.client_id
-        response = await self._send(endpoint, self._client.post(endpoint, data=form, headers=headers))
+        response = await self._send(self._client.build_request("POST", endpoint, data=form, headers=headers))
         answer = _json_object(response, endpoint, allow_error=True)
         if response.status_code != 200:
             message = f"the token endpoint refused: {_oauth_error(response, answer)}"
@@ -195,11 +214,9 @@ def _checked(metadata: dict, url: str, *, legacy: bool = False) -> dict:
         raise UpstreamError(str(exc)) from None
 
 
-def _json_object(response: httpx.Response, url: str, *, allow_error: bool = False) -> dict:
-    if len(response.content) > MAX_METADATA_BYTES:
-        raise UpstreamError(f"{url} answered with more than {MAX_METADATA_BYTES} bytes")
+def _json_object(response: Answer, url: str, *, allow_error: bool = False) -> dict:
     try:
-        value = json.loads(response.content)
+        value = json.loads(response.body)
     except ValueError:
         if allow_error and response.status_code != 200:
             return {}
@@ -211,7 +228,7 @@ def _json_object(response: httpx.Response, url: str, *, allow_error: bool = Fals
     return value
 
 
-def _oauth_error(response: httpx.Response, answer: dict) -> str:
+def _oauth_error(response: Answer, answer: dict) -> str:
     error = answer.get("error")
     if not isinstance(error, str):
         return f"HTTP {response.status_code}"

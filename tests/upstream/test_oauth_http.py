@@ -13,7 +13,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from approvals.upstream import AuthorizationRequired, UpstreamError
-from approvals.upstream.oauth_http import Client, OAuthHttp
+from approvals.upstream.oauth_http import MAX_METADATA_BYTES, Client, OAuthHttp
 
 MCP = "http://mcp.test/mcp"
 AS = "http://auth.test"
@@ -216,3 +216,23 @@ async def test_a_token_endpoint_that_trickles_its_answer_fails_within_the_timeou
     finally:
         server.close()
         await server.wait_closed()
+
+
+async def test_an_answer_far_larger_than_the_size_cap_is_refused_once_it_passes_the_cap():
+    sent = []
+
+    async def endless():
+        # Sixteen times the cap: what a client reading it whole before checking would take in.
+        for _ in range(16 * MAX_METADATA_BYTES // (64 * 1024)):
+            sent.append(64 * 1024)
+            yield b" " * (64 * 1024)
+
+    stream = serving(
+        {f"{AS}/.well-known/oauth-authorization-server": lambda request: httpx.Response(200, content=endless())}
+    )
+    async with OAuthHttp(30, stream) as http:
+        with pytest.raises(UpstreamError, match=f"more than {MAX_METADATA_BYTES} bytes"):
+            await http.get_json(f"{AS}/.well-known/oauth-authorization-server")
+
+    # Stopped at the cap, not read to the end.
+    assert sum(sent) <= MAX_METADATA_BYTES + 64 * 1024
