@@ -27,7 +27,7 @@ def insert(obj) -> None:
         return
     with connection.cursor() as cursor:
         prepared = [field.get_db_prep_save(value, cursor.db) for field, value in zip(fields, values, strict=True)]
-        sql, returning = _insert_sql(model, cursor.db.vendor)
+        sql, returning = _insert_sql(model)
         cursor.execute(sql, prepared)
         meta = model._meta
         pk = cursor.fetchone()[0] if returning else cursor.db.ops.last_insert_id(cursor, meta.db_table, meta.pk.column)
@@ -66,7 +66,7 @@ def _inserted_fields(model) -> list:
 
 
 @functools.cache
-def _insert_sql(model, vendor: str) -> tuple[str, bool]:
+def _insert_sql(model) -> tuple[str, bool]:
     quote, meta = connection.ops.quote_name, model._meta
     fields = _inserted_fields(model)
     columns = ", ".join(quote(field.column) for field in fields)
