@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.fixtures.http_answers import send_json
 from tests.fixtures.servers import free_port
 
 RSYSLOGD = shutil.which("rsyslogd") or "/usr/sbin/rsyslogd"
@@ -128,12 +129,7 @@ class CollectorHandler(http.server.BaseHTTPRequestHandler):
                 server.events.append(entry)
                 while at < len(text) and text[at].isspace():
                     at += 1
-        answer = json.dumps({"text": "Success" if status == 200 else "Server error", "code": 0}).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(answer)))
-        self.end_headers()
-        self.wfile.write(answer)
+        send_json(self, status, {"text": "Success" if status == 200 else "Server error", "code": 0})
 
     def log_message(self, *args):
         pass

@@ -2,7 +2,6 @@
 asks for all, and a short-lived token is renewed at half its life. The token endpoint that hangs is a local
 server the test holds and lets go."""
 
-import json
 import threading
 from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -23,6 +22,7 @@ from approvals.catalog.oauth_models import UpstreamAuthorization, UpstreamClient
 from approvals.protocol.oauth_params import state_digest
 from tests.catalog.oauth_server import bearer
 from tests.fixtures.catalog import make_server
+from tests.fixtures.http_answers import send_json
 
 # Far beyond what a write waits for when nothing holds the database, far below the 20 s SQLite waits for a lock.
 WRITE_SECONDS = 8
@@ -43,12 +43,7 @@ class HeldTokenEndpoint(ThreadingHTTPServer):
                 nth = len(endpoint.forms)
                 endpoint.arrived.set()
                 endpoint.let_go.wait(30)
-                answer = json.dumps(bearer(f"new-access-{nth}", f"new-refresh-{nth}")).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(answer)))
-                self.end_headers()
-                self.wfile.write(answer)
+                send_json(self, 200, bearer(f"new-access-{nth}", f"new-refresh-{nth}"))
 
             def log_message(self, *args):
                 pass

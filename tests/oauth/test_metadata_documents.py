@@ -12,6 +12,7 @@ from django.test import override_settings
 from oauth2_provider.cimd import CIMDError
 
 from approvals.oauth.documents import ConsoleFetcher
+from tests.fixtures.http_answers import send
 from tests.oauth.certificates import self_signed_context
 
 DOCUMENT = {"client_name": "Agent", "redirect_uris": ["http://127.0.0.1:5000/cb"], "token_endpoint_auth_method": "none"}
@@ -27,11 +28,7 @@ class Site(BaseHTTPRequestHandler):
         size = 6 * 1024 if self.path == "/huge.json" else 0
         body = json.dumps({**DOCUMENT, "client_id": f"https://127.0.0.1:{self.server.server_port}{self.path}"})
         body = (body + " " * size).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        send(self, 200, body, {"Content-Type": "application/json"})
 
     def log_message(self, *args):
         pass

@@ -20,6 +20,7 @@ from approvals.calls.models import Call
 from approvals.catalog import sync
 from approvals.policy.models import PolicyRule
 from approvals.tokens.credentials import create_token
+from tests.fixtures.http_answers import send, send_json
 from tests.fixtures.people import make_user
 from tests.fixtures.processes import daphne
 from tests.fixtures.servers import REPO, free_port
@@ -46,12 +47,7 @@ class Collector(BaseHTTPRequestHandler):
         for resource in request.resource_spans:
             for scope in resource.scope_spans:
                 self.spans.extend((span.trace_id.hex(), span.name, span.start_time_unix_nano) for span in scope.spans)
-        body = ExportTraceServiceResponse().SerializeToString()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/x-protobuf")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        send(self, 200, ExportTraceServiceResponse().SerializeToString(), {"Content-Type": "application/x-protobuf"})
 
 
 class Upstream(BaseHTTPRequestHandler):
@@ -63,15 +59,15 @@ class Upstream(BaseHTTPRequestHandler):
         pass
 
     def do_GET(self):
-        self.answer(405, b"")
+        send(self, 405)
 
     def do_POST(self):
         message = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         method, number = message.get("method"), message.get("id")
         if method == "server/discover":
-            return self.answer(404, b"")
+            return send(self, 404)
         if number is None:
-            return self.answer(202, b"")
+            return send(self, 202)
         result = {
             "initialize": {
                 "protocolVersion": "2025-06-18",
@@ -83,16 +79,7 @@ class Upstream(BaseHTTPRequestHandler):
         if method == "tools/call":
             self.traceparents.append(self.headers.get("traceparent", ""))
             result = {"content": [{"type": "text", "text": "echo"}]}
-        body = json.dumps({"jsonrpc": "2.0", "id": number, "result": result}).encode()
-        self.answer(200, body, {"Content-Type": "application/json", "Mcp-Session-Id": "s-1"})
-
-    def answer(self, status, body, headers=None):
-        self.send_response(status)
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        send_json(self, 200, {"jsonrpc": "2.0", "id": number, "result": result}, {"Mcp-Session-Id": "s-1"})
 
 
 @contextmanager

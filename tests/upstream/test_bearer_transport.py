@@ -8,6 +8,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from approvals.upstream import AuthorizationRequired, ServerSpec, open_session
+from tests.fixtures.http_answers import send
 
 GOOD = "good-token"
 PRM = "http://127.0.0.1/.well-known/oauth-protected-resource/mcp"
@@ -38,13 +39,10 @@ class Handler(BaseHTTPRequestHandler):
 
     def answer(self, status, body, challenge=None):
         data = b"" if body is None else json.dumps(body).encode()
-        self.send_response(status)
+        headers = {"Content-Type": "application/json"}
         if challenge:
-            self.send_header("WWW-Authenticate", challenge)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+            headers["WWW-Authenticate"] = challenge
+        send(self, status, data, headers)
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from approvals.upstream import ServerSpec, UpstreamError, open_session
+from tests.fixtures.http_answers import send
 from tests.fixtures.servers import free_port
 
 # gunicorn's default keep-alive, the shortest among common HTTP servers.
@@ -97,13 +98,7 @@ class Handler(BaseHTTPRequestHandler):
         self.reply(status, "application/json", json.dumps(body).encode(), headers)
 
     def reply(self, status, content_type, body, headers=None):
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(body)
+        send(self, status, body, {"Content-Type": content_type, **(headers or {})})
 
 
 class ClosingIdleHandler(Handler):

@@ -7,6 +7,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from standardwebhooks import Webhook
 
 from approvals.webhooks.models import WebhookAttempt
+from tests.fixtures.http_answers import send
 from tests.fixtures.waiting import wait_until
 
 # How long a hanging receiver holds a request at most, should a test fail before releasing it.
@@ -40,13 +41,7 @@ class Receiver:
                 if receiver.hang:
                     receiver.released.wait(LONGEST_HANG)
                 status, headers, *rest = answer if isinstance(answer, tuple) else (answer, {})
-                body = rest[0] if rest else b""
-                self.send_response(status)
-                for name, value in headers.items():
-                    self.send_header(name, value)
-                self.send_header("content-length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                send(self, status, rest[0] if rest else b"", headers)
 
             def log_message(self, *args):
                 pass
