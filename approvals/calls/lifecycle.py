@@ -212,7 +212,6 @@ def settle(ctx: ClientContext, call: Call, verdict: engine.Verdict, allowed, rec
         call.status, call.expires_at = Call.Status.PENDING, now + timedelta(seconds=timeout)
         call.escalates_at = escalation_time(verdict.rule, rows, call.expires_at)
     statements.insert(call)
-    observed(call, decided=call.decided_at is not None)
     # Encoded once for both events that carry the arguments.
     arguments = value_fields("arguments", call.arguments)
     with chain.batch():
@@ -220,14 +219,16 @@ def settle(ctx: ClientContext, call: Call, verdict: engine.Verdict, allowed, rec
         chain.record("call.policy", SYSTEM, call=call, data={"action": verdict.action, "rule": verdict.rule_name})
         if call.status == Call.Status.DENIED:
             chain.record("call.denied", SYSTEM, call=call, data={"reason": verdict.message, "rule": verdict.rule_name})
+            # Announced to no one, so its metrics and log line are not the announcement's (actions.announce).
+            observed(call, decided=True)
             return call, tool_error_result(error_text(call))
         if call.status == Call.Status.FORWARDED:
             chain.record("call.forwarded", SYSTEM, call=call, data=arguments)
-            events.changed(call, "call.forwarded")
+            events.changed(call, "call.forwarded", decided=True)
             return call, None
         if call.status == Call.Status.COMPLETED:
             chain.record("call.completed", SYSTEM, call=call, data={"result": summarize(result), "error": ""})
-            events.changed(call, "call.finished")
+            events.changed(call, "call.finished", decided=True)
             return call, result
         chain.record("call.pending", SYSTEM, call=call, data={"expires_at": call.expires_at.isoformat()})
         events.changed(call, "call.pending")

@@ -11,7 +11,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from approvals.audit.models import AuditVerification
-from approvals.calls import lifecycle
+from approvals.calls import lifecycle, permissions
+from approvals.calls.models import Call
 from approvals.catalog.models import Tool
 from approvals.observe import metrics
 from approvals.policy.models import PolicyRule
@@ -55,6 +56,18 @@ def test_it_counts_a_denied_call_once_its_transaction_commits_and_nothing_of_one
     lifecycle.receive_call(ctx, tool, {}, 2, None)
     found = collected()
     assert value(found, "mcp_console_calls_total", server=server.name, outcome="denied") == 1
+
+
+def test_it_counts_a_permission_request_a_rule_allows_once(db, client_token, monkeypatch):
+    ended = []
+    monkeypatch.setattr(metrics, "call_ended", lambda server, outcome: ended.append((server, outcome)))
+    PolicyRule.objects.create(name="listing is fine", action="allow", tool_glob="Bash", applies_to="permission")
+    ctx = lifecycle.ClientContext(client_token, revisions.MODERN, "2026-07-28")
+
+    call, answer = permissions.receive_permission(ctx, "Bash", {"command": "ls"}, "toolu_1", 1, None)
+
+    assert call.status == Call.Status.COMPLETED and answer is not None
+    assert ended == [("", "completed")]
 
 
 def test_it_reads_pending_calls_reviews_and_the_last_verification_from_the_database(client, db, client_token):
