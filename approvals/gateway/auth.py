@@ -125,22 +125,17 @@ def count_request(credential: str) -> int:
     """This minute's requests with this credential so far, this one included: a fixed one-minute
     window counted in a cache of its own (settings.CACHES["rate_limits"]), so that every web process agrees.
 
-    incr is atomic in both caches the console uses (Redis INCR, LocMemCache under its lock);
-    Django's async aincr is not (a get, then a set), and lost counts when processes raced.
+    incr is atomic in both caches the console uses (a script on Redis: console.cache, LocMemCache under
+    its lock); Django's async aincr is not (a get, then a set), and lost counts when processes raced.
     """
     cache, key = caches["rate_limits"], rate_key(credential)
     try:
-        count = cache.incr(key)
+        return cache.incr(key)
     except ValueError:
         # The window's first request: start it, unless another request just did.
         if cache.add(key, 1, timeout=61):
             return 1
-        count = cache.incr(key)
-    if count == 1:
-        # Django checks that a Redis key exists before INCR, which recreates one that expired in between
-        # without an expiry: a key that would stay for good.
-        cache.touch(key, timeout=61)
-    return count
+        return cache.incr(key)
 
 
 def forget_requests(credential: str):

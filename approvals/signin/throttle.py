@@ -60,14 +60,9 @@ def increment(cache, key: str, window: float) -> int:
     for _ in range(INCREMENT_ATTEMPTS):
         cache.add(key, 0, timeout=window)
         try:
-            count = cache.incr(key)
+            return cache.incr(key)
         except ValueError:
             continue
-        if count == 1:
-            # Django checks that a Redis key exists before INCR, which recreates one that expired in between
-            # without an expiry: a window that would never end.
-            cache.touch(key, timeout=window)
-        return count
     raise RuntimeError(f"the sign-in cache lost {key} {INCREMENT_ATTEMPTS} times in a row")
 
 
