@@ -233,19 +233,29 @@ def test_it_lets_only_a_prune_delete_on_postgresql(transactional_db):
         AuditEvent.objects.filter(seq=2).delete()
 
 
-def test_it_appends_a_batch_of_events_in_one_insert_of_one_parameter_per_column_on_postgresql(db):
-    inserts = []
+def test_it_appends_a_batch_in_one_insert_of_one_parameter_per_column_moving_the_head_too_on_postgresql(db):
+    statements = []
 
     def noting(execute, sql, params, many, context):
-        if sql.startswith(f"INSERT INTO {connection.ops.quote_name(AuditEvent._meta.db_table)}"):
-            inserts.append(len(params))
+        statements.append((sql, params))
         return execute(sql, params, many, context)
 
     with connection.execute_wrapper(noting), audit_chain.batch():
         for n in range(60):
             audit_chain.record("test.batched", audit_chain.SYSTEM, data={"n": n, "text": "naïve ✓" * n, "none": None})
 
+    events, head = (connection.ops.quote_name(model._meta.db_table) for model in (AuditEvent, AuditHead))
     columns = len([f for f in AuditEvent._meta.concrete_fields if not f.primary_key])
-    assert inserts == [columns if connection.vendor == "postgresql" else 60 * columns]
+    inserts = [len(params) for sql, params in statements if f"INSERT INTO {events}" in sql]
+    moves = [sql for sql, _ in statements if f"UPDATE {head}" in sql]
+    if connection.vendor == "postgresql":
+        # The head's lock, then one statement: the new tip (3 parameters) and one array per column.
+        assert len(statements) == 2
+        assert inserts == [3 + columns]
+        assert len(moves) == 1
+    else:
+        assert inserts == [60 * columns]
+        assert len(moves) == 1
+    assert AuditHead.objects.get().seq == AuditEvent.objects.order_by("-seq").values_list("seq", flat=True)[0]
     assert [e.data["n"] for e in AuditEvent.objects.filter(action="test.batched").order_by("seq")] == list(range(60))
     assert verify.verify_chain().ok

@@ -16,9 +16,10 @@ from tests.fixtures.waiting import wait_until
 
 # The request reads the kept lookups' stamp; then two transactions of the loop's batch of writes, the arrival (the
 # stamp for the batch's rules and endpoints, the call's insert, its events' append) and the result (the call's update,
-# its event's append), each append three statements (read the head, insert, move the head). A batch of one work opens
-# no savepoint. SQLite's explicit BEGIN is a statement of its own; PostgreSQL's is implicit.
-MOST_QUERIES = {"sqlite": 13, "postgresql": 11}
+# its event's append), each append three statements (read the head, insert, move the head) or on PostgreSQL two (the
+# head moves within the insert's statement). A batch of one work opens no savepoint. SQLite's explicit BEGIN is a
+# statement of its own; PostgreSQL's is implicit.
+MOST_QUERIES = {"sqlite": 13, "postgresql": 9}
 
 
 class EveryQuery:
@@ -83,6 +84,6 @@ async def test_it_runs_an_allowed_call_in_two_writes_and_few_queries(mcp_url, se
         signals.request_finished.disconnect(on_finished)
     # No thread of the request's own, so none to close: the call's only hops are to the loop's shared threads.
     assert finished == []
-    appends = [sql for sql in every_query.sql if sql.startswith('INSERT INTO "approvals_auditevent"')]
+    appends = [sql for sql in every_query.sql if 'INSERT INTO "approvals_auditevent"' in sql]
     assert len(appends) == 2, every_query.sql
     assert len(every_query.sql) <= MOST_QUERIES[connection.vendor], every_query.sql
