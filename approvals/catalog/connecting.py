@@ -59,8 +59,11 @@ def start_connect(server: Server, *, base_url: str, user=None, started_by=None, 
     if not client.authorization_endpoint:
         raise ConnectError(f"{server.name}'s authorization server names no authorization endpoint")
     grant = UpstreamGrant.objects.filter(server=server, user=user).first()
-    chosen = oauth_params.choose_scope(
-        grant.wanted_scope if grant else "", client.scopes_supported or None, fixed=scope or client.scope
+    chosen = oauth_params.with_offline_access(
+        oauth_params.choose_scope(
+            grant.wanted_scope if grant else "", client.scopes_supported or None, fixed=scope or client.scope
+        ),
+        client.metadata.get("scopes_supported"),
     )
     state, verifier = oauth_params.new_state(), oauth_params.new_verifier()
     resource = oauth_tokens.resource_param(server, client)
@@ -85,6 +88,7 @@ def start_connect(server: Server, *, base_url: str, user=None, started_by=None, 
         "code_challenge": oauth_params.challenge_for(verifier),
         "code_challenge_method": oauth_params.PKCE_METHOD,
         "resource": resource,
+        "prompt": oauth_params.consent_prompt(chosen),
     }
     return oauth_params.authorization_url(client.authorization_endpoint, params)
 

@@ -6,6 +6,8 @@ import secrets
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
 PKCE_METHOD = "S256"
+# The scope by which an OpenID-flavoured authorization server issues a refresh token (SEP-2207).
+OFFLINE_ACCESS = "offline_access"
 
 
 def scope_words(scope: str) -> list[str]:
@@ -22,6 +24,24 @@ def choose_scope(challenge_scope: str = "", scopes_supported=None, fixed: str = 
     if isinstance(scopes_supported, list):
         return " ".join(word for word in scopes_supported if isinstance(word, str) and word and " " not in word)
     return ""
+
+
+def with_offline_access(scope: str, server_scopes) -> str:
+    """`scope` with offline_access added when the authorization server lists it in its scopes_supported (SEP-2207).
+
+    The console holds its connections for months, and a server of the OpenID kind issues no
+    refresh token without this scope: without one, each access token's expiry would need an
+    admin to connect again. A server that does not list it is never asked for it.
+    """
+    words = scope_words(scope)
+    if isinstance(server_scopes, list) and OFFLINE_ACCESS in server_scopes and OFFLINE_ACCESS not in words:
+        words.append(OFFLINE_ACCESS)
+    return " ".join(words)
+
+
+def consent_prompt(scope: str) -> str:
+    """The prompt parameter: OpenID Connect grants offline_access only with the person's consent asked for."""
+    return "consent" if OFFLINE_ACCESS in scope_words(scope) else ""
 
 
 def step_up_scope(granted: str, wanted: str) -> str:

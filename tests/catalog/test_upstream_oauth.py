@@ -99,6 +99,22 @@ def test_connect_discovers_registers_and_sends_the_browser_with_pkce_state_resou
         assert not any("access-1a2b" in v or "refresh-3c4d" in v for v in cursor.fetchone())
 
 
+def test_connect_asks_for_offline_access_with_consent_only_where_the_authorization_server_lists_it(
+    tracker, auth_server
+):
+    admin = make_user("ada", roles.ADMIN)
+    sent = query(start_connect(tracker, base_url=CONSOLE, started_by=admin))
+    assert sent["scope"] == "issues:read" and "prompt" not in sent
+
+    auth_server.metadata["scopes_supported"] = ["openid", "issues:read", "offline_access"]
+    sent = query(start_connect(tracker, base_url=CONSOLE, started_by=admin))
+    assert (sent["scope"], sent["prompt"]) == ("issues:read offline_access", "consent")
+    assert UpstreamAuthorization.objects.filter(scope="issues:read offline_access").count() == 1
+    # A step-up names it already: it is not asked for twice.
+    sent = query(start_connect(tracker, base_url=CONSOLE, started_by=admin, scope="issues:write offline_access"))
+    assert sent["scope"] == "issues:write offline_access"
+
+
 def test_a_state_that_matches_no_flow_is_refused_and_a_flow_is_spent_once(tracker, auth_server, client, no_sync):
     sent = query(start_connect(tracker, base_url=CONSOLE))
     refused = client.get(CALLBACK, {"state": "forged", "code": "c"})

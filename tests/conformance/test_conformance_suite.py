@@ -45,8 +45,8 @@ NODE_MAJOR = 22
 # The console as the client: console_client.py adds the suite's mock server as an upstream and calls its tools.
 CLIENT = ["initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry"]
 CONSOLE_CLIENT = Path(__file__).with_name("console_client.py")
-# The client authorization scenarios of 2025-03-26, 2025-06-18 and 2025-11-25, and the client credentials
-# extension: the console as an OAuth client of the mock (console_oauth.py plays the admin pressing Connect).
+# The client authorization scenarios of 2025-03-26, 2025-06-18 and 2025-11-25, the draft revision's, and the client
+# credentials extension: the console as an OAuth client of the mock (console_oauth.py plays the admin pressing Connect).
 AUTH_CLIENT = [
     "auth/metadata-default",
     "auth/metadata-var1",
@@ -66,6 +66,9 @@ AUTH_CLIENT = [
     "auth/2025-03-26-oauth-endpoint-fallback",
     "auth/client-credentials-basic",
     "auth/client-credentials-jwt",
+    "auth/resource-mismatch",
+    "auth/offline-access-scope",
+    "auth/offline-access-not-supported",
 ]
 SCENARIO_SECONDS = 60
 # Each whole suite, by how many scenarios it runs one after another (the pending ones are not yet in active).

@@ -97,6 +97,17 @@ def test_it_chooses_the_scope_in_the_specs_order():
     assert oauth_params.choose_scope("x", ["a"], fixed=" admin  ") == "admin"
 
 
+def test_it_adds_offline_access_only_when_the_authorization_server_lists_it():
+    assert oauth_params.with_offline_access("a b", ["a", "offline_access"]) == "a b offline_access"
+    assert oauth_params.with_offline_access("", ["offline_access"]) == "offline_access"
+    assert oauth_params.with_offline_access("a offline_access", ["offline_access"]) == "a offline_access"
+    assert oauth_params.with_offline_access("a", ["a", "b"]) == "a"
+    assert oauth_params.with_offline_access("a", None) == "a"
+    assert oauth_params.with_offline_access("a", "offline_access") == "a"
+    assert oauth_params.consent_prompt("a offline_access") == "consent"
+    assert oauth_params.consent_prompt("a b") == ""
+
+
 def test_a_step_up_asks_for_what_was_held_and_what_was_named():
     assert oauth_params.step_up_scope("a b", "b c") == "a b c"
     assert oauth_params.covers("a b c", "c a")
