@@ -146,31 +146,38 @@ def _table(model) -> str:
 _MOVE_HEAD = "UPDATE {head} SET seq = %s, hash = %s, public_hash = %s WHERE id = 1"
 
 
+# psycopg keeps the parsed form of a statement of at most this many parameters (psycopg._queries); one of more it
+# parses in Python afresh each time.
+MOST_PARSED_ONCE = 50
+
+
 def _insert(rows: list[list], tip: list) -> tuple[str, list]:
     """The insert of `rows` and its parameters; on PostgreSQL the head moves to `tip` in the same statement, one
     round trip to the server rather than two (elsewhere the caller moves it).
 
-    On PostgreSQL each column is one array parameter: psycopg parses a statement of more than
-    50 parameters in Python afresh each time, and a batch of calls appends hundreds of events.
+    On PostgreSQL a batch of calls may append hundreds of events: past MOST_PARSED_ONCE parameters
+    each column goes as one array. A few events go as plain rows, which the server plans faster.
     """
-    if connection.vendor == "postgresql":
+    postgresql = connection.vendor == "postgresql"
+    if postgresql and len(tip) + len(rows) * len(_STORED) > MOST_PARSED_ONCE:
         return _insert_sql(connection.vendor, 0), [*tip, *(list(column) for column in zip(*rows, strict=True))]
-    return _insert_sql(connection.vendor, len(rows)), [value for values in rows for value in values]
+    values = [value for values in rows for value in values]
+    return _insert_sql(connection.vendor, len(rows)), [*tip, *values] if postgresql else values
 
 
 @functools.lru_cache(maxsize=256)
 def _insert_sql(vendor: str, rows: int) -> str:
-    """The insert's statement, the same for every batch of as many rows (on PostgreSQL, of any number)."""
+    """The insert's statement, the same for every batch of as many rows (0: on PostgreSQL, of arrays)."""
     columns = ", ".join(connection.ops.quote_name(field.column) for field in _STORED)
+    if rows:
+        row = "(" + ", ".join(["%s"] * len(_STORED)) + ")"
+        source = f"VALUES {', '.join([row] * rows)}"
+    else:
+        source = "SELECT * FROM unnest(" + ", ".join(f"%s::{field.db_type(connection)}[]" for field in _STORED) + ")"
+    insert = f"INSERT INTO {_table(AuditEvent)} ({columns}) {source} RETURNING id"
     if vendor == "postgresql":
-        arrays = ", ".join(f"%s::{field.db_type(connection)}[]" for field in _STORED)
-        moved = _MOVE_HEAD.format(head=_table(AuditHead))
-        return (
-            f"WITH moved AS ({moved}) "
-            f"INSERT INTO {_table(AuditEvent)} ({columns}) SELECT * FROM unnest({arrays}) RETURNING id"
-        )
-    row = "(" + ", ".join(["%s"] * len(_STORED)) + ")"
-    return f"INSERT INTO {_table(AuditEvent)} ({columns}) VALUES {', '.join([row] * rows)} RETURNING id"
+        return f"WITH moved AS ({_MOVE_HEAD.format(head=_table(AuditHead))}) {insert}"
+    return insert
 
 
 def locked_tip(cursor) -> tuple[int, str, str]:

@@ -233,7 +233,10 @@ def test_it_lets_only_a_prune_delete_on_postgresql(transactional_db):
         AuditEvent.objects.filter(seq=2).delete()
 
 
-def test_it_appends_a_batch_in_one_insert_of_one_parameter_per_column_moving_the_head_too_on_postgresql(db):
+@pytest.mark.parametrize("count", [1, 3, 60])
+def test_it_appends_a_batch_in_one_insert_moving_the_head_too_on_postgresql_a_large_one_as_one_array_per_column(
+    db, count
+):
     statements = []
 
     def noting(execute, sql, params, many, context):
@@ -241,21 +244,22 @@ def test_it_appends_a_batch_in_one_insert_of_one_parameter_per_column_moving_the
         return execute(sql, params, many, context)
 
     with connection.execute_wrapper(noting), audit_chain.batch():
-        for n in range(60):
+        for n in range(count):
             audit_chain.record("test.batched", audit_chain.SYSTEM, data={"n": n, "text": "naïve ✓" * n, "none": None})
 
     events, head = (connection.ops.quote_name(model._meta.db_table) for model in (AuditEvent, AuditHead))
     columns = len([f for f in AuditEvent._meta.concrete_fields if not f.primary_key])
-    inserts = [len(params) for sql, params in statements if f"INSERT INTO {events}" in sql]
+    inserts = [("unnest(" in sql, len(params)) for sql, params in statements if f"INSERT INTO {events}" in sql]
     moves = [sql for sql, _ in statements if f"UPDATE {head}" in sql]
+    assert len(inserts) == 1 and len(moves) == 1
+    arrays, parameters = inserts[0]
     if connection.vendor == "postgresql":
-        # The head's lock, then one statement: the new tip (3 parameters) and one array per column.
+        # The head's lock, then one statement: the new tip (3 parameters) and the rows, or past what psycopg parses
+        # once, one array per column.
         assert len(statements) == 2
-        assert inserts == [3 + columns]
-        assert len(moves) == 1
+        assert (arrays, parameters) == ((True, 3 + columns) if count == 60 else (False, 3 + count * columns))
     else:
-        assert inserts == [60 * columns]
-        assert len(moves) == 1
+        assert (arrays, parameters) == (False, count * columns)
     assert AuditHead.objects.get().seq == AuditEvent.objects.order_by("-seq").values_list("seq", flat=True)[0]
-    assert [e.data["n"] for e in AuditEvent.objects.filter(action="test.batched").order_by("seq")] == list(range(60))
+    assert [e.data["n"] for e in AuditEvent.objects.filter(action="test.batched").order_by("seq")] == list(range(count))
     assert verify.verify_chain().ok
