@@ -131,7 +131,7 @@ def append(events: list[AuditEvent]):
         cursor.execute(*_insert(rows, tip))
         inserted = cursor.fetchall()
         if connection.vendor != "postgresql":
-            cursor.execute(_MOVE_HEAD.format(head=_table(AuditHead)), tip)
+            cursor.execute(_move_head_sql(), tip)
         for event, (pk,) in zip(events, inserted, strict=True):
             event.pk, event._state.adding, event._state.db = pk, False, connection.alias
 
@@ -143,7 +143,9 @@ def _table(model) -> str:
     return connection.ops.quote_name(model._meta.db_table)
 
 
-_MOVE_HEAD = "UPDATE {head} SET seq = %s, hash = %s, public_hash = %s WHERE id = 1"
+@functools.cache
+def _move_head_sql() -> str:
+    return f"UPDATE {_table(AuditHead)} SET seq = %s, hash = %s, public_hash = %s WHERE id = 1"
 
 
 # psycopg keeps the parsed form of a statement of at most this many parameters (psycopg._queries); one of more it
@@ -176,7 +178,7 @@ def _insert_sql(vendor: str, rows: int) -> str:
         source = "SELECT * FROM unnest(" + ", ".join(f"%s::{field.db_type(connection)}[]" for field in _STORED) + ")"
     insert = f"INSERT INTO {_table(AuditEvent)} ({columns}) {source} RETURNING id"
     if vendor == "postgresql":
-        return f"WITH moved AS ({_MOVE_HEAD.format(head=_table(AuditHead))}) {insert}"
+        return f"WITH moved AS ({_move_head_sql()}) {insert}"
     return insert
 
 

@@ -133,8 +133,8 @@ def note_success(username: str, counted: Try | None = None):
 
 
 def take_back(cache, key: str):
-    # A window that ended meanwhile has nothing to take back. Should it end between Django's check that the key
-    # exists and Redis's DECRBY, which recreates it at -1 and without an expiry, drop what that left.
+    # A window that ended meanwhile has nothing to take back: decr refuses a key that is gone. One started afresh since
+    # holds tries of its own only, so taking back the tries of the window before may bring it below zero: drop it then.
     with contextlib.suppress(ValueError):
         if cache.decr(key) < 0:
             cache.delete(key)
