@@ -20,7 +20,7 @@ concurrency 1 at most 5 ms added to the p50.
 
 The client is raw httpx speaking JSON-RPC, not the SDK's client, whose own per-call
 work would weigh on both paths and blur the console's share; one session per path and
-console process, one connection pool. A call through the console is a real one:
+console process, a connection pool per path. A call through the console is a real one:
 recorded, validated, decided by the allow rule, audited, forwarded, its result checked
 and recorded. The console's per-token rate limit is lifted (MCP_RATE_LIMIT_PER_MINUTE).
 Everything listens on loopback; everything started is stopped.
@@ -108,9 +108,14 @@ async def compare(args, upstream_url: str, console_urls: list[str], secret: str,
     """Per concurrency: (direct sample, console sample, the console's CPU ms per call)."""
     most = max(args.concurrency) * 2
     limits = httpx.Limits(max_connections=most, max_keepalive_connections=most)
-    async with httpx.AsyncClient(timeout=CALL_TIMEOUT_SECONDS, limits=limits) as http:
-        direct = [McpClient(http, upstream_url, args.revision)]
-        through = [McpClient(http, url, args.revision, secret) for url in console_urls]
+    async with (
+        httpx.AsyncClient(timeout=CALL_TIMEOUT_SECONDS, limits=limits) as to_upstream,
+        httpx.AsyncClient(timeout=CALL_TIMEOUT_SECONDS, limits=limits) as to_console,
+    ):
+        # A pool per path: httpx's pool looks over every connection it keeps for each request, so one pool for
+        # both would charge each path's calls for the other's connections, and bind the direct path to the client.
+        direct = [McpClient(to_upstream, upstream_url, args.revision)]
+        through = [McpClient(to_console, url, args.revision, secret) for url in console_urls]
         await ready(direct[0], ECHO, "the upstream")
         for n, client in enumerate(through):
             await ready(client, TOOL, f"the console's /mcp ({n + 1})")
