@@ -136,15 +136,21 @@ async def compare(args, upstream_url: str, console_urls: list[str], secret: str,
         return rows
 
 
+def start_console(stack: ExitStack, setup: str, upstream_url: str, database: str = BENCH_DATABASE):
+    """The console of `setup`, its server's echo allowed, until `stack` ends: its /mcp URLs, a token's secret and
+    its web processes' pids."""
+    env = setup_env(stack, setup, database)
+    allow = ["--action", "allow", "--server", "bench", "--tool", TOOL, "--name", "gateway overhead bench"]
+    secret = prepare_console(
+        env, ["bench", "--url", upstream_url, "--prefix", "bench_"], [allow], ["overhead-bench", "--tools", TOOL]
+    )
+    consoles = [daphne(stack, env) for _ in range(1 if setup == "embedded" else 2)]
+    return [f"{base}/mcp" for base, _ in consoles], secret, [pid for _, pid in consoles]
+
+
 def run_setup(name: str, upstream_url: str, args) -> list[tuple]:
     with ExitStack() as stack:
-        env = setup_env(stack, name, BENCH_DATABASE)
-        allow = ["--action", "allow", "--server", "bench", "--tool", TOOL, "--name", "gateway overhead bench"]
-        secret = prepare_console(
-            env, ["bench", "--url", upstream_url, "--prefix", "bench_"], [allow], ["overhead-bench", "--tools", TOOL]
-        )
-        consoles = [daphne(stack, env) for _ in range(1 if name == "embedded" else 2)]
-        urls, pids = [f"{base}/mcp" for base, _ in consoles], [pid for _, pid in consoles]
+        urls, secret, pids = start_console(stack, name, upstream_url)
         with collector_off():
             return asyncio.run(compare(args, upstream_url, urls, secret, pids))
 

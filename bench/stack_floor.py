@@ -35,18 +35,8 @@ from contextlib import AsyncExitStack, ExitStack, asynccontextmanager
 import httpx
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gateway_overhead import ECHO, TOOL, measure, ready
-from harness import (
-    LEGACY_REVISION,
-    REPO,
-    BenchError,
-    McpClient,
-    Sample,
-    daphne,
-    prepare_console,
-    run_as_script,
-    setup_env,
-)
+from gateway_overhead import ECHO, TOOL, measure, ready, start_console
+from harness import LEGACY_REVISION, REPO, BenchError, McpClient, Sample, run_as_script
 from machine import collector_off, cpu_times, process_cpu_ms
 
 from tests.fixtures.servers import SERVERS, free_port, running
@@ -125,16 +115,6 @@ class Path:
         return self.samples[concurrency]
 
 
-def start_console(stack: ExitStack, setup: str, upstream_url: str) -> tuple[list[str], str, list[int]]:
-    env = setup_env(stack, setup, BENCH_DATABASE)
-    allow = ["--action", "allow", "--server", "bench", "--tool", TOOL, "--name", "stack floor bench"]
-    secret = prepare_console(
-        env, ["bench", "--url", upstream_url, "--prefix", "bench_"], [allow], ["stack-floor-bench", "--tools", TOOL]
-    )
-    consoles = [daphne(stack, env) for _ in range(1 if setup == "embedded" else 2)]
-    return [f"{base}/mcp" for base, _ in consoles], secret, [pid for _, pid in consoles]
-
-
 def start_floor(stack: ExitStack, upstream_url: str) -> tuple[str, int]:
     """bench/floor_app.py under daphne, forwarding to `upstream_url`, or answering itself if it is empty."""
     port = free_port()
@@ -175,7 +155,7 @@ async def measure_paths(args, stack: ExitStack, pools: AsyncExitStack, upstream_
             url, pid = start_floor(stack, upstream_url if name == "floor" else "")
             paths.append(await path(name, [url], ECHO, [pid]))
         else:
-            urls, secret, pids = start_console(stack, name, upstream_url)
+            urls, secret, pids = start_console(stack, name, upstream_url, BENCH_DATABASE)
             paths.append(await path(name, urls, TOOL, pids, secret))
         for client in paths[-1].clients:
             await ready(client, paths[-1].tool, name)
