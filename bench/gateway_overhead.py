@@ -218,7 +218,7 @@ def main():
     args = arguments()
     lines, summary, failed = [f"tools/call `echo` under an allow rule, revision {args.revision}", ""], [], False
     with ExitStack() as stack:
-        upstream_url = upstream(stack)
+        upstream_url, _ = upstream(stack)
         for name in args.setup:
             print(f"measuring {name}…", file=sys.stderr)
             before = os.getloadavg()[0]

@@ -230,17 +230,18 @@ def daphne(stack: ExitStack, env: dict, output=None) -> tuple[str, int]:
     return f"http://127.0.0.1:{port}", process.pid
 
 
-def upstream(stack: ExitStack) -> str:
-    """tests/servers/sdk_server.py (the official SDK's MCPServer over Streamable HTTP) until `stack` ends: its URL."""
+def upstream(stack: ExitStack) -> tuple[str, int]:
+    """tests/servers/sdk_server.py (the official SDK's MCPServer over Streamable HTTP) until `stack` ends: its URL
+    and pid."""
     port = free_port()
-    stack.enter_context(running([sys.executable, str(SERVERS / "sdk_server.py"), str(port)], port=port))
-    return f"http://127.0.0.1:{port}/mcp"
+    process = stack.enter_context(running([sys.executable, str(SERVERS / "sdk_server.py"), str(port)], port=port))
+    return f"http://127.0.0.1:{port}/mcp", process.pid
 
 
 def each_setup(args):
     """Each setup's name and the upstream's URL, the upstream running meanwhile; the setup is announced on stderr."""
     with ExitStack() as stack:
-        url = upstream(stack)
+        url, _ = upstream(stack)
         for name in args.setup:
             print(f"measuring {name}…", file=sys.stderr)
             yield name, url

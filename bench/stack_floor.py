@@ -36,10 +36,10 @@ import httpx
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gateway_overhead import ECHO, TOOL, measure, ready, start_console
-from harness import LEGACY_REVISION, REPO, BenchError, McpClient, Sample, run_as_script
+from harness import LEGACY_REVISION, REPO, BenchError, McpClient, Sample, run_as_script, upstream
 from machine import collector_off, cpu_times, process_cpu_ms
 
-from tests.fixtures.servers import SERVERS, free_port, running
+from tests.fixtures.servers import free_port, running
 
 PATHS = ["direct", "bare", "floor", "embedded", "services"]
 BENCH_DATABASE = "floor_bench"
@@ -82,10 +82,10 @@ class Meter:
                 argv = ["perf", "stat", "-x,", "-e", "instructions", *scope]
                 counters[name] = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True)
             await asyncio.sleep(ATTACH_SECONDS)
-        before = self.cpu_ms()
+        before = None if self.instructions else self.cpu_ms()
         yield
-        after = self.cpu_ms()
-        if not self.instructions:
+        if before is not None:
+            after = self.cpu_ms()
             for name in self.totals:
                 self.totals[name] += after[name] - before[name]
         for name, counter in counters.items():
@@ -125,14 +125,10 @@ def start_floor(stack: ExitStack, upstream_url: str) -> tuple[str, int]:
 
 
 async def run(args, stack: ExitStack) -> list[Path]:
-    port = free_port()
-    upstream_process = stack.enter_context(
-        running([sys.executable, str(SERVERS / "sdk_server.py"), str(port)], port=port)
-    )
-    upstream_url = f"http://127.0.0.1:{port}/mcp"
+    upstream_url, upstream_pid = upstream(stack)
     perf = perf_counts_instructions()
     async with AsyncExitStack() as pools:
-        return await measure_paths(args, stack, pools, upstream_process.pid, upstream_url, perf)
+        return await measure_paths(args, stack, pools, upstream_pid, upstream_url, perf)
 
 
 async def measure_paths(args, stack: ExitStack, pools: AsyncExitStack, upstream_pid: int, upstream_url: str, perf):
