@@ -39,6 +39,7 @@ OAUTH_GRANT_ROLES = env_list("OAUTH_GRANT_ROLES", ["admin", "operator"])
 # Named here because a grant (approvals.oauth) refers to the application model by this swappable setting.
 OAUTH2_PROVIDER_APPLICATION_MODEL = "oauth2_provider.Application"
 OAUTH2_PROVIDER = {
+    "OAUTH2_SERVER_CLASS": "approvals.oauth.server.ConsoleServer",
     "OAUTH2_VALIDATOR_CLASS": "approvals.oauth.validator.ConsoleValidator",
     "SCOPES_BACKEND_CLASS": "approvals.oauth.scopes.ToolScopes",
     "PKCE_REQUIRED": True,

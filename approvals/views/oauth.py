@@ -20,16 +20,21 @@ from django.views.decorators.http import require_safe
 from oauth2_provider.exceptions import OAuthToolkitError
 from oauth2_provider.models import get_application_model
 from oauth2_provider.settings import oauth2_settings
-from oauth2_provider.views import DynamicClientRegistrationView, OAuthServerMetadataView, TokenView
+from oauth2_provider.views import (
+    DynamicClientRegistrationManagementView,
+    DynamicClientRegistrationView,
+    OAuthServerMetadataView,
+    TokenView,
+)
 from oauth2_provider.views.base import BaseAuthorizationView
 from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 
 from approvals.catalog import routes
 from approvals.gateway import auth
 from approvals.middleware import POLICY
-from approvals.oauth import grants, scopes
-from approvals.oauth.redirects import redirect_problem
+from approvals.oauth import grants, registrations, scopes
 from approvals.oauth.validator import code_claims
+from approvals.signin import clients
 from approvals.tokens import issuing
 
 # The expiries the consent page offers, in the words parse_expiry reads; blank is never.
@@ -169,33 +174,47 @@ consent = oauth_server_on(never_cache(Consent.as_view()))
 metadata = oauth_server_on(server_metadata)
 
 
-@csrf_exempt
-def register(request):
-    """RFC 7591 registration, open to any client, refusing redirect URIs the console never sends anyone to.
+def registration_refused(request) -> JsonResponse | None:
+    """Why a registration, or its update, is refused before django-oauth-toolkit reads it; None when it is not.
 
-    Each registration is a row, so an address registers at most REGISTRATIONS_PER_MINUTE clients a minute.
+    Each registration is a row, so an address registers or updates at most REGISTRATIONS_PER_MINUTE clients a minute.
     """
-    if request.method == "POST" and auth.count_request(f"oauth-register:{request.META.get('REMOTE_ADDR')}") > (
-        REGISTRATIONS_PER_MINUTE
-    ):
+    if request.method not in ("POST", "PUT"):
+        return None
+    if auth.count_request(f"oauth-register:{request.META.get('REMOTE_ADDR')}") > REGISTRATIONS_PER_MINUTE:
         description = f"at most {REGISTRATIONS_PER_MINUTE} registrations a minute from one address"
         return JsonResponse({"error": "slow_down", "error_description": description}, status=429)
     try:
-        body = json.loads(request.body or b"{}")
+        registrations.check(announced_length(request), lambda: request.body)
+    except registrations.Refusal as refusal:
+        return JsonResponse({"error": refusal.error, "error_description": refusal.description}, status=400)
+    return None
+
+
+def announced_length(request) -> int:
+    try:
+        return int(request.META.get("CONTENT_LENGTH") or 0)
     except ValueError:
-        body = None
-    uris = body.get("redirect_uris") if isinstance(body, dict) else None
-    problems = [redirect_problem(uri) for uri in uris if isinstance(uri, str)] if isinstance(uris, list) else []
-    if any(problems):
-        return JsonResponse(
-            {"error": "invalid_redirect_uri", "error_description": next(p for p in problems if p)}, status=400
-        )
-    return DynamicClientRegistrationView.as_view()(request)
+        return 0
+
+
+@csrf_exempt
+def register(request):
+    """RFC 7591 registration, open to any client, within the console's bounds (approvals.oauth.registrations)."""
+    return registration_refused(request) or DynamicClientRegistrationView.as_view()(request)
+
+
+@csrf_exempt
+def manage_registration(request, client_id):
+    """RFC 7592: a client reads, updates or deletes its registration; an update is held to registration's bounds."""
+    return registration_refused(request) or DynamicClientRegistrationManagementView.as_view()(
+        request, client_id=client_id
+    )
 
 
 @csrf_exempt
 def token(request):
-    response = TokenView.as_view()(request)
+    response = clients.throttled(TokenView.as_view())(request)
     # An error raised as tokens are saved (invalid_target) comes back from django-oauth-toolkit as JSON
     # labelled text/html.
     if response.status_code >= 400 and response.content.startswith(b"{"):
@@ -205,4 +224,5 @@ def token(request):
 
 
 registration = oauth_server_on(register)
+registration_management = oauth_server_on(manage_registration)
 tokens = oauth_server_on(token)
