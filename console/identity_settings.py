@@ -36,6 +36,10 @@ OAUTH_CLIENT_METADATA_URL = os.environ.get("OAUTH_CLIENT_METADATA_URL", "").stri
 OAUTH_SERVER = env_bool("OAUTH_SERVER", True)
 # The roles whose holders may allow a client on the consent page.
 OAUTH_GRANT_ROLES = env_list("OAUTH_GRANT_ROLES", ["admin", "operator"])
+# The longest life, in days, a person may give a client on the consent page; no grant lives forever.
+OAUTH_GRANT_MAX_DAYS = int(os.environ.get("OAUTH_GRANT_MAX_DAYS", 90))
+if OAUTH_GRANT_MAX_DAYS < 1:
+    raise ImproperlyConfigured("OAUTH_GRANT_MAX_DAYS must be a whole number of days, at least 1")
 # Named here because a grant (approvals.oauth) refers to the application model by this swappable setting.
 OAUTH2_PROVIDER_APPLICATION_MODEL = "oauth2_provider.Application"
 OAUTH2_PROVIDER = {

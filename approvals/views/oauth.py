@@ -32,14 +32,12 @@ from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 from approvals.catalog import routes
 from approvals.gateway import auth
 from approvals.middleware import POLICY
-from approvals.oauth import grants, registrations, scopes
+from approvals.oauth import grants, limits, registrations, scopes
 from approvals.oauth.validator import code_claims
+from approvals.policy.shadowing import glob_covers
 from approvals.signin import clients
 from approvals.tokens import issuing
 
-# The expiries the consent page offers, in the words parse_expiry reads; blank is never.
-EXPIRY_CHOICES = [("1d", "1 day"), ("7d", "7 days"), ("30d", "30 days"), ("90d", "90 days"), ("", "never")]
-DEFAULT_EXPIRY = "30d"
 REGISTRATIONS_PER_MINUTE = 20
 
 
@@ -104,10 +102,15 @@ class Consent(BaseAuthorizationView):
         resource = request.GET.getlist("resource") or [resource_url(request)]
         if resource != [resource_url(request)]:
             return self.refuse(target_error(request, credentials, resource), application)
-        if not may_grant(request.user):
-            return render(
-                request, "approvals/oauth_refused.html", {"client": grants.client_name(application)}, status=403
-            )
+        allowed = limits.role_globs(request.user) if may_grant(request.user) else []
+        if not allowed:
+            return self.refused_person(application)
+        if not request.GET.get("scope"):
+            # A client that asks for nothing gets what the person's role grants.
+            asked = [scopes.PREFIX + glob for glob in allowed]
+        beyond = [glob for glob in scopes.globs_of(asked) if not any(glob_covers(mine, glob) for mine in allowed)]
+        if beyond:
+            return self.refuse(scope_error(credentials, beyond, allowed), application)
         context = {
             "client": grants.client_name(application),
             "client_id": application.client_id,
@@ -115,8 +118,8 @@ class Consent(BaseAuthorizationView):
             "redirect_uri": credentials["redirect_uri"],
             "globs": scopes.globs_of(asked),
             "reachable": routes.reachable_tools(scopes.globs_of(asked)),
-            "choices": EXPIRY_CHOICES,
-            "chosen": request.POST.get("expiry", DEFAULT_EXPIRY),
+            "choices": expiry_choices(),
+            "chosen": request.POST.get("expiry", f"{limits.preferred_days()}d"),
             "errors": [],
         }
         if decision in ("allow", "deny"):
@@ -134,6 +137,16 @@ class Consent(BaseAuthorizationView):
         origin = "{0.scheme}://{0.netloc}".format(urlsplit(credentials["redirect_uri"]))
         response["Content-Security-Policy"] = POLICY.replace("form-action 'self'", f"form-action 'self' {origin}")
         return response
+
+    def refused_person(self, application):
+        if may_grant(self.request.user):
+            reason = "An admin sets which tools each role may let a client use; yours may let it use none."
+        else:
+            reason = (
+                "An admin decides which roles may allow OAuth clients (OAUTH_GRANT_ROLES); yours is not among them."
+            )
+        context = {"client": grants.client_name(application), "reason": reason}
+        return render(self.request, "approvals/oauth_refused.html", context, status=403)
 
     def respond(self, request, asked, credentials, application, allow):
         try:
@@ -164,8 +177,23 @@ def target_error(request, credentials, resource) -> OAuthToolkitError:
     return OAuthToolkitError(error=error, redirect_uri=credentials["redirect_uri"])
 
 
+def scope_error(credentials, beyond: list[str], allowed: list[str]) -> OAuthToolkitError:
+    error = CustomOAuth2Error(
+        error="invalid_scope",
+        description=f"the person asked may grant {' '.join(scopes.PREFIX + glob for glob in allowed)} only, "
+        f"not {' '.join(scopes.PREFIX + glob for glob in beyond)}",
+        state=credentials.get("state"),
+    )
+    return OAuthToolkitError(error=error, redirect_uri=credentials["redirect_uri"])
+
+
+def expiry_choices() -> list[tuple[str, str]]:
+    """The expiries the consent page offers, in the words parse_expiry reads."""
+    return [(f"{days}d", f"{days} day{'s' if days != 1 else ''}") for days in limits.expiry_days()]
+
+
 def parse_choice(chosen: str):
-    if chosen not in dict(EXPIRY_CHOICES):
+    if chosen not in dict(expiry_choices()):
         raise issuing.TokenError(["choose one of the expiries offered"])
     return issuing.parse_expiry(chosen, timezone.now())
 
