@@ -66,6 +66,7 @@ OAUTH2_PROVIDER = {
     "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
     "CIMD_ENABLED": OAUTH_SERVER,
     "CIMD_METADATA_FETCHER": "approvals.oauth.documents.ConsoleFetcher",
+    "CIMD_REGISTRATION_PERMISSION_CLASSES": ("approvals.oauth.documents.SentToAuthorize",),
     "CIMD_FETCH_TIMEOUT_SECONDS": 5,
     "CIMD_MAX_DOCUMENT_SIZE": 5 * 1024,
 }

@@ -66,6 +66,14 @@ def check_grants(grant_types, response_types) -> None:
             raise Refusal("invalid_client_metadata", f"the response type is code, not {response_type!r}")
 
 
+def by_admin(client_id: str) -> bool:
+    """Whether an admin registered this client, and so its redirect URIs, rather than the client itself."""
+    application = get_application_model()
+    return application.objects.filter(
+        client_id=client_id, registration_source=application.RegistrationSource.MANUAL
+    ).exists()
+
+
 def prune_unused() -> int:
     """Delete the clients registered by themselves (dynamically or by metadata document) more than a day ago for
     which no person ever allowed anything; their registration tokens go with them. How many went."""

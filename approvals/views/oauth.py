@@ -152,15 +152,17 @@ class Consent(BaseAuthorizationView):
         try:
             uri, *_ = self.create_authorization_response(request, " ".join(asked), credentials, allow)
         except OAuthToolkitError as error:
-            return self.refuse(error, application)
+            return self.refuse(error, application, decided=True)
         return self.redirect(uri, application)
 
-    def refuse(self, error, application):
-        """An error goes back to the client, with `iss` (RFC 9207), unless the client or its redirect URI is unknown."""
+    def refuse(self, error, application, decided=False):
+        """An error goes back to the client, with `iss` (RFC 9207), once the person has decided, or when an admin
+        registered the client; else this page says it (RFC 9700 §4.11.2): a client that registered itself would
+        have the console send a signed-in person, unasked, to any address it chose."""
         redirect, response = self.error_response_parts(error)
-        if redirect:
+        if redirect and (decided or registrations.by_admin(self.request.GET.get("client_id", ""))):
             return self.redirect(f"{response['url']}&{urlencode({'iss': issuer(self.request)})}", application)
-        context = {"error": response["error"].error, "description": response["error"].description}
+        context = {"error": response["error"].error, "description": response["error"].description, "kept": redirect}
         return render(self.request, "approvals/oauth_error.html", context, status=response["error"].status_code)
 
     def error_response_parts(self, error):
