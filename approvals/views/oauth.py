@@ -105,19 +105,19 @@ class Consent(BaseAuthorizationView):
         allowed = limits.role_globs(request.user) if may_grant(request.user) else []
         if not allowed:
             return self.refused_person(application)
-        if not request.GET.get("scope"):
-            # A client that asks for nothing gets what the person's role grants.
-            asked = [scopes.PREFIX + glob for glob in allowed]
-        beyond = [glob for glob in scopes.globs_of(asked) if not any(glob_covers(mine, glob) for mine in allowed)]
-        if beyond:
-            return self.refuse(scope_error(credentials, beyond, allowed), application)
+        wanted = scopes.globs_of(asked)
+        granted = narrowed(wanted, allowed)
+        if not granted:
+            return self.refuse(scope_error(credentials, wanted, allowed), application)
+        asked = [scopes.PREFIX + glob for glob in granted]
         context = {
             "client": grants.client_name(application),
             "client_id": application.client_id,
             "source": application.registration_source,
             "redirect_uri": credentials["redirect_uri"],
-            "globs": scopes.globs_of(asked),
-            "reachable": routes.reachable_tools(scopes.globs_of(asked)),
+            "globs": granted,
+            "narrowed": granted != wanted,
+            "reachable": routes.reachable_tools(granted),
             "choices": expiry_choices(),
             "chosen": request.POST.get("expiry", f"{limits.preferred_days()}d"),
             "errors": [],
@@ -179,11 +179,23 @@ def target_error(request, credentials, resource) -> OAuthToolkitError:
     return OAuthToolkitError(error=error, redirect_uri=credentials["redirect_uri"])
 
 
-def scope_error(credentials, beyond: list[str], allowed: list[str]) -> OAuthToolkitError:
+def narrowed(wanted: list[str], allowed: list[str]) -> list[str]:
+    """The part of the tools a client asks for that the person's role may grant (RFC 6749 §3.3 lets the server
+    grant less than asked): each pattern the role covers, and the role's own patterns a broader one covers."""
+    granted = []
+    for glob in wanted:
+        if any(glob_covers(mine, glob) for mine in allowed):
+            granted.append(glob)
+        else:
+            granted.extend(mine for mine in allowed if glob_covers(glob, mine))
+    return list(dict.fromkeys(granted))
+
+
+def scope_error(credentials, wanted: list[str], allowed: list[str]) -> OAuthToolkitError:
     error = CustomOAuth2Error(
         error="invalid_scope",
         description=f"the person asked may grant {' '.join(scopes.PREFIX + glob for glob in allowed)} only, "
-        f"not {' '.join(scopes.PREFIX + glob for glob in beyond)}",
+        f"none of {' '.join(scopes.PREFIX + glob for glob in wanted)}",
         state=credentials.get("state"),
     )
     return OAuthToolkitError(error=error, redirect_uri=credentials["redirect_uri"])

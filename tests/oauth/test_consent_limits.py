@@ -60,8 +60,28 @@ def test_it_grants_within_the_roles_tools_what_the_client_asks(client, registere
     assert ClientToken.objects.get().tool_globs == ["demo_echo"]
 
 
-@pytest.mark.parametrize("scope", ["tools:*", "tools:demo_* tools:github_*", "tools:dem?_echo"])
-def test_it_refuses_a_scope_beyond_the_roles_tools(client, registered, scope):
+@pytest.mark.parametrize(
+    ("scope", "granted"),
+    [
+        ("tools:*", ["demo_*"]),
+        ("tools:demo_* tools:github_*", ["demo_*"]),
+        ("tools:demo_echo tools:*", ["demo_echo", "demo_*"]),
+    ],
+)
+def test_it_grants_no_more_of_what_the_client_asks_than_the_role_may(client, registered, app_client, scope, granted):
+    RoleScope.objects.create(role=roles.OPERATOR, tool_globs=["demo_*"])
+    browser = signed_in(client, roles.OPERATOR)
+
+    page = browser.get(registered.url(scope=scope)).content.decode()
+    tokens = registered.grant(browser, app_client, scope=scope)
+
+    assert "It asked for more" in page
+    assert tokens["scope"] == " ".join("tools:" + glob for glob in granted)
+    assert ClientToken.objects.get().tool_globs == granted
+
+
+@pytest.mark.parametrize("scope", ["tools:github_*", "tools:dem?_echo"])
+def test_it_refuses_a_scope_wholly_beyond_the_roles_tools(client, registered, scope):
     RoleScope.objects.create(role=roles.OPERATOR, tool_globs=["demo_*"])
     browser = signed_in(client, roles.OPERATOR)
 
