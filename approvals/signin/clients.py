@@ -46,8 +46,11 @@ def throttled(view):
         if response.status_code == 401:
             # RFC 6749 §5.2: invalid_client is what a wrong secret gets; the sign-in signal audits and counts it.
             user_login_failed.send(__name__, credentials={"username": client_id}, request=request)
-        else:
+        elif response.status_code == 200:
             throttle.note_success(client_id, tried)
+        else:
+            # Refused before or after the secret was checked: the answer does not say which, so it proves nothing.
+            throttle.note_unchecked(tried)
         return response
 
     return counted

@@ -130,11 +130,24 @@ def test_it_counts_guesses_at_many_clients_against_the_address_sign_in_uses(clie
     assert "Too many failed sign-ins" in page.content.decode()
 
 
-def test_it_takes_back_the_try_of_a_right_secret(client):
+def test_it_counts_no_try_that_checked_nothing_it_could_tell(client):
     application(Application.GRANT_AUTHORIZATION_CODE)
 
     answers = [secret_try(client, SECRET).json()["error"] for _ in range(30)]
 
-    # The code is made up, so each is refused, but only after the secret was found right.
+    # The code is made up, so each is refused: after the secret was found right, but the answer does not say so.
     assert set(answers) == {"invalid_grant"}
     assert not AuditEvent.objects.filter(action__startswith="user.login").exists()
+
+
+def test_it_lets_no_request_of_another_grant_clear_the_count_of_guesses(client):
+    application(Application.GRANT_AUTHORIZATION_CODE)
+    other_grant = {"grant_type": "password", "username": "x", "password": "y"}
+
+    for n in range(5):
+        client.post(
+            "/oauth/token/", other_grant, HTTP_AUTHORIZATION=basic("confidential-agent", SECRET), REMOTE_ADDR=ADDRESS
+        )
+        assert secret_try(client, f"guess {n}").json()["error"] == "invalid_client"
+
+    assert "Too many failed sign-ins" in secret_try(client, SECRET).json()["error_description"]
