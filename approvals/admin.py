@@ -15,6 +15,7 @@ from approvals.catalog import sync
 from approvals.catalog.models import Server, Tool, ToolChange
 from approvals.catalog.surface_models import Prompt, Resource, ResourceTemplate
 from approvals.inputs.models import InputRequest
+from approvals.oauth.models import RoleScope
 from approvals.policy.models import PolicyRule
 from approvals.signin.forms import ThrottledAdminAuthenticationForm
 from approvals.tokens.models import ClientToken
@@ -117,6 +118,13 @@ for model in (Application, AccessToken, Grant, IDToken, RefreshToken):
 @admin.register(Application)
 class AuditedApplicationAdmin(AuditedAdmin, ApplicationAdmin):
     pass
+
+
+@admin.register(RoleScope)
+class RoleScopeAdmin(AuditedAdmin):
+    """What each role may let an OAuth client use on the consent page (approvals.oauth.limits)."""
+
+    list_display = ("role", "tool_globs")
 
 
 @admin.register(User)

@@ -21,7 +21,7 @@ from approvals.catalog.oauth_models import UpstreamAuthorization, UpstreamClient
 from approvals.catalog.surface_models import Prompt, Resource, ResourceTemplate, SurfaceChange  # noqa: F401
 from approvals.db.models import LookupStamp  # noqa: F401
 from approvals.inputs.models import InputRequest  # noqa: F401
-from approvals.oauth.models import OAuthGrant  # noqa: F401
+from approvals.oauth.models import OAuthGrant, RoleScope  # noqa: F401
 from approvals.policy.models import PolicyRule  # noqa: F401
 from approvals.signin.models import SsoIdentity  # noqa: F401
 from approvals.tokens.models import ClientToken, McpSession, RetiredSecret  # noqa: F401

@@ -36,9 +36,14 @@ OAUTH_CLIENT_METADATA_URL = os.environ.get("OAUTH_CLIENT_METADATA_URL", "").stri
 OAUTH_SERVER = env_bool("OAUTH_SERVER", True)
 # The roles whose holders may allow a client on the consent page.
 OAUTH_GRANT_ROLES = env_list("OAUTH_GRANT_ROLES", ["admin", "operator"])
+# The longest life, in days, a person may give a client on the consent page; no grant lives forever.
+OAUTH_GRANT_MAX_DAYS = int(os.environ.get("OAUTH_GRANT_MAX_DAYS", 90))
+if OAUTH_GRANT_MAX_DAYS < 1:
+    raise ImproperlyConfigured("OAUTH_GRANT_MAX_DAYS must be a whole number of days, at least 1")
 # Named here because a grant (approvals.oauth) refers to the application model by this swappable setting.
 OAUTH2_PROVIDER_APPLICATION_MODEL = "oauth2_provider.Application"
 OAUTH2_PROVIDER = {
+    "OAUTH2_SERVER_CLASS": "approvals.oauth.server.ConsoleServer",
     "OAUTH2_VALIDATOR_CLASS": "approvals.oauth.validator.ConsoleValidator",
     "SCOPES_BACKEND_CLASS": "approvals.oauth.scopes.ToolScopes",
     "PKCE_REQUIRED": True,
@@ -61,6 +66,7 @@ OAUTH2_PROVIDER = {
     "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
     "CIMD_ENABLED": OAUTH_SERVER,
     "CIMD_METADATA_FETCHER": "approvals.oauth.documents.ConsoleFetcher",
+    "CIMD_REGISTRATION_PERMISSION_CLASSES": ("approvals.oauth.documents.SentToAuthorize",),
     "CIMD_FETCH_TIMEOUT_SECONDS": 5,
     "CIMD_MAX_DOCUMENT_SIZE": 5 * 1024,
 }

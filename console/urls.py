@@ -1,6 +1,5 @@
 from django.contrib import admin
 from django.urls import include, path
-from oauth2_provider.views import DynamicClientRegistrationManagementView
 
 from approvals.api.site import api
 from approvals.gateway import endpoint
@@ -14,7 +13,7 @@ oauth_urlpatterns = [
     path("oauth/register/", oauth.registration, name="dcr-register"),
     path(
         "oauth/register/<str:client_id>/",
-        oauth.oauth_server_on(DynamicClientRegistrationManagementView.as_view()),
+        oauth.registration_management,
         name="dcr-register-management",
     ),
 ]

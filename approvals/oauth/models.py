@@ -1,9 +1,14 @@
-"""What a person allowed an OAuth client: the client token it holds, and the refresh-token family that renews it."""
+"""What a person allowed an OAuth client: the client token it holds, and the refresh-token family that renews it;
+and what each role may allow."""
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils import timezone
 from oauth2_provider.settings import oauth2_settings
+
+from approvals import roles
+from approvals.tokens import issuing
 
 
 class OAuthGrant(models.Model):
@@ -28,3 +33,26 @@ class OAuthGrant(models.Model):
 
     def __str__(self):
         return f"{self.application} for {self.granted_by}"
+
+
+class RoleScope(models.Model):
+    """What holders of a role may let an OAuth client use, as a client token's tool patterns, set by an admin in
+    Django's admin; also what a client that asks for nothing gets. A role with no row grants what it may make on
+    the Tokens page: admins every tool, the other roles nothing."""
+
+    role = models.CharField(max_length=20, unique=True, choices=[(role, role) for role in roles.ROLES])
+    tool_globs = models.JSONField(
+        default=list, help_text='Tool patterns, e.g. ["github_*", "crm_lookup"]; [] grants none.'
+    )
+
+    class Meta:
+        ordering = ["role"]
+
+    def __str__(self):
+        return f"{self.role}: {' '.join(self.tool_globs) or 'no tools'}"
+
+    def clean(self):
+        if not isinstance(self.tool_globs, list) or not all(isinstance(glob, str) for glob in self.tool_globs):
+            raise ValidationError({"tool_globs": "a list of tool patterns"})
+        if self.tool_globs and (problems := issuing.glob_problems(self.tool_globs)):
+            raise ValidationError({"tool_globs": problems})

@@ -1,7 +1,8 @@
 """OAuth scopes as client-token tool patterns: `tools:<glob>` grants the tools whose exposed names match the glob.
 
 `tools:*` is every tool, `tools:github_*` one server's (exposed names start with the server's prefix), and a
-client asking for nothing gets `tools:*`; the person who allows it sees the patterns and the tools they reach.
+client asking for nothing gets what the role of the person who allows it may grant (oauth.limits); that person
+sees the patterns and the tools they reach.
 """
 
 from approvals.tokens import issuing

@@ -1,14 +1,12 @@
 """The sign-in forms (the console's and Django admin's): each try is counted before its password is checked, and
 one past a limit, or from a locked-out name or address, is refused unchecked."""
 
-import math
-
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth.forms import AuthenticationForm
 from django.core.exceptions import ValidationError
 
 from approvals.signin import throttle
-from approvals.signin.signals import client_address, record_lockout
+from approvals.signin.signals import begin_try, client_address, try_again
 
 
 class Throttled:
@@ -17,19 +15,10 @@ class Throttled:
         if not (username and password):
             # Nothing is checked, so nothing is counted: the fields' own errors say what is missing.
             return super().clean()
-        address = client_address(self.request)
-        counted = throttle.count_try(username, address)
-        started = throttle.lock(counted, counted.past_limits())
-        if started:
-            record_lockout(username, address, started)
-        left = throttle.seconds_locked(username, address)
+        counted, left = begin_try(username, client_address(self.request))
         if left > 0:
-            throttle.note_refused(counted)
-            minutes = math.ceil(left / 60)
             raise ValidationError(
-                "Too many failed sign-ins for this username or from this address. "
-                f"Try again in {minutes} minute{'s' if minutes != 1 else ''}.",
-                code="throttled",
+                f"Too many failed sign-ins for this username or from this address. {try_again(left)}", code="throttled"
             )
         if self.request is not None:
             setattr(self.request, throttle.COUNTED, counted)

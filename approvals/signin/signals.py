@@ -1,5 +1,7 @@
 """Sign-ins and failed sign-ins, into the audit log. Connected in ApprovalsConfig.ready()."""
 
+import math
+
 from django.conf import settings
 from django.contrib.auth.signals import user_logged_in, user_login_failed
 
@@ -35,6 +37,24 @@ def login_failed(sender, credentials, request=None, **kwargs):
     locked = throttle.note_failure(username, address, getattr(request, throttle.COUNTED, None))
     if locked:
         record_lockout(username, address, locked)
+
+
+def begin_try(username: str, address: str) -> tuple[throttle.Try, float]:
+    """Count a try before its credential is checked, starting (and auditing) a lockout that it takes past a limit;
+    with how long the name or address stays locked out, 0 when the credential may be checked."""
+    counted = throttle.count_try(username, address)
+    started = throttle.lock(counted, counted.past_limits())
+    if started:
+        record_lockout(username, address, started)
+    left = throttle.seconds_locked(username, address)
+    if left > 0:
+        throttle.note_refused(counted)
+    return counted, left
+
+
+def try_again(seconds: float) -> str:
+    minutes = math.ceil(seconds / 60)
+    return f"Try again in {minutes} minute{'s' if minutes != 1 else ''}."
 
 
 def record_lockout(username: str, address: str, locked: list[str]):

@@ -116,6 +116,14 @@ def note_refused(counted: Try):
             take_back(cache, f"{stem}:tries")
 
 
+def note_unchecked(counted: Try):
+    """A try whose credential turned out never to be checked (a request refused for another reason first): taken
+    back from all it counted against, and never taken for a success, which would clear the name's count."""
+    cache = counters()
+    for _, stem, _, _ in counted.counts:
+        take_back(cache, f"{stem}:tries")
+
+
 def note_failure(username: str, address: str, counted: Try | None = None) -> list[str]:
     """A wrong password (counted by the form, else counted now); the kinds whose lockout this try started."""
     counted = counted or count_try(username, address)

@@ -9,7 +9,7 @@ from approvals.catalog import connecting, sync
 from approvals.catalog.models import Server
 from approvals.gateway import sessions
 from approvals.inputs import requests
-from approvals.oauth import grants
+from approvals.oauth import grants, registrations
 from approvals.webhooks import sending
 
 
@@ -61,6 +61,7 @@ def prune_sessions():
 @shared_task
 def prune_oauth():
     grants.prune_expired()
+    registrations.prune_unused()
     connecting.prune_flows()
 
 

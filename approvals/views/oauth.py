@@ -20,21 +20,24 @@ from django.views.decorators.http import require_safe
 from oauth2_provider.exceptions import OAuthToolkitError
 from oauth2_provider.models import get_application_model
 from oauth2_provider.settings import oauth2_settings
-from oauth2_provider.views import DynamicClientRegistrationView, OAuthServerMetadataView, TokenView
+from oauth2_provider.views import (
+    DynamicClientRegistrationManagementView,
+    DynamicClientRegistrationView,
+    OAuthServerMetadataView,
+    TokenView,
+)
 from oauth2_provider.views.base import BaseAuthorizationView
 from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 
 from approvals.catalog import routes
 from approvals.gateway import auth
 from approvals.middleware import POLICY
-from approvals.oauth import grants, scopes
-from approvals.oauth.redirects import redirect_problem
+from approvals.oauth import grants, limits, registrations, scopes
 from approvals.oauth.validator import code_claims
+from approvals.policy.shadowing import glob_covers
+from approvals.signin import clients
 from approvals.tokens import issuing
 
-# The expiries the consent page offers, in the words parse_expiry reads; blank is never.
-EXPIRY_CHOICES = [("1d", "1 day"), ("7d", "7 days"), ("30d", "30 days"), ("90d", "90 days"), ("", "never")]
-DEFAULT_EXPIRY = "30d"
 REGISTRATIONS_PER_MINUTE = 20
 
 
@@ -99,19 +102,24 @@ class Consent(BaseAuthorizationView):
         resource = request.GET.getlist("resource") or [resource_url(request)]
         if resource != [resource_url(request)]:
             return self.refuse(target_error(request, credentials, resource), application)
-        if not may_grant(request.user):
-            return render(
-                request, "approvals/oauth_refused.html", {"client": grants.client_name(application)}, status=403
-            )
+        allowed = limits.role_globs(request.user) if may_grant(request.user) else []
+        if not allowed:
+            return self.refused_person(application)
+        wanted = scopes.globs_of(asked)
+        granted = narrowed(wanted, allowed)
+        if not granted:
+            return self.refuse(scope_error(credentials, wanted, allowed), application)
+        asked = [scopes.PREFIX + glob for glob in granted]
         context = {
             "client": grants.client_name(application),
             "client_id": application.client_id,
             "source": application.registration_source,
             "redirect_uri": credentials["redirect_uri"],
-            "globs": scopes.globs_of(asked),
-            "reachable": routes.reachable_tools(scopes.globs_of(asked)),
-            "choices": EXPIRY_CHOICES,
-            "chosen": request.POST.get("expiry", DEFAULT_EXPIRY),
+            "globs": granted,
+            "narrowed": granted != wanted,
+            "reachable": routes.reachable_tools(granted),
+            "choices": expiry_choices(),
+            "chosen": request.POST.get("expiry", f"{limits.preferred_days()}d"),
             "errors": [],
         }
         if decision in ("allow", "deny"):
@@ -130,19 +138,31 @@ class Consent(BaseAuthorizationView):
         response["Content-Security-Policy"] = POLICY.replace("form-action 'self'", f"form-action 'self' {origin}")
         return response
 
+    def refused_person(self, application):
+        if may_grant(self.request.user):
+            reason = "An admin sets which tools each role may let a client use; yours may let it use none."
+        else:
+            reason = (
+                "An admin decides which roles may allow OAuth clients (OAUTH_GRANT_ROLES); yours is not among them."
+            )
+        context = {"client": grants.client_name(application), "reason": reason}
+        return render(self.request, "approvals/oauth_refused.html", context, status=403)
+
     def respond(self, request, asked, credentials, application, allow):
         try:
             uri, *_ = self.create_authorization_response(request, " ".join(asked), credentials, allow)
         except OAuthToolkitError as error:
-            return self.refuse(error, application)
+            return self.refuse(error, application, decided=True)
         return self.redirect(uri, application)
 
-    def refuse(self, error, application):
-        """An error goes back to the client, with `iss` (RFC 9207), unless the client or its redirect URI is unknown."""
+    def refuse(self, error, application, decided=False):
+        """An error goes back to the client, with `iss` (RFC 9207), once the person has decided, or when an admin
+        registered the client; else this page says it (RFC 9700 §4.11.2): a client that registered itself would
+        have the console send a signed-in person, unasked, to any address it chose."""
         redirect, response = self.error_response_parts(error)
-        if redirect:
+        if redirect and (decided or registrations.by_admin(self.request.GET.get("client_id", ""))):
             return self.redirect(f"{response['url']}&{urlencode({'iss': issuer(self.request)})}", application)
-        context = {"error": response["error"].error, "description": response["error"].description}
+        context = {"error": response["error"].error, "description": response["error"].description, "kept": redirect}
         return render(self.request, "approvals/oauth_error.html", context, status=response["error"].status_code)
 
     def error_response_parts(self, error):
@@ -159,8 +179,35 @@ def target_error(request, credentials, resource) -> OAuthToolkitError:
     return OAuthToolkitError(error=error, redirect_uri=credentials["redirect_uri"])
 
 
+def narrowed(wanted: list[str], allowed: list[str]) -> list[str]:
+    """The part of the tools a client asks for that the person's role may grant (RFC 6749 §3.3 lets the server
+    grant less than asked): each pattern the role covers, and the role's own patterns a broader one covers."""
+    granted = []
+    for glob in wanted:
+        if any(glob_covers(mine, glob) for mine in allowed):
+            granted.append(glob)
+        else:
+            granted.extend(mine for mine in allowed if glob_covers(glob, mine))
+    return list(dict.fromkeys(granted))
+
+
+def scope_error(credentials, wanted: list[str], allowed: list[str]) -> OAuthToolkitError:
+    error = CustomOAuth2Error(
+        error="invalid_scope",
+        description=f"the person asked may grant {' '.join(scopes.PREFIX + glob for glob in allowed)} only, "
+        f"none of {' '.join(scopes.PREFIX + glob for glob in wanted)}",
+        state=credentials.get("state"),
+    )
+    return OAuthToolkitError(error=error, redirect_uri=credentials["redirect_uri"])
+
+
+def expiry_choices() -> list[tuple[str, str]]:
+    """The expiries the consent page offers, in the words parse_expiry reads."""
+    return [(f"{days}d", f"{days} day{'s' if days != 1 else ''}") for days in limits.expiry_days()]
+
+
 def parse_choice(chosen: str):
-    if chosen not in dict(EXPIRY_CHOICES):
+    if chosen not in dict(expiry_choices()):
         raise issuing.TokenError(["choose one of the expiries offered"])
     return issuing.parse_expiry(chosen, timezone.now())
 
@@ -169,33 +216,47 @@ consent = oauth_server_on(never_cache(Consent.as_view()))
 metadata = oauth_server_on(server_metadata)
 
 
-@csrf_exempt
-def register(request):
-    """RFC 7591 registration, open to any client, refusing redirect URIs the console never sends anyone to.
+def registration_refused(request) -> JsonResponse | None:
+    """Why a registration, or its update, is refused before django-oauth-toolkit reads it; None when it is not.
 
-    Each registration is a row, so an address registers at most REGISTRATIONS_PER_MINUTE clients a minute.
+    Each registration is a row, so an address registers or updates at most REGISTRATIONS_PER_MINUTE clients a minute.
     """
-    if request.method == "POST" and auth.count_request(f"oauth-register:{request.META.get('REMOTE_ADDR')}") > (
-        REGISTRATIONS_PER_MINUTE
-    ):
+    if request.method not in ("POST", "PUT"):
+        return None
+    if auth.count_request(f"oauth-register:{request.META.get('REMOTE_ADDR')}") > REGISTRATIONS_PER_MINUTE:
         description = f"at most {REGISTRATIONS_PER_MINUTE} registrations a minute from one address"
         return JsonResponse({"error": "slow_down", "error_description": description}, status=429)
     try:
-        body = json.loads(request.body or b"{}")
+        registrations.check(announced_length(request), lambda: request.body)
+    except registrations.Refusal as refusal:
+        return JsonResponse({"error": refusal.error, "error_description": refusal.description}, status=400)
+    return None
+
+
+def announced_length(request) -> int:
+    try:
+        return int(request.META.get("CONTENT_LENGTH") or 0)
     except ValueError:
-        body = None
-    uris = body.get("redirect_uris") if isinstance(body, dict) else None
-    problems = [redirect_problem(uri) for uri in uris if isinstance(uri, str)] if isinstance(uris, list) else []
-    if any(problems):
-        return JsonResponse(
-            {"error": "invalid_redirect_uri", "error_description": next(p for p in problems if p)}, status=400
-        )
-    return DynamicClientRegistrationView.as_view()(request)
+        return 0
+
+
+@csrf_exempt
+def register(request):
+    """RFC 7591 registration, open to any client, within the console's bounds (approvals.oauth.registrations)."""
+    return registration_refused(request) or DynamicClientRegistrationView.as_view()(request)
+
+
+@csrf_exempt
+def manage_registration(request, client_id):
+    """RFC 7592: a client reads, updates or deletes its registration; an update is held to registration's bounds."""
+    return registration_refused(request) or DynamicClientRegistrationManagementView.as_view()(
+        request, client_id=client_id
+    )
 
 
 @csrf_exempt
 def token(request):
-    response = TokenView.as_view()(request)
+    response = clients.throttled(TokenView.as_view())(request)
     # An error raised as tokens are saved (invalid_target) comes back from django-oauth-toolkit as JSON
     # labelled text/html.
     if response.status_code >= 400 and response.content.startswith(b"{"):
@@ -205,4 +266,5 @@ def token(request):
 
 
 registration = oauth_server_on(register)
+registration_management = oauth_server_on(manage_registration)
 tokens = oauth_server_on(token)

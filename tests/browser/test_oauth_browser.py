@@ -24,6 +24,7 @@ from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
 
 from approvals import roles
 from approvals.audit.models import AuditEvent
+from approvals.oauth.models import RoleScope
 from approvals.policy.models import PolicyRule
 from approvals.tokens.models import ClientToken
 from tests.browser.conftest import CHROMIUM, LAUNCH_ARGS
@@ -127,9 +128,10 @@ def text_of(result) -> str:
     ids=["modern-by-metadata-document", "legacy-by-dynamic-registration"],
 )
 async def test_it_lets_the_sdk_connect_by_oauth_once_an_operator_allows_it(
-    live_console, mcp_url, demo_server, mode, registration
+    live_console, mcp_url, demo_server, mode, registration, monkeypatch
 ):
     await sync_to_async(make_user)("olivia", roles.OPERATOR)
+    await RoleScope.objects.acreate(role=roles.OPERATOR, tool_globs=["demo_*"])
     await PolicyRule.objects.acreate(name="reads are fine", action="allow", tool_glob="demo_lookup_*")
     codes = asyncio.Queue()
 
@@ -151,6 +153,8 @@ async def test_it_lets_the_sdk_connect_by_oauth_once_an_operator_allows_it(
         if registration == "document":
             folder = Path(stack.enter_context(tempfile.TemporaryDirectory()))
             serving = loopback_server(lambda path: ("application/json", document), self_signed_context(folder))
+            # The client's own certificate, trusted by the console as a developer's CA would be.
+            monkeypatch.setenv("SSL_CERT_FILE", str(folder / "cert.pem"))
             document_base = await stack.enter_async_context(serving)
             document_url = document_base + "/client.json"
             document = json.dumps(

@@ -27,7 +27,7 @@ def tools_list(url, access_token):
 
 
 @pytest.fixture
-def grant_for(live_console, registrations_afresh):
+def grant_for(live_console, registrations_afresh, operators_may_grant):
     """Grants a client access through the console as reached at `host`; returns the token response."""
     operator = make_user("olivia", roles.OPERATOR)
 

@@ -4,12 +4,13 @@ import json
 
 import pytest
 from django.test import Client, override_settings
+from oauth2_provider.models import Application
 
 from approvals import roles
 from approvals.actions.revocation import revoke_token
 from approvals.audit.models import AuditEvent
 from approvals.gateway import auth
-from approvals.oauth.models import OAuthGrant
+from approvals.oauth.models import OAuthGrant, RoleScope
 from approvals.tokens.models import ClientToken
 from approvals.views.oauth import REGISTRATIONS_PER_MINUTE
 from tests.fixtures.people import make_user
@@ -32,7 +33,19 @@ def registered(app_client):
 
 
 @pytest.fixture
-def browser(client):
+def admins_client():
+    """A public client an admin registered in Django's admin, redirect URIs and all."""
+    application = Application.objects.create(
+        name="Admin's agent",
+        client_type=Application.CLIENT_PUBLIC,
+        authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE,
+        redirect_uris=REDIRECT,
+    )
+    return Authorization(application.client_id)
+
+
+@pytest.fixture
+def browser(client, operators_may_grant):
     """An operator's browser, signed in."""
     client.force_login(make_user("olivia", roles.OPERATOR))
     return client
@@ -181,13 +194,33 @@ def test_it_never_sends_anyone_to_a_redirect_uri_the_client_did_not_register(bro
     assert nothing_granted()
 
 
-def test_it_refuses_a_request_without_pkce_or_with_plain_pkce(browser, registered):
+def test_it_refuses_a_request_without_pkce_or_with_plain_pkce(browser, admins_client):
     for changes in ({"code_challenge": None, "code_challenge_method": None}, {"code_challenge_method": "plain"}):
-        answer = registered.allow(browser, **changes)
+        answer = admins_client.allow(browser, **changes)
 
         assert answer["error"] == "invalid_request"
-        assert answer["state"] == registered.state
+        assert answer["state"] == admins_client.state
     assert nothing_granted()
+
+
+def test_it_sends_nobody_to_the_address_a_client_registered_for_itself_on_an_error(browser, app_client):
+    registered = Authorization(register(app_client, redirect_uris=["https://attacker.example/cb"]).json()["client_id"])
+    registered.redirect_uri = "https://attacker.example/cb"
+
+    for request in (
+        lambda: browser.get(registered.url(code_challenge_method="plain")),
+        lambda: browser.get(registered.url(scope="admin")),
+        lambda: browser.get(registered.url(response_type="token")),
+        lambda: browser.get(registered.url(resource="https://other.example/mcp")),
+        lambda: browser.post(registered.url(code_challenge=None), {"decision": "allow", "expiry": "7d"}),
+    ):
+        response = request()
+        assert response.status_code == 400
+        assert "Location" not in response
+        assert "registered itself" in response.content.decode()
+    assert nothing_granted()
+    # Once the person decides, the client hears of it, wherever it asked to be told.
+    assert registered.allow(browser, decision="deny")["to"] == "https://attacker.example/cb"
 
 
 def test_it_refuses_an_exchange_without_the_pkce_verifier(browser, registered, app_client):
@@ -230,8 +263,8 @@ def test_it_refuses_an_exchange_with_another_redirect_uri(browser, registered, a
     assert nothing_granted()
 
 
-def test_it_grants_nothing_for_another_resource(browser, registered, app_client):
-    answer = registered.allow(browser, resource="https://other.example/mcp")
+def test_it_grants_nothing_for_another_resource(browser, registered, admins_client, app_client):
+    answer = admins_client.allow(browser, resource="https://other.example/mcp")
 
     assert answer["error"] == "invalid_target"
     assert answer["iss"] == SERVER
@@ -243,8 +276,8 @@ def test_it_grants_nothing_for_another_resource(browser, registered, app_client)
     assert nothing_granted()
 
 
-def test_it_refuses_a_scope_that_names_no_tools(browser, registered):
-    answer = registered.allow(browser, scope="admin")
+def test_it_refuses_a_scope_that_names_no_tools(browser, admins_client):
+    answer = admins_client.allow(browser, scope="admin")
 
     assert answer["error"] == "invalid_scope"
     assert nothing_granted()
@@ -281,6 +314,7 @@ def test_it_lets_only_the_roles_an_admin_chose_allow_a_client(client, registered
     assert response.status_code == 403
     assert "You may not allow Test Agent" in response.content.decode()
     assert nothing_granted()
+    RoleScope.objects.create(role=roles.AUDITOR, tool_globs=["*"])
     with override_settings(OAUTH_GRANT_ROLES=["admin", "operator", "auditor"]):
         assert client.post(registered.url(), {"decision": "allow", "expiry": "30d"}).status_code == 302
 
@@ -291,9 +325,3 @@ def test_it_asks_again_for_an_expiry_it_does_not_offer(browser, registered):
     assert response.status_code == 200
     assert "choose one of the expiries offered" in response.content.decode()
     assert nothing_granted()
-
-
-def test_it_grants_a_token_that_never_expires_when_asked(browser, registered, app_client):
-    registered.grant(browser, app_client, expiry="")
-
-    assert ClientToken.objects.get().expires_at is None

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def granted(client, registrations_afresh):
+def granted(client, registrations_afresh, operators_may_grant):
     """Olivia, an operator, allowed Test Agent; her browser, and the client's token response."""
     client.force_login(make_user("olivia", roles.OPERATOR))
     app = Client()
@@ -88,7 +88,7 @@ def test_it_lets_an_admin_preregister_a_client_audited_without_its_secret(client
     assert client.get(reverse("admin:index")).content.decode().count("oauth2_provider/accesstoken") == 0
 
 
-def test_it_sweeps_away_codes_past_their_minute(client, registrations_afresh):
+def test_it_sweeps_away_codes_past_their_minute(client, registrations_afresh, operators_may_grant):
     client.force_login(make_user("olivia", roles.OPERATOR))
     authorization = Authorization(register(Client()).json()["client_id"])
     authorization.allow(client)
