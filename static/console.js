@@ -362,6 +362,26 @@ document.addEventListener("DOMContentLoaded", () => {
     syncEmpty();
   };
 
+  // An input request is a row of the list, selected and answered like a call; it leaves as a call does.
+  const placeInput = (message) => {
+    const rows = document.querySelector("[data-input-rows]");
+    if (!rows) return;
+    const id = `input-${message.input_id}`;
+    const existing = queueRow(id);
+    const row = message.input_html ? fragment(message.input_html) : null;
+    if (!row || row.dataset.status !== "pending") {
+      const said = row?.querySelector("[data-input-outcome]")?.textContent.trim() || "It was answered or ended";
+      if (existing) dropRow(id, `Input request ${message.input_id}: ${said}`, { status: row?.dataset.status, outcome: said });
+      return;
+    }
+    // A row whose state did not change keeps what the operator is typing into it.
+    if (existing && existing.dataset.status === row.dataset.status) return;
+    if (existing) replaceRow(existing, message.input_html);
+    else rows.append(row);
+    showDecidable(connected());
+    syncEmpty();
+  };
+
   const showServer = (message) => {
     document.querySelectorAll(`[data-server-health="${message.server_id}"]`).forEach((el) => {
       el.replaceWith(fragment(message.html));
@@ -409,7 +429,7 @@ document.addEventListener("DOMContentLoaded", () => {
 
   // Back from an outage: the page reads itself again for what it missed, keeping the selection and what was typed.
   const resync = async () => {
-    const regions = ["[data-queue]", "[data-inputs]", "[data-recent]", "[data-call-body]", "[data-review-list]"];
+    const regions = ["[data-queue]", "[data-recent]", "[data-call-body]", "[data-review-list]"];
     const response = await fetch(location.href, { credentials: "same-origin" });
     if (!response.ok) return;
     const page = new DOMParser().parseFromString(await response.text(), "text/html");
@@ -466,7 +486,7 @@ document.addEventListener("DOMContentLoaded", () => {
 
   // Without the socket the page cannot know the call is still as shown: no decision goes out until it is back.
   const showDecidable = (live) => {
-    document.querySelectorAll("[data-call-actions] button, .call-page .decide button").forEach((button) => {
+    document.querySelectorAll("[data-call-actions] button, .call-page .decide button, [data-input-form] button").forEach((button) => {
       if (!live && !button.disabled) {
         button.disabled = true;
         button.dataset.offline = "";
@@ -475,7 +495,7 @@ document.addEventListener("DOMContentLoaded", () => {
         delete button.dataset.offline;
       }
     });
-    document.querySelectorAll(".decide").forEach((box) => {
+    document.querySelectorAll(".decide, [data-input-form]").forEach((box) => {
       let note = box.querySelector("[data-offline-note]");
       if (live || box.closest(".left")) {
         note?.remove();
@@ -512,12 +532,11 @@ document.addEventListener("DOMContentLoaded", () => {
       if (typeof message.review_count === "number") showReviewCount(message.review_count);
       // The list of tools to review is read afresh whenever a catalog changes.
       if (message.event === "catalog.review" && document.querySelector("[data-review-list]")) resync();
-      if (message.event === "server.status") showServer(message);
+      if (message.input_id !== undefined && typeof message.input_html === "string") placeInput(message);
+      else if (message.event === "server.status") showServer(message);
       else if (message.event === "call.progress") showProgress(message);
       else placeCall(message);
       if (message.event === "call.pending") announce(message);
-      // Other scripts (inputs.js) take what is theirs from here.
-      document.dispatchEvent(new CustomEvent("console:message", { detail: message }));
     });
     opened.addEventListener("close", (event) => {
       if (socket !== opened) return;
