@@ -265,7 +265,8 @@ document.addEventListener("DOMContentLoaded", () => {
     const next = selected ? neighbour(row) : undefined;
     removeRow(row);
     if (next !== undefined) choose(next);
-    if (text) logLeft(text, ended?.link);
+    // This person's own decision is confirmed by its answer, whichever of the two comes first.
+    if (text && !deciding.has(id)) logLeft(text);
     syncEmpty();
   };
 
@@ -434,6 +435,7 @@ document.addEventListener("DOMContentLoaded", () => {
     if (!response.ok) return;
     const page = new DOMParser().parseFromString(await response.text(), "text/html");
     const chosen = selectedRow()?.dataset.callRow;
+    const endedAlready = selectedRow()?.classList.contains("left");
     const typing = chosen ? detailOf(chosen)?.querySelector('input[name="reason"]') : null;
     const reason = typing?.value || "";
     const focused = typing !== null && typing === document.activeElement;
@@ -451,7 +453,7 @@ document.addEventListener("DOMContentLoaded", () => {
       if (field && reason) field.value = reason;
       if (field && focused) field.focus();
       // A call that ended while the page was away is gone from the list: the panel says so, and it is not decided.
-      if (chosen && !again) {
+      if (chosen && !again && !endedAlready) {
         logLeft(`Call ${chosen} left the queue while the page was not connected`);
       }
     }
@@ -486,7 +488,8 @@ document.addEventListener("DOMContentLoaded", () => {
 
   // Without the socket the page cannot know the call is still as shown: no decision goes out until it is back.
   const showDecidable = (live) => {
-    document.querySelectorAll("[data-call-actions] button, .call-page .decide button, [data-input-form] button").forEach((button) => {
+    const controls = "[data-call-actions] button, .call-page .decide button, [data-input-form] button, [data-bulk] button";
+    document.querySelectorAll(controls).forEach((button) => {
       if (!live && !button.disabled) {
         button.disabled = true;
         button.dataset.offline = "";
@@ -629,9 +632,10 @@ document.addEventListener("DOMContentLoaded", () => {
       showNotice(holderOf(id), id);
       return;
     }
-    if (row && answer.status !== "pending") {
-      dropRow(id, decidedText(id, answer), { status: answer.status, link: `/calls/${id}/` });
+    if (answer.status !== "pending") {
+      if (row) dropRow(id, "", { status: answer.status });
       deciding.delete(id);
+      logLeft(decidedText(id, answer), `/calls/${id}/`);
       return;
     }
     deciding.delete(id);
@@ -681,10 +685,10 @@ document.addEventListener("DOMContentLoaded", () => {
   };
 
   const KEY_WORDS = { a: "approve", d: "give a reason and deny", e: "edit then approve" };
-  // Whether a decision key may act on this row now: pending, in sight and selected long enough to have been seen.
+  // Whether a decision key may act on this row now: pending, its panel's head in sight, selected long enough to be seen.
   const mayDecide = (row) => {
     const detail = detailOf(row.dataset.callRow);
-    return row.dataset.status === "pending" && connected() && Date.now() - chosenAt >= DWELL_MS && inSight(detail?.querySelector("[data-call-actions]") || detail);
+    return row.dataset.status === "pending" && connected() && Date.now() - chosenAt >= DWELL_MS && inSight(detail?.querySelector(".call-head") || detail);
   };
   const onKey = (event) => {
     if (event.ctrlKey || event.metaKey || event.altKey) return;
@@ -731,6 +735,11 @@ document.addEventListener("DOMContentLoaded", () => {
       else target.click();
     }
   };
+
+  // Edit then approve is a link to a page: while the console is out of reach it would lead to the browser's error page.
+  document.addEventListener("click", (event) => {
+    if (!connected() && document.body.dataset.live && event.target.closest(".decide a.button")) event.preventDefault();
+  });
 
   // On a phone the open call covers the list: this goes back to it, at the row it came from.
   document.addEventListener("click", (event) => {
