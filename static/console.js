@@ -116,6 +116,14 @@ document.addEventListener("DOMContentLoaded", () => {
   const detailOf = (id) => document.querySelector(`[data-call-detail="${id}"]`);
   const pendingRows = () => [...document.querySelectorAll('[data-queue] [data-call-row][data-status="pending"]')];
   const selectedRow = () => document.querySelector("[data-queue] [data-call-row].selected");
+  const connected = () => document.body.dataset.live === "connected";
+
+  // A decision key acts only on a call selected, pending and in sight for this long: a key meant for
+  // something else (a word typed as a field went away, a press too many) lands on nothing.
+  const DWELL_MS = 400;
+  let chosenAt = 0;
+  // The calls this page sent a decision for and has no answer yet: their end is this person's own doing.
+  const deciding = new Set();
 
   // A key that acts on a call not marked read-only by a trusted server is pressed twice: the first arms it.
   let armed = null;
@@ -132,6 +140,15 @@ document.addEventListener("DOMContentLoaded", () => {
     else shown.remove();
   };
 
+  // A call that left the queue while selected stays, read-only, until the person moves; then it goes.
+  const removeRow = (row) => {
+    const detail = detailOf(row.dataset.callRow);
+    if (detail && !row.contains(detail)) detail.remove();
+    const group = row.closest("[data-group]");
+    row.remove();
+    if (group && !group.querySelector("[data-call-row]")) group.remove();
+  };
+
   const choose = (row, { scroll = true } = {}) => {
     const holder = pane();
     if (!holder) return;
@@ -141,13 +158,66 @@ document.addEventListener("DOMContentLoaded", () => {
       el.removeAttribute("aria-current");
     });
     park();
+    document.querySelectorAll("[data-queue] [data-call-row].left").forEach((el) => { if (el !== row) removeRow(el); });
+    syncEmpty();
+    chosenAt = Date.now();
     holder.querySelector("[data-pane-empty]").hidden = Boolean(row);
+    document.body.classList.toggle("call-open", Boolean(row));
     if (!row) return;
     row.classList.add("selected");
     row.setAttribute("aria-current", "true");
     const detail = row.querySelector("[data-call-detail]");
     if (detail) holder.querySelector("[data-pane-body]").append(detail);
     if (scroll) row.scrollIntoView({ block: "nearest" });
+  };
+
+  const inSight = (el) => {
+    const box = el?.getBoundingClientRect();
+    return Boolean(box) && box.height > 0 && box.bottom > 0 && box.top < window.innerHeight;
+  };
+
+  const stamp = (text, at) => {
+    const line = document.createElement("span");
+    line.textContent = text;
+    if (!at) return line;
+    const time = document.createElement("time");
+    time.dateTime = at;
+    time.dataset.age = "";
+    time.textContent = "0s";
+    line.append(", ", time, " ago");
+    return line;
+  };
+
+  // The selected call ended under the person's eyes: it stays where it is, says how it ended, and takes no decision.
+  const leaveInPlace = (row, { status, outcome, at }) => {
+    const id = row.dataset.callRow;
+    row.dataset.status = status || "ended";
+    row.classList.add("left");
+    row.querySelector("[data-select-call]")?.remove();
+    row.querySelector(".row-left")?.remove();
+    const detail = detailOf(id);
+    disarm();
+    if (!detail) return;
+    detail.classList.add("left");
+    detail.querySelectorAll(".expires").forEach((el) => el.remove());
+    detail.querySelectorAll("[data-call-actions] button").forEach((button) => {
+      button.disabled = true;
+      delete button.dataset.offline;
+    });
+    // Read-only rather than disabled: a field being typed into keeps the focus, so no key falls through to the page.
+    detail.querySelectorAll("[data-call-actions] input, [data-call-actions] textarea").forEach((field) => { field.readOnly = true; });
+    detail.querySelectorAll("[data-call-actions] a[data-key]").forEach((link) => {
+      link.removeAttribute("href");
+      link.setAttribute("aria-disabled", "true");
+    });
+    detail.querySelectorAll("[data-key]").forEach((el) => el.removeAttribute("data-key"));
+    detail.querySelector("[data-left]")?.remove();
+    const note = document.createElement("div");
+    note.className = "message warning left-note";
+    note.dataset.left = "";
+    note.setAttribute("role", "status");
+    note.append(stamp(outcome || "It left the queue", at), ". Nothing here decides it now; move on with j/k or a click.");
+    detail.querySelector(".call-head").after(note);
   };
 
   // The call after this one, or before it when it is the last: where the selection goes once it is decided.
@@ -157,28 +227,46 @@ document.addEventListener("DOMContentLoaded", () => {
     return rows[at + 1] || rows[at - 1] || null;
   };
 
-  const logLeft = (text) => {
+  // Beside the panel: what this person's decisions came to, and which calls others ended meanwhile.
+  const logLeft = (text, link) => {
     const log = document.querySelector("[data-queue-log]");
     if (!log) return;
     const item = document.createElement("li");
     item.textContent = text;
+    if (link) {
+      const view = document.createElement("a");
+      view.href = link;
+      view.textContent = "view";
+      item.append(" · ", view);
+    }
+    log.querySelector("li.muted")?.remove();
     log.prepend(item);
-    while (log.children.length > 5) log.lastElementChild.remove();
+    while (log.children.length > 3) log.lastElementChild.remove();
     log.closest("[data-queue-log-box]").hidden = false;
   };
 
-  // A decided or ended call leaves the queue at once; the log says how it ended.
-  const dropRow = (id, text) => {
+  const PAST = { approved: "approved", denied: "denied", expired: "expired", cancelled: "cancelled" };
+  const decidedText = (id, answer) => {
+    const done = PAST[answer.status];
+    return done && answer.level === "success" ? `Call ${id} ${done}` : `Call ${id}: ${answer.message}`;
+  };
+
+  // A call that ended leaves the queue at once, but the selected one only when this person ended it: another's
+  // decision, an expiry or a client gone leaves it in place, read-only, until the person moves.
+  const dropRow = (id, text, ended = null) => {
     const row = queueRow(id);
     if (!row) return;
-    const next = row.classList.contains("selected") ? neighbour(row) : undefined;
-    const detail = detailOf(id);
-    if (detail && !row.contains(detail)) detail.remove();
-    const group = row.closest("[data-group]");
-    row.remove();
-    if (group && !group.querySelector("[data-call-row]")) group.remove();
+    const selected = row.classList.contains("selected");
+    if (selected && ended && !deciding.has(id)) {
+      leaveInPlace(row, ended);
+      if (text) logLeft(text);
+      return;
+    }
+    const next = selected ? neighbour(row) : undefined;
+    removeRow(row);
     if (next !== undefined) choose(next);
-    if (text) logLeft(text);
+    // This person's own decision is confirmed by its answer, whichever of the two comes first.
+    if (text && !deciding.has(id)) logLeft(text);
     syncEmpty();
   };
 
@@ -188,7 +276,7 @@ document.addEventListener("DOMContentLoaded", () => {
     const id = old.dataset.callRow;
     const inQueue = old.closest("[data-queue]") !== null;
     if (inQueue && row.dataset.status !== "pending") {
-      dropRow(id, "");
+      dropRow(id, "", { status: row.dataset.status, outcome: "It left the queue" });
       return null;
     }
     const before = detailOf(id) || old;
@@ -250,7 +338,8 @@ document.addEventListener("DOMContentLoaded", () => {
     const { call_id: id, html, event } = message;
     if (typeof message.group_count === "number") showGroupCount(message);
     if (typeof message.outcome === "string") {
-      dropRow(id, `Call ${id} (${message.tool}): ${message.outcome}`);
+      const ended = { status: message.status, outcome: message.outcome, at: message.ended_at };
+      dropRow(String(id), `Call ${id} (${message.tool}): ${message.outcome}`, ended);
       return;
     }
     if (html === undefined || html === null) return;
@@ -271,6 +360,26 @@ document.addEventListener("DOMContentLoaded", () => {
     } else if (recent && html) {
       recent.prepend(fragment(html));
     }
+    syncEmpty();
+  };
+
+  // An input request is a row of the list, selected and answered like a call; it leaves as a call does.
+  const placeInput = (message) => {
+    const rows = document.querySelector("[data-input-rows]");
+    if (!rows) return;
+    const id = `input-${message.input_id}`;
+    const existing = queueRow(id);
+    const row = message.input_html ? fragment(message.input_html) : null;
+    if (!row || row.dataset.status !== "pending") {
+      const said = row?.querySelector("[data-input-outcome]")?.textContent.trim() || "It was answered or ended";
+      if (existing) dropRow(id, `Input request ${message.input_id}: ${said}`, { status: row?.dataset.status, outcome: said });
+      return;
+    }
+    // A row whose state did not change keeps what the operator is typing into it.
+    if (existing && existing.dataset.status === row.dataset.status) return;
+    if (existing) replaceRow(existing, message.input_html);
+    else rows.append(row);
+    showDecidable(connected());
     syncEmpty();
   };
 
@@ -321,12 +430,15 @@ document.addEventListener("DOMContentLoaded", () => {
 
   // Back from an outage: the page reads itself again for what it missed, keeping the selection and what was typed.
   const resync = async () => {
-    const regions = ["[data-queue]", "[data-inputs]", "[data-recent]", "[data-call-body]", "[data-review-list]"];
+    const regions = ["[data-queue]", "[data-recent]", "[data-call-body]", "[data-review-list]"];
     const response = await fetch(location.href, { credentials: "same-origin" });
     if (!response.ok) return;
     const page = new DOMParser().parseFromString(await response.text(), "text/html");
     const chosen = selectedRow()?.dataset.callRow;
-    const reason = chosen ? detailOf(chosen)?.querySelector('input[name="reason"]')?.value : "";
+    const endedAlready = selectedRow()?.classList.contains("left");
+    const typing = chosen ? detailOf(chosen)?.querySelector('input[name="reason"]') : null;
+    const reason = typing?.value || "";
+    const focused = typing !== null && typing === document.activeElement;
     pane()?.querySelector("[data-pane-body]")?.replaceChildren();
     regions.forEach((selector) => {
       const here = document.querySelector(selector);
@@ -339,6 +451,11 @@ document.addEventListener("DOMContentLoaded", () => {
       choose(again, { scroll: false });
       const field = again ? detailOf(chosen)?.querySelector('input[name="reason"]') : null;
       if (field && reason) field.value = reason;
+      if (field && focused) field.focus();
+      // A call that ended while the page was away is gone from the list: the panel says so, and it is not decided.
+      if (chosen && !again && !endedAlready) {
+        logLeft(`Call ${chosen} left the queue while the page was not connected`);
+      }
     }
     const count = page.querySelector("[data-pending-count]");
     if (count) showCount(Number(count.textContent));
@@ -361,10 +478,40 @@ document.addEventListener("DOMContentLoaded", () => {
       badge.className = "live-status";
       badge.dataset.liveStatus = "";
       badge.setAttribute("role", "status");
-      document.body.append(badge);
+      // In the header's flow, where it covers nothing.
+      (document.querySelector(".topbar") || document.body).append(badge);
     }
     badge.dataset.state = state;
     badge.textContent = LIVE_WORDS[state];
+    showDecidable(state === "connected");
+  };
+
+  // Without the socket the page cannot know the call is still as shown: no decision goes out until it is back.
+  const showDecidable = (live) => {
+    const controls = "[data-call-actions] button, .call-page .decide button, [data-input-form] button, [data-bulk] button";
+    document.querySelectorAll(controls).forEach((button) => {
+      if (!live && !button.disabled) {
+        button.disabled = true;
+        button.dataset.offline = "";
+      } else if (live && "offline" in button.dataset) {
+        button.disabled = false;
+        delete button.dataset.offline;
+      }
+    });
+    document.querySelectorAll(".decide, [data-input-form]").forEach((box) => {
+      let note = box.querySelector("[data-offline-note]");
+      if (live || box.closest(".left")) {
+        note?.remove();
+        return;
+      }
+      if (note) return;
+      note = document.createElement("p");
+      note.className = "offline-note";
+      note.dataset.offlineNote = "";
+      note.setAttribute("role", "status");
+      note.textContent = "Not connected, retrying…";
+      box.append(note);
+    });
   };
 
   let socket = null;
@@ -388,12 +535,11 @@ document.addEventListener("DOMContentLoaded", () => {
       if (typeof message.review_count === "number") showReviewCount(message.review_count);
       // The list of tools to review is read afresh whenever a catalog changes.
       if (message.event === "catalog.review" && document.querySelector("[data-review-list]")) resync();
-      if (message.event === "server.status") showServer(message);
+      if (message.input_id !== undefined && typeof message.input_html === "string") placeInput(message);
+      else if (message.event === "server.status") showServer(message);
       else if (message.event === "call.progress") showProgress(message);
       else placeCall(message);
       if (message.event === "call.pending") announce(message);
-      // Other scripts (inputs.js) take what is theirs from here.
-      document.dispatchEvent(new CustomEvent("console:message", { detail: message }));
     });
     opened.addEventListener("close", (event) => {
       if (socket !== opened) return;
@@ -404,7 +550,7 @@ document.addEventListener("DOMContentLoaded", () => {
       }
       showLive("reconnecting");
       attempts += 1;
-      retry = setTimeout(() => connect(path), Math.min(4000, 250 * 2 ** Math.min(attempts, 6)));
+      retry = setTimeout(() => connect(path), Math.min(2000, 250 * 2 ** Math.min(attempts, 6)));
     });
   };
 
@@ -425,37 +571,84 @@ document.addEventListener("DOMContentLoaded", () => {
   };
   const holderOf = (id) => detailOf(id) || document.querySelector(`[data-call-row="${id}"]`);
 
+  // A request that did not get through stays on the page, to be sent again; the page never leaves for an error page.
+  const showUnsent = (form, id) => {
+    const holder = holderOf(id);
+    if (!holder) return;
+    holder.querySelector(".notice")?.remove();
+    notices.delete(id);
+    const note = document.createElement("div");
+    note.className = "message error notice";
+    note.dataset.unsent = "";
+    note.setAttribute("role", "alert");
+    const retry = document.createElement("button");
+    retry.type = "button";
+    retry.className = "link";
+    retry.textContent = "retry";
+    retry.addEventListener("click", () => {
+      note.remove();
+      if (form.isConnected) form.requestSubmit();
+    });
+    note.append(connected() ? "Not sent: " : "Not sent (not connected): ", retry);
+    const head = holder.querySelector(".call-head, .pagehead");
+    if (head) head.after(note);
+    else holder.prepend(note);
+  };
+
   document.addEventListener("submit", async (event) => {
     const form = event.target.closest("form[data-decide], form[data-claim]");
     if (!form) return;
     event.preventDefault();
-    const buttons = (form.closest(".decide") || form).querySelectorAll("button");
+    const id = form.closest("[data-call-detail]")?.dataset.callDetail || form.closest("[data-call-row]")?.dataset.callRow;
+    if (form.closest(".left")) return;
+    if (!connected()) {
+      showUnsent(form, id);
+      return;
+    }
+    const decides = form.matches("[data-decide]");
+    const buttons = [...(form.closest(".decide") || form).querySelectorAll("button")].filter((button) => !button.disabled);
     buttons.forEach((button) => { button.disabled = true; });
+    if (decides) deciding.add(id);
+    let response;
     let answer;
     try {
-      const response = await fetch(form.action, {
+      response = await fetch(form.action, {
         method: "POST", body: new FormData(form), credentials: "same-origin", headers: { Accept: "application/json" },
       });
       answer = await response.json();
     } catch (error) {
-      form.submit();
+      deciding.delete(id);
+      buttons.forEach((button) => { button.disabled = !connected(); });
+      showUnsent(form, id);
       return;
     }
-    const id = String(answer.call_id);
     const row = queueRow(id);
-    if (row && answer.status !== "pending") {
-      dropRow(id, `Call ${id}: ${answer.message}`);
+    if (response.status === 409 && answer.status !== "pending") {
+      // Someone or something ended it first: the panel says so, in place, and nothing was recorded.
+      deciding.delete(id);
+      notices.set(id, answer);
+      if (row?.classList.contains("selected")) leaveInPlace(row, { status: answer.status, outcome: answer.message.replace(/\.$/, "") });
+      else if (row) dropRow(id, `Call ${id}: ${answer.message}`);
+      showNotice(holderOf(id), id);
       return;
     }
+    if (answer.status !== "pending") {
+      if (row) dropRow(id, "", { status: answer.status });
+      deciding.delete(id);
+      logLeft(decidedText(id, answer), `/calls/${id}/`);
+      return;
+    }
+    deciding.delete(id);
     if (answer.level !== "success") {
       notices.set(id, answer);
       showNotice(holderOf(id), id);
-    } else if (row && form.matches("[data-decide]")) {
+    } else if (row && decides) {
       // One approval of several: the call waits for others, and this operator moves on.
+      logLeft(`Call ${id}: ${answer.message}`, `/calls/${id}/`);
       const next = neighbour(row);
       if (next) choose(next);
     }
-    buttons.forEach((button) => { button.disabled = false; });
+    buttons.forEach((button) => { button.disabled = !connected(); });
   });
 
   const clock = (seconds) => {
@@ -479,37 +672,61 @@ document.addEventListener("DOMContentLoaded", () => {
     });
   };
 
+  // From the selected row, a call that ended in place included, to the next pending one up or down.
   const step = (by) => {
-    const rows = pendingRows();
+    const current = selectedRow();
+    const rows = [...document.querySelectorAll("[data-queue] [data-call-row]")]
+      .filter((row) => row.dataset.status === "pending" || row === current);
     if (!rows.length) return;
-    const current = rows.indexOf(selectedRow());
-    choose(rows[current < 0 ? 0 : Math.min(rows.length - 1, Math.max(0, current + by))]);
+    const at = rows.indexOf(current);
+    let target = rows[at < 0 ? 0 : Math.min(rows.length - 1, Math.max(0, at + by))];
+    if (target === current && current?.classList.contains("left")) target = rows[at - by] || null;
+    if (target && target !== current) choose(target);
   };
 
-  const KEY_WORDS = { a: "approve", d: "deny", e: "edit then approve" };
+  const KEY_WORDS = { a: "approve", d: "give a reason and deny", e: "edit then approve" };
+  // Whether a decision key may act on this row now: pending, its panel's head in sight, selected long enough to be seen.
+  const mayDecide = (row) => {
+    const detail = detailOf(row.dataset.callRow);
+    return row.dataset.status === "pending" && connected() && Date.now() - chosenAt >= DWELL_MS && inSight(detail?.querySelector(".call-head") || detail);
+  };
   const onKey = (event) => {
     if (event.ctrlKey || event.metaKey || event.altKey) return;
-    if (event.target.closest("input, textarea, select, [contenteditable]")) return;
+    const field = event.target.closest("input, textarea, select, [contenteditable]");
+    if (field) {
+      // No shortcut while a field has the keys; Escape gives them back to the page.
+      if (event.key === "Escape") {
+        event.preventDefault();
+        field.blur();
+      }
+      return;
+    }
     if (event.key === "j") step(1);
     else if (event.key === "k") step(-1);
     else if (event.key === "Escape") choose(null);
     else if (KEY_WORDS[event.key]) {
       // Only ever the call the operator selected: nothing is decided by default.
+      event.preventDefault();
       const row = selectedRow();
       if (!row) return;
       const id = row.dataset.callRow;
       const target = detailOf(id)?.querySelector(`[data-key="${event.key}"]`);
-      if (!target || target.disabled) return;
-      event.preventDefault();
+      if (!target || target.disabled || !mayDecide(row)) {
+        disarm();
+        return;
+      }
+      // Twice for a tool not known read-only, and twice always for the reason field, so that "dd" means one
+      // thing on every tool and the second press never lands in the field as text.
       const again = armed && armed.id === id && armed.key === event.key;
-      if (row.dataset.readOnly !== "true" && !again) {
+      if ((row.dataset.readOnly !== "true" || target.matches("input")) && !again) {
         disarm();
         armed = { id, key: event.key };
         const hint = document.createElement("p");
         hint.className = "message info";
         hint.dataset.armed = "";
         hint.setAttribute("role", "status");
-        hint.textContent = `Press ${event.key} again to ${KEY_WORDS[event.key]} call ${id}: its tool is not marked read-only by a trusted server.`;
+        const why = row.dataset.readOnly === "true" ? "" : ": its tool is not marked read-only by a trusted server";
+        hint.textContent = `Press ${event.key} again to ${KEY_WORDS[event.key]} call ${id}${why}.`;
         detailOf(id).querySelector(".call-head").after(hint);
         return;
       }
@@ -518,6 +735,19 @@ document.addEventListener("DOMContentLoaded", () => {
       else target.click();
     }
   };
+
+  // Edit then approve is a link to a page: while the console is out of reach it would lead to the browser's error page.
+  document.addEventListener("click", (event) => {
+    if (!connected() && document.body.dataset.live && event.target.closest(".decide a.button")) event.preventDefault();
+  });
+
+  // On a phone the open call covers the list: this goes back to it, at the row it came from.
+  document.addEventListener("click", (event) => {
+    if (!event.target.closest("[data-pane-back]")) return;
+    const row = selectedRow();
+    choose(null);
+    row?.scrollIntoView({ block: "center" });
+  });
 
   // A click on a row selects it; with a modifier the link opens the call's page as links do.
   document.addEventListener("click", (event) => {

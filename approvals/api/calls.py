@@ -121,10 +121,10 @@ def decide(request: HttpRequest, call_id: int, decision: Decision):
         return {"message": outcome.message, "call": shapes.call_summary(call)}
     if outcome.errors:
         return Answer(422, {"detail": outcome.message, "errors": [str(e) for e in outcome.errors]})
-    if call.status == Call.Status.PENDING and decision.binding == lifecycle.call_binding(call):
-        # Neither decided nor changed: this user may not approve it (separation of duties, or approved already).
-        return Answer(403, {"detail": outcome.message})
-    return Answer(409, conflict(call, outcome.message))
+    if deciding.conflicted(outcome, decision.binding):
+        return Answer(409, conflict(call, outcome.message))
+    # Neither decided nor changed: this user may not approve it (separation of duties, or approved already).
+    return Answer(403, {"detail": outcome.message})
 
 
 def conflict(call: Call, message: str) -> dict:

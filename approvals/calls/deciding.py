@@ -84,9 +84,7 @@ def decide(
     if call.status != Call.Status.PENDING:
         return transitions.Outcome(False, call, already_text(call))
     if shown_binding is not None and shown_binding != call_binding(call):
-        return transitions.Outcome(
-            False, call, "The call or its tool changed since it was shown; look again before deciding."
-        )
+        return transitions.Outcome(False, call, UNSEEN)
     if not approve:
         return deny(call, user, reason.strip() or "denied by an operator", os_user)
     refusal = approval_refusal(call, user, os_user)
@@ -99,6 +97,20 @@ def decide(
         if errors:
             return transitions.Outcome(False, call, "The edited arguments are not valid.", errors)
     return approve_call(call, user, reason, edited_arguments, os_user)
+
+
+UNSEEN = "The call or its tool changed since it was shown, or the decision named no call; look again before deciding."
+
+
+def conflicted(outcome: transitions.Outcome, shown_binding: str | None) -> bool:
+    """Whether a refused decision lost to the call itself: decided or ended first, or not the call that was shown.
+
+    The rest of the refusals (separation of duties, a quorum's second approval, invalid edits) are the user's own.
+    """
+    if outcome.won or outcome.errors:
+        return False
+    call = outcome.row
+    return call.status != Call.Status.PENDING or shown_binding != call_binding(call)
 
 
 NOT_EDITABLE = "A resource read or a prompt is approved or denied as it was asked; it cannot be edited."

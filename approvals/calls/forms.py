@@ -32,8 +32,9 @@ class ApproveOrDeny(forms.Form):
 
 
 class DecisionForm(ApproveOrDeny):
-    # The digest of the call as the operator saw it: an approval binds to exactly that.
-    binding = forms.CharField(max_length=64)
+    # The digest of the call as the operator saw it: a decision binds to exactly that. Not required here so that
+    # one without it is refused as deciding.decide refuses a wrong one: a conflict, not a form to correct.
+    binding = forms.CharField(max_length=64, required=False)
 
 
 class BulkDecisionForm(ApproveOrDeny):

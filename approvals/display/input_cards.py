@@ -1,4 +1,4 @@
-"""Input requests as the queue shows them: the cards beside pending calls, and the form an operator answers in.
+"""Input requests as the queue shows them: rows among pending calls, and the form an operator answers in.
 
 A sampling request is shown as the conversation a server hands a model, all of it
 untrusted: its content blocks as a tool result's are (display/results.py), their
@@ -19,6 +19,8 @@ from approvals.inputs import requests
 from approvals.inputs.models import InputRequest
 
 INPUT_CARD = "approvals/_input_request.html"
+# On the queue a request is a row of the list, its card the detail the panel shows when it is selected.
+INPUT_ROW = "approvals/_input_row.html"
 
 
 def shown_inputs():

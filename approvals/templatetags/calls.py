@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from approvals import roles
 from approvals.calls import agent_tools, claims, deciding, lifecycle
-from approvals.display import like_this, permissions, queue, results, rows, timeline, values
+from approvals.display import like_this, permissions, queue, results, risk, rows, timeline, values
 from approvals.views.consumers import LIVE_PATH
 
 register = template.Library()
@@ -25,6 +25,7 @@ register.simple_tag(timeline.trace_id, name="call_trace_id")
 register.simple_tag(rows.pending_count, name="pending_count")
 register.simple_tag(permissions.permission_view, name="permission_view")
 register.filter("read_only", queue.read_only)
+register.filter("risk", risk.call_risk)
 register.filter("arguments_line", queue.arguments_line)
 register.filter("upstream_identity", queue.upstream_identity)
 register.simple_tag(like_this.rule_query, name="rule_like")

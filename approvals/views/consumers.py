@@ -169,6 +169,9 @@ class OperatorConsumer(KeepsItsConnection, InputEvents, AsyncJsonWebsocketConsum
             payload["group_count"] = groups[payload["group"]]
         if self.view == QUEUE and event in LEAVES_QUEUE and call.status != Call.Status.PENDING:
             payload["tool"], payload["outcome"] = call.tool_name, timeline.outcome_text(call)
+            # When it left, for the selected call's panel to say how long ago ("Approved by ann, 2 s ago").
+            ended = call.decided_at or call.answered_at
+            payload["ended_at"] = ended.isoformat() if ended else None
         elif self.view == QUEUE and event == "call.pending":
             # The fragment is the call's group holding the call alone. The page places the call by its group:
             # in the group's rows when their end is on the page, as a new group on the last page, and

@@ -1,8 +1,8 @@
-"""Input requests on the operators' websocket: the queue gets the request's card, the call's page its new body.
+"""Input requests on the operators' websocket: the queue gets the request's row, the call's page its new body.
 
 Mixed into consumers.OperatorConsumer, whose `view`, `call_id`, stand-in `request`
-and `call_event` it uses. The card travels as `input_html`, so that the queue's
-script for call rows, which places what comes as `html`, leaves it alone.
+and `call_event` it uses. The row travels as `input_html`, so that the queue's
+script places it among the input requests rather than by a call's group.
 """
 
 from django.urls import reverse
@@ -21,7 +21,7 @@ class InputEvents:
     def input_payload(self, event) -> dict:
         request = input_cards.shown_inputs().filter(pk=event["input_id"]).first()
         html = (
-            rows.render_fragment(input_cards.INPUT_CARD, self.request, input=request, next=reverse("queue"))
+            rows.render_fragment(input_cards.INPUT_ROW, self.request, input=request, next=reverse("queue"))
             if request
             else ""
         )

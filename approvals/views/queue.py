@@ -72,7 +72,24 @@ def decide(request, pk):
         )
     except Call.DoesNotExist:
         raise Http404("No such call.") from None
+    if deciding.conflicted(outcome, data["binding"]):
+        return refuse(request, outcome.row, outcome.message)
     return respond(request, outcome.row, outcome.message, messages.SUCCESS if outcome.won else messages.WARNING)
+
+
+def refuse(request, call, message):
+    """409: the call was decided or ended first, or is not the call the page showed; nothing was recorded.
+
+    The page's script shows the message on the call's panel; without it the browser shows it on a page of its own.
+    """
+    if wants_json(request):
+        return respond(request, call, message, messages.WARNING, status=409)
+    context = {"call": call, "message": message, "back": return_to(request)}
+    return render(request, "approvals/decision_refused.html", context, status=409)
+
+
+def wants_json(request) -> bool:
+    return request.accepts("application/json") and not request.accepts("text/html")
 
 
 def claiming(change):
@@ -96,7 +113,7 @@ release = claiming(claims.release_claim)
 
 
 def respond(request, call, message, level, status=200):
-    if request.accepts("application/json") and not request.accepts("text/html"):
+    if wants_json(request):
         tag = messages.DEFAULT_TAGS[level]
         return JsonResponse(
             {"call_id": call.pk, "status": call.status, "message": message, "level": tag}, status=status
@@ -134,6 +151,8 @@ def edit(request, pk):
             edited_arguments=editor.edited_arguments(),
             shown_binding=editor.binding,
         )
+        if deciding.conflicted(outcome, editor.binding):
+            return refuse(request, outcome.row, outcome.message)
         if outcome.errors:
             editor.refuse(outcome.errors)
         else:

@@ -6,6 +6,7 @@ operator sees one form either way, pushed live into the queue.
 """
 
 import json
+import re
 import shlex
 import sys
 
@@ -54,7 +55,12 @@ def call(console, name, arguments) -> ClientCall:
 
 
 def card_of(page, text):
-    return page.locator("[data-inputs] [data-input-card]", has_text=text)
+    """The request asking `text`, opened: a row of the queue, selected like a call, whose card the panel shows."""
+    row = page.locator("[data-inputs] [data-input-row]", has_text=text)
+    expect(row.locator("[data-kind]")).to_be_visible()
+    row.locator(".row-main").click()
+    expect(row).to_have_class(re.compile(r"\bselected\b"))
+    return page.locator("[data-queue-pane] [data-input-card]", has_text=text)
 
 
 def test_it_shows_server_everythings_legacy_form_and_sends_back_what_the_operator_filled_in(console, queue):
@@ -117,13 +123,19 @@ def test_it_shows_server_everythings_legacy_form_and_sends_back_what_the_operato
 
 def test_it_shows_the_2026_sdk_servers_question_and_the_answer_completes_the_call(console, queue):
     client = call(console, "sdk_delete_record", {"target": "r1"})
+    # A row of the list with its own badge, which j selects as it would a call.
+    row = queue.locator("[data-inputs] [data-input-row]", has_text="Really delete r1?")
+    expect(row.locator("[data-kind]")).to_have_text("input")
+    queue.keyboard.press("j")
+    expect(row).to_have_class(re.compile(r"\bselected\b"))
+    expect(queue.locator("[data-queue-pane] [data-input-card]")).to_contain_text("Really delete r1?")
     card = card_of(queue, "Really delete r1?")
     expect(card).to_contain_text("sdk asks for input")
     expect(card).to_contain_text("sdk_delete_record")
     card.get_by_label("Confirm", exact=True).check()
     card.get_by_role("button", name="Accept").click()
     assert client.text() == "deleted r1"
-    expect(card_of(queue, "Really delete r1?")).to_have_count(0)
+    expect(queue.locator("[data-input-row]", has_text="Really delete r1?")).to_have_count(0)
 
 
 @pytest.mark.parametrize("button, said", [("Decline", "decline"), ("Cancel", "cancel")])

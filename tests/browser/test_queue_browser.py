@@ -25,6 +25,8 @@ from approvals.tokens.context import ClientContext
 pytestmark = pytest.mark.browser
 
 LOOKUP = "demo_lookup_customer"
+# A little longer than the page's dwell (console.js): a decision key acts only on a call selected this long.
+DWELL_MS = 500
 HOSTILE = '<img src=x onerror=alert(1)><script>alert("pwned")</script>'
 
 
@@ -124,12 +126,16 @@ def test_it_shows_a_new_call_to_both_operators_and_the_second_sees_who_approved(
     bob.screenshot(path=tmp_path / "console-queue.png", full_page=True)
 
     pick(ann).get_by_role("button", name="Approve").click()
-    # A decided call leaves both queues at once; the log beside says who decided it.
-    expect(row_of(bob)).to_have_count(0)
-    expect(bob.get_by_role("button", name="Approve", exact=True)).to_have_count(0)
-    expect(left_queue(bob)).to_contain_text("Approved by ann")
+    # Ann's decision confirms beside her panel; Bob, who had the call open, keeps it in place, read-only.
+    expect(left_queue(ann)).to_contain_text("approved · view")
     expect(row_of(ann)).to_have_count(0)
+    expect(bob.locator("[data-queue-pane] [data-left]")).to_contain_text(re.compile(r"Approved by ann, \d+s ago"))
+    expect(bob.get_by_role("button", name="Approve", exact=True)).to_be_disabled()
+    expect(left_queue(bob)).to_contain_text("Approved by ann")
     expect(bob).to_have_title(re.compile(r"^Queue"))
+    # Once Bob moves on, the ended call goes.
+    bob.keyboard.press("Escape")
+    expect(row_of(bob)).to_have_count(0)
 
     result = client.answer()
     assert not result.is_error
@@ -157,7 +163,7 @@ def test_it_answers_a_denial_with_its_reason(console, open_browser):
     detail.get_by_placeholder("Reason (told to the client)").fill("this customer opted out of lookups")
     detail.get_by_role("button", name="Deny").click()
     expect(row_of(ann)).to_have_count(0)
-    expect(left_queue(ann)).to_contain_text("Denied")
+    expect(left_queue(ann)).to_contain_text(re.compile(r"Call \d+ denied · view"))
 
     assert client.answer().is_error
     assert "this customer opted out of lookups" in client.text()
@@ -192,9 +198,15 @@ def test_it_works_the_queue_from_the_keyboard_asking_twice_for_a_tool_not_known_
     expect(row_of(ann)).to_have_count(3)
     expect(selected).to_have_count(0)
 
-    # Demo is not a trusted server, so its read-only hint counts for nothing: each key is pressed twice.
+    # A key right after the selection moved lands on nothing: the call has not been seen yet.
     ann.keyboard.press("j")
     expect(selected).to_contain_text("C001")
+    ann.keyboard.press("a")
+    ann.keyboard.press("a")
+    ann.wait_for_timeout(DWELL_MS)
+    expect(ann.locator("[data-queue-pane] [data-armed]")).to_have_count(0)
+    expect(row_of(ann)).to_have_count(3)
+    # Demo is not a trusted server, so its read-only hint counts for nothing: each key is pressed twice.
     ann.keyboard.press("a")
     expect(ann.locator("[data-queue-pane] [data-armed]")).to_contain_text("Press a again")
     ann.wait_for_timeout(300)
@@ -202,16 +214,19 @@ def test_it_works_the_queue_from_the_keyboard_asking_twice_for_a_tool_not_known_
     assert clients[0].thread.is_alive(), "a single key must not approve"
     ann.keyboard.press("a")
     expect(row_of(ann, "C001")).to_have_count(0)
+    expect(left_queue(ann)).to_contain_text(re.compile(r"Call \d+ approved · view"))
     expect(selected).to_contain_text("C002")
 
     ann.keyboard.press("j")
     expect(selected).to_contain_text("C003")
+    ann.wait_for_timeout(DWELL_MS)
     ann.keyboard.press("d")
     ann.keyboard.press("d")
     ann.keyboard.type("not this one")
     ann.keyboard.press("Enter")
     expect(row_of(ann, "C003")).to_have_count(0)
     expect(selected).to_contain_text("C002")
+    ann.wait_for_timeout(DWELL_MS)
     ann.keyboard.press("a")
     ann.keyboard.press("a")
     expect(row_of(ann)).to_have_count(0)
@@ -322,8 +337,11 @@ def test_it_tells_a_late_click_who_decided_first(console, open_browser):
     detail = pick(bob)
     detail.get_by_placeholder("Reason (told to the client)").fill("looks wrong")
     detail.get_by_role("button", name="Deny").click()
-    # The late click learns who won, and the call leaves Bob's queue with it.
-    expect(left_queue(bob)).to_contain_text(re.compile(r"Already approved by ann\b"))
+    # The late click learns who won, on the panel where it clicked; the call stays there, read-only, until Bob moves.
+    expect(detail.locator(".notice")).to_contain_text(re.compile(r"Already approved by ann\b"))
+    expect(detail.locator("[data-left]")).to_contain_text("Already approved by ann")
+    expect(detail.get_by_role("button", name="Deny")).to_be_disabled()
+    bob.keyboard.press("Escape")
     expect(row_of(bob)).to_have_count(0)
     assert "Customer C009" in client.text()
 
@@ -348,7 +366,7 @@ def test_it_forwards_a_quorum_call_only_when_a_second_operator_approves_it(conso
     panes[bob].get_by_role("button", name="Approve").click()
     # Bob's log has his answer or the news of it, whichever came first; Ann's has the news.
     expect(left_queue(ann)).to_contain_text("Approved by ann and bob")
-    expect(left_queue(bob)).to_contain_text("Approved")
+    expect(left_queue(bob)).to_contain_text(re.compile("approved", re.IGNORECASE))
     assert "Customer C004" in client.text()
 
 
@@ -452,6 +470,7 @@ def test_it_decides_on_one_key_a_call_a_trusted_server_marks_read_only(console, 
     expect(row_of(ann)).to_have_attribute("data-read-only", "true")
 
     ann.keyboard.press("j")
+    ann.wait_for_timeout(DWELL_MS)
     ann.keyboard.press("a")
     expect(row_of(ann)).to_have_count(0)
     assert "Customer C006" in client.text()
@@ -506,7 +525,7 @@ def test_it_shows_a_running_call_s_upstream_progress_on_its_page(console, open_b
     ann = queue_page(browser, console, "ann")
     client = ClientCall(console["mcp"], console["secret"], "demo_export_report", {"report": "orders", "seconds": 6})
     pick(ann, "demo_export_report").get_by_role("button", name="Approve", exact=True).click()
-    expect(left_queue(ann)).to_contain_text("Approved")
+    expect(left_queue(ann)).to_contain_text(re.compile("approved", re.IGNORECASE))
 
     ann.goto(console["url"] + "/calls/")
     ann.locator("[data-recent] a", has_text=":").first.click()

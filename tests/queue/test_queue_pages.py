@@ -82,7 +82,7 @@ def test_it_tells_a_late_operator_who_decided_first(person, refund_call):
     deciding.decide(refund_call.pk, ann, True)
     _, bob = person("bob", roles.OPERATOR)
     page = decide_post(bob, refund_call, "deny", reason="too late", follow=True)
-    assert page.status_code == 200
+    assert page.status_code == 409
     assert "Already approved by ann." in page.content.decode()
 
 
@@ -91,7 +91,7 @@ def test_it_answers_a_scripted_decision_in_json(person, refund_call):
     deciding.decide(refund_call.pk, ann, True)
     _, bob = person("bob", roles.OPERATOR)
     response = decide_post(bob, refund_call, "deny", reason="no", HTTP_ACCEPT="application/json")
-    assert response.status_code == 200
+    assert response.status_code == 409
     assert response.json() == {
         "call_id": refund_call.pk,
         "status": "approved",
@@ -120,10 +120,29 @@ def test_it_denies_with_the_reason(person, refund_call):
 
 def test_it_refuses_an_approval_of_what_was_not_shown(person, refund_call):
     _, client = person("ann", roles.OPERATOR)
-    page = decide_post(client, refund_call, "approve", binding="0" * 64, follow=True).content.decode()
-    assert "changed since it was shown" in page
+    page = decide_post(client, refund_call, "approve", binding="0" * 64, follow=True)
+    assert page.status_code == 409 and "changed since it was shown" in page.content.decode()
     refund_call.refresh_from_db()
     assert refund_call.status == Call.Status.PENDING
+
+
+@pytest.mark.parametrize("accept", ["text/html", "application/json"])
+@pytest.mark.parametrize("decision", ["approve", "deny"])
+def test_it_refuses_a_decision_with_another_call_s_binding_or_none_and_records_nothing(
+    person, make_call, refund_tool, refund_call, decision, accept
+):
+    other = make_call(refund_tool, {"order_id": 7, "amount": 1})
+    _, client = person("ann", roles.OPERATOR)
+    before = AuditEvent.objects.count()
+    url = reverse("call_decide", args=[refund_call.pk])
+    for binding in (lifecycle.call_binding(other), "", None):
+        data = {"decision": decision, "reason": "seen elsewhere"} | ({} if binding is None else {"binding": binding})
+        response = client.post(url, data, HTTP_ACCEPT=accept)
+        assert response.status_code == 409
+        assert "changed since it was shown" in response.content.decode()
+    refund_call.refresh_from_db()
+    assert refund_call.status == Call.Status.PENDING and not refund_call.approvals.exists()
+    assert AuditEvent.objects.count() == before
 
 
 def test_it_builds_a_form_for_a_flat_schema_and_approves_the_edit(person, refund_call):
