@@ -42,14 +42,15 @@ class Holdings:
     api_key: str
 
 
-def holdings(live_console) -> Holdings:
+def holdings(live_console, olivia=None) -> Holdings:
+    """Everything `olivia` (an operator made here unless given) holds, granted on the live console."""
     host = live_console.removeprefix("http://")
-    olivia = make_user("olivia", roles.OPERATOR)
+    olivia = olivia or make_user("olivia", roles.OPERATOR)
     browser, app = Client(HTTP_HOST=host), Client(HTTP_HOST=host)
     browser.force_login(olivia)
     authorization = Authorization(register(app).json()["client_id"], server=live_console)
     oauth = authorization.grant(browser, app)
-    _, client_token = create_token("olivia's agent", owner=olivia)
+    _, client_token = create_token(f"{olivia.username}'s agent", owner=olivia)
     _, api_key = keys.create_key(olivia, "her bot")
     return Holdings(olivia, browser, app, authorization, oauth, client_token, api_key)
 
