@@ -146,8 +146,9 @@ def sign_in(issuer: str, found: dict, address: str):
     if identity is None:
         identity = SsoIdentity.objects.create(user=new_user(found, who), **who)
     user = identity.user
-    if not roles:
-        # Before the roles go, so that the one record of what ended gives the provider's refusal as its reason.
+    if not roles and not user.is_superuser:
+        # Before the roles go, so that the one record of what ended gives the provider's refusal as its reason. A
+        # superuser holds every role whatever the provider says (break-glass): refused here, but keeps the rest.
         person_access.end_person_access(user, person_access.REFUSED_BY_PROVIDER)
     set_roles(user, roles, who)
     if not roles:
