@@ -13,8 +13,9 @@ from django.contrib.sessions.backends.db import SessionStore as PlainStore
 from django.contrib.sessions.models import Session
 from django.db import connection
 from django.test import Client
+from django.utils import timezone
 
-from approvals import roles
+from approvals import roles, tasks
 from approvals.db.models import BrowserSession
 from approvals.db.sessions import SessionStore
 from tests.fixtures.people import PASSWORD, make_user
@@ -97,3 +98,12 @@ def test_it_takes_the_session_s_life_from_the_environment():
     env = {"PATH": "/usr/bin:/bin", "DJANGO_SETTINGS_MODULE": "console.settings", "SESSION_COOKIE_AGE": "3600"}
     found = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
     assert found.stdout.strip() == "3600"
+
+
+def test_it_prunes_the_sessions_past_their_expiry(client):
+    signed_in(client)
+    BrowserSession.objects.create(session_key="0" * 64, session_data="", expire_date=timezone.now())
+
+    tasks.prune_sessions()
+
+    assert BrowserSession.objects.count() == 1 and me_with(client.cookies[settings.SESSION_COOKIE_NAME].value) == 200

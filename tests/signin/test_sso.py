@@ -14,6 +14,7 @@ from django.test import Client
 
 from approvals import roles
 from approvals.actions import person_access
+from approvals.api import keys
 from approvals.api.models import ApiKey
 from approvals.audit.models import AuditEvent
 from approvals.signin import provider, sso
@@ -94,8 +95,6 @@ def test_it_refuses_a_first_sign_in_whose_groups_give_no_role_and_makes_no_accou
 
 
 def test_it_takes_every_role_session_and_api_key_from_someone_moved_to_no_group(client, idp, sso_sign_in):
-    from approvals.api import keys
-
     idp.accounts["u-4"] = {"preferred_username": "bob", "groups": ["mcp-operators"]}
     sso_sign_in("u-4")
     bob = User.objects.get(username="bob")
@@ -161,6 +160,21 @@ def test_it_refuses_a_deactivated_account_though_its_groups_still_map(client, id
 
     assert answer["Location"] == "/login/"
     assert AuditEvent.objects.get(action="user.login_refused").data["reason"] == sso.DEACTIVATED
+    assert AuditEvent.objects.get(action="user.access_ended").data["reason"] == person_access.DEACTIVATED
+
+
+def test_it_refuses_a_superuser_the_provider_gives_no_group_but_leaves_them_their_credentials(client, idp, sso_sign_in):
+    idp.accounts["u-8"] = {"preferred_username": "root", "groups": ["mcp-admins"]}
+    sso_sign_in("u-8")
+    User.objects.filter(username="root").update(is_superuser=True)
+    _, secret = keys.create_key(User.objects.get(username="root"), "break-glass bot")
+    idp.accounts["u-8"]["groups"] = []
+
+    answer = sso_sign_in("u-8", browser=Client())
+
+    assert answer["Location"] == "/login/"
+    assert client.get("/api/v1/me", headers=bearer(secret)).status_code == 200
+    assert not AuditEvent.objects.filter(action="user.access_ended").exists()
 
 
 @pytest.mark.parametrize("alg", ["RS256", "ES256"])
