@@ -7,6 +7,7 @@ from oauth2_provider.admin import ApplicationAdmin
 from oauth2_provider.models import AccessToken, Application, Grant, IDToken, RefreshToken
 
 from approvals.actions import servers
+from approvals.actions.person_access import acting_as
 from approvals.audit import chain
 from approvals.audit.chain import Actor
 from approvals.audit.snapshots import snapshot
@@ -129,7 +130,24 @@ class RoleScopeAdmin(AuditedAdmin):
 
 @admin.register(User)
 class AuditedUserAdmin(AuditedAdmin, UserAdmin):
-    pass
+    """A person deactivated, left without a role or deleted here loses every credential (actions/person_access),
+    recorded as ended by the admin who did it."""
+
+    def save_model(self, request, obj, form, change):
+        with acting_as(request.user):
+            super().save_model(request, obj, form, change)
+
+    def save_related(self, request, form, formsets, change):
+        with acting_as(request.user):
+            super().save_related(request, form, formsets, change)
+
+    def delete_model(self, request, obj):
+        with acting_as(request.user):
+            super().delete_model(request, obj)
+
+    def delete_queryset(self, request, queryset):
+        with acting_as(request.user):
+            super().delete_queryset(request, queryset)
 
 
 @admin.register(Group)

@@ -13,7 +13,7 @@ class ApprovalsConfig(AppConfig):
         # its environment and memory: none may be read through /proc by a stdio server of the same user.
         make_undumpable()
         from approvals import tasks  # noqa: F401 (registers the celery tasks that db.after_commit enqueues by name)
-        from approvals.actions import announce
+        from approvals.actions import announce, person_access
         from approvals.audit.chain import start_empty_log
         from approvals.db import lookups  # noqa: F401 (registers id__any_of)
         from approvals.live import access
@@ -27,3 +27,4 @@ class ApprovalsConfig(AppConfig):
         signals.connect()
         access.connect()
         announce.connect()
+        person_access.connect()

@@ -1,6 +1,7 @@
 """The three roles are Django groups; one person may hold several."""
 
-from django.contrib.auth.models import Group, Permission
+from django.contrib.auth.models import Group, Permission, User
+from django.db.models import Q
 
 ADMIN, OPERATOR, AUDITOR = "admin", "operator", "auditor"
 ROLES = (ADMIN, OPERATOR, AUDITOR)
@@ -40,6 +41,12 @@ def ensure_roles(**kwargs):
 def has_role(user):
     """Whether a signed-in user holds one of the three roles; a superuser holds them all."""
     return user.is_superuser or user.groups.filter(name__in=ROLES).exists()
+
+
+def in_standing(user_id) -> bool:
+    """Whether the person may act in the console at all, by any credential: active, and holding a role."""
+    holds = User.objects.filter(pk=user_id, is_active=True)
+    return holds.filter(Q(is_superuser=True) | Q(groups__name__in=ROLES)).exists()
 
 
 def is_admin(user):

@@ -211,9 +211,10 @@ STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", BASE_DIR / "staticfiles"))
 
-# Operators' sessions are read on every page and decision: from the cache (Redis in production)
-# with the database behind it, so that a cache flush or a new process signs nobody out.
-SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+# Sessions live in the database under a hash of their key (approvals/db/sessions.py), so that a dump of it holds
+# no session anyone could present, and a person's sessions can all be ended when their access or role changes.
+SESSION_ENGINE = "approvals.db.sessions"
+SESSION_COOKIE_AGE = int(os.environ.get("SESSION_COOKIE_AGE", 12 * 3600))
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
 CSRF_COOKIE_SAMESITE = "Lax"

@@ -33,6 +33,7 @@ pytest_plugins = [
     "tests.fixtures.live",
     "tests.fixtures.people",
     "tests.fixtures.tokens",
+    "tests.fixtures.oidc_provider",
 ]
 
 ON_CI = os.environ.get("CI", "").lower() == "true"

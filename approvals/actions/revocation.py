@@ -32,9 +32,16 @@ def revoke_token(token: ClientToken, user=None) -> bool:
             chain.record(
                 "token.revoked", actor, token=token, data={"before": before, "after": snapshot(token, AUDITED)}
             )
-            ending.cancel_unforwarded(Call.objects.filter(token=token), REVOKED_REASON, actor)
-        grants.end_grant(token)
+            end_calls_and_grant(token, REVOKED_REASON, actor)
     return bool(revoked)
+
+
+def end_calls_and_grant(token: ClientToken, reason: str, actor) -> int:
+    """What a revoked token leaves: its waiting calls cancelled (their clients told `reason`), the refresh tokens
+    of its OAuth grant revoked. How many calls were cancelled."""
+    cancelled = ending.cancel_unforwarded(Call.objects.filter(token=token), reason, actor)
+    grants.end_grant(token)
+    return cancelled
 
 
 def expired_reason(token: ClientToken) -> str:

@@ -6,13 +6,13 @@ Audit events name the client, the person and the scopes, never a token or code.
 import secrets
 
 from django.utils import timezone
-from oauth2_provider.models import clear_expired, get_refresh_token_model
+from oauth2_provider.models import clear_expired, get_grant_model, get_refresh_token_model
 
 from approvals.audit import chain
 from approvals.audit.chain import Actor
 from approvals.oauth import scopes
 from approvals.oauth.models import OAuthGrant
-from approvals.tokens.credentials import actor_of, stamp
+from approvals.tokens.credentials import actor_of, owner_in_standing, stamp
 from approvals.tokens.models import ClientToken
 
 NAME_MAX = ClientToken._meta.get_field("name").max_length
@@ -77,9 +77,10 @@ def note_denial(user, application, redirect_uri: str, scope: str):
 
 def usable(token_family) -> bool:
     """Whether the grant behind a refresh-token family may still be renewed: its client token neither revoked
-    nor expired. A family with no grant was issued before one was recorded, and is not renewed."""
+    nor expired, and its person still active and holding a role. A family with no grant was issued before one
+    was recorded, and is not renewed."""
     token = ClientToken.objects.filter(oauth_grant__token_family=token_family).first()
-    return token is not None and not token.revoked and not token.expired()
+    return token is not None and not token.revoked and not token.expired() and owner_in_standing(token)
 
 
 def end_grant(token: ClientToken):
@@ -89,6 +90,15 @@ def end_grant(token: ClientToken):
         token_family__in=OAuthGrant.objects.filter(token=token).values("token_family")
     )
     family.filter(revoked__isnull=True).update(revoked=timezone.now())
+
+
+def end_grants_of(user) -> dict:
+    """Revoke every refresh token the person holds and delete the authorization codes not yet exchanged, whatever
+    grant they belong to; how many of each. Their access tokens are refused for the client tokens they stand for."""
+    now = timezone.now()
+    refreshed = get_refresh_token_model().objects.filter(user=user, revoked__isnull=True).update(revoked=now)
+    codes, _ = get_grant_model().objects.filter(user=user).delete()
+    return {"refresh_tokens": refreshed, "authorization_codes": codes}
 
 
 def prune_expired():

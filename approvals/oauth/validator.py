@@ -7,6 +7,7 @@ import hashlib
 from oauth2_provider.models import get_refresh_token_model
 from oauth2_provider.oauth2_validators import OAuth2Validator
 
+from approvals import roles
 from approvals.oauth import grants, scopes
 from approvals.oauth.redirects import redirect_problem
 
@@ -27,6 +28,11 @@ class ConsoleValidator(OAuth2Validator):
         return not redirect_problem(redirect_uri) and super().validate_redirect_uri(
             client_id, redirect_uri, request, *args, **kwargs
         )
+
+    def validate_code(self, client_id, code, client, request, *args, **kwargs):
+        valid = super().validate_code(client_id, code, client, request, *args, **kwargs)
+        # A code the person was given just before their access ended is worth nothing after.
+        return valid and roles.in_standing(request.user.pk)
 
     def validate_refresh_token(self, refresh_token, client, request, *args, **kwargs):
         valid = super().validate_refresh_token(refresh_token, client, request, *args, **kwargs)

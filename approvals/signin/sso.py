@@ -5,8 +5,8 @@ adds is where the provider's endpoints come from (its discovery document, `provi
 the library leaves out (issuer, audience, RS256 or ES256), and what a sign-in does to the person's account.
 
 Roles follow the provider at every sign-in: OIDC_ROLES_CLAIM lists the person's groups and OIDC_ROLE_MAP says which
-role each gives. A person whose groups give no role is refused and loses the roles they held, so their open pages'
-sockets close, their personal API keys (which act with their roles) are refused, and their sessions end.
+role each gives. A person whose groups give no role is refused and loses the roles they held and every credential
+(actions/person_access): their sessions, API keys, client tokens and OAuth grants.
 """
 
 import hashlib
@@ -21,6 +21,7 @@ from django.db import transaction
 from django.utils import timezone
 from mozilla_django_oidc.auth import OIDCAuthenticationBackend
 
+from approvals.actions import person_access
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM
 from approvals.roles import ROLES
@@ -67,6 +68,11 @@ class SsoBackend(OIDCAuthenticationBackend):
         # The library reads the provider's endpoints here. Django makes a backend for every request that reads a
         # session, so they are found in authenticate(), when someone signs in, and no page waits on the provider.
         self.UserModel = get_user_model()
+
+    def get_user(self, user_id):
+        # The library's returns a deactivated user too, whose session would then go on.
+        user = super().get_user(user_id)
+        return user if user is not None and user.is_active else None
 
     def authenticate(self, request, nonce=None, code_verifier=None, **kwargs):
         # Only the SSO callback passes a nonce: the password form's credentials never reach the provider.
@@ -140,11 +146,16 @@ def sign_in(issuer: str, found: dict, address: str):
     if identity is None:
         identity = SsoIdentity.objects.create(user=new_user(found, who), **who)
     user = identity.user
+    if not roles and not user.is_superuser:
+        # Before the roles go, so that the one record of what ended gives the provider's refusal as its reason. A
+        # superuser holds every role whatever the provider says (break-glass): refused here, but keeps the rest.
+        person_access.end_person_access(user, person_access.REFUSED_BY_PROVIDER)
     set_roles(user, roles, who)
     if not roles:
-        end_sessions(user)
         return refuse(user, who, NO_ROLE, address)
     if not user.is_active:
+        # Deactivated by a path that ends nothing itself (an update of many rows): it ends now.
+        person_access.end_person_access(user, person_access.DEACTIVATED)
         return refuse(user, who, DEACTIVATED, address)
     email = found.get("email")
     if isinstance(email, str) and email != user.email and len(email) <= 254:
@@ -179,15 +190,6 @@ def set_roles(user, roles: set[str], who: dict):
     user.groups.add(*Group.objects.filter(name__in=roles - held))
     data = {"username": user.get_username(), **who, "before": sorted(held), "after": sorted(roles)}
     chain.record("user.roles_changed", SYSTEM, data=data)
-
-
-def end_sessions(user):
-    # A session holds on while it carries the hash of its user's password, which Django checks on every request and
-    # the sockets on every recheck: a new unusable password ends every session of this user, wherever it is kept.
-    # A password an admin set (break-glass) is left alone; without a role its sessions see nothing anyway.
-    if not user.has_usable_password():
-        user.set_unusable_password()
-        user.save(update_fields=["password"])
 
 
 def refuse(user, who: dict, reason: str, address: str):

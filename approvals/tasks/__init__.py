@@ -7,6 +7,7 @@ from approvals.audit import checkpoints, forwarding, retention
 from approvals.calls import claims, ending
 from approvals.catalog import connecting, sync
 from approvals.catalog.models import Server
+from approvals.db import sessions as browser_sessions
 from approvals.gateway import sessions
 from approvals.inputs import requests
 from approvals.oauth import grants, registrations
@@ -55,6 +56,8 @@ def prune_audit():
 
 @shared_task
 def prune_sessions():
+    """Legacy MCP sessions idle for a day, and browser sessions past their expiry."""
+    browser_sessions.SessionStore.clear_expired()
     return sessions.prune_sessions()
 
 

@@ -11,6 +11,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from approvals import roles
 from approvals.audit import chain
 from approvals.audit.chain import Actor
 from approvals.audit.snapshots import snapshot
@@ -103,18 +104,29 @@ def admit(secret: str, peer: str = "", kept: bool = False) -> Admission:
             f"the bearer token {token.name!r} was replaced by rotation at {stamp(retired.retired_at)} and its old "
             f"secret's grace period ended at {stamp(retired.valid_until)}; use the new secret",
         )
-    return admit_token(token, peer, now)
+    return admit_token(token, peer, now, kept=kept)
 
 
-def admit_token(token: ClientToken, peer: str = "", now: datetime.datetime | None = None) -> Admission:
-    """The token itself, if neither revoked nor expired, noting its use; whatever secret or grant opened it."""
+def admit_token(token: ClientToken, peer: str = "", now: datetime.datetime | None = None, kept=False) -> Admission:
+    """The token itself, if neither revoked nor expired and its owner still in standing, noting its use; whatever
+    secret or grant opened it. With `kept`, the owner's standing as db.kept keeps it."""
     now = now or timezone.now()
     if token.revoked:
         return Admission(None, f"the bearer token {token.name!r} was revoked at {stamp(token.revoked_at)}")
     if token.expired(now):
         return Admission(None, f"the bearer token {token.name!r} expired at {stamp(token.expires_at)}")
+    if not owner_in_standing(token, kept):
+        return Admission(None, f"the bearer token {token.name!r} belongs to a person whose access to the console ended")
     note_use(token, peer, now)
     return Admission(token)
+
+
+def owner_in_standing(token: ClientToken, kept=False) -> bool:
+    """Whether the token's owner, if it has one, is active and holds a role. The token is revoked as its owner
+    loses either (actions/person_access); this holds where that did not run, as after a bulk update of users."""
+    if token.owner_id is None:
+        return True
+    return db_kept.load("standing", token.owner_id, functools.partial(roles.in_standing, token.owner_id), kept=kept)
 
 
 def holder_of(digest: str) -> tuple[ClientToken, RetiredSecret | None] | None:
@@ -133,9 +145,11 @@ def note_use(token: ClientToken, peer: str, now: datetime.datetime):
 
 
 def still_valid(token_pk) -> bool:
-    """Whether the token may still be served: neither revoked nor expired. Its secret may have been rotated since."""
+    """Whether the token may still be served: neither revoked nor expired, its owner in standing. Its secret may
+    have been rotated since."""
     valid = ClientToken.objects.filter(pk=token_pk, revoked_at__isnull=True)
-    return valid.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now())).exists()
+    token = valid.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=timezone.now())).first()
+    return token is not None and owner_in_standing(token)
 
 
 def authenticate(secret: str) -> ClientToken | None:

@@ -11,6 +11,7 @@ from django.contrib.auth import get_user_model
 from django.db import IntegrityError
 from django.utils import timezone
 
+from approvals import roles
 from approvals.forms.fields import whole_number
 from approvals.tokens import credentials
 from approvals.tokens.models import ClientToken
@@ -110,6 +111,9 @@ def parse_details(owner="", description="", expires="", rate_per_minute="", max_
     details["owner"] = get_user_model().objects.filter(username=owner.strip()).first() if owner.strip() else None
     if owner.strip() and details["owner"] is None:
         errors.append(f"there is no user named {owner.strip()[:40]!r} to own the token")
+    elif details["owner"] is not None and not roles.in_standing(details["owner"].pk):
+        # Such a person's tokens are refused at every request (credentials.owner_in_standing).
+        errors.append(f"{owner.strip()[:40]!r} is deactivated or holds no role, so a token they own would be refused")
     parsers = {
         "expires_at": lambda: parse_expiry(expires),
         "rate_per_minute": lambda: parse_limit(rate_per_minute, "the rate per minute"),

@@ -1,58 +1,15 @@
-"""Single sign-on in Chromium against a real OpenID provider: the npm package oidc-provider, run under Node by
-tests/node/oidc-provider.mjs, whose accounts file this test rewrites to move a person between groups."""
+"""Single sign-on in Chromium against a real OpenID provider (tests/fixtures/oidc_provider.py), whose accounts
+file this test rewrites to move a person between groups."""
 
-import json
 import re
 
 import pytest
 from playwright.sync_api import expect
 
-from approvals.signin import provider, sso
+from approvals.signin import sso
 from tests.browser.conftest import VIEWPORT
-from tests.fixtures.servers import NODE_DIR, free_port, node_bin, node_env, running
 
 pytestmark = [pytest.mark.browser, pytest.mark.node]
-
-SCRIPT = NODE_DIR / "oidc-provider.mjs"
-CLIENT_ID, CLIENT_SECRET = "console", "a client secret for the tests"
-
-
-class Provider:
-    def __init__(self, accounts, issuer):
-        self.accounts, self.issuer = accounts, issuer
-
-    def put(self, login, groups):
-        self.accounts.write_text(json.dumps({login: {"groups": groups}}))
-
-
-@pytest.fixture(scope="module")
-def _oidc_provider(_daphne, tmp_path_factory):
-    node = node_bin()
-    if node is None or not (NODE_DIR / "node_modules" / "oidc-provider").exists():
-        pytest.skip("Node.js or the oidc-provider package is absent; `make node-deps` installs them into tests/node")
-    port, accounts = free_port(), tmp_path_factory.mktemp("oidc") / "accounts.json"
-    accounts.write_text("{}")
-    env = {
-        **node_env(),
-        "PORT": str(port),
-        "ACCOUNTS": str(accounts),
-        "CLIENT_ID": CLIENT_ID,
-        "CLIENT_SECRET": CLIENT_SECRET,
-        "REDIRECT_URI": f"{_daphne.url}/login/sso/callback/",
-    }
-    with running([node, str(SCRIPT)], port=port, env=env):
-        yield Provider(accounts, f"http://127.0.0.1:{port}")
-
-
-@pytest.fixture
-def oidc_provider(_oidc_provider, live_console, settings):
-    """The provider, and the console (in this process's daphne) set up to sign in with it."""
-    settings.OIDC_ISSUER, settings.OIDC_CLIENT_ID = _oidc_provider.issuer, CLIENT_ID
-    settings.OIDC_CLIENT_SECRET = CLIENT_SECRET
-    settings.OIDC_ROLE_MAP = {"mcp-admins": "admin", "mcp-operators": "operator", "mcp-auditors": "auditor"}
-    provider.forget()
-    yield _oidc_provider
-    provider.forget()
 
 
 def sign_in_with_sso(page, console, login):

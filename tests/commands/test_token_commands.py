@@ -5,6 +5,7 @@ from django.core.management import CommandError
 from django.urls import reverse
 from django.utils import timezone
 
+from approvals import roles
 from approvals.actions import revocation
 from approvals.audit.models import AuditEvent
 from approvals.calls.models import Call
@@ -113,7 +114,7 @@ def test_the_printed_secret_opens_the_mcp_endpoint_until_it_is_revoked(client, t
 
 
 def test_it_sets_owner_description_expiry_and_limits_from_the_flags(db):
-    make_user("alice")
+    make_user("alice", roles.OPERATOR)
     before = timezone.now()
     run(
         "create_token",

@@ -181,7 +181,7 @@ def test_it_refuses_a_revoke_without_the_csrf_token(db):
 
 
 def test_it_creates_a_token_with_owner_description_expiry_and_limits(admin_client):
-    make_user("alice")
+    make_user("alice", roles.OPERATOR)
     response = admin_client.post(
         reverse("token_add"),
         {
@@ -199,6 +199,15 @@ def test_it_creates_a_token_with_owner_description_expiry_and_limits(admin_clien
     assert token.owner.username == "alice" and token.description == "nightly reports"
     assert timezone.localtime(token.expires_at).date().isoformat() == "2099-01-31"
     assert (token.rate_per_minute, token.max_pending_calls) == (60, 0)
+
+
+def test_it_refuses_an_owner_without_a_role_whose_token_would_be_refused(admin_client):
+    make_user("dora")
+
+    response = admin_client.post(reverse("token_add"), {"name": "ci-agent", "tool_globs": "*", "owner": "dora"})
+
+    assert "'dora' is deactivated or holds no role" in response.content.decode().replace("&#x27;", "'")
+    assert not ClientToken.objects.filter(name="ci-agent").exists()
 
 
 def test_it_lists_owner_description_expiry_limits_and_where_a_token_was_last_used(admin_client, settings):
@@ -225,7 +234,7 @@ def test_it_marks_an_expired_token_expired(admin_client):
 
 def test_it_changes_a_tokens_details_in_one_audit_event_with_before_and_after(admin_client):
     token, secret = credentials.create_token("ci-agent", ["shop_*"])
-    make_user("bob")
+    make_user("bob", roles.OPERATOR)
     response = admin_client.post(
         reverse("token_edit", args=[token.pk]),
         {

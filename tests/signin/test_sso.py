@@ -13,6 +13,8 @@ from django.core.exceptions import ImproperlyConfigured, SuspiciousOperation
 from django.test import Client
 
 from approvals import roles
+from approvals.actions import person_access
+from approvals.api import keys
 from approvals.api.models import ApiKey
 from approvals.audit.models import AuditEvent
 from approvals.signin import provider, sso
@@ -92,9 +94,7 @@ def test_it_refuses_a_first_sign_in_whose_groups_give_no_role_and_makes_no_accou
     assert not AuditEvent.objects.filter(action__in=["user.login", "user.login_failed"]).exists()
 
 
-def test_it_takes_every_role_sessions_and_api_keys_from_someone_moved_to_no_group(client, idp, sso_sign_in):
-    from approvals.api import keys
-
+def test_it_takes_every_role_session_and_api_key_from_someone_moved_to_no_group(client, idp, sso_sign_in):
     idp.accounts["u-4"] = {"preferred_username": "bob", "groups": ["mcp-operators"]}
     sso_sign_in("u-4")
     bob = User.objects.get(username="bob")
@@ -107,10 +107,13 @@ def test_it_takes_every_role_sessions_and_api_keys_from_someone_moved_to_no_grou
 
     assert answer["Location"] == "/login/" and sso.NO_ROLE in page_text(elsewhere.get("/login/"))
     assert roles_of("bob") == set()
-    # The session the first sign-in opened has ended, and the key acts with no role.
+    # The session the first sign-in opened has ended, and the key is revoked, in one record naming the reason.
     assert client.get("/queue/")["Location"].startswith("/login/")
-    assert client.get("/api/v1/me", headers=bearer(secret)).status_code == 403
-    assert ApiKey.objects.get().revoked_at is None
+    assert client.get("/api/v1/me", headers=bearer(secret)).status_code == 401
+    assert ApiKey.objects.get().revoked_at is not None
+    ended = AuditEvent.objects.get(action="user.access_ended")
+    assert (ended.data["username"], ended.data["reason"]) == ("bob", person_access.REFUSED_BY_PROVIDER)
+    assert ended.data["api_keys"] == [f"bot ({ApiKey.objects.get().prefix}…)"] and ended.data["sessions"] == 1
     last = AuditEvent.objects.filter(action="user.roles_changed").order_by("-seq").first()
     assert (last.data["before"], last.data["after"]) == (["operator"], [])
     assert AuditEvent.objects.get(action="user.login_refused").data["username"] == "bob"
@@ -157,6 +160,21 @@ def test_it_refuses_a_deactivated_account_though_its_groups_still_map(client, id
 
     assert answer["Location"] == "/login/"
     assert AuditEvent.objects.get(action="user.login_refused").data["reason"] == sso.DEACTIVATED
+    assert AuditEvent.objects.get(action="user.access_ended").data["reason"] == person_access.DEACTIVATED
+
+
+def test_it_refuses_a_superuser_the_provider_gives_no_group_but_leaves_them_their_credentials(client, idp, sso_sign_in):
+    idp.accounts["u-8"] = {"preferred_username": "root", "groups": ["mcp-admins"]}
+    sso_sign_in("u-8")
+    User.objects.filter(username="root").update(is_superuser=True)
+    _, secret = keys.create_key(User.objects.get(username="root"), "break-glass bot")
+    idp.accounts["u-8"]["groups"] = []
+
+    answer = sso_sign_in("u-8", browser=Client())
+
+    assert answer["Location"] == "/login/"
+    assert client.get("/api/v1/me", headers=bearer(secret)).status_code == 200
+    assert not AuditEvent.objects.filter(action="user.access_ended").exists()
 
 
 @pytest.mark.parametrize("alg", ["RS256", "ES256"])
