@@ -73,7 +73,7 @@ def fresh(grant: UpstreamGrant, rejected: str | None = None) -> bool:
 
 
 def oauth_http() -> OAuthHttp:
-    return OAuthHttp(settings.UPSTREAM_TIMEOUT_SECONDS)
+    return OAuthHttp(settings.UPSTREAM_TIMEOUT_SECONDS, allowed_hosts=settings.UPSTREAM_ALLOWED_HOSTS)
 
 
 async def _discover(url: str, challenge: dict) -> Discovered:
