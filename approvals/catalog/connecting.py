@@ -154,6 +154,10 @@ def keep(flow: UpstreamAuthorization, tokens, actor) -> None:
     """The connection the flow made: its tokens stored, and the sessions opened with the tokens it replaces
     closed everywhere, so that the next call uses the new one."""
     server = flow.server
+    if server.oauth == Server.OAuth.NONE:
+        # Connected before any request was refused (added without a sync): from now on its requests carry the token.
+        server.oauth = Server.OAuth.AUTHORIZATION_CODE
+        Server.objects.filter(pk=server.pk).update(oauth=server.oauth)
     grant, _ = UpstreamGrant.objects.select_for_update().get_or_create(server=server, user=flow.user)
     grant.connected_at = timezone.now()
     grant.wanted_scope = ""

@@ -13,6 +13,8 @@ from approvals.catalog.connecting import finish_connect
 from approvals.catalog.models import Server
 from approvals.catalog.oauth_models import UpstreamClient, UpstreamGrant
 from approvals.management.commands import connect_server
+from approvals.upstream import AuthorizationRequired
+from approvals.upstream.spec import ServerIdentity
 from tests.catalog.oauth_server import AS, MCP, PRM, ScriptedAuthServer, bearer
 from tests.fixtures.catalog import make_server
 
@@ -106,6 +108,41 @@ def test_connect_server_prints_the_url_first_waits_for_the_callback_and_syncs(db
     assert "redirect_uri=https%3A%2F%2Fconsole.test%2Foauth%2Fupstream%2Fcallback" in printed[0]
     assert printed[1:] == ["connected Tracker", "Tracker: no changes"]
     assert UpstreamGrant.objects.get(server=server).access_token == "cmd-access"
+
+
+def test_connect_server_connects_a_server_added_with_no_sync_and_its_sync_carries_the_token(
+    transactional_db, settings, monkeypatch
+):
+    """A server added with --no-sync was never answered 401, so nothing yet says it needs OAuth."""
+    settings.CONSOLE_URL = "https://console.test"
+    auth_server = ScriptedAuthServer().install(monkeypatch)
+    auth_server.token_answers.append(bearer("cmd-access"))
+
+    async def tracker_requiring_a_token(spec):
+        # What tracker.test answers: its tools to a request carrying the token, else a 401 naming its metadata.
+        if spec.authorizer is None or await spec.authorizer.bearer() != "cmd-access":
+            raise AuthorizationRequired("HTTP 401", challenge={"resource_metadata": PRM})
+        identity = ServerIdentity("2025-06-18", "legacy", {"name": "tracker"}, {"tools": {}}, "")
+        return identity, [{"name": "search", "inputSchema": {"type": "object"}}], {}
+
+    monkeypatch.setattr(sync, "fetch_catalog", tracker_requiring_a_token)
+    run("add_server", "Tracker", "--url", MCP, "--no-sync")
+    monkeypatch.setattr(
+        connect_server.time,
+        "sleep",
+        lambda seconds: finish_connect(parse_qs(urlsplit(urls[-1]).query)["state"][0], "code", AS),
+    )
+    urls = []
+    monkeypatch.setattr(
+        connect_server,
+        "start_connect",
+        lambda *a, start=connect_server.start_connect, **k: urls.append(start(*a, **k)) or urls[-1],
+    )
+    printed = run("connect_server", "Tracker")
+    assert printed[1:] == ["connected Tracker", "Tracker: 1 added, 1 awaiting review"]
+    server = Server.objects.get(name="Tracker")
+    assert (server.oauth, server.health) == (Server.OAuth.AUTHORIZATION_CODE, Server.Health.OK)
+    assert UpstreamGrant.objects.get(server=server).status == UpstreamGrant.Status.CONNECTED
 
 
 def test_connect_server_exits_with_the_reason_when_no_browser_comes_back_or_it_is_refused(db, auth_server, monkeypatch):
