@@ -225,6 +225,27 @@ def test_it_frames_syslog_by_octet_count_and_escapes_cef():
     assert json.loads(siem.json_text(fields))["seq"] == 5
 
 
+@pytest.mark.parametrize("fmt", ["json", "cef"])
+def test_it_escapes_unicode_line_separators_and_c1_controls_before_they_reach_syslog(fmt):
+    """A receiver that splits on U+2028, NEL or a control would read a forged event from a person's input."""
+    from datetime import UTC, datetime
+
+    breaking = "\u2028\u2029\x85\x1b\x7f\x0b\x9b"
+    forged = f"x{breaking}<110>1 2026-01-02T03:04:05+00:00 h mcp-approval-console - login_failed"
+    row = (5, datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC), "user", 1, f"eve{breaking}", "call.denied", "r", 9, 2, 3, 4)
+    row += ({"reason": forged}, "p" * 64, "h" * 64)
+    fields = siem.event_fields(row, "c" * 64)
+    message = siem.syslog_entry(fields, fmt).partition(b" ")[2].decode()
+    assert not set(breaking) & set(message)
+    assert "u2028" in message and "u0085" in message
+    if fmt == "json":
+        sent = json.loads(message.split("] ", 1)[1])
+        assert (sent["actor_name"], sent["data"]["reason"]) == (f"eve{breaking}", forged)
+    hec = json.loads(siem.hec_entry(fields, fmt))
+    assert not set(breaking) & set(siem.hec_entry(fields, fmt).decode())
+    assert (hec["event"]["data"]["reason"] if fmt == "json" else hec["event"]).count("login_failed") == 1
+
+
 @pytest.mark.parametrize(
     ("env", "said"),
     [
