@@ -197,12 +197,17 @@ def test_it_leaves_the_cursor_to_the_process_holding_its_lease(forward_to):
 
 
 @pytest.mark.django_db
-def test_it_shows_the_lag_in_readyz_and_on_the_audit_page(forward_to, login):
+def test_it_shows_the_lag_to_staff_and_scrapers_and_tells_readyz_askers_nothing_of_the_siem(forward_to, login):
     forward_to("syslog+tcp://127.0.0.1:9")
     append(7)
-    detail = Client().get("/readyz").json()["checks"]["audit_forwarding"]
-    assert detail["ok"] is True
-    assert detail["detail"]["events_behind"] == 7 and detail["detail"]["destination"] == "syslog+tcp://127.0.0.1:9"
+    assert forwarding.forward().error
+    readyz = Client(REMOTE_ADDR="203.0.113.9").get("/readyz").content.decode()
+    for secret in ("127.0.0.1:9", "syslog", "acknowledged_seq", "Connection refused", "events_behind"):
+        assert secret not in readyz
+    scraped = Client().get("/metrics").content.decode()
+    assert re.search(r"^mcp_console_audit_forward_events_behind 7\.0$", scraped, re.M)
+    assert re.search(r"^mcp_console_audit_forward_failing 1\.0$", scraped, re.M)
+    assert re.search(r"^mcp_console_audit_forward_seconds_behind \d", scraped, re.M)
     page = login("auditor").get("/audit/").content.decode()
     # Signing in is an event too.
     assert f"{AuditEvent.objects.count()} events behind" in page
