@@ -15,7 +15,7 @@ from approvals.catalog.oauth_models import UpstreamClient, UpstreamGrant
 from approvals.management.commands import connect_server
 from approvals.upstream import AuthorizationRequired
 from approvals.upstream.spec import ServerIdentity
-from tests.catalog.oauth_server import AS, MCP, PRM, ScriptedAuthServer, bearer
+from tests.catalog.oauth_server import AS, MCP, PRM, ScriptedAuthServer, bearer, returning_admin
 from tests.fixtures.catalog import make_server
 
 
@@ -93,12 +93,12 @@ def test_connect_server_prints_the_url_first_waits_for_the_callback_and_syncs(db
     server = make_server("Tracker", url=MCP)
     oauth_tokens.challenged(server, {"resource_metadata": PRM}, "HTTP 401")
     auth_server.token_answers.append(bearer("cmd-access"))
-    printed = []
+    printed, admin = [], returning_admin()
 
     def browser_comes_back(seconds):
         # What another console process does when the browser reaches its callback.
         state = parse_qs(urlsplit(printed[0]).query)["state"][0]
-        finish_connect(state, "code", AS)
+        finish_connect(state, "code", AS, by=admin)
 
     monkeypatch.setattr(connect_server.time, "sleep", browser_comes_back)
     out = StringIO()
@@ -130,9 +130,9 @@ def test_connect_server_connects_a_server_added_with_no_sync_and_its_sync_carrie
     monkeypatch.setattr(
         connect_server.time,
         "sleep",
-        lambda seconds: finish_connect(parse_qs(urlsplit(urls[-1]).query)["state"][0], "code", AS),
+        lambda seconds: finish_connect(parse_qs(urlsplit(urls[-1]).query)["state"][0], "code", AS, by=admin),
     )
-    urls = []
+    urls, admin = [], returning_admin()
     monkeypatch.setattr(
         connect_server,
         "start_connect",
@@ -150,11 +150,13 @@ def test_connect_server_exits_with_the_reason_when_no_browser_comes_back_or_it_i
     oauth_tokens.challenged(server, {"resource_metadata": PRM}, "HTTP 401")
     with pytest.raises(CommandError, match="no browser came back to the console within 0s"):
         run("connect_server", "Tracker", "--timeout", "0")
-    urls = []
+    urls, admin = [], returning_admin()
     monkeypatch.setattr(
         connect_server.time,
         "sleep",
-        lambda seconds: finish_connect(parse_qs(urlsplit(urls[-1]).query)["state"][0], "", None, "access_denied"),
+        lambda seconds: finish_connect(
+            parse_qs(urlsplit(urls[-1]).query)["state"][0], "", None, "access_denied", by=admin
+        ),
     )
     monkeypatch.setattr(
         connect_server,

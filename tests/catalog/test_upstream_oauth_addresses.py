@@ -11,6 +11,7 @@ import pytest
 from approvals.catalog.connecting import ConnectError, finish_connect, start_connect
 from approvals.catalog.models import Server
 from approvals.catalog.oauth_models import UpstreamAuthorization, UpstreamClient
+from tests.catalog.oauth_server import returning_admin
 from tests.fixtures.catalog import make_server
 from tests.fixtures.http_answers import send_json
 
@@ -85,11 +86,12 @@ def test_a_code_is_not_exchanged_at_a_token_endpoint_inside_that_is_not_listed(d
         client_secret="the-secret", token_auth_method="client_secret_post"
     )
     settings.UPSTREAM_ALLOWED_HOSTS = []
-    flow = finish_connect(state, "the-code", None)
+    admin = returning_admin()
+    flow = finish_connect(state, "the-code", None, by=admin)
     assert "UPSTREAM_ALLOWED_HOSTS" in flow.outcome
     assert not [body for method, path, body in seen if path == "/token"]
     settings.UPSTREAM_ALLOWED_HOSTS = ["127.0.0.1"]
     again = parse_qs(urlsplit(start_connect(server, base_url=CONSOLE)).query)["state"][0]
-    assert finish_connect(again, "the-code", None).outcome == UpstreamAuthorization.CONNECTED
+    assert finish_connect(again, "the-code", None, by=admin).outcome == UpstreamAuthorization.CONNECTED
     [token_request] = [body for method, path, body in seen if path == "/token"]
     assert b"code_verifier=" in token_request
