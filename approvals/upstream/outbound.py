@@ -87,17 +87,25 @@ def pinned_url(url: httpx.URL, address) -> httpx.URL:
 
 
 class PinnedTransport(httpx.AsyncBaseTransport):
-    """An httpx transport that checks each request's URL and connects to the address it checked."""
+    """An httpx transport that checks each request's URL and connects to the address it checked.
+
+    Each host name has connections of its own: pooled by address alone, a connection whose certificate was checked
+    for one name would carry the requests of another name at the same address. `inner` (tests) replaces them all."""
 
     def __init__(self, allowed_hosts, setting: str, *, https_only: bool = False, inner=None):
         self.allowed_hosts, self.setting, self.https_only = list(allowed_hosts), setting, https_only
-        self.inner = inner or httpx.AsyncHTTPTransport()
+        self.inner = inner
+        self.pools: dict[str, httpx.AsyncBaseTransport] = {}
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         address = await checked(str(request.url), self.allowed_hosts, self.setting, https_only=self.https_only)
-        request.extensions = {**request.extensions, "sni_hostname": request.url.host}
+        host = request.url.host
+        request.extensions = {**request.extensions, "sni_hostname": host}
         request.url = pinned_url(request.url, address)
-        return await self.inner.handle_async_request(request)
+        pool = self.inner or self.pools.setdefault(host, httpx.AsyncHTTPTransport())
+        return await pool.handle_async_request(request)
 
     async def aclose(self) -> None:
-        await self.inner.aclose()
+        for pool in [self.inner, *self.pools.values()]:
+            if pool is not None:
+                await pool.aclose()

@@ -165,3 +165,28 @@ async def test_discovery_refuses_a_resource_metadata_url_inside_that_a_challenge
         with pytest.raises(UpstreamError, match="UPSTREAM_ALLOWED_HOSTS"):
             await http.discover("https://tracker.example/mcp", {"resource_metadata": "https://10.0.0.7/prm"})
     assert seen == []
+
+
+async def test_two_names_at_one_address_never_share_a_connection(monkeypatch):
+    """A connection whose certificate was checked for one name carries no request for another."""
+    connections = []
+
+    async def keep_alive(reader, writer):
+        connections.append(writer)
+        while await reader.readuntil(b"\r\n\r\n"):
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}")
+            await writer.drain()
+
+    server = await asyncio.start_server(keep_alive, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    resolving(monkeypatch, {"as.example": ["127.0.0.1"], "other.example": ["127.0.0.1"]})
+    try:
+        async with OAuthHttp(5, allowed_hosts=["as.example", "other.example"]) as http:
+            for host in ("as.example", "as.example", "other.example"):
+                assert await http.get_json(f"http://{host}:{port}/.well-known/x") == {}
+        assert len(connections) == 2
+    finally:
+        for writer in connections:
+            writer.close()
+        server.close()
+        await server.wait_closed()
