@@ -101,5 +101,4 @@ def run_periodic_work_with_the_server():
 freeze_what_start_up_made()
 run_periodic_work_with_the_server()
 metrics.watch_this_process()
-if settings.LOG_FORMAT == "json":
-    logs.access_log_as_json()
+logs.access_log(as_json=settings.LOG_FORMAT == "json")

@@ -4,10 +4,11 @@
 gets a healthy web process restarted. /readyz says whether it can serve: the database
 answers a query, every migration is applied, a message sent on the channel layer comes
 back, the celery broker accepts a connection, and CREDENTIALS_KEY decrypts the stored
-credentials. With AUDIT_FORWARD_URL set, the detail also says how far the SIEM is behind
-(events and seconds), without ever failing on it. Each check is named in the JSON body
-with its outcome; any failure makes the answer 503. A failure shows only the exception's
-class (the full error goes to the log): a database error's text names hosts and roles.
+credentials. It says nothing of the SIEM: anyone may ask, and where audit events go, and
+whether they are getting there, is for staff (the audit page) and scrapers (/metrics).
+Each check is named in the JSON body with its outcome; any failure makes the answer 503.
+A failure shows only the exception's class (the full error goes to the log): a database
+error's text names hosts and roles.
 
 Both are answered by a middleware ahead of Django's Host check, because a probe from
 inside a container or an orchestrator names an address rather than a host in
@@ -25,7 +26,6 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.http import HttpResponseNotAllowed, JsonResponse
 
-from approvals.audit import forwarding
 from approvals.db.sealed import CredentialsUnreadable, check_readable
 
 logger = logging.getLogger(__name__)
@@ -93,19 +93,12 @@ def credentials():
         raise NotReady(str(exc)) from None
 
 
-def audit_forwarding():
-    # Never a failure: a SIEM that is down must not take the console out of service; the lag says how far behind.
-    lag = forwarding.lag()
-    return lag.as_dict() if lag else None
-
-
 READINESS = {
     "database": database,
     "migrations": migrations,
     "channel_layer": channel_layer,
     "broker": broker,
     "credentials": credentials,
-    "audit_forwarding": audit_forwarding,
 }
 
 

@@ -10,6 +10,9 @@ from console.environment import env_bool, env_list
 
 # Upstream limits: every wait and every size an upstream server controls is bounded.
 UPSTREAM_TIMEOUT_SECONDS = float(os.environ.get("UPSTREAM_TIMEOUT_SECONDS", 30))
+# Hosts (names, addresses or CIDR networks) an upstream server's OAuth endpoints may be on although they are
+# loopback, private or link-local, and which may use plain http: every other such endpoint is refused.
+UPSTREAM_ALLOWED_HOSTS = env_list("UPSTREAM_ALLOWED_HOSTS", [])
 UPSTREAM_LIST_MAX_PAGES = int(os.environ.get("UPSTREAM_LIST_MAX_PAGES", 100))
 UPSTREAM_LIST_MAX_BYTES = int(os.environ.get("UPSTREAM_LIST_MAX_BYTES", 8 * 1024 * 1024))
 

@@ -2,7 +2,7 @@
 
 The samples every process counted come from their files (approvals.observe.metrics); what the
 database holds (calls waiting for a decision, entries awaiting review, the last verification of
-the audit chain) is read at scrape time, so that it is right however many processes run, and
+the audit chain, how far the SIEM is behind) is read at scrape time, so that it is right however many processes run, and
 however they stopped.
 
 A scraper sends METRICS_TOKEN as a bearer token; without one set, only a client on this machine
@@ -20,6 +20,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.multiprocess import MultiProcessCollector
 
+from approvals.audit import forwarding
 from approvals.audit.models import AuditVerification
 from approvals.calls.models import Call
 from approvals.catalog import review
@@ -40,6 +41,7 @@ class DatabaseState:
             pending = Call.objects.filter(status=Call.Status.PENDING).count()
             to_review = review.review_count()
             last = AuditVerification.objects.filter(finished_at__isnull=False).order_by("-finished_at", "-id").first()
+            lag = forwarding.lag()
         except Exception:
             # The processes' own samples are still worth a scrape; the database's state is left out of this one.
             log.warning("the metrics read from the database could not be read", exc_info=True)
@@ -61,6 +63,25 @@ class DatabaseState:
                 "When the last verification of the audit chain finished.",
                 last.finished_at.timestamp(),
             )
+        if lag is not None:
+            yield from forwarding_lag(lag)
+
+
+def forwarding_lag(lag: forwarding.Lag):
+    """How far the SIEM is behind (AUDIT_FORWARD_URL set); where it is and why it failed stay on the audit page."""
+    yield GaugeMetricFamily(
+        "mcp_console_audit_forward_events_behind", "Audit events the SIEM has not acknowledged.", lag.events
+    )
+    yield GaugeMetricFamily(
+        "mcp_console_audit_forward_seconds_behind",
+        "Age of the oldest audit event the SIEM has not acknowledged (0 when none).",
+        lag.seconds,
+    )
+    yield GaugeMetricFamily(
+        "mcp_console_audit_forward_failing",
+        "1 when the last batch sent to the SIEM failed, else 0.",
+        1 if lag.error else 0,
+    )
 
 
 def exposition() -> bytes:

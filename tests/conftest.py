@@ -40,9 +40,14 @@ ON_CI = os.environ.get("CI", "").lower() == "true"
 TESTS = Path(__file__).parent
 
 # Settings for every test, which the consoles and workers tests start inherit, and test_settings gives the
-# settings already loaded here: webhook receivers listen on loopback, which a console refuses unless listed;
+# settings already loaded here: webhook receivers and upstream authorization servers listen on loopback (over
+# plain http), which a console refuses unless listed;
 # and a server's list changes sync at once, each test's servers taking the pks of the last test's.
-TEST_ENVIRONMENT = {"WEBHOOK_ALLOWED_HOSTS": "127.0.0.1", "SYNC_MIN_SECONDS": "0"}
+TEST_ENVIRONMENT = {
+    "WEBHOOK_ALLOWED_HOSTS": "127.0.0.1",
+    "UPSTREAM_ALLOWED_HOSTS": "127.0.0.1,localhost",
+    "SYNC_MIN_SECONDS": "0",
+}
 for name, value in TEST_ENVIRONMENT.items():
     os.environ.setdefault(name, value)
 
@@ -343,6 +348,6 @@ def fresh_channel_layer():
 def test_settings():
     from django.test import override_settings
 
-    allowed = os.environ["WEBHOOK_ALLOWED_HOSTS"].split(",")
-    with override_settings(WEBHOOK_ALLOWED_HOSTS=allowed, SYNC_MIN_SECONDS=float(os.environ["SYNC_MIN_SECONDS"])):
+    allowed = {name: os.environ[name].split(",") for name in ("WEBHOOK_ALLOWED_HOSTS", "UPSTREAM_ALLOWED_HOSTS")}
+    with override_settings(**allowed, SYNC_MIN_SECONDS=float(os.environ["SYNC_MIN_SECONDS"])):
         yield

@@ -50,15 +50,6 @@ class Lag:
     acknowledged_at: object
     error: str
 
-    def as_dict(self) -> dict:
-        return {
-            "destination": self.destination,
-            "events_behind": self.events,
-            "seconds_behind": round(self.seconds, 1),
-            "acknowledged_seq": self.acknowledged_seq,
-            "error": self.error,
-        }
-
 
 def configured() -> bool:
     return bool(settings.AUDIT_FORWARD_URL)

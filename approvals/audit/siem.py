@@ -4,10 +4,14 @@ Every form carries the event's sequence number and its public chain value
 (approvals.audit.public_chain), so the receiving side sees a gap or a changed event.
 Syslog messages follow RFC 5424 and are framed by octet counting (RFC 5425 over TLS,
 RFC 6587 over TCP): the length, a space, the message, so a newline inside one is no frame's end.
+Receivers and the tools reading their files still split lines on more than a newline, so no control
+character (C0, DEL, C1 such as NEL) and no Unicode line or paragraph separator leaves the console raw:
+each is written as its \\uXXXX escape, which JSON reads back as the character.
 A HEC body is Splunk's batch form: one JSON object per event, one after the other.
 """
 
 import json
+import re
 import socket
 from datetime import UTC, datetime
 
@@ -18,6 +22,12 @@ from approvals.protocol import identity
 PRIORITY = 13 * 8 + 6
 # RFC 5424 bounds MSGID to 32 printable characters; the longest action fits.
 MSGID_CHARS = 32
+# Unicode's Cc (C0, DEL, C1) and its line and paragraph separators.
+BREAKING = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def escaped(text: str) -> str:
+    return BREAKING.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
 
 
 def event_fields(row, chain_value: str) -> dict:
@@ -30,16 +40,17 @@ def event_fields(row, chain_value: str) -> dict:
 
 
 def json_text(fields: dict) -> str:
-    return json.dumps(fields, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    # Outside its strings JSON text is ASCII, so each character escaped is inside one, where \uXXXX is the character.
+    return escaped(json.dumps(fields, ensure_ascii=False, separators=(",", ":"), sort_keys=True))
 
 
 def _cef_header(value) -> str:
-    return str(value).replace("\\", "\\\\").replace("|", "\\|")
+    return escaped(str(value).replace("\\", "\\\\").replace("|", "\\|"))
 
 
 def _cef_value(value) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return text.replace("\\", "\\\\").replace("=", "\\=").replace("\r", "\\r").replace("\n", "\\n")
+    return escaped(text.replace("\\", "\\\\").replace("=", "\\=").replace("\r", "\\r").replace("\n", "\\n"))
 
 
 def cef_text(fields: dict) -> str:

@@ -37,15 +37,16 @@ def session_pool() -> SessionPool:
 
 async def spec_for(server: Server, token_id: int | None) -> ServerSpec:
     """The server as a client token's request reaches it: on a per-person server, through the connection of the
-    token's owner, so the upstream attributes the action to that person; else through the shared one."""
+    person the token acts as (ClientToken.person), so the upstream attributes the action to that person; else
+    through the shared one."""
     if server.oauth and server.connection == Server.Connection.PER_PERSON:
-        return upstream_spec(server, await in_shared_thread(owner_of)(token_id))
+        return upstream_spec(server, await in_shared_thread(person_of)(token_id))
     return upstream_spec(server)
 
 
-def owner_of(token_id: int | None):
+def person_of(token_id: int | None):
     token = ClientToken.objects.select_related("owner").filter(pk=token_id).first()
-    return token.owner if token is not None else None
+    return token.person if token is not None else None
 
 
 class RememberingPool(SessionPool):

@@ -1,10 +1,12 @@
 """Connecting a server that requires OAuth (authorization code with PKCE): discovery, the console's
 registration, the authorization request, and the browser's return to the console's callback.
 
-The callback is bound to its flow by `state` alone (single use, stored as a digest, expiring), not by a
-signed-in session: the browser that comes back may be signed in to the console or not (connect_server
-prints the URL for any browser), and only an admin, or the person connecting their own account, can start
-a flow and so learn a state.
+The callback finds its flow by `state` (single use, stored as a digest, expiring), and takes it only from the
+browser the flow belongs to, since whoever comes back with a state ties the connection to the upstream account
+they signed in to there, and an authorization URL is easily passed on: a flow started by a person (Connect on a
+server's page or the account page) only from that person's browser session that started it, a flow
+connect_server started (no person, no session) only from a browser signed in to the console as an admin. A
+browser refused leaves the flow unspent for the right one.
 """
 
 import hmac
@@ -16,6 +18,7 @@ from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
 
+from approvals import roles
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM, Actor
 from approvals.catalog import connections, oauth_tokens
@@ -93,26 +96,40 @@ def start_connect(server: Server, *, base_url: str, user=None, started_by=None, 
     return oauth_params.authorization_url(client.authorization_endpoint, params)
 
 
+def binding(url: str) -> str:
+    """What the browser session that starts the flow of an authorization URL keeps, for its callback to show."""
+    return oauth_params.state_digest(parse_qs(urlsplit(url).query).get("state", [""])[-1])
+
+
 def flow_of(url: str) -> UpstreamAuthorization:
     """The flow an authorization URL that start_connect made belongs to, found by its state."""
-    state = parse_qs(urlsplit(url).query).get("state", [""])[-1]
-    return UpstreamAuthorization.objects.get(state_digest=oauth_params.state_digest(state))
+    return UpstreamAuthorization.objects.get(state_digest=binding(url))
 
 
-def finish_connect(state: str, code: str, iss: str | None, error: str = "") -> UpstreamAuthorization:
-    """The browser came back: check it, exchange the code, keep the tokens. The flow's outcome says how it
-    ended ("connected" or why not); the flow is spent either way. ConnectError when no flow is known.
+def finish_connect(
+    state: str, code: str, iss: str | None, error: str = "", *, by=None, bindings=()
+) -> UpstreamAuthorization:
+    """The browser came back, signed in as `by` (None: not signed in), its session keeping `bindings`: check it,
+    exchange the code, keep the tokens. The flow's outcome says how it ended ("connected" or why not); the flow
+    is spent either way. ConnectError when no flow is known, or it is not this browser's (then left unspent).
 
     The flow is spent (one conditional UPDATE) before the code is exchanged, so that a code is used once, and
     the exchange runs outside any transaction, so that a slow token endpoint keeps no other write waiting."""
+    digest = oauth_params.state_digest(state or "")
     flow = (
         UpstreamAuthorization.objects.select_related("server", "user", "started_by")
-        .filter(state_digest=oauth_params.state_digest(state or ""), finished_at__isnull=True, outcome="")
+        .filter(state_digest=digest, finished_at__isnull=True, outcome="")
         .first()
     )
-    if flow is None or flow.expires_at <= timezone.now() or not spend(flow):
+    if flow is None or flow.expires_at <= timezone.now():
         raise ConnectError("This authorization is unknown, already used or expired: start Connect again.")
-    server, actor = flow.server, Actor.user(flow.started_by) if flow.started_by_id else SYSTEM
+    refused = not_this_browser(flow, by, digest in bindings)
+    if refused:
+        raise ConnectError(refused)
+    if not spend(flow):
+        raise ConnectError("This authorization is unknown, already used or expired: start Connect again.")
+    server = flow.server
+    actor = Actor.user(flow.started_by) if flow.started_by_id else Actor.user(by) if by is not None else SYSTEM
     client = UpstreamClient.objects.get(server=server)
     tokens, why = exchange(flow, client, code, iss, error)
     with transaction.atomic():
@@ -123,6 +140,23 @@ def finish_connect(state: str, code: str, iss: str | None, error: str = "") -> U
         flow.outcome, flow.finished_at = why or UpstreamAuthorization.CONNECTED, timezone.now()
         flow.save(update_fields=["outcome", "finished_at"])
     return flow
+
+
+def not_this_browser(flow: UpstreamAuthorization, by, in_session: bool) -> str:
+    """Why this browser may not finish the flow, or ""."""
+    if flow.started_by_id is not None:
+        if by is None or by.pk != flow.started_by_id or not in_session:
+            return (
+                "This authorization was started in another browser session. Finish it in the browser that pressed "
+                "Connect, signed in as the person who pressed it, or press Connect again here."
+            )
+        return ""
+    if by is None or not by.is_active or not roles.is_admin(by):
+        return (
+            "connect_server started this authorization: sign in to the console as an admin in this browser, then "
+            "open the authorization URL it printed again."
+        )
+    return ""
 
 
 def spend(flow: UpstreamAuthorization) -> bool:
@@ -154,6 +188,10 @@ def keep(flow: UpstreamAuthorization, tokens, actor) -> None:
     """The connection the flow made: its tokens stored, and the sessions opened with the tokens it replaces
     closed everywhere, so that the next call uses the new one."""
     server = flow.server
+    if server.oauth == Server.OAuth.NONE:
+        # Connected before any request was refused (added without a sync): from now on its requests carry the token.
+        server.oauth = Server.OAuth.AUTHORIZATION_CODE
+        Server.objects.filter(pk=server.pk).update(oauth=server.oauth)
     grant, _ = UpstreamGrant.objects.select_for_update().get_or_create(server=server, user=flow.user)
     grant.connected_at = timezone.now()
     grant.wanted_scope = ""

@@ -38,11 +38,11 @@ class NeedsAuthorization(Exception):
         self.server, self.user, self.scope, self.reason = server, user, scope, reason
         wanted = f" (scope {scope!r})" if scope else ""
         if server.connection == Server.Connection.PER_PERSON and user is None:
-            # Only a person can connect an account, and an ownerless client token has none to act as.
+            # Only a person can connect an account, and this client token acts as no one (ClientToken.person).
             self.message = (
                 f"The upstream server {server.name} acts as each caller's own account, and the client token making "
-                "this call has no owner. An admin must give the token an owner, or the call must use a token of a "
-                "person."
+                "this call acts as no one there: it has no owner, or its owner did not make it. The call must use a "
+                "token its owner made (on the Tokens page, or by allowing an OAuth client)."
             )
             super().__init__(self.message)
             return
@@ -73,7 +73,7 @@ def fresh(grant: UpstreamGrant, rejected: str | None = None) -> bool:
 
 
 def oauth_http() -> OAuthHttp:
-    return OAuthHttp(settings.UPSTREAM_TIMEOUT_SECONDS)
+    return OAuthHttp(settings.UPSTREAM_TIMEOUT_SECONDS, allowed_hosts=settings.UPSTREAM_ALLOWED_HOSTS)
 
 
 async def _discover(url: str, challenge: dict) -> Discovered:

@@ -55,10 +55,13 @@ def upstream_identity(call: Call) -> str:
     if server is None:
         return "none: no upstream server"
     if server.oauth and server.connection == Server.Connection.PER_PERSON:
-        owner = call.token.owner if call.token else None
-        if owner is None:
-            return f"none: {server.name} takes each person's own connection, and this client token has no owner"
-        return f"{owner.get_username()}'s own connection to {server.name}: the person who owns the client token"
+        person = call.token.person if call.token else None
+        if person is None:
+            return (
+                f"none: {server.name} takes each person's own connection, and this client token acts as no one there "
+                "(it has no owner, or its owner did not make it)"
+            )
+        return f"{person.get_username()}'s own connection to {server.name}: the person who owns the client token"
     return f"the console's shared connection to {server.name}: one identity for every client and operator"
 
 

@@ -13,6 +13,8 @@ import re
 
 import structlog
 
+from approvals.observe import redaction
+
 TRACEPARENT = re.compile(r"^[0-9a-f]{2}-(?P<trace_id>[0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}")
 
 
@@ -55,13 +57,18 @@ def message_and_origin(logger, method_name, event_dict):
 EXTRA_FIELDS = ("client", "request_line", "status", "status_code", "size", "call_id", "server", "tool", "outcome")
 
 
-def access_log_as_json():
-    """Daphne writes its access log straight to stdout as NCSA text; this sends each entry through logging instead."""
+def access_log(as_json: bool):
+    """Daphne's access log with the credentials a URL may carry redacted (observe/redaction). Daphne writes it
+    straight to stdout as NCSA text; `as_json` sends each entry through logging instead."""
     from daphne.access import AccessLogGenerator
 
     access = logging.getLogger("console.access")
+    as_text = AccessLogGenerator.write_entry
 
     def write_entry(self, host, date, request, status=None, length=None, ident=None, user=None):
+        request = redaction.redacted(request)
+        if not as_json:
+            return as_text(self, host, date, request, status, length, ident, user)
         fields = {"client": host, "request_line": request, "status": status, "size": length}
         access.info("%s %s", request, status if status is not None else "-", extra=fields)
 

@@ -4,12 +4,15 @@ Without that variable nothing of OpenTelemetry is imported: span() is a null con
 carried() hands back what it is given, so an untraced console pays for neither. With it, a
 request's server span continues the client's W3C traceparent, Django, httpx and psycopg
 add theirs, httpx passes the trace on to upstream servers in its own traceparent, and the
-console adds its steps of a call: receive, policy, hold, forward and record.
+console adds its steps of a call: receive, policy, hold, forward and record. A request's URL
+is kept with its credentials redacted (observe/redaction).
 """
 
 import contextlib
 import functools
 import os
+
+from approvals.observe import redaction
 
 SERVICE = "mcp-approval-console"
 _tracer = None
@@ -37,7 +40,7 @@ def start():
     provider = TracerProvider(resource=Resource.create({"service.name": name}))
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
     trace.set_tracer_provider(provider)
-    DjangoInstrumentor().instrument()
+    DjangoInstrumentor().instrument(request_hook=redaction.redact_span)
     HTTPXClientInstrumentor().instrument()
     PsycopgInstrumentor().instrument()
     _tracer = trace.get_tracer("approvals")
@@ -50,7 +53,7 @@ def served(application):
         return application
     from opentelemetry.instrumentation.asgi import OpenTelemetryMiddleware
 
-    return OpenTelemetryMiddleware(application)
+    return OpenTelemetryMiddleware(application, server_request_hook=redaction.redact_span)
 
 
 def span(name: str, **attributes):

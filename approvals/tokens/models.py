@@ -45,6 +45,15 @@ class ClientToken(models.Model):
     def revoked(self):
         return self.revoked_at is not None
 
+    @property
+    def person(self):
+        """Whom the token acts as where a server takes each person's own connection: its owner, when the owner made
+        it (on the Tokens page, or by allowing an OAuth client). A token someone else made and named them the owner
+        of acts as no one there, so that no admin's token, and no token passed on, rides a person's own account."""
+        if self.owner_id is None or self.owner_id != self.created_by_id:
+            return None
+        return self.owner
+
     def expired(self, now=None) -> bool:
         return self.expires_at is not None and self.expires_at <= (now or timezone.now())
 

@@ -2,7 +2,9 @@
 
 httpx, no Django; every failure is an UpstreamError (AuthorizationRequired when the authorization server
 refuses the grant itself, so that only a person can mend it). Every wait is bounded by the caller's timeout,
-every answer by MAX_METADATA_BYTES, and redirects are never followed.
+every answer by MAX_METADATA_BYTES, and redirects are never followed. Every request goes through outbound's
+address policy (https only, no address inside unless its host is allowed), connected to the address checked:
+an authorization server's metadata names the endpoints, and the console sends its secrets there.
 """
 
 import asyncio
@@ -20,6 +22,7 @@ from approvals.protocol import oauth_discovery as discovery
 from approvals.protocol.oauth_discovery import DiscoveryError
 
 from .errors import AuthorizationRequired, UpstreamError
+from .outbound import PinnedTransport, Refused, checked
 
 MAX_METADATA_BYTES = 256 * 1024
 JWT_BEARER_ASSERTION = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
@@ -72,9 +75,18 @@ class Tokens:
     scope: str | None = None  # None: the server did not say, which means what was asked for (RFC 6749 5.1)
 
 
+ALLOWED_HOSTS_SETTING = "UPSTREAM_ALLOWED_HOSTS"
+ENDPOINTS = ("authorization_endpoint", "token_endpoint", "registration_endpoint")
+
+
 class OAuthHttp:
-    def __init__(self, timeout: float, transport: httpx.AsyncBaseTransport | None = None):
+    """`allowed_hosts` are those that may be inside and use plain http; a `transport` other than a PinnedTransport
+    replaces the address policy (tests' scripted servers)."""
+
+    def __init__(self, timeout: float, transport: httpx.AsyncBaseTransport | None = None, allowed_hosts=()):
         self.timeout = timeout
+        transport = transport or PinnedTransport(allowed_hosts, ALLOWED_HOSTS_SETTING, https_only=True)
+        self._pinned = transport if isinstance(transport, PinnedTransport) else None
         self._client = httpx.AsyncClient(timeout=timeout, follow_redirects=False, transport=transport)
 
     async def __aenter__(self):
@@ -100,6 +112,8 @@ class OAuthHttp:
                             raise UpstreamError(f"{url} answered with more than {MAX_METADATA_BYTES} bytes")
                 finally:
                     await response.aclose()
+        except Refused as exc:
+            raise UpstreamError(f"refused to reach {url}: {exc}") from None
         except TimeoutError:
             raise UpstreamError(f"{url}: no answer within {self.timeout:g}s", retryable=True) from None
         except httpx.HTTPError as exc:
@@ -116,7 +130,25 @@ class OAuthHttp:
         return _json_object(response, url)
 
     async def discover(self, server_url: str, challenge: dict) -> Discovered:
-        """RFC 9728 then RFC 8414/OpenID discovery, in the spec's order; the 2025-03-26 fallbacks after."""
+        """RFC 9728 then RFC 8414/OpenID discovery, in the spec's order; the 2025-03-26 fallbacks after. Every
+        endpoint found must be one the console may reach (the authorization endpoint too, though only a browser
+        goes there), so that a Connect fails before anything is sent rather than after the person consented."""
+        found = await self._discovered(server_url, challenge)
+        for name in ENDPOINTS:
+            if found.endpoint(name):
+                await self.reachable(found.endpoint(name))
+        return found
+
+    async def reachable(self, url: str) -> None:
+        """UpstreamError unless the address policy lets the console reach `url` (a replaced transport: any)."""
+        if self._pinned is None:
+            return
+        try:
+            await checked(url, self._pinned.allowed_hosts, ALLOWED_HOSTS_SETTING, https_only=True)
+        except Refused as exc:
+            raise UpstreamError(f"refused to reach {url}: {exc}") from None
+
+    async def _discovered(self, server_url: str, challenge: dict) -> Discovered:
         found = None
         for url in discovery.resource_metadata_urls(server_url, challenge.get("resource_metadata", "")):
             found = await self.get_json(url)

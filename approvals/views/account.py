@@ -13,8 +13,8 @@ from approvals.api import keys
 from approvals.catalog import connections
 from approvals.catalog.connecting import ConnectError, console_url, start_connect
 from approvals.roles import ROLES
+from approvals.views import upstream_oauth
 from approvals.views.access import role_required
-from approvals.views.leaving import leave_for
 
 # How long a new key may last, in days; none lasts until revoked.
 KEY_EXPIRY_CHOICES = [("", "never"), ("30", "in 30 days"), ("90", "in 90 days"), ("365", "in a year")]
@@ -63,7 +63,8 @@ def connect(request, slug):
     except ConnectError as exc:
         messages.error(request, f"Could not connect to {server.name}: {exc}")
         return redirect("account")
-    return leave_for(request, url, f"You connect your own account at {server.name} through its authorization server.")
+    purpose = f"You connect your own account at {server.name} through its authorization server."
+    return upstream_oauth.leave_to_authorize(request, url, purpose)
 
 
 @require_POST

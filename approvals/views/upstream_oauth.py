@@ -7,13 +7,23 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from approvals.catalog import oauth_tokens, sync
-from approvals.catalog.connecting import ConnectError, console_url, finish_connect, start_connect
+from approvals.catalog.connecting import ConnectError, binding, console_url, finish_connect, start_connect
 from approvals.catalog.models import Server
 from approvals.catalog.oauth_models import UpstreamAuthorization
 from approvals.catalog.registering import client_metadata_document
 from approvals.upstream import UpstreamError
 from approvals.views.access import admin_required
 from approvals.views.leaving import leave_for
+
+# The session's flows, as connecting.binding gives them: the latest few, each good for minutes.
+FLOWS_KEY = "upstream_oauth_flows"
+FLOWS_KEPT = 8
+
+
+def leave_to_authorize(request, url: str, purpose: str):
+    """Sends the browser to an authorization URL, its session keeping the flow, which only it may finish."""
+    request.session[FLOWS_KEY] = [*request.session.get(FLOWS_KEY, []), binding(url)][-FLOWS_KEPT:]
+    return leave_for(request, url, purpose)
 
 
 @admin_required
@@ -30,7 +40,7 @@ def server_connect(request, slug):
     except ConnectError as exc:
         messages.error(request, f"Could not connect {server.name}: {exc}")
         return redirect("server", slug=server.slug)
-    return leave_for(request, url, f"The console connects to {server.name} through its authorization server.")
+    return leave_to_authorize(request, url, f"The console connects to {server.name} through its authorization server.")
 
 
 def client_credentials_again(request, server):
@@ -50,10 +60,19 @@ def client_credentials_again(request, server):
 
 @require_GET
 def callback(request):
-    """Where the authorization server sends the browser back: bound to its flow by `state` (see connecting)."""
+    """Where the authorization server sends the browser back: the flow its `state` names, if this browser's (see
+    connecting)."""
     query = request.GET
+    by = request.user if request.user.is_authenticated else None
     try:
-        flow = finish_connect(query.get("state", ""), query.get("code", ""), query.get("iss"), query.get("error", ""))
+        flow = finish_connect(
+            query.get("state", ""),
+            query.get("code", ""),
+            query.get("iss"),
+            query.get("error", ""),
+            by=by,
+            bindings=request.session.get(FLOWS_KEY, []),
+        )
     except ConnectError as exc:
         return render(request, "approvals/upstream_connected.html", {"problem": str(exc)}, status=400)
     server, report = flow.server, None

@@ -12,9 +12,9 @@ from django.utils import timezone
 from approvals.audit import chain
 from approvals.audit.chain import Actor
 from approvals.audit.snapshots import redacted, snapshot
+from approvals.upstream.outbound import url_problem
 from approvals.webhooks import sending
 from approvals.webhooks.models import EVENT_TYPES, WebhookAttempt, WebhookDelivery, WebhookEndpoint
-from approvals.webhooks.transport import url_problem
 
 log = logging.getLogger(__name__)
 EDITABLE = ("url", "description", "events", "slack", "enabled", "console_url")

@@ -3,20 +3,17 @@
 Bounded everywhere an endpoint could hold a worker: the whole attempt (resolving the name,
 connecting, sending, the answer) by one deadline, the answer read up to a small size.
 Redirects are answers, not instructions: a 3xx fails the attempt rather than sending the
-event elsewhere. An endpoint is resolved at delivery and reached at the address checked,
-never resolved again (a name that answers a public address to the check and a private one
-to the connection gets nowhere); loopback, private, link-local (cloud metadata), shared and
-reserved addresses are refused unless the host is among the allowed hosts.
+event elsewhere. An endpoint is resolved at delivery and reached at the address checked, under
+upstream/outbound's address policy with WEBHOOK_ALLOWED_HOSTS.
 """
 
 import asyncio
-import ipaddress
-import socket
 import time
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 import httpx
+
+from approvals.upstream.outbound import PinnedTransport, Refused, url_problem
 
 MAX_RESPONSE_BYTES = 64 * 1024
 # How much of an answer's body is kept for the delivery's page.
@@ -47,38 +44,6 @@ def kept_text(data: bytes) -> str:
     return data[:KEPT_BODY_BYTES].decode("utf-8", errors="replace")
 
 
-def url_problem(url: str) -> str:
-    """Why a URL cannot be an endpoint, or ""."""
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 -- reading it checks it
-    except ValueError:
-        return "the URL cannot be read"
-    if parts.scheme not in ("http", "https"):
-        return "only http and https URLs are allowed"
-    if not parts.hostname:
-        return "the URL names no host"
-    if parts.username or parts.password:
-        return "the URL may not carry a user name or password"
-    return ""
-
-
-def allowed(host: str, address, allowed_hosts) -> bool:
-    """Whether `address`, which `host` resolved to, may be reached: a public address, or an allowed host's.
-
-    `allowed_hosts` holds names, addresses and networks (CIDR), as WEBHOOK_ALLOWED_HOSTS lists them.
-    """
-    address = getattr(address, "ipv4_mapped", None) or address
-    for entry in allowed_hosts:
-        try:
-            if address in ipaddress.ip_network(entry, strict=False):
-                return True
-        except ValueError:
-            if entry.lower().rstrip(".") == host.lower().rstrip("."):
-                return True
-    return address.is_global and not address.is_multicast
-
-
 class Transport:
     def __init__(self, timeout: float, max_response_bytes: int = MAX_RESPONSE_BYTES, allowed_hosts=()):
         self.timeout, self.max_response_bytes = timeout, max_response_bytes
@@ -92,25 +57,19 @@ class Transport:
         started = time.monotonic()
         try:
             return asyncio.run(self.attempt(url, body, headers, started))
+        except Refused as exc:
+            raise WebhookError(str(exc)) from None
         except TimeoutError:
             raise WebhookError(f"no answer within {self.timeout:g} seconds", elapsed_ms=ms_since(started)) from None
         except (httpx.HTTPError, httpx.InvalidURL, OSError, ValueError) as exc:
             raise WebhookError(f"{type(exc).__name__}: {exc}"[:500], elapsed_ms=ms_since(started)) from None
 
     async def attempt(self, url: str, body: bytes, headers: dict[str, str], started: float) -> Answer:
-        parts = urlsplit(url)
-        port = parts.port or (443 if parts.scheme == "https" else 80)
+        pinned = PinnedTransport(self.allowed_hosts, "WEBHOOK_ALLOWED_HOSTS")
         async with asyncio.timeout(self.timeout):
-            address = await self.resolved(parts.hostname, port)
-            # The address checked is the one connected to; the name still names the site to TLS and to Host.
-            host = f"[{address}]" if address.version == 6 else str(address)
-            pinned = parts._replace(netloc=f"{host}:{port}").geturl()
-            headers = {**headers, "Host": parts.netloc}
             async with (
-                httpx.AsyncClient(timeout=self.timeout, follow_redirects=False) as client,
-                client.stream(
-                    "POST", pinned, content=body, headers=headers, extensions={"sni_hostname": parts.hostname}
-                ) as response,
+                httpx.AsyncClient(timeout=self.timeout, follow_redirects=False, transport=pinned) as client,
+                client.stream("POST", url, content=body, headers=headers) as response,
             ):
                 read, kept = 0, b""
                 async for chunk in response.aiter_raw():
@@ -126,21 +85,6 @@ class Transport:
         if not response.is_success:
             raise WebhookError(answered_text(status), status, elapsed, body)
         return Answer(status, elapsed, body)
-
-    async def resolved(self, host: str, port: int):
-        """The address to reach `host` at; WebhookError when the name resolves to any address not allowed."""
-        try:
-            infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
-        except socket.gaierror as exc:
-            raise WebhookError(f"the host {host} could not be resolved: {exc.strerror}") from None
-        addresses = list(dict.fromkeys(ipaddress.ip_address(info[4][0].partition("%")[0]) for info in infos))
-        refused = [address for address in addresses if not allowed(host, address, self.allowed_hosts)]
-        if refused or not addresses:
-            raise WebhookError(
-                f"the host {host} resolves to {refused[0] if refused else 'nothing'}, a loopback, private, "
-                "link-local or reserved address; list it in WEBHOOK_ALLOWED_HOSTS to allow it"
-            )
-        return addresses[0]
 
 
 def ms_since(started: float) -> float:

@@ -197,12 +197,17 @@ def test_it_leaves_the_cursor_to_the_process_holding_its_lease(forward_to):
 
 
 @pytest.mark.django_db
-def test_it_shows_the_lag_in_readyz_and_on_the_audit_page(forward_to, login):
+def test_it_shows_the_lag_to_staff_and_scrapers_and_tells_readyz_askers_nothing_of_the_siem(forward_to, login):
     forward_to("syslog+tcp://127.0.0.1:9")
     append(7)
-    detail = Client().get("/readyz").json()["checks"]["audit_forwarding"]
-    assert detail["ok"] is True
-    assert detail["detail"]["events_behind"] == 7 and detail["detail"]["destination"] == "syslog+tcp://127.0.0.1:9"
+    assert forwarding.forward().error
+    readyz = Client(REMOTE_ADDR="203.0.113.9").get("/readyz").content.decode()
+    for secret in ("127.0.0.1:9", "syslog", "acknowledged_seq", "Connection refused", "events_behind"):
+        assert secret not in readyz
+    scraped = Client().get("/metrics").content.decode()
+    assert re.search(r"^mcp_console_audit_forward_events_behind 7\.0$", scraped, re.M)
+    assert re.search(r"^mcp_console_audit_forward_failing 1\.0$", scraped, re.M)
+    assert re.search(r"^mcp_console_audit_forward_seconds_behind \d", scraped, re.M)
     page = login("auditor").get("/audit/").content.decode()
     # Signing in is an event too.
     assert f"{AuditEvent.objects.count()} events behind" in page
@@ -223,6 +228,27 @@ def test_it_frames_syslog_by_octet_count_and_escapes_cef():
     assert "|call.denied|call.denied|5|" in text
     assert "suser=a|b\\nc " in text and 'msg={"reason":"x\\=y\\\\nz"}' in text
     assert json.loads(siem.json_text(fields))["seq"] == 5
+
+
+@pytest.mark.parametrize("fmt", ["json", "cef"])
+def test_it_escapes_unicode_line_separators_and_c1_controls_before_they_reach_syslog(fmt):
+    """A receiver that splits on U+2028, NEL or a control would read a forged event from a person's input."""
+    from datetime import UTC, datetime
+
+    breaking = "\u2028\u2029\x85\x1b\x7f\x0b\x9b"
+    forged = f"x{breaking}<110>1 2026-01-02T03:04:05+00:00 h mcp-approval-console - login_failed"
+    row = (5, datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC), "user", 1, f"eve{breaking}", "call.denied", "r", 9, 2, 3, 4)
+    row += ({"reason": forged}, "p" * 64, "h" * 64)
+    fields = siem.event_fields(row, "c" * 64)
+    message = siem.syslog_entry(fields, fmt).partition(b" ")[2].decode()
+    assert not set(breaking) & set(message)
+    assert "u2028" in message and "u0085" in message
+    if fmt == "json":
+        sent = json.loads(message.split("] ", 1)[1])
+        assert (sent["actor_name"], sent["data"]["reason"]) == (f"eve{breaking}", forged)
+    hec = json.loads(siem.hec_entry(fields, fmt))
+    assert not set(breaking) & set(siem.hec_entry(fields, fmt).decode())
+    assert (hec["event"]["data"]["reason"] if fmt == "json" else hec["event"]).count("login_failed") == 1
 
 
 @pytest.mark.parametrize(

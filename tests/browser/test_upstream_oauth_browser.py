@@ -159,7 +159,7 @@ def test_it_forwards_each_persons_call_with_their_own_upstream_token(live_consol
     upstream = oauth_upstream(access_seconds=5)
     server = add_files_server(upstream.url, connection=Server.Connection.PER_PERSON)
     people = {name: make_user(name, roles.OPERATOR) for name in ("ann", "bob", "cy")}
-    secrets = {name: create_token(f"{name}'s agent", owner=user)[1] for name, user in people.items()}
+    secrets = {name: create_token(f"{name}'s agent", user=user, owner=user)[1] for name, user in people.items()}
     browser = open_browser()
 
     for name in ("ann", "bob"):

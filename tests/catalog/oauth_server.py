@@ -64,3 +64,15 @@ class ScriptedAuthServer:
 def bearer(access: str, refresh: str = "", expires_in: int = 3600, scope: str | None = None) -> dict:
     answer = {"access_token": access, "token_type": "Bearer", "expires_in": expires_in}
     return answer | ({"refresh_token": refresh} if refresh else {}) | ({"scope": scope} if scope is not None else {})
+
+
+def returning_admin():
+    """The signed-in admin whose browser comes back with a flow no person started (connect_server's)."""
+    from django.contrib.auth import get_user_model
+
+    from approvals import roles
+    from tests.fixtures.people import make_user
+
+    return get_user_model().objects.filter(username="returning-admin").first() or make_user(
+        "returning-admin", roles.ADMIN
+    )

@@ -13,7 +13,9 @@ from approvals.catalog.connecting import finish_connect
 from approvals.catalog.models import Server
 from approvals.catalog.oauth_models import UpstreamClient, UpstreamGrant
 from approvals.management.commands import connect_server
-from tests.catalog.oauth_server import AS, MCP, PRM, ScriptedAuthServer, bearer
+from approvals.upstream import AuthorizationRequired
+from approvals.upstream.spec import ServerIdentity
+from tests.catalog.oauth_server import AS, MCP, PRM, ScriptedAuthServer, bearer, returning_admin
 from tests.fixtures.catalog import make_server
 
 
@@ -91,12 +93,12 @@ def test_connect_server_prints_the_url_first_waits_for_the_callback_and_syncs(db
     server = make_server("Tracker", url=MCP)
     oauth_tokens.challenged(server, {"resource_metadata": PRM}, "HTTP 401")
     auth_server.token_answers.append(bearer("cmd-access"))
-    printed = []
+    printed, admin = [], returning_admin()
 
     def browser_comes_back(seconds):
         # What another console process does when the browser reaches its callback.
         state = parse_qs(urlsplit(printed[0]).query)["state"][0]
-        finish_connect(state, "code", AS)
+        finish_connect(state, "code", AS, by=admin)
 
     monkeypatch.setattr(connect_server.time, "sleep", browser_comes_back)
     out = StringIO()
@@ -108,16 +110,53 @@ def test_connect_server_prints_the_url_first_waits_for_the_callback_and_syncs(db
     assert UpstreamGrant.objects.get(server=server).access_token == "cmd-access"
 
 
+def test_connect_server_connects_a_server_added_with_no_sync_and_its_sync_carries_the_token(
+    transactional_db, settings, monkeypatch
+):
+    """A server added with --no-sync was never answered 401, so nothing yet says it needs OAuth."""
+    settings.CONSOLE_URL = "https://console.test"
+    auth_server = ScriptedAuthServer().install(monkeypatch)
+    auth_server.token_answers.append(bearer("cmd-access"))
+
+    async def tracker_requiring_a_token(spec):
+        # What tracker.test answers: its tools to a request carrying the token, else a 401 naming its metadata.
+        if spec.authorizer is None or await spec.authorizer.bearer() != "cmd-access":
+            raise AuthorizationRequired("HTTP 401", challenge={"resource_metadata": PRM})
+        identity = ServerIdentity("2025-06-18", "legacy", {"name": "tracker"}, {"tools": {}}, "")
+        return identity, [{"name": "search", "inputSchema": {"type": "object"}}], {}
+
+    monkeypatch.setattr(sync, "fetch_catalog", tracker_requiring_a_token)
+    run("add_server", "Tracker", "--url", MCP, "--no-sync")
+    monkeypatch.setattr(
+        connect_server.time,
+        "sleep",
+        lambda seconds: finish_connect(parse_qs(urlsplit(urls[-1]).query)["state"][0], "code", AS, by=admin),
+    )
+    urls, admin = [], returning_admin()
+    monkeypatch.setattr(
+        connect_server,
+        "start_connect",
+        lambda *a, start=connect_server.start_connect, **k: urls.append(start(*a, **k)) or urls[-1],
+    )
+    printed = run("connect_server", "Tracker")
+    assert printed[1:] == ["connected Tracker", "Tracker: 1 added, 1 awaiting review"]
+    server = Server.objects.get(name="Tracker")
+    assert (server.oauth, server.health) == (Server.OAuth.AUTHORIZATION_CODE, Server.Health.OK)
+    assert UpstreamGrant.objects.get(server=server).status == UpstreamGrant.Status.CONNECTED
+
+
 def test_connect_server_exits_with_the_reason_when_no_browser_comes_back_or_it_is_refused(db, auth_server, monkeypatch):
     server = make_server("Tracker", url=MCP)
     oauth_tokens.challenged(server, {"resource_metadata": PRM}, "HTTP 401")
     with pytest.raises(CommandError, match="no browser came back to the console within 0s"):
         run("connect_server", "Tracker", "--timeout", "0")
-    urls = []
+    urls, admin = [], returning_admin()
     monkeypatch.setattr(
         connect_server.time,
         "sleep",
-        lambda seconds: finish_connect(parse_qs(urlsplit(urls[-1]).query)["state"][0], "", None, "access_denied"),
+        lambda seconds: finish_connect(
+            parse_qs(urlsplit(urls[-1]).query)["state"][0], "", None, "access_denied", by=admin
+        ),
     )
     monkeypatch.setattr(
         connect_server,

@@ -35,6 +35,13 @@ def auth_server(monkeypatch):
 
 
 @pytest.fixture
+def client(client, db):
+    """The browser that comes back to the callback: an admin's, signed in, as flows without a person need."""
+    client.force_login(make_user("root", roles.ADMIN))
+    return client
+
+
+@pytest.fixture
 def no_sync(monkeypatch):
     """The callback's sync, which would reach the upstream server itself, is not these tests' concern."""
     monkeypatch.setattr(sync, "sync_server", lambda server: sync.SyncReport(server.name, ok=True))
@@ -69,8 +76,7 @@ def test_a_server_answering_401_needs_authorization_and_tells_admins_and_webhook
 def test_connect_discovers_registers_and_sends_the_browser_with_pkce_state_resource_and_scope(
     tracker, auth_server, client, no_sync
 ):
-    admin = make_user("ada", roles.ADMIN)
-    url = start_connect(tracker, base_url=CONSOLE, started_by=admin)
+    url = start_connect(tracker, base_url=CONSOLE)
     sent = query(url)
     assert url.startswith(f"{AS}/authorize?")
     assert sent["client_id"] == "dcr-client" and sent["redirect_uri"] == CONSOLE + CALLBACK

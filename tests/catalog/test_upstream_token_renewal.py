@@ -20,7 +20,7 @@ from approvals.catalog.connecting import ConnectError, finish_connect
 from approvals.catalog.models import Server
 from approvals.catalog.oauth_models import UpstreamAuthorization, UpstreamClient, UpstreamGrant
 from approvals.protocol.oauth_params import state_digest
-from tests.catalog.oauth_server import bearer
+from tests.catalog.oauth_server import bearer, returning_admin
 from tests.fixtures.catalog import make_server
 from tests.fixtures.http_answers import send_json
 
@@ -150,13 +150,14 @@ def test_it_exchanges_a_code_once_and_outside_any_transaction(expiring, token_en
     UpstreamAuthorization.objects.create(
         state_digest=state_digest(state), server=expiring, code_verifier="v", redirect_uri="", expires_at=expires_at
     )
-    returned, came_back = in_thread(lambda: finish_connect(state, "code-1", None))
+    admin = returning_admin()
+    returned, came_back = in_thread(lambda: finish_connect(state, "code-1", None, by=admin))
     assert token_endpoint.arrived.wait(10), f"the exchange reached the token endpoint: {came_back}"
 
     writer, written = in_thread(lambda: chain.record("test.call_recorded", SYSTEM, server=expiring, data={}))
     writer.join(WRITE_SECONDS)
     held_up = writer.is_alive()
-    _, again = in_thread(lambda: finish_connect(state, "code-1", None))
+    _, again = in_thread(lambda: finish_connect(state, "code-1", None, by=admin))
     token_endpoint.let_go.set()
     returned.join(30)
 

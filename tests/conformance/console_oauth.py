@@ -2,11 +2,14 @@
 
 The suite's mock authorization endpoints consent at once: they redirect straight to the redirect_uri with a
 code. So the admin's browser is an HTTP GET of the console's authorization URL, whose redirect is followed
-to the console's callback, which exchanges the code and syncs the server in the console's own process.
+to the console's callback, which exchanges the code and syncs the server in the console's own process. The flow
+is started as connect_server starts one, so the browser signs in to the console as an admin first: the callback
+takes such a flow from no other.
 """
 
 import json
 import os
+import secrets
 
 import httpx
 
@@ -16,6 +19,7 @@ MAX_CONNECTS = 4
 # Where the suite expects a client's Client ID Metadata Document (auth/basic-cimd): the console is told its
 # document is published there, as a deployment that serves it from another host would be.
 SUITE_CIMD_URL = "https://conformance-test.local/client-metadata.json"
+ADMIN = "conformance-admin"
 
 
 def context() -> dict:
@@ -45,6 +49,19 @@ def console_base(console_mcp_url: str) -> str:
     return console_mcp_url.rsplit("/mcp", 1)[0]
 
 
+def signed_in_admin(browser: httpx.Client, base_url: str) -> None:
+    """Signs the browser in to the console through its sign-in form, as an admin made for it."""
+    from django.contrib.auth import get_user_model
+
+    users, password = get_user_model().objects, secrets.token_urlsafe(16)
+    admin = users.filter(username=ADMIN).first() or users.create_superuser(ADMIN)
+    admin.set_password(password)
+    admin.save()
+    browser.get(f"{base_url}/login/")
+    form = {"username": ADMIN, "password": password, "csrfmiddlewaretoken": browser.cookies["csrftoken"]}
+    browser.post(f"{base_url}/login/", data=form, headers={"Referer": f"{base_url}/login/"})
+
+
 def connect(server, base_url: str) -> str:
     """Press Connect once and let the browser come back: the console's callback page, as text."""
     from approvals.catalog.connecting import ConnectError, start_connect
@@ -54,6 +71,7 @@ def connect(server, base_url: str) -> str:
     except ConnectError as exc:
         return f"Connect failed: {exc}"
     with httpx.Client(timeout=25.0, follow_redirects=False) as browser:
+        signed_in_admin(browser, base_url)
         answer = browser.get(url)
         location = answer.headers.get("location", "")
         if not location.startswith(base_url):

@@ -75,14 +75,14 @@ def test_it_forgets_only_the_persons_own_connection_and_audits_it(person, monkey
     assert closed == [("Files", str(ann.pk))]
 
 
-def test_it_tells_a_call_with_an_ownerless_token_that_an_admin_must_give_it_an_owner():
+def test_it_tells_a_call_with_a_token_acting_as_no_one_that_it_needs_one_its_owner_made():
     files = make_server("Files", url="https://files.example/mcp", **PER_PERSON)
 
     with pytest.raises(NeedsAuthorization) as needs:
         bearer_for(files, None)
 
-    assert "client token making this call has no owner" in needs.value.message
-    assert "An admin must give the token an owner" in needs.value.message
+    assert "client token making this call acts as no one there" in needs.value.message
+    assert "a token its owner made" in needs.value.message
     assert "account page" not in needs.value.message
 
 
@@ -100,14 +100,14 @@ def test_it_refuses_to_connect_a_person_to_a_shared_server(person):
         ({}, True, "the console's shared connection to Files"),
         (OAUTH, True, "the console's shared connection to Files"),
         (PER_PERSON, True, "ann's own connection to Files"),
-        (PER_PERSON, False, "none: Files takes each person's own connection, and this client token has no owner"),
+        (PER_PERSON, False, "none: Files takes each person's own connection, and this client token acts as no one"),
     ],
     ids=["no-oauth", "shared", "per-person", "per-person-without-owner"],
 )
 def test_it_shows_on_the_queue_and_the_call_page_whose_identity_the_call_uses(person, fields, owned, shown):
     ann, page = person("ann", roles.OPERATOR)
     files = make_server("Files", url="https://files.example/mcp", tool_prefix="files_", **fields)
-    token = create_token("agent", owner=ann if owned else None)[0]
+    token = create_token("agent", user=ann, owner=ann if owned else None)[0]
     call = pending_call(token, make_tool(files, "whoami"))
 
     assert shown in html.unescape(page.get("/queue/").content.decode())

@@ -50,7 +50,6 @@ def test_it_is_ready_when_every_check_passes_and_says_inline_tasks_have_no_broke
         "channel_layer": True,
         "broker": True,
         "credentials": True,
-        "audit_forwarding": True,
     }
     assert "no broker" in body["checks"]["broker"]["detail"]
 

@@ -184,7 +184,7 @@ async def test_a_token_endpoint_that_hangs_fails_within_the_timeout():
     server = await asyncio.start_server(silent, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
     try:
-        async with OAuthHttp(0.3) as http:
+        async with OAuthHttp(0.3, allowed_hosts=["127.0.0.1"]) as http:
             with pytest.raises(UpstreamError, match="no answer within 0.3s") as hung:
                 await http.token(f"http://127.0.0.1:{port}/token", Client("c"), {"grant_type": "refresh_token"})
         assert hung.value.retryable
@@ -210,7 +210,7 @@ async def test_a_token_endpoint_that_trickles_its_answer_fails_within_the_timeou
     server = await asyncio.start_server(trickle, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
     try:
-        async with OAuthHttp(0.3) as http:
+        async with OAuthHttp(0.3, allowed_hosts=["127.0.0.1"]) as http:
             with pytest.raises(UpstreamError, match="no answer within 0.3s"):
                 await http.token(f"http://127.0.0.1:{port}/token", Client("c"), {"grant_type": "refresh_token"})
     finally:

@@ -50,6 +50,7 @@ class Command(BaseCommand):
         if flow.outcome != UpstreamAuthorization.CONNECTED:
             raise CommandError(f"{server.name} was not connected: {flow.outcome}")
         self.stdout.write(f"connected {server.name}")
+        server.refresh_from_db()  # connecting may have changed how it is reached (its OAuth)
         self.synced(server)
 
     def synced(self, server):

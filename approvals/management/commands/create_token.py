@@ -50,5 +50,11 @@ class Command(BaseCommand):
         if token.expires_at:
             self.stdout.write(f"it expires at {token.expires_at:%Y-%m-%d %H:%M %Z}")
         self.stdout.write(f"it reaches {len(reachable)} active tools now")
+        if token.owner is not None:
+            # Made by no person (this command), it is nobody's own: see ClientToken.person.
+            self.stdout.write(
+                f"{token.owner.get_username()}'s own connections are not used by this token: on a server that takes "
+                "each person's own connection, only tokens a person makes or allows act as them"
+            )
         self.stdout.write("the secret follows; it is shown only this once:")
         self.stdout.write(secret)

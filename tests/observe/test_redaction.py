@@ -1,0 +1,111 @@
+"""An OAuth authorization response's code and state reach neither the access log nor a trace's URL attributes:
+whoever reads either could otherwise finish someone's Connect, or replay the console's own sign-in."""
+
+import io
+import json
+import sys
+import threading
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import httpx
+import pytest
+from daphne.access import AccessLogGenerator
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+
+from approvals.observe import logs
+from approvals.observe.redaction import redacted
+from tests.fixtures.http_answers import send
+from tests.fixtures.processes import child_database_env
+from tests.fixtures.servers import free_port, running
+from tests.fixtures.waiting import wait_until
+
+CODE, STATE = "c0de-4f3e-secret", "st4te-9a1b-secret"
+CALLBACKS = [
+    f"/oauth/upstream/callback?code={CODE}&state={STATE}&iss=https%3A%2F%2Fauth.example",
+    f"/login/sso/callback/?state={STATE};code={CODE}",
+]
+
+
+def test_it_redacts_the_secret_parameters_of_a_url_a_request_line_or_a_query():
+    assert redacted(f"GET {CALLBACKS[0]}") == (
+        "GET /oauth/upstream/callback?code=[redacted]&state=[redacted]&iss=https%3A%2F%2Fauth.example"
+    )
+    assert redacted(f"code={CODE}&STATE={STATE}&x=1") == "code=[redacted]&STATE=[redacted]&x=1"
+    assert redacted("https://h/p?access_token=a&barcode=1&client_secret=s") == (
+        "https://h/p?access_token=[redacted]&barcode=1&client_secret=[redacted]"
+    )
+
+
+def test_the_text_access_log_names_no_code_or_state(monkeypatch):
+    monkeypatch.setattr(AccessLogGenerator, "write_entry", AccessLogGenerator.write_entry)
+    logs.access_log(as_json=False)
+    stream = io.StringIO()
+    for path in CALLBACKS:
+        details = {"client": "127.0.0.1:5000", "method": "GET", "path": path, "status": 400, "size": 10}
+        AccessLogGenerator(stream)("http", "complete", details)
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 2 and "/oauth/upstream/callback?code=[redacted]&state=[redacted]&iss=" in lines[0]
+    assert not [line for line in lines if CODE in line or STATE in line]
+
+
+class Collector(BaseHTTPRequestHandler):
+    """An OTLP/HTTP receiver keeping every string attribute of every span."""
+
+    attributes: list[tuple[str, str]]
+
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):
+        request = ExportTraceServiceRequest()
+        request.ParseFromString(self.rfile.read(int(self.headers["Content-Length"])))
+        for resource in request.resource_spans:
+            for scope in resource.scope_spans:
+                for span in scope.spans:
+                    self.attributes.extend((item.key, item.value.string_value) for item in span.attributes)
+        send(self, 200, ExportTraceServiceResponse().SerializeToString(), {"Content-Type": "application/x-protobuf"})
+
+
+@contextmanager
+def collecting(attributes: list):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), type("Handler", (Collector,), {"attributes": attributes}))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_console_logging_json_and_tracing_keeps_no_code_or_state_of_a_callback(tmp_path):
+    attributes = []
+    port = free_port()
+    argv = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "console.asgi:application"]
+    with collecting(attributes) as collector, (tmp_path / "console.log").open("wb") as output:
+        env = {
+            **child_database_env(),
+            "LOG_FORMAT": "json",
+            "LOG_LEVEL": "INFO",
+            "PROMETHEUS_MULTIPROC_DIR": str(tmp_path),
+            "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{collector}",
+            "OTEL_BSP_SCHEDULE_DELAY": "100",
+        }
+        with running(argv, port=port, env=env, output=output):
+            for path in CALLBACKS:
+                httpx.get(f"http://127.0.0.1:{port}{path}")
+            wait_until(
+                lambda: sum(name == "http.url" and "callback" in value for name, value in attributes) >= 2,
+                message="the callbacks' server spans",
+            )
+    urls = [value for name, value in attributes if name in ("http.url", "http.target", "url.full", "url.query")]
+    assert any("code=[redacted]" in url for url in urls), urls
+    assert not [value for _, value in attributes if CODE in value or STATE in value]
+    log = (tmp_path / "console.log").read_text()
+    entries = [json.loads(line) for line in log.splitlines()]
+    assert [entry for entry in entries if "callback" in entry.get("request_line", "")]
+    assert CODE not in log and STATE not in log
