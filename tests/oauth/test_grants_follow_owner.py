@@ -114,7 +114,7 @@ def refused_everywhere(held: Holdings, statuses: dict) -> dict:
     ids=["deactivated", "groups-removed"],
 )
 async def test_it_stops_every_credential_of_a_person_an_admin_deactivates_or_takes_every_group_from(
-    live_console, mcp_url, demo_server, registrations_afresh, joined_groups, change, reason
+    live_console, mcp_url, demo_server, registrations_afresh, operators_may_grant, joined_groups, change, reason
 ):
     held = await sync_to_async(holdings)(live_console)
     assert (await tools_list(mcp_url, held.oauth["access_token"])).status_code == 200
@@ -152,7 +152,7 @@ async def test_it_stops_every_credential_of_a_person_an_admin_deactivates_or_tak
 
 @pytest.mark.parametrize("change", ["deactivated", "groups-removed"])
 async def test_it_refuses_every_credential_of_an_owner_changed_behind_the_signals_back(
-    live_console, mcp_url, registrations_afresh, change
+    live_console, mcp_url, registrations_afresh, operators_may_grant, change
 ):
     # An update of many rows sends no signal and revokes nothing: each credential's own check refuses.
     held = await sync_to_async(holdings)(live_console)

@@ -105,7 +105,9 @@ def test_it_refuses_a_token_whose_owner_holds_no_role_until_they_hold_one_again(
     assert admit(secret).token == token
 
 
-def test_it_refuses_the_exchange_of_a_code_given_before_the_person_s_access_ended(client, registrations_afresh):
+def test_it_refuses_the_exchange_of_a_code_given_before_the_person_s_access_ended(
+    client, registrations_afresh, operators_may_grant
+):
     app = Client()
     authorization = Authorization(register(app).json()["client_id"])
     client.force_login(make_user("ann", roles.OPERATOR))

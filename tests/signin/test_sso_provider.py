@@ -31,7 +31,7 @@ def sso_sign_in(console: str, login: str) -> tuple[httpx.Client, httpx.Response]
 
 
 def test_it_refuses_a_person_the_provider_gives_no_group_and_stops_every_credential_they_held(
-    oidc_provider, live_console, mcp_url
+    oidc_provider, live_console, mcp_url, operators_may_grant
 ):
     forget_requests("oauth-register:127.0.0.1")
     oidc_provider.put("alice", ["mcp-operators"])
