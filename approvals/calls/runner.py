@@ -30,10 +30,11 @@ from approvals.upstream import UpstreamError
 log = logging.getLogger(__name__)
 
 
-async def run_call(ctx: ClientContext, jsonrpc_id, params: dict, emit, tool: Tool | None = None) -> dict:
+async def run_call(ctx: ClientContext, jsonrpc_id, params: dict, emit, tool: Tool | None = None, held=None) -> dict:
     """The CallToolResult for one tools/call; `emit` sends notifications on the request's stream.
 
-    `tool` is the tool the gateway already found for this token and name, if it looked.
+    `tool` is the tool the gateway already found for this token and name, if it looked. `held(call, ctx)`, if
+    given, answers a call held for a decision in place of the wait (task_runner.hold_as_task: as a task).
     """
     name, arguments = params.get("name"), params.get("arguments", {})
     if arguments is None:
@@ -57,6 +58,8 @@ async def run_call(ctx: ClientContext, jsonrpc_id, params: dict, emit, tool: Too
         return result
     with holding.holding(call.pk):
         try:
+            if call.status == Call.Status.PENDING and held is not None:
+                return await held(call, ctx)
             if call.status == Call.Status.PENDING:
                 with traces.span("hold"):
                     call = await wait_for_decision(call, emit)

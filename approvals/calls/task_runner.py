@@ -62,6 +62,13 @@ async def start(ctx: ClientContext, jsonrpc_id, params: dict, tool: Tool, reques
     return call, None
 
 
+async def hold_as_task(call: Call, ctx: ClientContext) -> dict:
+    """A 2026-07-28 call held for a decision, answered as a task (runner.run_call's `held`): driven from here on."""
+    call = await sync_to_async(tasks.make_task)(call)
+    detach(call, drive(call, ctx))
+    return {**tasks.modern_task_fields(call), "resultType": "task"}
+
+
 def detach(call: Call, work) -> bool:
     """Run `work` for the call in a task of this process, unless one runs for it already."""
     if call.pk in _RUNNING:

@@ -9,7 +9,7 @@ other, its id names nothing.
 """
 
 import uuid
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.conf import settings
 
@@ -38,6 +38,19 @@ def new_task(requested_ttl) -> dict:
     longest = int(settings.APPROVAL_TIMEOUT_SECONDS * 1000)
     ttl = requested_ttl if isinstance(requested_ttl, int) and not isinstance(requested_ttl, bool) else longest
     return {"task_id": str(uuid.uuid4()), "task_ttl_ms": max(1000, min(ttl, longest))}
+
+
+def make_task(call: Call) -> Call:
+    """Turn a call just held for a decision into a task (2026-07-28, where the console chooses): no process holds
+    it any more, and it expires within its task's TTL."""
+    fields = new_task(None)
+    expires_at = min(call.expires_at, call.received_at + timedelta(milliseconds=fields["task_ttl_ms"]))
+    changes = {**fields, "holder": "", "lease_expires_at": None, "expires_at": expires_at}
+    # Whatever a decision made of it meanwhile: the task's driver reads the call afresh before anything else.
+    Call.objects.filter(pk=call.pk).update(**changes)
+    for name, value in changes.items():
+        setattr(call, name, value)
+    return call
 
 
 def status_of(call: Call) -> str:

@@ -11,7 +11,7 @@ from asgiref.sync import sync_to_async
 from approvals.calls import task_runner, tasks
 from approvals.catalog.models import Tool
 from approvals.db.shared_threads import in_shared_thread
-from approvals.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError, Request
+from approvals.protocol.jsonrpc import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY, JsonRpcError, Request
 from approvals.protocol.results import tool_error_result
 from approvals.tokens.context import ClientContext
 
@@ -77,5 +77,30 @@ async def listed(ctx: ClientContext, params: dict) -> dict:
     return answer
 
 
+def require_extension(ctx: ClientContext):
+    if not declared_extension(ctx):
+        raise JsonRpcError(
+            MISSING_REQUIRED_CLIENT_CAPABILITY, f"Declare the {EXTENSION} extension in clientCapabilities to use tasks"
+        )
+
+
+async def modern_get(ctx: ClientContext, params: dict) -> dict:
+    require_extension(ctx)
+    return await get(ctx, params, tasks.modern_task_fields)
+
+
+async def modern_cancel(ctx: ClientContext, params: dict) -> dict:
+    require_extension(ctx)
+    return await cancel(ctx, params, tasks.modern_task_fields)
+
+
+async def modern_update(ctx: ClientContext, params: dict) -> dict:
+    """tasks/update carries a client's input to a task; the console asks its operators instead, never the client."""
+    require_extension(ctx)
+    call = await task_named(ctx, params)
+    raise JsonRpcError(INVALID_PARAMS, f"Task {call.task_id} is {tasks.status_of(call)}: it waits for no input")
+
+
 # The legacy era's task methods answered at once; tasks/result may wait, like a call.
 LEGACY_METHODS = {"tasks/get": get, "tasks/list": listed, "tasks/cancel": cancel}
+MODERN_METHODS = {"tasks/get": modern_get, "tasks/update": modern_update, "tasks/cancel": modern_cancel}

@@ -5,8 +5,14 @@ import time
 from approvals.audit.models import AuditEvent
 from approvals.calls import deciding
 from approvals.calls.models import Call
+from approvals.gateway.tasks import EXTENSION
+from approvals.policy.models import PolicyRule
+from approvals.protocol.headers import request_headers
 from approvals.tokens.credentials import create_token
+from tests.fixtures.gateway import MODERN, modern_envelope
 from tests.gateway.conftest import Raw
+
+CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 
 JSON_ONLY = {"Accept": "application/json"}
 LOOKUP = {"name": "demo_lookup_customer", "arguments": {"customer_id": "C007"}}
@@ -135,3 +141,50 @@ def test_it_lists_a_tokens_tasks_newest_first(raw, demo_server):
     listed = result_of(raw.legacy(session_id, "tasks/list"))["tasks"]
 
     assert [task["taskId"] for task in listed] == [second["taskId"], first["taskId"]]
+
+
+def modern_with_tasks(raw, method, **params):
+    """A 2026-07-28 request from a client that declared the tasks extension."""
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": modern_envelope(**params)}
+    body["params"]["_meta"][CAPABILITIES] = {"extensions": {EXTENSION: {}}}
+    routing = request_headers(MODERN, method, params)
+    if method == "tools/call":
+        routing["Mcp-Name"] = params["name"]
+    return raw.post(body, {**routing, **JSON_ONLY})
+
+
+def test_it_answers_a_modern_clients_held_call_with_a_task_carrying_the_result_once_approved(
+    raw, demo_server, operator
+):
+    task = result_of(modern_with_tasks(raw, "tools/call", **LOOKUP))
+
+    call = Call.objects.get()
+    assert task["resultType"] == "task" and task["status"] == "working"
+    assert task["taskId"] == call.task_id and "operator" in task["statusMessage"]
+    assert call.holder == ""
+    deciding.decide(call.pk, operator, True)
+    deadline = time.monotonic() + 15
+    while (got := result_of(modern_with_tasks(raw, "tasks/get", taskId=task["taskId"])))["status"] == "working":
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+
+    assert got["status"] == "completed" and "C007" in got["result"]["content"][0]["text"]
+
+
+def test_it_answers_an_allowed_call_at_once_to_a_modern_client_that_takes_tasks(raw, demo_server):
+    PolicyRule.objects.create(name="reads", action="allow", tool_glob="demo_lookup_*")
+
+    answer = result_of(modern_with_tasks(raw, "tools/call", **LOOKUP))
+
+    assert answer["resultType"] == "complete" and "C007" in answer["content"][0]["text"]
+
+
+def test_it_cancels_a_modern_task_and_refuses_tasks_to_a_client_without_the_extension(raw, demo_server):
+    task = result_of(modern_with_tasks(raw, "tools/call", **LOOKUP))
+
+    refused = raw.modern("tasks/get", taskId=task["taskId"], headers=JSON_ONLY).json()["error"]
+    cancelled = result_of(modern_with_tasks(raw, "tasks/cancel", taskId=task["taskId"]))
+
+    assert refused["code"] == -32021
+    assert cancelled["status"] == "cancelled" and Call.objects.get().status == Call.Status.CANCELLED
+    assert modern_with_tasks(raw, "tasks/update", taskId=task["taskId"]).json()["error"]["code"] == -32602
