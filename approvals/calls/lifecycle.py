@@ -224,6 +224,8 @@ def settle(ctx: ClientContext, call: Call, verdict: engine.Verdict, allowed, rec
     arguments = value_fields("arguments", call.arguments)
     with chain.batch():
         record_received(ctx, call, received or {}, arguments)
+        if call.task_id:
+            record_task(call)
         chain.record("call.policy", SYSTEM, call=call, data={"action": verdict.action, "rule": verdict.rule_name})
         if call.status == Call.Status.DENIED:
             chain.record("call.denied", SYSTEM, call=call, data={"reason": verdict.message, "rule": verdict.rule_name})
@@ -254,6 +256,12 @@ def record_received(ctx: ClientContext, call: Call, extra: dict, arguments: dict
         call=call,
         data={"tool": call.tool_name, **traced, **extra, **arguments},
     )
+
+
+def record_task(call: Call):
+    """call.task_created: the client follows the call as an MCP task (calls.tasks) by this id, for so long."""
+    data = {"task_id": call.task_id, "ttl_ms": call.task_ttl_ms}
+    chain.record("call.task_created", Actor.client(call.token), call=call, data=data)
 
 
 def hold_terms(rule: engine.Rule | None, rows: list[PolicyRule]) -> tuple[float, int, bool]:

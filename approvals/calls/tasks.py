@@ -12,9 +12,10 @@ import uuid
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.db import transaction
 
 from approvals.audit.chain import Actor
-from approvals.calls import ending
+from approvals.calls import ending, lifecycle
 from approvals.calls.models import Call
 from approvals.protocol.results import tool_error_result
 from approvals.tokens.models import ClientToken
@@ -40,6 +41,7 @@ def new_task(requested_ttl) -> dict:
     return {"task_id": str(uuid.uuid4()), "task_ttl_ms": max(1000, min(ttl, longest))}
 
 
+@transaction.atomic
 def make_task(call: Call) -> Call:
     """Turn a call just held for a decision into a task (2026-07-28, where the console chooses): no process holds
     it any more, and it expires within its task's TTL."""
@@ -50,6 +52,7 @@ def make_task(call: Call) -> Call:
     Call.objects.filter(pk=call.pk).update(**changes)
     for name, value in changes.items():
         setattr(call, name, value)
+    lifecycle.record_task(call)
     return call
 
 

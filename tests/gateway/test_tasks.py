@@ -188,3 +188,14 @@ def test_it_cancels_a_modern_task_and_refuses_tasks_to_a_client_without_the_exte
     assert refused["code"] == -32021
     assert cancelled["status"] == "cancelled" and Call.objects.get().status == Call.Status.CANCELLED
     assert modern_with_tasks(raw, "tasks/update", taskId=task["taskId"]).json()["error"]["code"] == -32602
+
+
+def test_it_keeps_a_task_past_the_end_of_its_session_for_the_clients_next_one(raw, demo_server):
+    session_id = raw.initialize()
+    task = create_task(raw, session_id)
+
+    raw.client.delete(raw.url, headers={**raw.headers, "Mcp-Session-Id": session_id})
+    polled = result_of(raw.legacy(raw.initialize(), "tasks/get", taskId=task["taskId"]))
+
+    assert polled["status"] == "working"
+    assert Call.objects.get().status == Call.Status.PENDING
