@@ -153,3 +153,9 @@ def cancel(call: Call, token: ClientToken) -> Call:
     """tasks/cancel: the call is cancelled wherever it is short of its answer; the call as it is now."""
     ending.cancel_running(call.pk, CANCELLED_BY_CLIENT, Actor.client(token))
     return Call.objects.select_related("tool__server").get(pk=call.pk)
+
+
+def upstream_status(task: dict) -> str:
+    """What operators see of the task an upstream server runs a call as (upstream.tasks): its status and message."""
+    message = task.get("statusMessage") if isinstance(task.get("statusMessage"), str) else ""
+    return f"upstream task {task.get('status')}" + (f": {message}" if message else "")

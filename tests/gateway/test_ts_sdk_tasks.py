@@ -22,9 +22,10 @@ HOLD_SECONDS = 3
 LOOKUP = ("demo_lookup_customer", {"customer_id": "C007"})
 
 
-async def start_client(mcp_url, secret, mode) -> asyncio.subprocess.Process:
+async def start_client(mcp_url, secret, mode, call=LOOKUP) -> asyncio.subprocess.Process:
+    """The TypeScript client making `call` (a tool's name and arguments) in `mode` (see task-client.mjs)."""
     node = require_everything()
-    name, arguments = LOOKUP
+    name, arguments = call
     return await asyncio.create_subprocess_exec(
         node,
         str(NODE_DIR / "task-client.mjs"),

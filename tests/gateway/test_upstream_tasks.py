@@ -1,0 +1,51 @@
+"""A tool its server runs only as a task (server-everything's simulate-research-query) through the console."""
+
+import pytest
+
+from approvals.audit.models import AuditEvent
+from approvals.calls.models import Call
+from approvals.catalog.models import Tool
+from approvals.policy.models import PolicyRule
+from tests.fixtures.catalog import add_synced_server
+from tests.fixtures.gateway import sdk_client
+from tests.gateway.test_ts_sdk_tasks import finished, of_type, start_client, text_of
+
+RESEARCH = "everything_simulate-research-query"
+both_eras = pytest.mark.parametrize("mode", ["auto", "legacy"], ids=["modern", "legacy"])
+
+
+@pytest.fixture
+def everything(transactional_db, everything_http):
+    PolicyRule.objects.create(name="test upstreams", action="allow", tool_glob="*")
+    return add_synced_server("everything", transport="http", url=everything_http.url)
+
+
+def test_it_keeps_a_tools_task_support_in_its_definition_and_lists_it(everything):
+    tool = Tool.objects.get(exposed_name=RESEARCH)
+
+    assert tool.definition["execution"] == {"taskSupport": "required"}
+
+
+async def test_it_runs_the_tool_as_a_task_upstream_for_a_typescript_client_following_a_task(
+    mcp_url, secret, everything
+):
+    client = await start_client(mcp_url, secret, "task", (RESEARCH, {"topic": "tides"}))
+
+    lines = await finished(client)
+
+    assert not of_type(lines, "error"), lines
+    assert "Research Report: tides" in text_of(of_type(lines, "result")[0]["result"])
+    call = await Call.objects.aget()
+    assert call.status == Call.Status.COMPLETED and call.task_id
+
+
+@both_eras
+async def test_it_waits_on_the_upstream_task_for_a_client_that_did_not_ask_for_one(mcp_url, secret, everything, mode):
+    async with sdk_client(mcp_url, secret, mode) as client:
+        result = await client.call_tool(RESEARCH, {"topic": "tides"})
+
+    assert not result.is_error, result
+    assert "Research Report: tides" in result.content[0].text
+    call = await Call.objects.aget()
+    assert call.status == Call.Status.COMPLETED and call.task_id is None
+    assert await AuditEvent.objects.filter(action="call.completed", call_id=call.pk).aexists()
