@@ -1,13 +1,19 @@
 """A tool its server runs only as a task (server-everything's simulate-research-query) through the console."""
 
+import asyncio
+
 import pytest
+from asgiref.sync import sync_to_async
 
 from approvals.audit.models import AuditEvent
 from approvals.calls.models import Call
 from approvals.catalog.models import Tool
+from approvals.inputs import requests
+from approvals.inputs.models import InputRequest
 from approvals.policy.models import PolicyRule
 from tests.fixtures.catalog import add_synced_server
 from tests.fixtures.gateway import sdk_client
+from tests.fixtures.waiting import eventually
 from tests.gateway.test_ts_sdk_tasks import finished, of_type, start_client, text_of
 
 RESEARCH = "everything_simulate-research-query"
@@ -49,3 +55,19 @@ async def test_it_waits_on_the_upstream_task_for_a_client_that_did_not_ask_for_o
     call = await Call.objects.aget()
     assert call.status == Call.Status.COMPLETED and call.task_id is None
     assert await AuditEvent.objects.filter(action="call.completed", call_id=call.pk).aexists()
+
+
+async def test_it_brings_what_the_upstream_task_asks_to_an_operator_and_its_answer_back(
+    mcp_url, secret, everything, operator
+):
+    async with sdk_client(mcp_url, secret, "legacy") as client:
+        answer = asyncio.create_task(client.call_tool(RESEARCH, {"topic": "python", "ambiguous": True}))
+        asked = await eventually(
+            InputRequest.objects.filter(status=InputRequest.Status.PENDING).afirst, message="the task's question"
+        )
+        choice = asked.params["requestedSchema"]["properties"]["interpretation"]["oneOf"][0]["const"]
+        await sync_to_async(requests.answer)(asked.pk, operator, "accept", {"interpretation": choice})
+        result = await asyncio.wait_for(answer, timeout=20)
+
+    assert not result.is_error, result
+    assert f"Clarification**: {choice}" in result.content[0].text
