@@ -40,6 +40,9 @@ class CallSummary(Schema):
     task_status: Literal["working", "completed", "failed", "cancelled"] | None = Field(
         description="The task's status as its client reads it: working until the call ends."
     )
+    upstream_task_status: str | None = Field(
+        description="For a tool its server runs only as a task: that task's last status, as the server gave it."
+    )
 
 
 class InputSummary(Schema):

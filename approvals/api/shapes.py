@@ -21,6 +21,7 @@ def call_summary(call: Call) -> dict:
         "approvals_needed": call.approvals_needed,
         "task_id": call.task_id,
         "task_status": tasks.status_of(call) if call.task_id else None,
+        "upstream_task_status": call.upstream_task_status or None,
     }
 
 

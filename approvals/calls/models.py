@@ -101,6 +101,9 @@ class Call(models.Model):
     # Unset for a call answered on the request that brought it.
     task_id = models.CharField(max_length=64, null=True, blank=True, unique=True)
     task_ttl_ms = models.PositiveIntegerField(null=True, blank=True)
+    # The task its server runs it as, for a tool that requires one (upstream.tasks), and that task's last status.
+    upstream_task_id = models.CharField(max_length=200, blank=True)
+    upstream_task_status = models.CharField(max_length=20, blank=True)
 
     class Meta:
         ordering = ["-received_at", "-id"]

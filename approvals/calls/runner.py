@@ -239,6 +239,7 @@ async def call_upstream(call: Call, emit, log_level, on_request, url_elicitation
                 )
         elif method == "notifications/tasks/status":
             await events.call_progress(call.pk, {"message": tasks.upstream_status(params)})
+            await sync_to_async(tasks.note_upstream_task, thread_sensitive=False)(call.pk, params)
         elif method == "notifications/message" and severe_enough(params.get("level"), log_level):
             await emit({"jsonrpc": "2.0", "method": method, "params": params})
         elif method == "notifications/elicitation/complete" and url_elicitation_client:

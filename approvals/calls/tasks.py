@@ -14,7 +14,8 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db import transaction
 
-from approvals.audit.chain import Actor
+from approvals.audit import chain
+from approvals.audit.chain import SYSTEM, Actor
 from approvals.calls import ending, lifecycle
 from approvals.calls.models import Call
 from approvals.protocol.results import tool_error_result
@@ -159,3 +160,18 @@ def upstream_status(task: dict) -> str:
     """What operators see of the task an upstream server runs a call as (upstream.tasks): its status and message."""
     message = task.get("statusMessage") if isinstance(task.get("statusMessage"), str) else ""
     return f"upstream task {task.get('status')}" + (f": {message}" if message else "")
+
+
+@transaction.atomic
+def note_upstream_task(call_id, task: dict) -> bool:
+    """Keep the status of the task the upstream server runs the call as, auditing each change
+    (call.upstream_task); whether it changed. A poll that finds it as it was writes nothing."""
+    status = task.get("status") if isinstance(task.get("status"), str) else "unknown"
+    task_id = task.get("taskId") if isinstance(task.get("taskId"), str) else ""
+    changes = {"upstream_task_id": task_id[:200], "upstream_task_status": status[:20]}
+    if not Call.objects.filter(pk=call_id).exclude(**changes).update(**changes):
+        return False
+    message = task.get("statusMessage") if isinstance(task.get("statusMessage"), str) else ""
+    data = {"task_id": task_id, "status": status, "message": message[:500]}
+    chain.record("call.upstream_task", SYSTEM, call=Call.objects.get(pk=call_id), data=data)
+    return True

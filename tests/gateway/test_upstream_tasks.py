@@ -54,7 +54,11 @@ async def test_it_waits_on_the_upstream_task_for_a_client_that_did_not_ask_for_o
     assert "Research Report: tides" in result.content[0].text
     call = await Call.objects.aget()
     assert call.status == Call.Status.COMPLETED and call.task_id is None
-    assert await AuditEvent.objects.filter(action="call.completed", call_id=call.pk).aexists()
+    assert call.upstream_task_id and call.upstream_task_status == "completed"
+    noted = AuditEvent.objects.filter(action="call.upstream_task", call_id=call.pk).order_by("seq")
+    statuses = [data["status"] async for data in noted.values_list("data", flat=True)]
+    # Each change once, however often the console polled: working, each stage's message aside, then completed.
+    assert statuses == ["working", "completed"]
 
 
 async def test_it_brings_what_the_upstream_task_asks_to_an_operator_and_its_answer_back(

@@ -52,3 +52,21 @@ def test_it_gives_the_task_id_and_status_in_the_api(client, client_token, refund
     shown = client.get(f"/api/v1/calls/{call.pk}", headers={"Authorization": f"Bearer {secret}"}).json()
 
     assert (shown["task_id"], shown["task_status"]) == (call.task_id, "working")
+
+
+def test_it_keeps_and_shows_the_status_of_the_task_the_upstream_runs_a_call_as(client, client_token, refund_tool):
+    call = task_call(client_token, refund_tool)
+    task = {"taskId": "up-1", "status": "working", "statusMessage": "Gathering sources..."}
+
+    changes = [tasks.note_upstream_task(call.pk, task), tasks.note_upstream_task(call.pk, task)]
+    changes.append(tasks.note_upstream_task(call.pk, {**task, "status": "input_required"}))
+
+    assert changes == [True, False, True]
+    noted = AuditEvent.objects.filter(action="call.upstream_task", call_id=call.pk).order_by("seq")
+    assert [event.data["status"] for event in noted] == ["working", "input_required"]
+    client.force_login(make_user("olivia", roles.OPERATOR))
+    page = client.get(reverse("call", args=[call.pk])).content.decode()
+    assert "<span data-upstream-task-status>input_required</span>" in page
+    secret = keys.create_key(make_user("ann", roles.OPERATOR), "ann's bot")[1]
+    shown = client.get(f"/api/v1/calls/{call.pk}", headers={"Authorization": f"Bearer {secret}"}).json()
+    assert shown["upstream_task_status"] == "input_required"
