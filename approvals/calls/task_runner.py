@@ -122,7 +122,32 @@ async def run(call: Call, ctx: ClientContext):
     """
     unreachable = dataclasses.replace(ctx, capabilities={}, streaming=False)
     with holding.holding(call.pk):
-        await runner.forward(call, ignore, None, input_runner.input_handler(call, unreachable, ignore))
+        forwarding = asyncio.ensure_future(
+            runner.forward(call, ignore, None, input_runner.input_handler(call, unreachable, ignore))
+        )
+        # No request's end tells this run that its client cancelled the task: the call's row does.
+        watching = asyncio.ensure_future(cancelled_meanwhile(call))
+        try:
+            await asyncio.wait({forwarding, watching}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for running in (forwarding, watching):
+                running.cancel()
+            await asyncio.wait({forwarding, watching})
+        if not forwarding.cancelled():
+            forwarding.result()
+
+
+async def cancelled_meanwhile(call: Call):
+    """Returns once the call is cancelled (tasks/cancel, a revoked token, a retired server) while it runs."""
+
+    async def look() -> bool | None:
+        status = await sync_to_async(runner.status_of, thread_sensitive=False)(call.pk)
+        return True if status == Call.Status.CANCELLED else None
+
+    deadline = timezone.now() + timedelta(seconds=settings.UPSTREAM_CALL_TIMEOUT_SECONDS + 60)
+    if await waiting.wait_until(events.call_group(call.pk), look, deadline) is None:
+        # Past the deadline the upstream call's own timeout has ended the run: nothing is left to watch for.
+        await asyncio.Future()
 
 
 async def ignore(message: dict):

@@ -53,7 +53,7 @@ class TaskCalls:
                 on_notification=on_notification,
             )
         except BaseException:
-            self._cancel_task(task["taskId"])
+            self._cancel_task(task["taskId"], on_notification)
             raise
         return without_related_task(result)
 
@@ -71,14 +71,20 @@ class TaskCalls:
             if not isinstance(task, dict):
                 raise UpstreamError(f"{self.spec.name}: tasks/get answered no task")
 
-    def _cancel_task(self, task_id: str) -> None:
-        """The caller stopped waiting: cancel the task upstream, without waiting for the server to agree."""
+    def _cancel_task(self, task_id: str, on_notification: OnNotification | None) -> None:
+        """The caller stopped waiting: cancel the task upstream, without making the caller wait for the server.
+
+        The caller hears of the task as the server's answer leaves it, as of every status before."""
 
         async def cancel():
             try:
-                await self._request("tasks/cancel", {"taskId": task_id})
+                task = await self._request("tasks/cancel", {"taskId": task_id})
+                if on_notification is not None and isinstance(task, dict):
+                    await on_notification("notifications/tasks/status", task)
             except UpstreamError as exc:
                 log.info("%s: could not cancel task %s: %s", self.spec.name, task_id, exc.message)
+            except Exception:
+                log.exception("%s: the cancelled task %s could not be told to its caller", self.spec.name, task_id)
 
         if not self._transport.alive:
             return

@@ -13,7 +13,7 @@ from approvals.inputs.models import InputRequest
 from approvals.policy.models import PolicyRule
 from tests.fixtures.catalog import add_synced_server
 from tests.fixtures.gateway import sdk_client
-from tests.fixtures.waiting import eventually
+from tests.fixtures.waiting import eventually, wait_until
 from tests.gateway.test_ts_sdk_tasks import finished, of_type, start_client, text_of
 
 RESEARCH = "everything_simulate-research-query"
@@ -75,3 +75,19 @@ async def test_it_brings_what_the_upstream_task_asks_to_an_operator_and_its_answ
 
     assert not result.is_error, result
     assert f"Clarification**: {choice}" in result.content[0].text
+
+
+def test_it_cancels_the_upstream_task_when_the_client_cancels_its_own(raw, everything):
+    session_id = raw.initialize()
+    research = {"name": RESEARCH, "arguments": {"topic": "tides"}}
+    task_id = raw.legacy(session_id, "tools/call", **research, task={}).json()["result"]["task"]["taskId"]
+    wait_until(lambda: Call.objects.get().upstream_task_status == "working", timeout=15, message="the upstream task")
+
+    cancelled = raw.legacy(session_id, "tasks/cancel", taskId=task_id).json()["result"]
+
+    assert cancelled["status"] == "cancelled"
+    wait_until(
+        lambda: Call.objects.get().upstream_task_status == "cancelled", timeout=15, message="the upstream's cancel"
+    )
+    call = Call.objects.get()
+    assert call.status == Call.Status.CANCELLED and call.result is None
