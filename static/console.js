@@ -402,7 +402,9 @@ document.addEventListener("DOMContentLoaded", () => {
       bar.removeAttribute("value");
     }
     const words = box.querySelector("[data-progress-text]");
-    words.textContent = [message, typeof total === "number" ? `${progress} of ${total}` : `${progress}`].filter(Boolean).join(" · ");
+    // An upstream task's status comes as a message alone.
+    const count = typeof progress !== "number" ? "" : typeof total === "number" ? `${progress} of ${total}` : `${progress}`;
+    words.textContent = [message, count].filter(Boolean).join(" · ");
   };
 
   let audio = null;

@@ -36,6 +36,13 @@ class CallSummary(Schema):
     decided_by: str | None
     decided_at: datetime | None
     approvals_needed: int
+    task_id: str | None = Field(description="The MCP task its client follows it by, if it asked for one.")
+    task_status: Literal["working", "completed", "failed", "cancelled"] | None = Field(
+        description="The task's status as its client reads it: working until the call ends."
+    )
+    upstream_task_status: str | None = Field(
+        description="For a tool its server runs only as a task: that task's last status, as the server gave it."
+    )
 
 
 class InputSummary(Schema):

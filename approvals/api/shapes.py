@@ -1,6 +1,6 @@
 """Rows as the API shows them (see schemas)."""
 
-from approvals.calls import deciding, lifecycle
+from approvals.calls import deciding, lifecycle, tasks
 from approvals.calls.models import Call
 from approvals.display.timeline import call_timeline
 from approvals.inputs import requests
@@ -19,6 +19,9 @@ def call_summary(call: Call) -> dict:
         "decided_by": call.decided_by_name or None,
         "decided_at": call.decided_at,
         "approvals_needed": call.approvals_needed,
+        "task_id": call.task_id,
+        "task_status": tasks.status_of(call) if call.task_id else None,
+        "upstream_task_status": call.upstream_task_status or None,
     }
 
 

@@ -121,9 +121,12 @@ def fail_unanswered(call_id, sources, reason: str) -> bool:
     return won
 
 
-def mark_forwarded(call: Call) -> bool:
-    """An approved call goes upstream; False when it was cancelled first."""
-    changes = {"status": Call.Status.FORWARDED, "forwarded_at": timezone.now()}
+def mark_forwarded(call: Call, **claim) -> bool:
+    """An approved call goes upstream; False when it was cancelled first, or another process took it.
+
+    `claim` (holder, lease_expires_at) names the process that runs it, when it is not the one holding it.
+    """
+    changes = {"status": Call.Status.FORWARDED, "forwarded_at": timezone.now(), **claim}
     audit = {"call.forwarded": value_fields("arguments", call.final_arguments)}
     won, _ = transitions.move(
         Call, call.pk, [Call.Status.APPROVED], changes, actor=SYSTEM, audit=audit, event="call.forwarded", known=call

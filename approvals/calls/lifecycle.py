@@ -138,11 +138,12 @@ def new_call(ctx: ClientContext, jsonrpc_id, progress_token, arguments: dict, **
 
 @transaction.atomic
 def receive_call(
-    ctx: ClientContext, tool: Tool, arguments: dict, jsonrpc_id, progress_token
+    ctx: ClientContext, tool: Tool, arguments: dict, jsonrpc_id, progress_token, task: dict | None = None
 ) -> tuple[Call | None, dict | None]:
     """Record the call, check its arguments and apply the policy; the result when no wait follows.
 
-    A call that would wait for a decision while its token is at its cap of pending calls is refused unrecorded.
+    `task` ({task_id, task_ttl_ms}) makes it an MCP task (calls.tasks). A call that would wait for a decision
+    while its token is at its cap of pending calls is refused unrecorded.
     """
     call = new_call(
         ctx,
@@ -153,6 +154,7 @@ def receive_call(
         server=tool.server,
         tool_name=tool.exposed_name,
         tool_digest=tool.digest,
+        **(task or {}),
     )
     errors = validate(tool.definition.get("inputSchema") or {}, arguments)
     if errors:
@@ -209,6 +211,12 @@ def settle(ctx: ClientContext, call: Call, verdict: engine.Verdict, allowed, rec
             return None, refuse_pending(ctx, call, refusal)
         rows = enabled_rules()
         timeout, call.approvals_needed, call.separation_of_duties = hold_terms(verdict.rule, rows)
+        if call.task_ttl_ms is not None:
+            # The client keeps the task no longer than its TTL: nobody would collect a later approval.
+            timeout = min(timeout, call.task_ttl_ms / 1000)
+        if call.task_id:
+            # A task's hold needs no process: its row is all there is, and any process answers its polls.
+            call.holder, call.lease_expires_at = "", None
         call.status, call.expires_at = Call.Status.PENDING, now + timedelta(seconds=timeout)
         call.escalates_at = escalation_time(verdict.rule, rows, call.expires_at)
     statements.insert(call)
@@ -216,6 +224,8 @@ def settle(ctx: ClientContext, call: Call, verdict: engine.Verdict, allowed, rec
     arguments = value_fields("arguments", call.arguments)
     with chain.batch():
         record_received(ctx, call, received or {}, arguments)
+        if call.task_id:
+            record_task(call)
         chain.record("call.policy", SYSTEM, call=call, data={"action": verdict.action, "rule": verdict.rule_name})
         if call.status == Call.Status.DENIED:
             chain.record("call.denied", SYSTEM, call=call, data={"reason": verdict.message, "rule": verdict.rule_name})
@@ -246,6 +256,12 @@ def record_received(ctx: ClientContext, call: Call, extra: dict, arguments: dict
         call=call,
         data={"tool": call.tool_name, **traced, **extra, **arguments},
     )
+
+
+def record_task(call: Call):
+    """call.task_created: the client follows the call as an MCP task (calls.tasks) by this id, for so long."""
+    data = {"task_id": call.task_id, "ttl_ms": call.task_ttl_ms}
+    chain.record("call.task_created", Actor.client(call.token), call=call, data=data)
 
 
 def hold_terms(rule: engine.Rule | None, rows: list[PolicyRule]) -> tuple[float, int, bool]:

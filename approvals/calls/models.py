@@ -97,6 +97,13 @@ class Call(models.Model):
     # Fixed when the call is held, from the rule's escalate_before_seconds: when it is flagged as about to expire.
     escalates_at = models.DateTimeField(null=True, blank=True)
     escalated_at = models.DateTimeField(null=True, blank=True)
+    # A call the client asked to run as an MCP task: polled by its id, answered to the token that made it.
+    # Unset for a call answered on the request that brought it.
+    task_id = models.CharField(max_length=64, null=True, blank=True, unique=True)
+    task_ttl_ms = models.PositiveIntegerField(null=True, blank=True)
+    # The task its server runs it as, for a tool that requires one (upstream.tasks), and that task's last status.
+    upstream_task_id = models.CharField(max_length=200, blank=True)
+    upstream_task_status = models.CharField(max_length=20, blank=True)
 
     class Meta:
         ordering = ["-received_at", "-id"]

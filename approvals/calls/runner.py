@@ -1,8 +1,7 @@
 """Running one tools/call for the gateway: wait for a decision, forward, answer.
 
-This runs in the web process that holds the client's stream. It never trusts a
-wake-up alone: the call's row is re-read after every message and every few
-seconds, so a lost message delays a waiting call but never strands it.
+This runs in the web process that holds the client's stream. It never trusts a wake-up alone: the call's row is
+re-read after every message and every few seconds, so a lost message delays a waiting call but never strands it.
 """
 
 import asyncio
@@ -13,7 +12,7 @@ import time
 from asgiref.sync import SyncToAsync, sync_to_async
 from django.conf import settings
 
-from approvals.calls import continuations, ending, holding, lifecycle, url_elicitation
+from approvals.calls import continuations, ending, holding, lifecycle, tasks, url_elicitation
 from approvals.calls.models import Call
 from approvals.calls.upstream_sessions import session_pool, spec_for
 from approvals.catalog.models import Tool
@@ -30,11 +29,10 @@ from approvals.upstream import UpstreamError
 log = logging.getLogger(__name__)
 
 
-async def run_call(ctx: ClientContext, jsonrpc_id, params: dict, emit, tool: Tool | None = None) -> dict:
-    """The CallToolResult for one tools/call; `emit` sends notifications on the request's stream.
-
-    `tool` is the tool the gateway already found for this token and name, if it looked.
-    """
+async def run_call(ctx: ClientContext, jsonrpc_id, params: dict, emit, tool: Tool | None = None, held=None) -> dict:
+    """The CallToolResult for one tools/call; `emit` sends notifications on the request's stream. `tool` is the
+    tool the gateway found for this token and name, if it looked; `held(call, ctx)`, if given, answers a call held
+    for a decision in place of the wait (task_runner.hold_as_task: as a task)."""
     name, arguments = params.get("name"), params.get("arguments", {})
     if arguments is None:
         arguments = {}
@@ -57,6 +55,8 @@ async def run_call(ctx: ClientContext, jsonrpc_id, params: dict, emit, tool: Too
         return result
     with holding.holding(call.pk):
         try:
+            if call.status == Call.Status.PENDING and held is not None:
+                return await held(call, ctx)
             if call.status == Call.Status.PENDING:
                 with traces.span("hold"):
                     call = await wait_for_decision(call, emit)
@@ -144,11 +144,10 @@ async def wait_for_decision(call: Call, emit) -> Call:
 def let_go_of_the_thread():
     """Give back the request's thread: a call may wait many minutes.
 
-    Django runs a request's synchronous work in a thread of the request's own, kept until the
-    request ends; thousands of held calls would keep as many, each with its stack (and, on
-    SQLite, a connection with its page cache). Without its executor, the request's next
-    synchronous work (a decision read, the response's close) starts a thread afresh; its
-    connection was given back already (connection_given_back).
+    Django runs a request's synchronous work in a thread of the request's own, kept until the request ends;
+    thousands of held calls would keep as many, each with its stack (and, on SQLite, a connection with its page
+    cache). Without its executor, the request's next synchronous work (a decision read, the response's close)
+    starts a thread afresh; its connection was given back already (connection_given_back).
     """
     context = SyncToAsync.thread_sensitive_context.get(None)
     executor = SyncToAsync.context_to_thread_executor.pop(context, None) if context is not None else None
@@ -238,6 +237,9 @@ async def call_upstream(call: Call, emit, log_level, on_request, url_elicitation
                 await emit(
                     {"jsonrpc": "2.0", "method": method, "params": {**params, "progressToken": call.progress_token}}
                 )
+        elif method == "notifications/tasks/status":
+            await events.call_progress(call.pk, {"message": tasks.upstream_status(params)})
+            await sync_to_async(tasks.note_upstream_task, thread_sensitive=False)(call.pk, params)
         elif method == "notifications/message" and severe_enough(params.get("level"), log_level):
             await emit({"jsonrpc": "2.0", "method": method, "params": params})
         elif method == "notifications/elicitation/complete" and url_elicitation_client:
@@ -256,6 +258,7 @@ async def call_upstream(call: Call, emit, log_level, on_request, url_elicitation
                 on_notification=relay,
                 on_request=on_request,
                 log_level=log_level,
+                task_ttl_ms=settings.UPSTREAM_CALL_TIMEOUT_SECONDS * 1000,
             )
     except (TimeoutError, UpstreamError) as exc:
         metrics.upstream_answered(tool.server.name, time.monotonic() - started, exc)

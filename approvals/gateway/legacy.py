@@ -5,8 +5,10 @@ from django.http import HttpResponse
 
 from approvals.calls import ending
 from approvals.catalog import routes
+from approvals.catalog.models import Tool
 from approvals.db.shared_threads import in_shared_thread
 from approvals.gateway import listing, sessions, streams, subscriptions, surface
+from approvals.gateway import tasks as task_methods
 from approvals.gateway.http import (
     SESSION_HEADER,
     VERSION_HEADER,
@@ -85,7 +87,10 @@ async def initialize(token: ClientToken, message: Request):
         return error_response(JsonRpcError(INVALID_REQUEST, str(exc)), 429, message.id)
     result = {
         "protocolVersion": version,
-        "capabilities": capabilities(await sync_to_async(routes.offered_kinds)()),
+        "capabilities": {
+            **capabilities(await sync_to_async(routes.offered_kinds)()),
+            "tasks": task_methods.LEGACY_CAPABILITY,
+        },
         "serverInfo": server_info(),
         "instructions": INSTRUCTIONS,
     }
@@ -141,7 +146,18 @@ async def respond_to_request(request, ctx: ClientContext, session: McpSession, m
         "headers": headers,
     }
     if message.method == "tools/call":
-        return await respond_to_call(await called_tool(ctx, message.params), ctx, message, **waiting)
+        tool = await called_tool(ctx, message.params)
+        if task_methods.wants_task(message.params) and isinstance(tool, Tool):
+            created = await task_methods.call_as_task(ctx, message, tool)
+            return jsonrpc_response(jsonrpc.result(message.id, created), headers=headers)
+        return await respond_to_call(tool, ctx, message, **waiting)
+    if message.method == "tasks/result":
+        return await streams.answer_request(
+            ctx, message, lambda emit: task_methods.result(ctx, message.params), **waiting
+        )
+    if message.method in task_methods.LEGACY_METHODS:
+        result = await task_methods.LEGACY_METHODS[message.method](ctx, message.params)
+        return jsonrpc_response(jsonrpc.result(message.id, result), headers=headers)
     if message.method in surface.GOVERNED:
         return await surface.respond_to_read(ctx, message, **waiting)
     if message.method in surface.METHODS or message.method in SUBSCRIPTIONS:

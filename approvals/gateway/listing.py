@@ -29,7 +29,20 @@ CURSOR_SALT = "approvals.gateway.list-cursor"
 def exposed_definition(row: Tool | SurfaceItem | BuiltinTool) -> dict:
     """The upstream definition as clients see it: everything intact but the name (a URI stays as given)."""
     definition = row.served_definition if isinstance(row, SurfaceItem) else row.definition
+    if isinstance(row, Tool):
+        definition = with_task_support(definition)
     return {**definition, "name": row.exposed_name}
+
+
+def with_task_support(definition: dict) -> dict:
+    """A tool's definition saying a client may run it as a task: the console can hold any call as one (calls.tasks).
+
+    A tool its server runs only as a task keeps saying so.
+    """
+    execution = definition.get("execution") if isinstance(definition.get("execution"), dict) else {}
+    if execution.get("taskSupport") == "required":
+        return definition
+    return {**definition, "execution": {**execution, "taskSupport": "optional"}}
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,14 @@
 """The 2026-07-28 era: every POST stands alone with its own envelope; no session, no GET stream."""
 
+import functools
+
 from asgiref.sync import sync_to_async
 
-from approvals.calls import continuations, runner
+from approvals.calls import continuations, runner, task_runner
 from approvals.catalog import routes
 from approvals.catalog.models import Tool
 from approvals.gateway import http, listing, mirrored, streams, subscriptions, surface
+from approvals.gateway import tasks as task_methods
 from approvals.gateway.server_info import INSTRUCTIONS, capabilities, server_info
 from approvals.gateway.tool_calls import called_tool, respond_to_call
 from approvals.protocol import jsonrpc
@@ -91,7 +94,10 @@ async def discover(request, ctx: ClientContext, message: Request):
         message.id,
         {
             "supportedVersions": SUPPORTED,
-            "capabilities": capabilities(await sync_to_async(routes.offered_kinds)()),
+            "capabilities": {
+                **capabilities(await sync_to_async(routes.offered_kinds)()),
+                "extensions": {task_methods.EXTENSION: {}},
+            },
             "instructions": INSTRUCTIONS,
             "ttlMs": DISCOVER_TTL_MS,
             "cacheScope": "public",
@@ -128,6 +134,9 @@ async def call_tool(request, ctx: ClientContext, message: Request):
     # A retry carrying answers to the input the call asked for continues that call rather than starting one.
     retry = "requestState" in message.params or "inputResponses" in message.params
     run = continuations.continue_call if retry else runner.run_call
+    if not retry and task_methods.declared_extension(ctx):
+        # A client that takes tasks gets one for a call held for an operator, rather than a request held open.
+        run = functools.partial(runner.run_call, held=task_runner.hold_as_task)
     return await respond_to_call(
         tool, ctx, message, stream=http.accepts(request)[1], finish=complete, error_status=error_status, run=run
     )
@@ -140,7 +149,12 @@ async def listen(request, ctx: ClientContext, message: Request):
     return streams.sse_response(events, ctx.token, msg_id=message.id)
 
 
+async def task_method(request, ctx: ClientContext, message: Request):
+    return respond_with(message.id, await task_methods.MODERN_METHODS[message.method](ctx, message.params))
+
+
 HANDLERS = {
+    **dict.fromkeys(task_methods.MODERN_METHODS, task_method),
     "server/discover": discover,
     "tools/list": list_tools,
     "tools/call": call_tool,

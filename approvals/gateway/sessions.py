@@ -152,10 +152,14 @@ def subscriptions_refusal(cap: int) -> str:
 
 
 def close_session(session: McpSession):
-    """End the session; calls it still has running end with it, as the client has said it is gone."""
+    """End the session; calls it still has running end with it, as the client has said it is gone.
+
+    Its tasks go on: a task belongs to its token, to be polled from the client's next session (calls.tasks).
+    """
     McpSession.objects.filter(pk=session.pk, closed_at__isnull=True).update(closed_at=timezone.now())
     events.subscriptions_released(holder(session.pk))
-    running = Call.objects.filter(session_id=session.pk, status__in=Call.OPEN).values_list("pk", flat=True)
+    running = Call.objects.filter(session_id=session.pk, status__in=Call.OPEN, task_id__isnull=True)
+    running = running.values_list("pk", flat=True)
     for call_id in list(running):
         ending.cancel_running(call_id, "the client ended its session", Actor.client(session.token))
 

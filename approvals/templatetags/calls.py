@@ -7,7 +7,7 @@ from django.urls import get_script_prefix, reverse
 from django.utils import timezone
 
 from approvals import roles
-from approvals.calls import agent_tools, claims, deciding, lifecycle
+from approvals.calls import agent_tools, claims, deciding, lifecycle, tasks
 from approvals.display import like_this, permissions, queue, results, risk, rows, timeline, values
 from approvals.views.consumers import LIVE_PATH
 
@@ -17,6 +17,7 @@ register.filter("can_decide", roles.can_decide)
 register.filter("can_view_calls", roles.can_view_calls)
 register.filter("binding", lifecycle.call_binding)
 register.filter("approvals_text", deciding.approvals_text)
+register.filter("task_status", tasks.status_of)
 register.simple_tag(deciding.approval_refusal, name="approval_refusal")
 register.filter("outcome", timeline.outcome_text)
 register.simple_tag(values.value_tree, name="value_tree")

@@ -25,6 +25,7 @@ from .negotiation import CLIENT_INFO, Negotiation
 from .serving import ServerMessages, decline
 from .spec import HTTP, STDIO, ServerIdentity, ServerSpec
 from .surface import SurfaceRequests
+from .tasks import TaskCalls, requires_task
 from .transport_http import HttpTransport
 from .transport_stdio import StdioTransport
 
@@ -36,7 +37,7 @@ ANSWERING_CAPABILITIES = {"elicitation": {"form": {}, "url": {}}, "sampling": {}
 MAX_INPUT_ROUNDS = 10
 
 
-class UpstreamSession(Negotiation, SurfaceRequests, ServerMessages):
+class UpstreamSession(Negotiation, SurfaceRequests, ServerMessages, TaskCalls):
     def __init__(
         self, spec: ServerSpec, *, on_request: OnRequest | None = None, on_notification: OnNotification | None = None
     ):
@@ -95,14 +96,16 @@ class UpstreamSession(Negotiation, SurfaceRequests, ServerMessages):
         on_notification: OnNotification | None = None,
         on_request: OnRequest | None = None,
         log_level: str | None = None,
+        task_ttl_ms: int = 3_600_000,
     ) -> dict:
         """The raw CallToolResult; input the server asks for on the way goes to on_request.
 
         Pass `tool` (its definition from tools/list) so its x-mcp-header
-        parameters travel as headers. `on_request` and `on_notification` here
-        receive what belongs to this call; the session's ones also see its
-        notifications. `log_level` asks a 2026-07-28 server for log messages
-        during this call (older servers log at the session's level).
+        parameters travel as headers, and a tool that requires tasks runs as one
+        (upstream.tasks), kept by the server for `task_ttl_ms`. `on_request` and
+        `on_notification` here receive what belongs to this call; the session's
+        ones also see its notifications. `log_level` asks a 2026-07-28 server for
+        log messages during this call (older servers log at the session's level).
         """
         params: dict = {"name": name, "arguments": arguments}
         headers = self._param_headers(tool, arguments)
@@ -117,6 +120,10 @@ class UpstreamSession(Negotiation, SurfaceRequests, ServerMessages):
         if meta:
             params["_meta"] = meta
         handler = on_request or self._on_request or decline
+        if requires_task(tool) and self._era != MODERN:
+            return await self._call_as_task(
+                name, params, headers, ttl_ms=task_ttl_ms, on_request=handler, on_notification=on_notification
+            )
         for _ in range(MAX_INPUT_ROUNDS + 1):
             result = await self._request(
                 "tools/call",

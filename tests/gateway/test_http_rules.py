@@ -120,7 +120,7 @@ def test_it_answers_an_unknown_method_with_404_in_the_modern_era(raw):
 def test_it_answers_an_unknown_method_inside_a_200_in_the_legacy_era(raw):
     session_id = raw.initialize()
 
-    response = raw.legacy(session_id, "tasks/list")
+    response = raw.legacy(session_id, "roots/list")
 
     assert response.status_code == 200
     assert error_of(response)["code"] == -32601

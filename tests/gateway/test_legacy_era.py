@@ -33,7 +33,11 @@ def test_it_opens_a_session_at_initialize_and_says_what_it_offers(raw):
 
     result = response.json()["result"]
     assert result["protocolVersion"] == "2025-06-18"
-    assert result["capabilities"] == {"tools": {"listChanged": True}, "logging": {}}
+    assert result["capabilities"] == {
+        "tools": {"listChanged": True},
+        "logging": {},
+        "tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}},
+    }
     assert result["serverInfo"]["name"] == "mcp-approval-console"
     assert result["instructions"]
     session = McpSession.objects.get(pk=response.headers["Mcp-Session-Id"])

@@ -23,7 +23,11 @@ def test_it_discovers_every_version_it_speaks_and_what_it_offers(raw):
     result = raw.modern("server/discover").json()["result"]
 
     assert result["supportedVersions"] == ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"]
-    assert result["capabilities"] == {"tools": {"listChanged": True}, "logging": {}}
+    assert result["capabilities"] == {
+        "tools": {"listChanged": True},
+        "logging": {},
+        "extensions": {"io.modelcontextprotocol/tasks": {}},
+    }
     assert result["instructions"]
     assert result["resultType"] == "complete"
     assert result["cacheScope"] == "public" and result["ttlMs"] > 0

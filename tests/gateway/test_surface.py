@@ -48,11 +48,13 @@ def test_it_advertises_resources_prompts_completions_and_subscriptions_only_once
             "capabilities"
         ]
 
-    assert set(offered()) == {"tools", "logging"}
+    # Tasks are the console's own, offered whatever the servers offer: the era's capability or extension.
+    always = {"tools", "logging", "extensions" if era == "modern" else "tasks"}
+    assert set(offered()) == always
     make_server(capabilities={"resources": {}, "prompts": {}})
     plain = offered()
     make_server("Watched", capabilities={"resources": {"subscribe": True}}, url="https://watched.example")
-    assert set(offered()) == {"tools", "logging", "resources", "prompts"}
+    assert set(offered()) == always | {"resources", "prompts"}
     make_server("Other", capabilities={"completions": {}}, url="https://other.example", enabled=False)
     assert "completions" not in offered()
     # Subscriptions only while some server offers them; the console announces every list's changes itself.
