@@ -1,0 +1,186 @@
+"""Every page of the console, for every role, at 1280×800 with rows of long values: nothing scrolls sideways, and
+axe-core finds no serious or critical violation. The pages come from the URL conf, so a new one is checked, or
+named below as an exclusion, or this test fails."""
+
+from pathlib import Path
+
+import pytest
+from django.urls import URLPattern, URLResolver, get_resolver, reverse
+
+from tests.browser.conftest import sign_in
+from tests.browser.long_rows import PEOPLE, make_long_rows
+
+pytestmark = pytest.mark.browser
+
+AXE = Path(__file__).parents[1] / "node" / "node_modules" / "axe-core" / "axe.min.js"
+VIEWPORT = {"width": 1280, "height": 800}
+# Who visits the pages: each person the demo seeds, an admin without the other roles, and nobody signed in.
+VISITORS = [None, *PEOPLE]
+
+# The routes that take an argument, and the objects of long_rows whose pages they show.
+OBJECTS = {
+    "call": lambda rows: [[rows["finished"].pk]],
+    "call_edit": lambda rows: [[rows["pending"].pk]],
+    "input": lambda rows: [[rows["input"].pk]],
+    "audit_call": lambda rows: [[rows["finished"].pk]],
+    "audit_event": lambda rows: [[seq] for seq in rows["events"]],
+    "server": lambda rows: [[rows["server"].slug]],
+    "server_edit": lambda rows: [[rows["server"].slug]],
+    "tool": lambda rows: [[rows["tool"].pk]],
+    "tool_review": lambda rows: [[rows["tool"].pk]],
+    "entry_review": lambda rows: [[kind, item.pk] for kind, item in rows["entries"]],
+    "rule_edit": lambda rows: [[rows["rule"].pk]],
+    "rule_delete": lambda rows: [[rows["rule"].pk]],
+    "token_edit": lambda rows: [[rows["token"].pk]],
+    "token_rotate": lambda rows: [[rows["token"].pk]],
+    "token_revoke": lambda rows: [[rows["token"].pk]],
+    "webhook": lambda rows: [[rows["webhook"].pk]],
+    "webhook_rotate": lambda rows: [[rows["webhook"].pk]],
+    "webhook_delete": lambda rows: [[rows["webhook"].pk]],
+}
+# Routes that are no page a person reads, each with why; a route in neither map nor here fails the test.
+EXCLUDED = {
+    # Django's own admin, styled by Django: everything under its prefix.
+    "admin/": "Django's admin",
+    # Machine interfaces: MCP, the JSON API and its schema, OAuth's and the console's metadata documents.
+    "mcp_endpoint": "MCP",
+    "api-1:": "the JSON API (its docs page is checked, below)",
+    "mcp_resource_metadata": "JSON metadata",
+    ".well-known/oauth-protected-resource/mcp": "JSON metadata",
+    "oauth2_provider:oauth-server-metadata": "JSON metadata",
+    ".well-known/openid-configuration": "JSON metadata",
+    "oauth2_provider:token": "OAuth's token endpoint, JSON",
+    "oauth2_provider:dcr-register": "OAuth's registration endpoint, JSON",
+    "oauth2_provider:dcr-register-management": "OAuth's registration endpoint, JSON",
+    "upstream_client_metadata": "JSON metadata",
+    # The consent page shows only inside an OAuth client's authorization request (tests/oauth drive one).
+    "oauth2_provider:authorize": "needs a registered OAuth client's request",
+    # Hand-offs to another site: they redirect and show nothing of their own.
+    "upstream_oauth_callback": "ends an upstream authorization and redirects",
+    "sso_start": "redirects to the OpenID provider",
+    "sso_callback": "ends an SSO sign-in and redirects",
+    # Downloads.
+    "audit_export_csv": "a CSV file",
+    "audit_export_jsonl": "a JSON Lines file",
+    "audit_public_key": "a PEM file",
+    "call_media": "an image or audio file of a result",
+    "input_media": "an image or audio file of an input request",
+    # Actions: POST only, each answering with a redirect to a page checked here.
+    "logout": "POST",
+    "queue_bulk": "POST",
+    "call_decide": "POST",
+    "call_claim": "POST",
+    "call_release": "POST",
+    "input_answer": "POST",
+    "server_test": "POST",
+    "server_sync": "POST",
+    "server_connect": "POST",
+    "tool_accept": "POST",
+    "tool_reject": "POST",
+    "server_accept_tools": "POST",
+    "server_reject_tools": "POST",
+    "entry_accept": "POST",
+    "entry_reject": "POST",
+    "rule_move": "POST",
+    "rule_enable": "POST",
+    "webhook_test": "POST",
+    "webhook_redeliver": "POST",
+    "audit_verify": "POST",
+    "audit_evidence": "POST",
+    "audit_retention": "POST",
+    "api_key_revoke": "POST",
+    "account_connect": "POST",
+    "account_disconnect": "POST",
+}
+# The JSON API's one page: its documentation.
+INCLUDED = {"api-1:openapi-view"}
+
+# How far the page scrolls sideways, and the elements reaching past the viewport's right edge.
+SIDEWAYS = """() => {
+  const root = document.scrollingElement;
+  const past = [...document.body.querySelectorAll("*")]
+    .filter((element) => element.getBoundingClientRect().right > root.clientWidth + 1)
+    .slice(0, 5)
+    .map((element) => `${element.tagName.toLowerCase()}.${element.className}`);
+  return root.scrollWidth <= root.clientWidth ? null : {by: root.scrollWidth - root.clientWidth, past};
+}"""
+SERIOUS = """async () => {
+  const found = await axe.run(document, {resultTypes: ["violations"]});
+  return found.violations
+    .filter((violation) => ["serious", "critical"].includes(violation.impact))
+    .map((violation) => ({rule: violation.id, nodes: violation.nodes.slice(0, 3).map((node) => node.target)}));
+}"""
+
+
+def routes(patterns=None, prefix="", namespace=""):
+    """Each route of the URL conf as (its key: its name or, unnamed, its route; its route; its parameters)."""
+    for pattern in get_resolver().url_patterns if patterns is None else patterns:
+        if isinstance(pattern, URLResolver):
+            inner = f"{pattern.namespace}:" if pattern.namespace else namespace
+            yield from routes(pattern.url_patterns, prefix + str(pattern.pattern), inner)
+        elif isinstance(pattern, URLPattern):
+            route = prefix + str(pattern.pattern)
+            yield f"{namespace}{pattern.name}" if pattern.name else route, route, pattern.pattern.converters
+
+
+def excluded(key, route) -> bool:
+    """Whether EXCLUDED names the route, by its key or (ending in ':' or '/') its namespace or prefix."""
+    if key in INCLUDED:
+        return False
+    return any(
+        key == name or name.endswith(":") and key.startswith(name) or route.startswith(name) for name in EXCLUDED
+    )
+
+
+def pages() -> dict:
+    """Each page's route, by key, and whether it takes parameters."""
+    return {key: bool(converters) for key, route, converters in routes() if not excluded(key, route)}
+
+
+def page_paths(rows) -> dict:
+    """Each page's URLs, with long_rows' objects for those that show one."""
+    return {
+        key: [reverse(key, args=args) for args in OBJECTS[key](rows)] if takes_parameters else [reverse(key)]
+        for key, takes_parameters in pages().items()
+    }
+
+
+def test_it_names_every_route_a_page_or_an_exclusion():
+    keys = {key for key, _, _ in routes()}
+    assert set(OBJECTS) <= keys, "OBJECTS names routes the URL conf no longer has"
+    assert {name for name in EXCLUDED if not name.endswith((":", "/"))} <= keys, "EXCLUDED names routes gone"
+    unknown = {key for key, takes_parameters in pages().items() if takes_parameters and key not in OBJECTS}
+    assert not unknown, "name the objects of these pages in OBJECTS, or exclude them in EXCLUDED"
+    assert {"calls", "call", "servers", "tokens", "rules", "audit_event", "api-1:openapi-view"} <= set(pages())
+
+
+def test_it_fits_every_page_at_1280_without_serious_violations(live_console, open_browser):
+    rows = make_long_rows()
+    paths = page_paths(rows)
+    browser = open_browser()
+    problems, shown = [], set()
+    for visitor in VISITORS:
+        context = browser.new_context(viewport=VIEWPORT, bypass_csp=True)
+        page = context.new_page()
+        page.set_default_timeout(15_000)
+        page.on("pageerror", lambda error, who=visitor: problems.append((who, "script error", str(error))))
+        if visitor:
+            sign_in(page, live_console, visitor)
+        for key, urls in paths.items():
+            for url in urls:
+                answer = page.goto(live_console + url)
+                if answer.status == 405:
+                    problems.append((visitor, url, "answers GET with 405: an action belongs in EXCLUDED"))
+                if answer.status != 200 or page.url != live_console + url:
+                    continue  # not this visitor's page: refused, or sent elsewhere
+                shown.add(key)
+                sideways = page.evaluate(SIDEWAYS)
+                if sideways:
+                    problems.append((visitor, url, "scrolls sideways", sideways))
+                page.add_script_tag(path=AXE)
+                violations = page.evaluate(SERIOUS)
+                if violations:
+                    problems.append((visitor, url, "axe", violations))
+        context.close()
+    assert not problems, "\n".join(map(str, problems))
+    assert shown == set(paths), f"no visitor could open {set(paths) - shown}"
