@@ -55,6 +55,9 @@ EXCLUDED = {
     "upstream_client_metadata": "JSON metadata",
     # The consent page shows only inside an OAuth client's authorization request (tests/oauth drive one).
     "oauth2_provider:authorize": "needs a registered OAuth client's request",
+    # Redirects that show nothing of their own.
+    "home": "sends each role to its first page",
+    "login_local": "the login page's form for superusers, under LOCAL_LOGIN=false; here it redirects to the login page",
     # Hand-offs to another site: they redirect and show nothing of their own.
     "upstream_oauth_callback": "ends an upstream authorization and redirects",
     "sso_start": "redirects to the OpenID provider",
