@@ -9,6 +9,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from tests.browser.conftest import sign_in
 from tests.browser.long_rows import PEOPLE, make_long_rows
+from tests.fixtures.people import make_user
 
 pytestmark = pytest.mark.browser
 
@@ -189,3 +190,44 @@ def test_it_fits_every_page_at_1280_without_serious_violations(live_console, ope
         context.close()
     assert not problems, "\n".join(map(str, problems))
     assert shown == set(paths), f"no visitor could open {set(paths) - shown}"
+
+
+# The focused element's ring colour and the background it is drawn on: the nearest ancestor's that is not clear.
+RING = """() => {
+  const element = document.activeElement;
+  let behind = element;
+  while (behind && getComputedStyle(behind).backgroundColor === "rgba(0, 0, 0, 0)") behind = behind.parentElement;
+  return {
+    ring: getComputedStyle(element).outlineColor,
+    style: getComputedStyle(element).outlineStyle,
+    behind: behind ? getComputedStyle(behind).backgroundColor : "rgb(255, 255, 255)",
+  };
+}"""
+
+
+def contrast(first: str, second: str) -> float:
+    """WCAG's contrast ratio of two computed colours, 'rgb(r, g, b)'."""
+
+    def luminance(color):
+        channels = [int(part) / 255 for part in color[color.index("(") + 1 : -1].split(",")[:3]]
+        linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+    light, dark = sorted([luminance(first), luminance(second)], reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+def test_it_rings_keyboard_focus_at_3_to_1_on_the_navigation_and_the_page(live_console, open_browser):
+    make_user("operator", *PEOPLE["operator"])
+    page = open_browser().new_page(viewport=VIEWPORT)
+    sign_in(page, live_console, "operator")
+    page.goto(live_console + reverse("connect"))
+    rings = []
+    for _ in range(12):
+        page.keyboard.press("Tab")
+        rings.append(page.evaluate(RING) | {"name": page.evaluate("document.activeElement.textContent.trim()")})
+    in_nav = [ring for ring in rings if ring["name"] in ("Queue", "Calls", "Catalog")]
+    in_page = [ring for ring in rings if ring not in in_nav and ring["behind"] != "rgb(23, 32, 51)"]
+    assert in_nav and in_page
+    for ring in in_nav + in_page:
+        assert ring["style"] != "none" and contrast(ring["ring"], ring["behind"]) >= 3, ring
