@@ -160,6 +160,8 @@ def test_it_names_every_route_a_page_or_an_exclusion():
 
 
 def test_it_fits_every_page_at_1280_without_serious_violations(live_console, open_browser):
+    if not AXE.exists():
+        pytest.skip(f"axe-core is not installed at {AXE} (make node-deps)")
     rows = make_long_rows()
     paths = page_paths(rows)
     browser = open_browser()
