@@ -4,7 +4,7 @@ from contextlib import ExitStack
 
 import pytest
 
-from tests.fixtures.people import make_user
+from tests.fixtures.people import PASSWORD, make_user
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 VIEWPORT = {"width": 1366, "height": 860}
@@ -71,3 +71,14 @@ def go_to(page, name):
     if not link.is_visible():
         nav.locator("summary", has_text="Admin").click()
     link.click()
+
+
+def sign_in(page, base, username):
+    """Signs in through the login form, as a person would; done once the main navigation shows."""
+    from playwright.sync_api import expect
+
+    page.goto(base + "/login/")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    expect(page.get_by_role("navigation", name="Main")).to_be_visible()

@@ -13,8 +13,9 @@ from approvals import roles
 from approvals.policy import rules
 from approvals.tokens.credentials import create_token
 from approvals.webhooks.endpoints import create_endpoint
+from tests.browser.conftest import sign_in
 from tests.fixtures.catalog import make_server, make_tool
-from tests.fixtures.people import PASSWORD, make_user
+from tests.fixtures.people import make_user
 
 pytestmark = pytest.mark.browser
 
@@ -93,14 +94,6 @@ def pages_of(role, data):
     if role == "audrey":
         pages |= {"audit": reverse("audit"), "audit-report": reverse("audit_report")}
     return pages
-
-
-def sign_in(page, base, username):
-    page.goto(base + "/login/")
-    page.get_by_label("Username").fill(username)
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").click()
-    expect(page.get_by_role("navigation", name="Main")).to_be_visible()
 
 
 @pytest.mark.parametrize("username", ["ada", "oscar", "audrey"])

@@ -41,7 +41,7 @@ def test_it_shows_a_shell_command_with_its_description(ask, operator_page):
     html = queue_html(operator_page)
 
     assert 'data-permission="command"' in html
-    assert '<pre class="code permission-command" data-command>pytest -x tests/</pre>' in html
+    assert '<pre class="code permission-command" tabindex="0" data-command>pytest -x tests/</pre>' in html
     assert "Run the tests" in html
     assert "The tool&#x27;s definition changed" not in html and "The tool's definition changed" not in html
 
@@ -133,5 +133,5 @@ def test_its_page_shows_what_the_agent_asked_and_what_the_operator_allowed(ask, 
     html = operator_page.get(reverse("call", args=[call.pk])).content.decode()
 
     assert "What the agent may do, as an operator edited it" in html
-    assert '<pre class="code permission-command" data-command>make deploy-staging</pre>' in html
+    assert '<pre class="code permission-command" tabindex="0" data-command>make deploy-staging</pre>' in html
     assert "Input as the agent sent it" in html and "make deploy" in html
