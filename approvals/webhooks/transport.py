@@ -130,17 +130,45 @@ class Transport:
     async def resolved(self, host: str, port: int):
         """The address to reach `host` at; WebhookError when the name resolves to any address not allowed."""
         try:
-            infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+            addresses = await addresses_of(host, port)
         except socket.gaierror as exc:
             raise WebhookError(f"the host {host} could not be resolved: {exc.strerror}") from None
-        addresses = list(dict.fromkeys(ipaddress.ip_address(info[4][0].partition("%")[0]) for info in infos))
         refused = [address for address in addresses if not allowed(host, address, self.allowed_hosts)]
         if refused or not addresses:
-            raise WebhookError(
-                f"the host {host} resolves to {refused[0] if refused else 'nothing'}, a loopback, private, "
-                "link-local or reserved address; list it in WEBHOOK_ALLOWED_HOSTS to allow it"
-            )
+            raise WebhookError(refusal(host, refused[0] if refused else "nothing"))
         return addresses[0]
+
+
+async def addresses_of(host: str, port: int) -> list:
+    infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return list(dict.fromkeys(ipaddress.ip_address(info[4][0].partition("%")[0]) for info in infos))
+
+
+def refusal(host: str, address) -> str:
+    return (
+        f"the host {host} resolves to {address}, a loopback, private, link-local or reserved address; "
+        "list it in WEBHOOK_ALLOWED_HOSTS to allow it"
+    )
+
+
+def refused_address(url: str, allowed_hosts, timeout: float) -> str:
+    """Why delivery would refuse a readable URL's host for the address it resolves to now, or "".
+
+    A name that does not resolve in `timeout` is left to delivery, which checks every attempt again.
+    """
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+
+    async def bounded():
+        async with asyncio.timeout(timeout):
+            return await addresses_of(parts.hostname, port)
+
+    try:
+        addresses = asyncio.run(bounded())
+    except (TimeoutError, OSError, UnicodeError):
+        return ""
+    refused = [address for address in addresses if not allowed(parts.hostname, address, allowed_hosts)]
+    return refusal(parts.hostname, refused[0]) if refused else ""
 
 
 def ms_since(started: float) -> float:
