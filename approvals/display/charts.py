@@ -4,6 +4,8 @@ Every label is escaped text; colours come from the stylesheet by class (`.chart 
 the pages' Content-Security-Policy allows no inline style.
 """
 
+import os
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.utils.html import format_html, format_html_join
@@ -16,10 +18,36 @@ BAR_HEIGHT = 14
 GAP = 8
 LEGEND_HEIGHT = 22
 LABEL_CHARS = 22
+SEPARATORS = "_-. /:"
 
 
 def number(value: float) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def duration(seconds: float) -> str:
+    """A wait in the unit that fits it: 850 ms, 12.4 s, 3.2 min, 1.5 h."""
+    seconds = float(seconds)
+    if seconds < 1:
+        return f"{seconds * 1000:.0f} ms"
+    for size, unit in ((3600, "h"), (60, "min")):
+        if seconds >= size:
+            return f"{seconds / size:.3g} {unit}"
+    return f"{seconds:.3g} s"
+
+
+def short_labels(labels: list[str], chars: int = LABEL_CHARS) -> list[str]:
+    """Labels that fit `chars`, keeping what tells them apart: a start they all share gives way first, then the
+    start of the rest, since names of one server's tools differ at their ends."""
+    common = os.path.commonprefix(labels) if len(labels) > 1 else ""
+    # Cut at a word's start, so what is left reads as words: render_chart, not hart.
+    shared = max(common.rfind(mark) for mark in SEPARATORS) + 1
+    shortened = []
+    for text in labels:
+        rest = text[shared:] if shared and len(text) > chars else text
+        rest = ("…" + rest) if rest is not text else rest
+        shortened.append(rest if len(rest) <= chars else "…" + rest[-(chars - 1) :])
+    return shortened
 
 
 @dataclass(frozen=True)
@@ -28,8 +56,17 @@ class Chart:
     svg: SafeString
 
 
-def bar_chart(title: str, labels: list[str], series: list[tuple[str, list[float]]], unit: str = "") -> Chart:
-    """Horizontal bars, one group per label and one bar per series in it, scaled to the largest value."""
+def bar_chart(
+    title: str,
+    labels: list[str],
+    series: list[tuple[str, list[float]]],
+    value_text: Callable[[float], str] = number,
+    colours: list[str] | None = None,
+) -> Chart:
+    """Horizontal bars, one group per label and one bar per series in it, scaled to the largest value.
+
+    `colours` gives each label's bars a class of their own (an outcome's colour) in place of the series' class.
+    """
     legend = len(series) > 1
     group = BAR_HEIGHT * len(series) + GAP
     top = LEGEND_HEIGHT if legend else 0
@@ -48,9 +85,8 @@ def bar_chart(title: str, labels: list[str], series: list[tuple[str, list[float]
                 ),
             )
         )
-    for row, text in enumerate(labels):
+    for row, (text, short) in enumerate(zip(labels, short_labels(labels), strict=True)):
         y = top + row * group
-        short = text if len(text) <= LABEL_CHARS else text[: LABEL_CHARS - 1] + "…"
         parts.append(
             format_html(
                 '<text x="{}" y="{}" text-anchor="end"><title>{}</title>{}</text>',
@@ -66,21 +102,19 @@ def bar_chart(title: str, labels: list[str], series: list[tuple[str, list[float]
             bar_y = y + index * BAR_HEIGHT
             parts.append(
                 format_html(
-                    '<rect class="s{}" x="{}" y="{}" width="{}" height="{}"><title>{}: {} {}{}</title></rect>'
-                    '<text x="{}" y="{}">{}{}</text>',
-                    index,
+                    '<rect class="{}" x="{}" y="{}" width="{}" height="{}"><title>{}: {} {}</title></rect>'
+                    '<text x="{}" y="{}">{}</text>',
+                    colours[row] if colours else f"s{index}",
                     LABEL_WIDTH,
                     bar_y,
                     f"{width:.1f}",
                     BAR_HEIGHT - 2,
                     text,
                     name,
-                    number(value),
-                    unit,
+                    value_text(value),
                     f"{LABEL_WIDTH + width + 4:.1f}",
                     bar_y + BAR_HEIGHT - 3,
-                    number(value),
-                    unit,
+                    value_text(value),
                 )
             )
     if not labels:

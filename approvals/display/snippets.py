@@ -55,6 +55,8 @@ def oauth_snippets(url: str) -> list[Snippet]:
             "Then run /mcp in Claude Code and choose it to sign in. Add --scope user to use it in every project.",
         ),
         permission_snippet(url),
+        python_sdk_snippet(url),
+        inspector_snippet(url),
         Snippet(
             "claude-desktop",
             "Claude Desktop, bridged",
@@ -104,6 +106,8 @@ def token_snippets(url: str, secret: str) -> list[Snippet]:
             "single quotes keep the variable for Claude Code to read as it starts.",
         ),
         permission_snippet(url),
+        python_sdk_snippet(url),
+        inspector_snippet(url),
         Snippet(
             "claude-desktop",
             "Claude Desktop",
@@ -176,6 +180,56 @@ def permission_snippet(url: str) -> Snippet:
         f"Each tool use the agent would ask you about waits here as a permission request. The token must "
         f"allow the tool {permission_prompt.NAME}; rules for permission requests allow, deny or ask by the "
         f"agent's tool (Bash, Edit, Read...) and its input. It reads the token from {TOKEN_VARIABLE}.",
+    )
+
+
+PYTHON_SDK = """import asyncio
+import os
+
+import httpx2
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+URL = {url}
+# A call the policy sends to an operator waits for the decision: allow reads that long.
+TIMEOUT = httpx2.Timeout(30.0, read=300.0)
+
+
+async def main():
+    headers = {{"Authorization": f"Bearer {{os.environ['{variable}']}}"}}
+    async with httpx2.AsyncClient(headers=headers, timeout=TIMEOUT) as http:
+        async with Client(streamable_http_client(URL, http_client=http)) as client:
+            listed = await client.list_tools()
+            for tool in listed.tools:
+                print(tool.name)
+
+
+asyncio.run(main())
+"""
+
+
+def python_sdk_snippet(url: str) -> Snippet:
+    """Code of one's own sends the token it reads from the environment, beside OAuth too, as headless clients do."""
+    return Snippet(
+        "python-sdk",
+        "The MCP Python SDK",
+        "a Python file (Python 3.10 or newer, with pip install 'mcp>=2')",
+        PYTHON_SDK.format(url=json.dumps(url), variable=TOKEN_VARIABLE),
+        f"It lists the tools this console offers you; client.call_tool(name, arguments) calls one. It reads the "
+        f"token from {TOKEN_VARIABLE}.",
+    )
+
+
+def inspector_snippet(url: str) -> Snippet:
+    return Snippet(
+        "inspector",
+        "The MCP Inspector",
+        "a shell (Node.js 22 or newer)",
+        shlex.join(["npx", "-y", "@modelcontextprotocol/inspector", "--cli", url, "--transport", "http", "--header"])
+        + f' "Authorization: Bearer ${TOKEN_VARIABLE}" --method tools/list',
+        f"It lists the tools this console offers you, with the token from {TOKEN_VARIABLE}. Without --cli and what "
+        "follows it, the Inspector opens in the browser: choose Streamable HTTP, paste the endpoint, and add the "
+        "Authorization header under Authentication.",
     )
 
 

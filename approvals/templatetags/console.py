@@ -9,6 +9,7 @@ from django.utils import timezone
 from approvals import roles
 from approvals.catalog import review
 from approvals.catalog.models import Server
+from approvals.display import charts
 from approvals.display.schema import schema_table as describe_schema
 from approvals.protocol import hidden_text, tool_review
 from approvals.protocol.tools import annotations, safe_icons
@@ -132,3 +133,9 @@ def needs_authorization_banner(user):
     if not roles.is_admin(user):
         return {"servers": []}
     return {"servers": list(Server.objects.filter(health=Server.Health.NEEDS_AUTHORIZATION).only("name", "slug"))}
+
+
+@register.filter
+def duration(seconds) -> str:
+    """A number of seconds in the unit that fits it: 850 ms, 12.4 s, 3.2 min."""
+    return charts.duration(seconds)

@@ -26,9 +26,16 @@ LIMIT_MAX = 1_000_000
 
 
 class TokenError(ValueError):
-    def __init__(self, errors: list[str]):
+    """`errors` in words; `fields` the same by the form field each is about, for a form to mark that field."""
+
+    def __init__(self, errors: list[str], fields: dict[str, list[str]] | None = None):
         super().__init__("; ".join(errors))
         self.errors = errors
+        self.fields = fields or {}
+
+    @classmethod
+    def by_field(cls, fields: dict[str, list[str]]) -> "TokenError":
+        return cls([error for errors in fields.values() for error in errors], {f: e for f, e in fields.items() if e})
 
 
 def parse_globs(text: str) -> list[str]:
@@ -38,6 +45,10 @@ def parse_globs(text: str) -> list[str]:
 
 def token_problems(name: str, globs: list[str]) -> list[str]:
     """Why a token with this name and these patterns may not be issued; empty when it may."""
+    return name_problems(name) + glob_problems(globs)
+
+
+def name_problems(name: str) -> list[str]:
     errors = []
     if not name:
         errors.append("a token needs a name")
@@ -48,7 +59,7 @@ def token_problems(name: str, globs: list[str]) -> list[str]:
         errors.append(f"{ClientToken.ANONYMOUS!r} is reserved for clients that send no token")
     elif ClientToken.objects.filter(name__iexact=name).exists():
         errors.append(f"a token named {name!r} exists already (revoked tokens keep their names)")
-    return errors + glob_problems(globs)
+    return errors
 
 
 def glob_problems(globs: list[str]) -> list[str]:
@@ -105,29 +116,34 @@ def parse_limit(text: str, what: str) -> int | None:
 
 def parse_details(owner="", description="", expires="", rate_per_minute="", max_pending_calls="") -> dict:
     """The ClientToken fields set beside the name and tools, from what was typed; TokenError lists every fault."""
-    details, errors = {"description": description.strip()}, []
+    details = {"description": description.strip()}
+    errors = {field: [] for field in ("owner", "description", "expires", "rate_per_minute", "max_pending_calls")}
     if len(details["description"]) > DESCRIPTION_MAX:
-        errors.append(f"the description must be at most {DESCRIPTION_MAX} characters")
+        errors["description"].append(f"the description must be at most {DESCRIPTION_MAX} characters")
     details["owner"] = get_user_model().objects.filter(username=owner.strip()).first() if owner.strip() else None
     if owner.strip() and details["owner"] is None:
-        errors.append(f"there is no user named {owner.strip()[:40]!r} to own the token")
+        errors["owner"].append(f"there is no user named {owner.strip()[:40]!r} to own the token")
     elif details["owner"] is not None and not roles.in_standing(details["owner"].pk):
         # Such a person's tokens are refused at every request (credentials.owner_in_standing).
-        errors.append(f"{owner.strip()[:40]!r} is deactivated or holds no role, so a token they own would be refused")
+        errors["owner"].append(
+            f"{owner.strip()[:40]!r} is deactivated or holds no role, so a token they own would be refused"
+        )
     parsers = {
-        "expires_at": lambda: parse_expiry(expires),
-        "rate_per_minute": lambda: parse_limit(rate_per_minute, "the rate per minute"),
-        "max_pending_calls": lambda: parse_limit(max_pending_calls, "the cap on pending calls"),
+        "expires": ("expires_at", lambda: parse_expiry(expires)),
+        "rate_per_minute": ("rate_per_minute", lambda: parse_limit(rate_per_minute, "the rate per minute")),
+        "max_pending_calls": ("max_pending_calls", lambda: parse_limit(max_pending_calls, "the cap on pending calls")),
     }
-    for field, parse in parsers.items():
+    for field, (detail, parse) in parsers.items():
         try:
-            details[field] = parse()
+            details[detail] = parse()
         except TokenError as exc:
-            errors.extend(exc.errors)
+            errors[field].extend(exc.errors)
     if details.get("rate_per_minute") == 0:
-        errors.append("a rate of 0 requests a minute refuses every request: revoke the token instead")
-    if errors:
-        raise TokenError(errors)
+        errors["rate_per_minute"].append(
+            "a rate of 0 requests a minute refuses every request: revoke the token instead"
+        )
+    if any(errors.values()):
+        raise TokenError.by_field(errors)
     return details
 
 
@@ -137,10 +153,10 @@ def issue(name: str, globs: list[str], user=None, **details) -> tuple[ClientToke
     `details` are what parse_details returns.
     """
     name = name.strip()
-    errors = token_problems(name, globs)
-    if errors:
-        raise TokenError(errors)
+    problems = {"name": name_problems(name), "tool_globs": glob_problems(globs)}
+    if any(problems.values()):
+        raise TokenError.by_field(problems)
     try:
         return credentials.create_token(name, globs, user, **details)
     except IntegrityError:
-        raise TokenError([f"a token named {name!r} exists already"]) from None
+        raise TokenError.by_field({"name": [f"a token named {name!r} exists already"]}) from None

@@ -20,6 +20,10 @@ class Refused(Exception):
     """A URL the policy will not reach; the message says why and which setting would allow it."""
 
 
+class Unresolved(Refused):
+    """A host that resolves to nothing now; it may resolve later."""
+
+
 def url_problem(url: str) -> str:
     """Why a URL cannot be reached at all, or ""."""
     try:
@@ -68,7 +72,7 @@ async def checked(url: str, allowed_hosts, setting: str, *, https_only: bool = F
     try:
         infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except socket.gaierror as exc:
-        raise Refused(f"the host {host} could not be resolved: {exc.strerror}") from None
+        raise Unresolved(f"the host {host} could not be resolved: {exc.strerror}") from None
     addresses = list(dict.fromkeys(ipaddress.ip_address(info[4][0].partition("%")[0]) for info in infos))
     refused = [address for address in addresses if not allowed(host, address, allowed_hosts)]
     if refused or not addresses:
@@ -79,6 +83,24 @@ async def checked(url: str, allowed_hosts, setting: str, *, https_only: bool = F
     if https_only and parts.scheme != "https" and not all(listed(host, a, allowed_hosts) for a in addresses):
         raise Refused(f"it is not https, and only a host listed in {setting} may use plain http")
     return addresses[0]
+
+
+def refused_at(url: str, allowed_hosts, setting: str, timeout: float) -> str:
+    """Why the policy would refuse `url` for the address its host resolves to now, or "", from code without an
+    event loop (a form being saved). A host that does not resolve within `timeout` is left to the request itself,
+    which is checked again when it is made."""
+
+    async def bounded():
+        async with asyncio.timeout(timeout):
+            await checked(url, allowed_hosts, setting)
+
+    try:
+        asyncio.run(bounded())
+    except (Unresolved, TimeoutError, OSError, UnicodeError):
+        return ""
+    except Refused as exc:
+        return str(exc)
+    return ""
 
 
 def pinned_url(url: httpx.URL, address) -> httpx.URL:

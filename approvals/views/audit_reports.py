@@ -3,7 +3,7 @@
 from django.shortcuts import render
 
 from approvals.audit_log import report
-from approvals.display.charts import bar_chart
+from approvals.display.charts import bar_chart, duration
 from approvals.views.access import permission_or_403
 
 
@@ -20,7 +20,11 @@ def audit_report(request):
 def charts(built: report.Report) -> list:
     def totals(title, key):
         rows = built.totals(key)
-        return bar_chart(title, [name for name, _ in rows], [("decisions", [count for _, count in rows])])
+        # Outcomes wear the colours the rest of the console gives them; other totals keep the series' colour.
+        colours = [f"outcome-{name}" for name, _ in rows] if key == "outcome" else None
+        return bar_chart(
+            title, [name for name, _ in rows], [("decisions", [count for _, count in rows])], colours=colours
+        )
 
     latency = built.latency
     return [
@@ -32,7 +36,7 @@ def charts(built: report.Report) -> list:
             "Approval latency by tool",
             [row["tool"] for row in latency],
             [("median", [row["median_seconds"] for row in latency]), ("p95", [row["p95_seconds"] for row in latency])],
-            unit=" s",
+            value_text=duration,
         ),
         bar_chart(
             "Rule hits",

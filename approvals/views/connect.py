@@ -7,7 +7,7 @@ from django.views.decorators.cache import never_cache
 
 from approvals.display import snippets
 from approvals.views.access import role_required
-from approvals.views.tokens import MANAGE_TOKENS, endpoint_url, issue_from_post
+from approvals.views.tokens import MANAGE_TOKENS, endpoint_url, issue_from_post, problems_context
 
 # A token made in passing, to try a client, lapses unless someone chose otherwise.
 DEFAULT_EXPIRY = "30d"
@@ -20,12 +20,12 @@ EXPIRIES = [("7d", "in 7 days"), ("30d", "in 30 days"), ("90d", "in 90 days"), (
 def connect(request):
     url = endpoint_url(request)
     entered = {"name": "", "tool_globs": "*", "expires": DEFAULT_EXPIRY}
-    context = {"endpoint": url, "entered": entered, "errors": [], "secret": None, "expiries": EXPIRIES}
+    context = {"endpoint": url, "entered": entered, "secret": None, "expiries": EXPIRIES, **problems_context(None)}
     if request.method == "POST":
         if not request.user.has_perm(MANAGE_TOKENS):
             raise PermissionDenied("Only admins create client tokens.")
-        token, secret, errors, entered = issue_from_post(request, {"expires": DEFAULT_EXPIRY})
-        context.update(token=token, secret=secret, errors=errors, entered=entered)
+        token, secret, problems, entered = issue_from_post(request, {"expires": DEFAULT_EXPIRY})
+        context.update(token=token, secret=secret, entered=entered, **problems_context(problems))
     context["snippets"] = snippets.snippets(url, context["secret"], oauth=settings.OAUTH_SERVER)
     context["oauth"] = settings.OAUTH_SERVER
     return render(request, "approvals/connect.html", context)

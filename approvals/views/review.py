@@ -50,26 +50,52 @@ def row_of(shown: review.Review) -> dict:
     return {"review": shown, "kind": kind, "noun": display_noun(kind), "url": review_url(shown.item)}
 
 
+# The review list's order: what hides text first, then what changed, then what is new.
+RISKS = [("warned", "with warnings"), ("changed", "changed"), ("new", "new")]
+
+
+def risk_of(shown: review.Review) -> str:
+    return "warned" if shown.hidden else "new" if shown.is_new else "changed"
+
+
+def by_risk(items: list) -> list[review.Review]:
+    """The reviews of `items`, riskiest first (a warned change before a warned newcomer), then by server and name."""
+    mentions = {}
+    reviews = []
+    for item in items:
+        if item.server_id not in mentions:
+            mentions[item.server_id] = Mentions(review.other_tool_names(item.server_id))
+        reviews.append(review.review_of(item, mentions[item.server_id]))
+    ranks = {risk: rank for rank, (risk, _) in enumerate(RISKS)}
+    return sorted(
+        reviews,
+        key=lambda shown: (
+            ranks[risk_of(shown)],
+            shown.is_new,
+            shown.item.server.name,
+            not isinstance(shown.item, Tool),
+            shown.item.exposed_name,
+        ),
+    )
+
+
 @role_required
 def review_list(request):
-    """What awaits review, a page of tools at a time (the few resources, templates and prompts on the first),
-    by server and name, narrowed by `?server=` and `?q=`."""
+    """What awaits review, riskiest first, a page at a time, each risk split by server for its bulk decision;
+    narrowed by `?server=` and `?q=`."""
     server = Server.objects.filter(slug=request.GET.get("server", "")).first()
     query = request.GET.get("q", "").strip()
-    tools = review.needs_review(server).order_by("server__name", "exposed_name", "pk")
+    tools = review.needs_review(server)
     surface = review.surface_needing_review(server)
     if query:
         tools = tools.filter(exposed_name__icontains=query)
         surface = [item for item in surface if query.lower() in item.exposed_name.lower()]
-    page = Paginator(tools, PAGE_SIZE).get_page(request.GET.get("page"))
-    pending = sorted(
-        [*page.object_list, *(surface if page.number == 1 else [])],
-        key=lambda item: (item.server.name, not isinstance(item, Tool), item.exposed_name),
-    )
-    groups = []
-    for listed, items in groupby(pending, key=lambda item: item.server):
-        others = Mentions(review.other_tool_names(listed.pk))
-        groups.append({"server": listed, "rows": [row_of(review.review_of(item, others)) for item in items]})
+    reviews = by_risk([*tools, *surface])
+    page = Paginator(reviews, PAGE_SIZE).get_page(request.GET.get("page"))
+    groups = [
+        {"risk": dict(RISKS)[risk], "server": listed, "rows": [row_of(shown) for shown in rows]}
+        for (risk, listed), rows in groupby(page.object_list, key=lambda shown: (risk_of(shown), shown.item.server))
+    ]
     declined = [
         {"item": item, "url": review_url(item), "noun": display_noun(kind_of(item))}
         for item in [
@@ -79,6 +105,7 @@ def review_list(request):
     ]
     context = {
         "groups": groups,
+        "counts": [(label, sum(risk_of(shown) == risk for shown in reviews)) for risk, label in RISKS],
         "declined": declined,
         "page": page,
         "server": server,

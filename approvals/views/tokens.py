@@ -35,7 +35,8 @@ def entered_details(request, defaults=None) -> dict:
 
 
 def issue_from_post(request, defaults=None):
-    """(token, secret, errors, entered) for a POSTed name, tool patterns and details, `defaults` for those not sent."""
+    """(token, secret, problems, entered) for a POSTed name, tool patterns and details, `defaults` for those not sent;
+    `problems` is the TokenError that refused the token, or None."""
     entered = {
         "name": request.POST.get("name", "").strip(),
         "tool_globs": request.POST.get("tool_globs", ""),
@@ -47,8 +48,8 @@ def issue_from_post(request, defaults=None):
             entered["name"], issuing.parse_globs(entered["tool_globs"]), request.user, **details
         )
     except issuing.TokenError as exc:
-        return None, None, exc.errors, entered
-    return token, secret, [], entered
+        return None, None, exc, entered
+    return token, secret, None, entered
 
 
 def global_limits() -> dict:
@@ -56,10 +57,15 @@ def global_limits() -> dict:
     return {"rate": limits.rate_per_minute(ClientToken()), "cap": limits.pending_cap(None)}
 
 
-def form_context(entered: dict, errors: list) -> dict:
+def problems_context(problems: issuing.TokenError | None) -> dict:
+    """Every fault for the summary at the top of the form, and each field's own for the field to show."""
+    return {"errors": problems.errors if problems else [], "field_errors": problems.fields if problems else {}}
+
+
+def form_context(entered: dict, problems: issuing.TokenError | None) -> dict:
     return {
         "entered": entered,
-        "errors": errors,
+        **problems_context(problems),
         "users": get_user_model().objects.filter(is_active=True).order_by("username"),
         "defaults": global_limits(),
     }
@@ -101,12 +107,12 @@ def token_list(request):
 @never_cache
 @permission_or_403(MANAGE_TOKENS)
 def token_add(request):
-    entered, errors = {"name": "", "tool_globs": "*", **dict.fromkeys(DETAILS, "")}, []
+    entered, problems = {"name": "", "tool_globs": "*", **dict.fromkeys(DETAILS, "")}, None
     if request.method == "POST":
-        token, secret, errors, entered = issue_from_post(request)
+        token, secret, problems, entered = issue_from_post(request)
         if token is not None:
             return secret_page(request, token, secret, f"Created {token.name}")
-    return render(request, "approvals/token_form.html", form_context(entered, errors))
+    return render(request, "approvals/token_form.html", form_context(entered, problems))
 
 
 def shown_expiry(token: ClientToken) -> str:
@@ -134,24 +140,24 @@ def changes_from_post(request, token: ClientToken) -> dict:
     globs = issuing.parse_globs(request.POST.get("tool_globs", ""))
     problems = issuing.glob_problems(globs)
     if problems:
-        raise issuing.TokenError(problems)
+        raise issuing.TokenError.by_field({"tool_globs": problems})
     return {**details, "tool_globs": globs}
 
 
 @permission_or_403(MANAGE_TOKENS)
 def token_edit(request, pk):
     token = get_object_or_404(ClientToken.objects.select_related("owner"), pk=pk)
-    entered, errors = details_of(token), []
+    entered, problems = details_of(token), None
     if request.method == "POST" and not token.revoked:
         entered = {**entered_details(request), "tool_globs": request.POST.get("tool_globs", "")}
         try:
             changed = changes.change_token(token, changes_from_post(request, token), request.user)
         except issuing.TokenError as exc:
-            errors = exc.errors
+            problems = exc
         else:
             messages.success(request, f"Saved {token.name}." if changed else f"Nothing changed in {token.name}.")
             return redirect("tokens")
-    return render(request, "approvals/token_edit.html", {**form_context(entered, errors), "token": token})
+    return render(request, "approvals/token_edit.html", {**form_context(entered, problems), "token": token})
 
 
 @never_cache

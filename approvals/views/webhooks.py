@@ -34,10 +34,15 @@ def webhook_add(request):
         try:
             endpoint, secret = endpoints.create_endpoint(form.cleaned_data, request.user)
         except endpoints.EndpointError as exc:
-            form.add_error(None, exc.errors)
+            marked(form, exc)
         else:
             return secret_page(request, endpoint, secret, "Webhook endpoint added")
     return render(request, "approvals/webhook_form.html", {"form": form})
+
+
+def marked(form, refusal: endpoints.EndpointError):
+    for name, errors in refusal.fields.items():
+        form.add_error(name or None, errors)
 
 
 def secret_page(request, endpoint, secret, title):
@@ -52,7 +57,7 @@ def webhook_detail(request, pk):
         try:
             changed = endpoints.change_endpoint(endpoint, form.cleaned_data, request.user)
         except endpoints.EndpointError as exc:
-            form.add_error(None, exc.errors)
+            marked(form, exc)
         else:
             messages.success(request, "Saved." if changed else "Nothing changed.")
             return redirect("webhook", pk=endpoint.pk)

@@ -5,6 +5,7 @@ import logging
 import secrets
 import uuid
 
+from django.conf import settings
 from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
@@ -12,18 +13,23 @@ from django.utils import timezone
 from approvals.audit import chain
 from approvals.audit.chain import Actor
 from approvals.audit.snapshots import redacted, snapshot
-from approvals.upstream.outbound import url_problem
+from approvals.upstream.outbound import refused_at, url_problem
 from approvals.webhooks import sending
 from approvals.webhooks.models import EVENT_TYPES, WebhookAttempt, WebhookDelivery, WebhookEndpoint
 
 log = logging.getLogger(__name__)
+# How long saving an endpoint waits to learn the address its host resolves to.
+RESOLVE_SECONDS = 2.0
 EDITABLE = ("url", "description", "events", "slack", "enabled", "console_url")
 
 
 class EndpointError(Exception):
-    def __init__(self, errors: list[str]):
-        super().__init__("; ".join(errors))
-        self.errors = errors
+    """`fields` holds each fault under the form field it is about ("" for the form as a whole)."""
+
+    def __init__(self, fields: dict[str, list[str]]):
+        self.fields = {name: errors for name, errors in fields.items() if errors}
+        self.errors = [error for errors in self.fields.values() for error in errors]
+        super().__init__("; ".join(self.errors))
 
 
 def new_secret() -> str:
@@ -40,19 +46,24 @@ def audited(endpoint: WebhookEndpoint) -> dict:
     return snapshot(endpoint, EDITABLE, secrets=["url"])
 
 
-def problems(fields: dict) -> list[str]:
-    errors = []
+def problems(fields: dict) -> dict[str, list[str]]:
+    """Each field's faults, by its name; an endpoint may be saved when every list is empty."""
+    errors = {name: [] for name in ("url", "console_url", "events")}
     for name in ("url", "console_url"):
         problem = url_problem(fields.get(name, ""))
         if problem:
-            errors.append(f"{'URL' if name == 'url' else 'console address'}: {problem}")
+            errors[name].append(problem)
     if len(fields.get("url", "")) > 2000:
-        errors.append("URL: at most 2000 characters")
+        errors["url"].append("at most 2000 characters")
+    if not errors["url"]:
+        refused = refused_at(fields["url"], settings.WEBHOOK_ALLOWED_HOSTS, "WEBHOOK_ALLOWED_HOSTS", RESOLVE_SECONDS)
+        if refused:
+            errors["url"].append(f"delivery would refuse it: {refused}")
     unknown = [event for event in fields.get("events", []) if event not in EVENT_TYPES]
     if unknown:
-        errors.append(f"unknown events: {', '.join(unknown)}")
+        errors["events"].append(f"unknown events: {', '.join(unknown)}")
     if not fields.get("events"):
-        errors.append("choose at least one event")
+        errors["events"].append("choose at least one event")
     return errors
 
 
@@ -60,7 +71,7 @@ def problems(fields: dict) -> list[str]:
 def create_endpoint(fields: dict, user) -> tuple[WebhookEndpoint, str]:
     """A new endpoint and its secret, which is shown this once."""
     errors = problems(fields)
-    if errors:
+    if any(errors.values()):
         raise EndpointError(errors)
     endpoint = WebhookEndpoint.objects.create(**fields, secret=new_secret(), created_by=user)
     record("webhook.created", user, endpoint, None, audited(endpoint))
@@ -73,7 +84,7 @@ def change_endpoint(endpoint: WebhookEndpoint, fields: dict, user) -> bool:
     if not set(fields) <= set(EDITABLE):
         raise ValueError(f"only {', '.join(EDITABLE)} can be changed")
     errors = problems({**editable(endpoint), **fields})
-    if errors:
+    if any(errors.values()):
         raise EndpointError(errors)
     endpoint = WebhookEndpoint.objects.select_for_update().get(pk=endpoint.pk)
     if {**editable(endpoint), **fields} == editable(endpoint):

@@ -4,6 +4,7 @@ as `audit_report` prints them (JSON, CSV) and as the report page shows them, wit
 import csv
 import io
 import json
+import re
 from datetime import timedelta
 
 import pytest
@@ -132,3 +133,14 @@ def test_it_refuses_the_report_to_operators(db, login):
 def test_it_says_which_period_it_could_not_read(db, login):
     page = login("auditor").get(reverse("audit_report"), {"since": "not a time"})
     assert page.status_code == 400
+
+
+def test_it_colours_the_outcomes_and_gives_waits_their_unit_on_the_page(period, login):
+    html = login("auditor").get(reverse("audit_report")).content.decode()
+    outcomes = re.search(r'aria-label="Decisions by outcome".*?</svg>', html, re.S).group()
+    assert set(re.findall(r'<rect class="([^"]+)"', outcomes)) == {
+        "outcome-approved",
+        "outcome-denied",
+        "outcome-allowed",
+    }
+    assert '<td class="num">20 s</td><td class="num">30 s</td>' in html

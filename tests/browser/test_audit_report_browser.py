@@ -38,7 +38,10 @@ def test_it_shows_an_auditor_the_last_days_report_with_its_charts(live_console, 
     expect(page.get_by_role("heading", name="Audit report")).to_be_visible()
     outcome = page.get_by_role("img", name="Decisions by outcome")
     expect(outcome).to_be_visible()
-    expect(outcome.locator("rect.s0")).to_have_count(2)
+    expect(outcome.locator("rect")).to_have_count(2)
+    # Approved and denied each in a colour of its own.
+    fills = outcome.locator("rect").evaluate_all("rects => rects.map(rect => getComputedStyle(rect).fill)")
+    assert len(set(fills)) == 2
     expect(outcome).to_contain_text("approved")
     expect(page.get_by_role("img", name="Decisions by operator")).to_contain_text("bob")
     expect(page.get_by_role("img", name="Approval latency by tool").locator("rect")).to_have_count(4)

@@ -186,8 +186,9 @@ def test_it_gives_clients_that_sign_in_by_oauth_the_url_alone(operator_client):
     assert json.loads(texts["vscode"]) == vscode
     bridge = json.loads(texts["claude-desktop"])["mcpServers"]["approval-console"]
     assert bridge == {"command": "npx", "args": ["-y", "mcp-remote", "http://testserver/mcp", "--allow-http"]}
-    # Only headless Claude Code, which cannot sign in in a browser, still needs a token.
-    assert [key for key, text in texts.items() if "Bearer" in text] == ["claude-code-permissions"]
+    # Only what cannot sign in in a browser still needs a token: headless Claude Code, the SDK, the Inspector's CLI.
+    needing_a_token = ["claude-code-permissions", "python-sdk", "inspector"]
+    assert [key for key, text in texts.items() if "Bearer" in text] == needing_a_token
     assert page.count("Bearer ${APPROVAL_CONSOLE_TOKEN}") == 1
 
 

@@ -1,5 +1,7 @@
 """The review pages: everyone reads what changed, admins accept or reject, and upstream text stays text."""
 
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -174,3 +176,35 @@ def test_it_pages_the_review_list_by_server_and_name_and_rejects_the_selected_in
     done = client.post(reverse("server_reject_tools", args=["shop"]), {"tools": picked}, follow=True)
     assert [str(m) for m in done.context["messages"]] == ["Rejected 5 of 5 entries of Shop."]
     assert Tool.objects.filter(status=Tool.Status.DECLINED).count() == 5
+
+
+def waiting(server, name, accepted=None, **definition):
+    """A tool awaiting review: new unless `accepted` is the definition an admin accepted before."""
+    tool = make_tool(server, name, status=Tool.Status.NEEDS_REVIEW, **definition)
+    if accepted is not None:
+        tool.reviewed_digest, tool.reviewed_definition = tool_digest(accepted), accepted
+        tool.save()
+    return tool
+
+
+def test_it_lists_warned_changes_first_then_changes_then_new_tools_with_the_count_of_each(login):
+    server = make_server("Alpha", tool_prefix="alpha_")
+    for index in range(3):
+        waiting(server, f"a_new_{index}", description="Harmless.")
+    waiting(server, "b_changed", accepted=OLD, description="Finds a customer, faster.")
+    warned = waiting(make_server("Zulu", tool_prefix="zulu_"), "z_warned", accepted=OLD, description="Finds\u200b all.")
+
+    html = login("operator").get(reverse("review")).content.decode()
+
+    rows = re.findall(r'data-review-row="(\d+)"', html)
+    names = dict(Tool.objects.values_list("pk", "exposed_name"))
+    assert [names[int(pk)] for pk in rows] == [
+        warned.exposed_name,
+        "alpha_b_changed",
+        "alpha_a_new_0",
+        "alpha_a_new_1",
+        "alpha_a_new_2",
+    ]
+    assert re.findall(r'data-risk="([^"]+)"', html) == ["with warnings", "changed", "new"]
+    counts = dict(re.findall(r'data-risk-count="([^"]+)"><strong>(\d+)</strong>', html))
+    assert counts == {"with warnings": "1", "changed": "1", "new": "3"}

@@ -1,3 +1,4 @@
+import re
 from datetime import timedelta
 
 import pytest
@@ -138,7 +139,8 @@ def test_it_says_how_many_active_tools_the_token_reaches(admin_client):
 
 def test_it_offers_every_tool_by_default(admin_client):
     form = admin_client.get(reverse("token_add")).content.decode()
-    assert '<textarea id="token-globs" name="tool_globs" rows="3" spellcheck="false">*</textarea>' in form
+    textarea = r'<textarea id="token-globs" name="tool_globs" rows="3" spellcheck="false"[^>]*>\*</textarea>'
+    assert re.search(textarea, form)
 
 
 def test_it_keeps_what_was_typed_and_lists_the_errors_when_the_name_is_taken(admin_client):
@@ -301,3 +303,25 @@ def test_it_records_a_revocation_with_the_token_before_and_after(admin_client):
     admin_client.post(reverse("token_revoke", args=[token.pk]))
     event = AuditEvent.objects.get(action="token.revoked")
     assert event.data["before"]["revoked_at"] is None and event.data["after"]["revoked_at"]
+
+
+def test_it_marks_the_name_field_when_a_token_has_no_name(admin_client):
+    page = admin_client.post(reverse("token_add"), {"name": "", "tool_globs": "*"}).content.decode()
+
+    name = re.search(r'<input type="text" id="token-name"[^>]*>', page).group()
+    assert 'aria-invalid="true"' in name and 'aria-describedby="token-name-help token-name-error"' in name
+    assert '<div class="field invalid">\n  <label for="token-name">' in page
+    assert re.search(r'<div class="error-text" id="token-name-error"><div>a token needs a name</div></div>', page)
+    assert '<div class="message error" role="alert">Not created:<ul><li>a token needs a name</li>' in page
+    globs = re.search(r"<textarea[^>]*>", page).group()
+    assert "aria-invalid" not in globs and 'aria-describedby="token-globs-help"' in globs
+    assert not ClientToken.objects.exists()
+
+
+def test_it_marks_each_detail_that_is_wrong_under_that_field(admin_client):
+    entered = {"name": "ci", "tool_globs": "*", "rate_per_minute": "0", "expires": "someday"}
+    page = admin_client.post(reverse("token_add"), entered).content.decode()
+
+    assert "a rate of 0 requests a minute" in re.search(r'id="token-rate-error">(.*?)</div></div>', page).group(1)
+    assert "neither a duration" in re.search(r'id="token-expires-error">(.*?)</div></div>', page).group(1)
+    assert 'aria-invalid="true"' not in re.search(r'<select id="token-owner"[^>]*>', page).group()

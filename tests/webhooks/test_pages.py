@@ -1,5 +1,7 @@
 """Admins manage webhook endpoints on their pages; nobody else may, and every change is audited."""
 
+import re
+
 import pytest
 
 from approvals import roles
@@ -113,3 +115,23 @@ def test_it_audits_a_change_a_new_secret_and_a_deletion(login, added):
     change = AuditEvent.objects.get(action="webhook.changed").data
     assert (change["before"]["events"], change["after"]["events"]) == (FORM["events"], ["call.finished"])
     assert old_secret not in str(AuditEvent.objects.get(action="webhook.rotated").data)
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:8080/hook", "http://10.0.0.5/hook", "http://169.254.169.254/"])
+def test_it_refuses_at_save_a_url_delivery_would_refuse_and_names_the_setting_on_the_field(login, settings, url):
+    settings.WEBHOOK_ALLOWED_HOSTS = []
+    page = login(roles.ADMIN).post("/webhooks/new/", {**FORM, "url": url}).content.decode()
+
+    assert not WebhookEndpoint.objects.exists()
+    assert 'aria-invalid="true"' in re.search(r'<input[^>]*id="id_url"[^>]*>', page).group()
+    assert 'aria-describedby="id_url_helptext id_url_error"' in page
+    under_the_field = re.search(r'<div class="error-text" id="id_url_error">(.*?)</div></div>', page, re.S).group(1)
+    assert "delivery would refuse it" in under_the_field and "WEBHOOK_ALLOWED_HOSTS" in under_the_field
+    summary = re.search(r"<div [^>]*data-error-summary>(.*?)</div>", page, re.S).group(1)
+    assert '<a href="#id_url">URL</a>: delivery would refuse it' in summary
+
+
+def test_it_saves_a_private_url_once_its_host_is_allowed(login, settings):
+    settings.WEBHOOK_ALLOWED_HOSTS = ["10.0.0.0/8"]
+    login(roles.ADMIN).post("/webhooks/new/", {**FORM, "url": "http://10.0.0.5/hook"})
+    assert WebhookEndpoint.objects.get().url == "http://10.0.0.5/hook"

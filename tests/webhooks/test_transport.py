@@ -6,6 +6,7 @@ import time
 
 import pytest
 
+from approvals.upstream.outbound import refused_at
 from approvals.webhooks.transport import Transport, WebhookError
 from tests.webhooks.receiver import Receiver
 
@@ -139,3 +140,13 @@ def test_it_gives_up_on_an_attempt_at_its_one_deadline_however_the_endpoint_tric
     with pytest.raises(WebhookError, match="no answer within 1 seconds"):
         Transport(timeout=1, allowed_hosts=["127.0.0.1"]).post(trickling, b"{}", {})
     assert time.monotonic() - started < 3
+
+
+def test_it_leaves_to_delivery_a_host_that_does_not_resolve_at_save():
+    assert refused_at("https://hooks.invalid/x", [], "WEBHOOK_ALLOWED_HOSTS", timeout=2) == ""
+
+
+def test_it_names_the_refused_address_and_the_setting_at_save():
+    refused = refused_at("http://localhost:9/x", [], "WEBHOOK_ALLOWED_HOSTS", timeout=2)
+    assert "resolves to" in refused and "loopback" in refused and "WEBHOOK_ALLOWED_HOSTS" in refused
+    assert refused_at("http://localhost:9/x", ["localhost"], "WEBHOOK_ALLOWED_HOSTS", timeout=2) == ""
