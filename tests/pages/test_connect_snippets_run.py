@@ -19,7 +19,7 @@ INSPECTOR = NODE_DIR / "node_modules" / ".bin" / "mcp-inspector"
 
 
 def shown(page: str, key: str) -> str:
-    return html.unescape(re.search(rf'<pre class="code" id="snippet-{key}">(.*?)</pre>', page, re.S).group(1))
+    return html.unescape(re.search(rf'<pre class="code"[^>]* id="snippet-{key}"[^>]*>(.*?)</pre>', page, re.S).group(1))
 
 
 @pytest.fixture
