@@ -89,7 +89,8 @@ def mark(item):
     folder = item.path.relative_to(TESTS).parts[0]
     if folder in TIME_LIMITS and item.get_closest_marker("timeout") is None:
         item.add_marker(pytest.mark.timeout(TIME_LIMITS[folder]))
-    if folder in ("browser", "topology", "conformance"):
+    # Each starts processes that take much of the machine, or a server one module shares: one worker runs them.
+    if folder in ("topology", "conformance"):
         item.add_marker(pytest.mark.xdist_group(folder))
 
 
@@ -101,7 +102,8 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         mark(item)
         needs_missing = any(item.get_closest_marker(name) for name, absent in missing.items() if absent)
-        (left_out if needs_missing or (services_pass() and not in_services_pass(item)) else kept).append(item)
+        elsewhere = not in_services_pass(item) if services_pass() else once_on_the_services(item)
+        (left_out if needs_missing or elsewhere else kept).append(item)
     if left_out:
         config.hook.pytest_deselected(items=left_out)
         items[:] = kept
@@ -112,11 +114,21 @@ def pytest_collection_modifyitems(config, items):
             print(f"\n{left_for_the_other_pass(len(left_out))}")
 
 
+def once_on_the_services(item) -> bool:
+    """Whether this embedded pass leaves the test to the services pass that follows it (`make test` says so).
+
+    `services(once=True)` marks a test of code that behaves differently on the services, too costly to run twice.
+    """
+    marker = item.get_closest_marker("services")
+    return bool(marker and marker.kwargs.get("once") and os.environ.get("SERVICES_PASS_FOLLOWS"))
+
+
 def left_for_the_other_pass(count: int) -> str:
     return (
         f"{count} tests left for the other pass of `make test`: PostgreSQL-only and Redis-only ones run with"
         " DATABASE_URL and REDIS_URL set; SQLite-only ones, and those of code that behaves alike on either"
-        " (not marked postgres, redis or services: tests/services_pass.py), run without them"
+        " (not marked postgres, redis or services: tests/services_pass.py), run without them; those marked"
+        " services(once=True) run on the services when that pass follows"
     )
 
 
