@@ -2,7 +2,10 @@
 row locks, writes SQL by hand, counts on triggers, or reaches the channel layer, the cache or celery has tests there."""
 
 import ast
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 from tests.services_pass import EXERCISED_BY, SERVICE_TESTS
@@ -77,3 +80,41 @@ def test_it_runs_tests_of_every_module_that_behaves_differently_on_the_services(
 
 def test_it_names_only_test_modules_that_exist():
     assert [name for name in [*SERVICE_TESTS, *EXERCISED_BY.values()] if not (ROOT / name).is_file()] == []
+
+
+# Modules with tests of every kind: plain, on the database, marked services (whole, and once=True), PostgreSQL-only,
+# Redis-only and SQLite-only ones.
+MIXED = [
+    "tests/audit/test_report.py",
+    "tests/audit/test_chain.py",
+    "tests/pages/test_hostile_inputs.py",
+    "tests/catalog/test_credentials_at_rest.py",
+    "tests/topology/test_cache.py",
+    "tests/calls/test_held_cost.py",
+]
+
+
+def collected(**env) -> tuple[set[str], int]:
+    """The tests a pass of `make test` runs of MIXED, and how many MIXED has in all."""
+    environment = {key: value for key, value in os.environ.items() if key not in ("DATABASE_URL", "REDIS_URL")}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *MIXED],
+        cwd=ROOT,
+        env={**environment, **env},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    total = re.search(r"(?:\d+/)?(\d+) tests? collected", done.stdout)
+    assert total, done.stdout + done.stderr
+    return {line for line in done.stdout.splitlines() if "::" in line}, int(total[1])
+
+
+def test_it_runs_every_test_in_one_pass_or_the_other_and_only_marked_ones_twice():
+    embedded, total = collected(SERVICES_PASS_FOLLOWS="1")
+    # Collecting connects to neither: the URLs only say which pass this is.
+    services, _ = collected(DATABASE_URL="postgres://nobody@127.0.0.1:9/none", REDIS_URL="redis://127.0.0.1:9/15")
+    assert len(embedded | services) == total
+    assert any("test_hostile_inputs" in test for test in services - embedded)
+    assert not any("test_report.py" in test for test in services)
+    assert any("test_chain.py" in test for test in embedded & services)
