@@ -5,10 +5,11 @@ PostgreSQL) is skipped with the reason. Under CI (CI=true) every such skip is a
 failure: .ci/run installs or starts what the suite needs.
 
 `make test` runs the suite embedded, then on PostgreSQL and Redis: there only the
-tests that reach the database, the channel layer, the cache or celery, which are
-those that ask for the database or carry a marker saying so (see uses_services).
-A test that reaches the channel layer, the cache or celery without either fails,
-saying which marker it lacks, so that it cannot stay out of the services pass unseen.
+tests of code that behaves differently on them, those marked postgres, redis or services
+(tests/services_pass.py names the test modules marked whole, and tests/test_services_pass.py
+checks that every module taking locks, writing SQL or reaching the channel layer, the cache or
+celery has such tests). A test that reaches the channel layer, the cache or celery without the
+database and without a marker fails, saying which marker it lacks.
 """
 
 import atexit
@@ -20,6 +21,8 @@ from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import pytest
+
+from tests.services_pass import SERVICE_TESTS
 
 # Fixtures more than one folder of tests uses; a folder's own stay in its conftest.py.
 # A plugin other plugins import comes before them, so that pytest rewrites its asserts.
@@ -66,13 +69,19 @@ def services_pass() -> bool:
 
 # pytest-django sets this up before any database access it allows: db, transactional_db, live servers.
 DATABASE_SETUP = "django_db_setup"
-# `services` marks a test that reaches the channel layer, the cache or celery without the database.
-SERVICE_MARKERS = ("django_db", "postgres", "redis", "services")
+# The markers of the tests the services pass runs; `services` also marks a test that reaches the channel layer,
+# the cache or celery without the database.
+SERVICE_MARKERS = ("postgres", "redis", "services")
 
 
 def uses_services(item) -> bool:
-    """Whether the test reaches the database, the channel layer, the cache or celery: the services pass runs it."""
-    return DATABASE_SETUP in item.fixturenames or any(item.get_closest_marker(name) for name in SERVICE_MARKERS)
+    """Whether the test reaches the database, the channel layer, the cache or celery."""
+    return DATABASE_SETUP in item.fixturenames or item.get_closest_marker("django_db") or in_services_pass(item)
+
+
+def in_services_pass(item) -> bool:
+    """Whether the services pass runs the test: its code behaves differently on PostgreSQL and Redis."""
+    return any(item.get_closest_marker(name) for name in SERVICE_MARKERS)
 
 
 # Seconds a test of a folder may take, its setup and teardown included; elsewhere pyproject.toml's `timeout`.
@@ -80,11 +89,14 @@ def uses_services(item) -> bool:
 TIME_LIMITS = {"protocol": 30, "upstream": 60, "demo": 60, "browser": 300, "topology": 300, "conformance": 600}
 
 
-def limit_time(item):
+def mark(item):
+    if item.path.relative_to(TESTS.parent).as_posix() in SERVICE_TESTS:
+        item.add_marker(pytest.mark.services)
     folder = item.path.relative_to(TESTS).parts[0]
     if folder in TIME_LIMITS and item.get_closest_marker("timeout") is None:
         item.add_marker(pytest.mark.timeout(TIME_LIMITS[folder]))
-    if folder in ("browser", "topology", "conformance"):
+    # Each starts processes that take much of the machine, or a server one module shares: one worker runs them.
+    if folder in ("topology", "conformance"):
         item.add_marker(pytest.mark.xdist_group(folder))
 
 
@@ -94,9 +106,10 @@ def pytest_collection_modifyitems(config, items):
     missing = {"postgres": not using_postgres(), "redis": not os.environ.get("REDIS_URL"), "sqlite": using_postgres()}
     kept, left_out = [], []
     for item in items:
-        limit_time(item)
+        mark(item)
         needs_missing = any(item.get_closest_marker(name) for name, absent in missing.items() if absent)
-        (left_out if needs_missing or (services_pass() and not uses_services(item)) else kept).append(item)
+        elsewhere = not in_services_pass(item) if services_pass() else once_on_the_services(item)
+        (left_out if needs_missing or elsewhere else kept).append(item)
     if left_out:
         config.hook.pytest_deselected(items=left_out)
         items[:] = kept
@@ -107,11 +120,21 @@ def pytest_collection_modifyitems(config, items):
             print(f"\n{left_for_the_other_pass(len(left_out))}")
 
 
+def once_on_the_services(item) -> bool:
+    """Whether this embedded pass leaves the test to the services pass that follows it (`make test` says so).
+
+    `services(once=True)` marks a test of code that behaves differently on the services, too costly to run twice.
+    """
+    marker = item.get_closest_marker("services")
+    return bool(marker and marker.kwargs.get("once") and os.environ.get("SERVICES_PASS_FOLLOWS"))
+
+
 def left_for_the_other_pass(count: int) -> str:
     return (
         f"{count} tests left for the other pass of `make test`: PostgreSQL-only and Redis-only ones run with"
-        " DATABASE_URL and REDIS_URL set; SQLite-only ones, and those that reach neither the database, the channel"
-        " layer, the cache nor celery, run without them"
+        " DATABASE_URL and REDIS_URL set; SQLite-only ones, and those of code that behaves alike on either"
+        " (not marked postgres, redis or services: tests/services_pass.py), run without them; those marked"
+        " services(once=True) run on the services when that pass follows"
     )
 
 

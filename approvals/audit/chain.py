@@ -39,6 +39,7 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.db import connection, transaction
 from django.utils import timezone
 
+from approvals.audit.actions import registered
 from approvals.audit.encoding import encode_event, hashed_row, keyed_hash
 from approvals.audit.models import AuditEvent, AuditHead
 from approvals.audit.public_chain import public_chain_value
@@ -73,7 +74,7 @@ def record(
         actor_type=actor.type,
         actor_id=actor.id,
         actor_name=actor.name,
-        action=action,
+        action=registered(action),
         request_id=request_id or (call.request_id if call is not None else ""),
         call_id=call.pk if call is not None else None,
         server_id=pk_of(server) if server is not None else (call.server_id if call is not None else None),
@@ -115,6 +116,8 @@ def append(events: list[AuditEvent]):
     the SQL costs more than the database's running it, and an audited step lies on the
     path of every call several times.
     """
+    for event in events:
+        registered(event.action)
     # No savepoint: inside a caller's transaction the events must stand or fall with its change anyway.
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
         seq, prev_hash, public = locked_tip(cursor)

@@ -5,7 +5,7 @@ from datetime import UTC
 from django import forms
 from django.contrib.auth import get_user_model
 
-from approvals.audit_log.query import ACTIONS
+from approvals.audit.actions import ACTIONS
 from approvals.calls.models import Call
 from approvals.catalog.models import Server, Tool
 from approvals.forms.fields import whole_number
@@ -70,6 +70,7 @@ class AuditFilter(forms.Form):
     operator = forms.ModelChoiceField(
         get_user_model().objects.order_by("username"), required=False, empty_label="anyone", to_field_name="username"
     )
+    # Every action the log may record (the registry), so that none recorded is out of reach here.
     action = forms.ChoiceField(choices=[("", "any action")] + [(a, a) for a in ACTIONS], required=False)
     outcome = forms.ChoiceField(
         choices=[("", "any outcome")] + Call.Status.choices,

@@ -30,6 +30,7 @@ from django.db.models.fields.json import KT
 from django.db.models.functions import Ceil, Coalesce, RowNumber
 from django.utils import timezone
 
+from approvals.audit.actions import ACTIONS
 from approvals.audit.models import AuditEvent
 from approvals.audit_log.query import label
 from approvals.catalog.models import Server, Tool
@@ -52,6 +53,7 @@ class Report:
     expired_calls: list[dict] = field(default_factory=list)
     rule_hits: list[dict] = field(default_factory=list)
     reviews: list[dict] = field(default_factory=list)
+    actions: list[dict] = field(default_factory=list)
 
     def totals(self, key: str) -> list[tuple[str, int]]:
         """Decisions summed by one of operator, tool, client or outcome, most first."""
@@ -74,6 +76,7 @@ class Report:
             "expired_calls": [{**row, "at": row["at"].isoformat()} for row in self.expired_calls],
             "rule_hits": self.rule_hits,
             "reviews": [{**row, "last_at": row["last_at"].isoformat()} for row in self.reviews],
+            "actions": self.actions,
         }
 
 
@@ -86,6 +89,7 @@ def build(since: datetime, until: datetime) -> Report:
     report.expired, report.expired_calls = expired(period, names)
     report.rule_hits = rule_hits(period)
     report.reviews = reviews(period, names)
+    report.actions = actions(period)
     names.fill(report)
     return report
 
@@ -204,6 +208,15 @@ def reviews(period, names) -> list[dict]:
     return names.note(found)
 
 
+def actions(period) -> list[dict]:
+    """Every action the log may record, what it means and how many events of it the period has, none left out."""
+    counts = dict(period.order_by().values_list("action").annotate(count=Count("id")))
+    return [
+        {"action": action, "description": description, "count": counts.get(action, 0)}
+        for action, description in ACTIONS.items()
+    ]
+
+
 CSV_COLUMNS = [
     "section",
     "operator",
@@ -224,6 +237,8 @@ CSV_COLUMNS = [
     "call_id",
     "at",
     "last_at",
+    "action",
+    "description",
 ]
 
 

@@ -12,10 +12,9 @@ import threading
 import time
 from pathlib import Path
 
-import pytest
-
 from tests.fixtures.http_answers import send_json
 from tests.fixtures.servers import free_port
+from tests.fixtures.tools import require
 
 RSYSLOGD = shutil.which("rsyslogd") or "/usr/sbin/rsyslogd"
 
@@ -37,8 +36,7 @@ class Rsyslog:
     """rsyslogd -n with a config of its own: imtcp on one port, each message's MSG part a line of out.log."""
 
     def __init__(self, folder: Path, tls: bool):
-        if not Path(RSYSLOGD).exists():
-            pytest.skip("rsyslogd is not installed (Debian's rsyslog and rsyslog-gnutls)")
+        require("rsyslogd", *(["rsyslog TLS driver (lmnsd_gtls)", "openssl"] if tls else []))
         self.folder, self.port, self.process = folder, free_port(), None
         self.output = folder / "out.log"
         self.cert = None
@@ -98,6 +96,7 @@ class Collector(http.server.ThreadingHTTPServer):
     """An HTTPS collector of HEC batches: answers each POST with the next status of `answers`, then 200."""
 
     def __init__(self, folder: Path, answers: list[int]):
+        require("openssl")
         super().__init__(("127.0.0.1", 0), CollectorHandler)
         self.cert, key = self_signed(folder)
         context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)

@@ -8,7 +8,6 @@ import importlib.util
 import io
 import json
 import os
-import shutil
 import subprocess
 import sys
 import zipfile
@@ -32,6 +31,7 @@ from approvals.audit_log import export
 from approvals.policy import rules
 from tests.audit.conftest import trigger_disabled
 from tests.fixtures.people import make_user
+from tests.fixtures.tools import require
 
 ROOT = Path(__file__).resolve().parents[2]
 VERIFIER = ROOT / "tools" / "verify_export.py"
@@ -194,8 +194,8 @@ def openssl_verifies(key, message, signature) -> bool:
     return done.returncode == 0 and "Signature Verified Successfully" in done.stdout
 
 
-@pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl is not installed (apt-get install openssl)")
 def test_it_signs_checkpoints_that_openssl_verifies(exported, tmp_path):
+    require("openssl")
     checkpoint = exported["checkpoint"]
     (tmp_path / "checkpoint.txt").write_text(checkpoint["signed"])
     (tmp_path / "checkpoint.sig").write_bytes(base64.b64decode(checkpoint["signature"]))

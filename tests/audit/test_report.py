@@ -107,7 +107,7 @@ def test_it_prints_the_report_as_json_and_csv(period):
     call_command("audit_report", "--since", since, "--until", until, "--format", "csv", stdout=out)
     rows = list(csv.DictReader(io.StringIO(out.getvalue())))
     sections = {row["section"] for row in rows}
-    assert sections == {"decisions", "latency", "expired", "expired_calls", "rule_hits", "reviews"}
+    assert sections == {"decisions", "latency", "expired", "expired_calls", "rule_hits", "reviews", "actions"}
     latency = next(row for row in rows if row["section"] == "latency")
     assert (latency["tool"], latency["median_seconds"], latency["p95_seconds"]) == ("shop_issue_refund", "20.0", "30.0")
 

@@ -1,6 +1,12 @@
+"""Browser tests: one Chromium per worker, started by its first browser test, and a fresh context for each test.
+
+Launching Chromium and Playwright's driver costs a second or more; a new context, cookies and storage of its
+own, a fraction of that, and isolates a test from the last as well as a new browser would.
+"""
+
+import asyncio
 import os
 import shutil
-from contextlib import ExitStack
 
 import pytest
 
@@ -17,45 +23,91 @@ LAUNCH_ARGS = [
 ]
 
 
-def launch(stack):
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(f"Chromium is not installed at {CHROMIUM} (apt-get install chromium)")
-    from playwright.sync_api import expect, sync_playwright
+class SharedChromium:
+    """This worker's Chromium and the Playwright that drives it, lent to one test at a time.
 
-    # What a page shows after a push or a redirect comes later on a loaded CI machine than on a quiet one;
-    # the assertions wait for it as long as actions do.
-    expect.set_options(timeout=15_000)
-    playwright = stack.enter_context(sync_playwright())
-    browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS)
-    stack.callback(browser.close)
-    return browser
+    Playwright's sync API runs its event loop in a greenlet of the calling thread, and marks that loop as the
+    thread's running one between its calls. Django refuses database access where a loop runs, so the loop is
+    marked running only while a test holds the browser, and unmarked when it gives it back: the tests after it
+    in this worker, browser tests before their first page included, reach the database as usual.
+    """
+
+    def __init__(self):
+        self.playwright = self.browser = self.loop = None
+
+    def lend(self):
+        if self.browser is None:
+            if not os.path.exists(CHROMIUM):
+                pytest.skip(f"Chromium is not installed at {CHROMIUM} (apt-get install chromium)")
+            from playwright.sync_api import expect, sync_playwright
+
+            # What a page shows after a push or a redirect comes later on a loaded CI machine than on a quiet one;
+            # the assertions wait for it as long as actions do.
+            expect.set_options(timeout=15_000)
+            self.playwright = sync_playwright().start()
+            self.loop = asyncio.get_running_loop()
+            self.browser = self.playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS)
+        else:
+            asyncio._set_running_loop(self.loop)
+            if not self.browser.is_connected():
+                self.browser = self.playwright.chromium.launch(
+                    executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS
+                )
+        return self.browser
+
+    def take_back(self):
+        if self.browser is None or asyncio._get_running_loop() is not self.loop:
+            return
+        for context in self.browser.contexts:
+            context.close()
+        asyncio._set_running_loop(None)
+
+    def stop(self):
+        if self.playwright is None:
+            return
+        asyncio._set_running_loop(self.loop)
+        self.browser.close()
+        self.playwright.stop()
+        asyncio._set_running_loop(None)
+
+
+@pytest.fixture(scope="session")
+def _chromium():
+    shared = SharedChromium()
+    yield shared
+    shared.stop()
 
 
 @pytest.fixture
-def open_page(live_console):
-    """Opens a Chromium page on its first call and closes it before the database is flushed.
+def _browser(_chromium, live_console):
+    """The shared Chromium for this test, once it asks; its contexts closed before the database is flushed."""
+    yield _chromium.lend
+    _chromium.take_back()
+
+
+@pytest.fixture
+def open_page(_browser):
+    """Opens a Chromium page, in a context of its own, on its first call; closes it before the database is flushed.
 
     Call it after any ORM work: while Playwright's sync API lives it marks this thread's
     event loop as running, and Django refuses database access from such a thread.
     """
-    with ExitStack() as stack:
 
-        def open_one():
-            page = launch(stack).new_page(viewport=VIEWPORT)
-            page.set_default_timeout(15_000)
-            return page
+    def open_one():
+        page = _browser().new_page(viewport=VIEWPORT)
+        page.set_default_timeout(15_000)
+        return page
 
-        yield open_one
+    return open_one
 
 
 @pytest.fixture
-def open_browser(live_console):
-    """Opens Chromium on its first call, for tests that need several contexts (several people signed in).
+def open_browser(_browser):
+    """Chromium, for tests that need several contexts (several people signed in): each test's are closed after it.
 
     The same rule as open_page: call it after any ORM work of the test's own thread.
     """
-    with ExitStack() as stack:
-        yield lambda: launch(stack)
+    return _browser
 
 
 @pytest.fixture

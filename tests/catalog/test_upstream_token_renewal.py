@@ -105,7 +105,7 @@ def test_it_keeps_no_write_waiting_while_a_token_endpoint_hangs(expiring, token_
 
     def write():
         with transaction.atomic():
-            chain.record("test.call_recorded", SYSTEM, server=expiring, data={})
+            chain.record("call.received", SYSTEM, server=expiring, data={})
             UpstreamGrant.objects.filter(server=expiring).update(reason="")
 
     writer, written = in_thread(write)
@@ -116,7 +116,7 @@ def test_it_keeps_no_write_waiting_while_a_token_endpoint_hangs(expiring, token_
     refresher.join(30)
 
     assert not held_up, "a write waited for the token endpoint"
-    assert "error" not in written and AuditEvent.objects.filter(action="test.call_recorded").exists()
+    assert "error" not in written and AuditEvent.objects.filter(action="call.received").exists()
     assert refreshed == {"value": "new-access-1"}
     grant = UpstreamGrant.objects.get(server=expiring)
     assert (grant.refresh_token, grant.refresh_claim, grant.refreshing_until) == ("new-refresh-1", "", None)
@@ -154,7 +154,7 @@ def test_it_exchanges_a_code_once_and_outside_any_transaction(expiring, token_en
     returned, came_back = in_thread(lambda: finish_connect(state, "code-1", None, by=admin))
     assert token_endpoint.arrived.wait(10), f"the exchange reached the token endpoint: {came_back}"
 
-    writer, written = in_thread(lambda: chain.record("test.call_recorded", SYSTEM, server=expiring, data={}))
+    writer, written = in_thread(lambda: chain.record("call.received", SYSTEM, server=expiring, data={}))
     writer.join(WRITE_SECONDS)
     held_up = writer.is_alive()
     _, again = in_thread(lambda: finish_connect(state, "code-1", None, by=admin))

@@ -95,8 +95,23 @@ def conformance_node() -> str:
     return node
 
 
+@pytest.fixture(scope="module")
+def conformance_console(django_db_setup):
+    """One console for the module's tests, started once: each test's rows are its own (console_url)."""
+    port = free_port()
+    env = {
+        "ALLOW_ANONYMOUS_CLIENTS": "1",
+        # Settings refuse anonymous clients beyond loopback hosts, whatever the caller's shell exports.
+        "ALLOWED_HOSTS": "127.0.0.1,localhost",
+        # With REDIS_URL set a task would otherwise wait for a worker nobody started.
+        "CELERY_TASK_ALWAYS_EAGER": "1",
+    }
+    with daphne(port, env):
+        yield f"http://127.0.0.1:{port}/mcp"
+
+
 @pytest.fixture
-def console_url(transactional_db):
+def console_url(transactional_db, conformance_console):
     server = add_server(
         name="Conformance",
         transport=Server.Transport.STDIO,
@@ -108,16 +123,7 @@ def console_url(transactional_db):
     report = sync_server(server)
     assert report.ok and not report.rejected, report.summary()
     PolicyRule.objects.create(name="allow all", action=PolicyRule.Action.ALLOW, tool_glob="*")
-    port = free_port()
-    env = {
-        "ALLOW_ANONYMOUS_CLIENTS": "1",
-        # Settings refuse anonymous clients beyond loopback hosts, whatever the caller's shell exports.
-        "ALLOWED_HOSTS": "127.0.0.1,localhost",
-        # With REDIS_URL set a task would otherwise wait for a worker nobody started.
-        "CELERY_TASK_ALWAYS_EAGER": "1",
-    }
-    with daphne(port, env):
-        yield f"http://127.0.0.1:{port}/mcp"
+    return conformance_console
 
 
 def run_scenario(

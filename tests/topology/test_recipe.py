@@ -1,13 +1,11 @@
 """The production recipe's pieces that can be checked without Docker: nginx's configuration and the proxy settings."""
 
 import os
-import shutil
 import subprocess
 import sys
 
-import pytest
-
 from tests.fixtures.servers import REPO
+from tests.fixtures.tools import require
 
 NGINX_CONF = REPO / "deploy" / "nginx.conf"
 
@@ -32,8 +30,8 @@ def self_signed_certificate(directory):
     )
 
 
-@pytest.mark.skipif(shutil.which("nginx") is None or shutil.which("openssl") is None, reason="needs nginx and openssl")
 def test_it_ships_an_nginx_configuration_that_nginx_accepts(tmp_path):
+    require("nginx", "openssl")
     self_signed_certificate(tmp_path)
     # As in the container, but with the certificates here and the web service's name on loopback,
     # since nginx resolves an upstream's name when it reads the file.
