@@ -50,6 +50,12 @@ SERVICE_TESTS = {
     # the policy's rules moved under their row locks; sign-in throttled in the cache; metrics
     "tests/pages/test_policy_pages.py": "rules changed and moved under their row locks",
     "tests/pages/test_signin_throttle.py": "failures counted in the cache",
+    "tests/oauth/test_token_endpoint.py": "client secrets counted against the sign-in throttle in the cache",
+    "tests/oauth/test_registrations.py": "registrations counted against their rate in the cache",
+    "tests/oauth/test_person_access.py": "a person's access ended under row locks, their calls cancelled",
+    "tests/oauth/test_grants_follow_owner.py": "credentials refused by the kept lookups' triggers on people",
+    "tests/signin/test_sessions.py": "browser sessions under a hash of their key",
+    "tests/gateway/test_tasks.py": "a task taken by one process through the conditional move",
     "tests/observe/test_metrics.py": "metrics of the processes",
     # celery: webhooks sent by a worker, and the topology of several processes
     "tests/webhooks/test_deliveries.py": "deliveries queued to celery",

@@ -23,6 +23,8 @@ ACTIONS: dict[str, str] = {
     "call.forwarded": "an approved or allowed call was sent to its upstream server",
     "call.completed": "the upstream server answered a call",
     "call.failed": "a forwarded call ended in an error",
+    "call.task_created": "a client follows a held call as an MCP task (its id and time to live)",
+    "call.upstream_task": "the upstream server's task that runs a call changed status",
     # Requests for a person's input (elicitation) made during a call.
     "input.requested": "an upstream server asked for input during a call",
     "input.passed_through": "a request for input went to the client itself",
@@ -87,6 +89,7 @@ ACTIONS: dict[str, str] = {
     "user.login_failed": "a sign-in failed",
     "user.login_refused": "single sign-on refused a person",
     "user.login_locked": "repeated failures locked sign-in for a name or an address",
+    "user.access_ended": "a person's access ended: deactivated, no role left, or refused by the identity provider",
     "user.roles_changed": "single sign-on changed a person's roles",
     "admin.added": "an admin added a row in Django's admin",
     "admin.changed": "an admin changed a row in Django's admin",
