@@ -2,7 +2,11 @@
 
 Layers, the strongest the machine allows first (STDIO_ISOLATION=auto):
 - another user: the child runs as STDIO_USER, when the console may switch (root, or
-  CAP_SETUID and CAP_SETGID): the console's files and processes are another user's;
+  CAP_SETUID and CAP_SETGID): the console's files and processes are another user's. A
+  console run as root never starts a child as root: without STDIO_USER it runs them as
+  DEFAULT_USER, and refuses when there is no such user. The switch goes through setpriv,
+  which leaves the child no capability (effective, permitted, inheritable, ambient, and
+  the bounding set where the console may drop it) and no way to gain one;
 - bubblewrap: the child runs in a sandbox with its own /proc (no console process in
   it), a private /tmp, an environment of only what the server spec gives, and no view
   of the console's directory or var/: only the system's directories and what its
@@ -11,7 +15,8 @@ Layers, the strongest the machine allows first (STDIO_ISOLATION=auto):
   process of the same user can read neither /proc/<pid>/environ nor /proc/<pid>/mem.
 
 STDIO_ISOLATION=user or bubblewrap requires that layer and fails each start, saying
-why, where it is unavailable; none runs the child as the console's user, unsandboxed.
+why, where it is unavailable; auto fails them when it can give neither; none, the one
+way to run a child unisolated, runs it as the console's own user, unsandboxed.
 """
 
 import contextlib
@@ -37,7 +42,10 @@ MINIMAL_PATH = "/usr/local/bin:/usr/bin:/bin"
 LOCALE_ENV = ("LANG", "LC_ALL", "LC_CTYPE", "TZ")
 PROBE_SECONDS = 10
 PR_SET_DUMPABLE = 4
-CAP_SETGID, CAP_SETUID = 6, 7
+CAP_SETGID, CAP_SETUID, CAP_SETPCAP = 6, 7, 8
+# Whom a root console runs stdio servers as when STDIO_USER names nobody (the Dockerfile's and `make run`'s user).
+DEFAULT_USER = "mcp-stdio"
+ADD_DEFAULT_USER = f"useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin {DEFAULT_USER}"
 
 
 @dataclass(frozen=True)
@@ -63,7 +71,7 @@ class Layers:
 
     def describe(self) -> str:
         if not (self.user or self.sandbox):
-            return "none: same user, console not dumpable"
+            return "none: same user, as root" if console_is_root() else "none: same user, console not dumpable"
         parts = ["bubblewrap"] if self.sandbox else []
         return ", ".join([*parts, f"user {self.user}"] if self.user else parts)
 
@@ -78,15 +86,21 @@ def make_undumpable() -> bool:
     return True
 
 
-def can_switch_users() -> bool:
-    if os.geteuid() == 0:
-        return True
+def effective_capabilities() -> int:
     with contextlib.suppress(OSError), open("/proc/self/status") as status:
         for line in status:
             if line.startswith("CapEff:"):
-                effective = int(line.split()[1], 16)
-                return all(effective >> cap & 1 for cap in (CAP_SETUID, CAP_SETGID))
-    return False
+                return int(line.split()[1], 16)
+    return 0
+
+
+def can_switch_users() -> bool:
+    effective = effective_capabilities()
+    return os.geteuid() == 0 or all(effective >> cap & 1 for cap in (CAP_SETUID, CAP_SETGID))
+
+
+def console_is_root() -> bool:
+    return os.geteuid() == 0
 
 
 def account(name: str) -> pwd.struct_passwd | None:
@@ -100,13 +114,20 @@ def why_no_user(name: str) -> str:
     """Why the console cannot run children as `name`; empty when it can."""
     if not name:
         return "STDIO_USER is not set"
-    if account(name) is None:
+    entry = account(name)
+    if entry is None:
+        if name == DEFAULT_USER:
+            return f"there is no user {name!r} to run them as: create it (`{ADD_DEFAULT_USER}`) or set STDIO_USER"
         return f"there is no user {name!r} (STDIO_USER): create it, e.g. `useradd --system {name}`"
+    if entry.pw_uid == 0:
+        return f"STDIO_USER {name!r} is root (uid 0): name an unprivileged user"
     if not can_switch_users():
         return (
             f"the console runs as uid {os.geteuid()} without CAP_SETUID and CAP_SETGID, so it cannot start "
             f"a process as {name!r} (STDIO_USER): run it as root, or give it those capabilities"
         )
+    if shutil.which("setpriv") is None:
+        return "setpriv (util-linux), which switches users and drops every capability, is not installed"
     return ""
 
 
@@ -118,7 +139,7 @@ def why_no_sandbox(user: str) -> str:
         return "bubblewrap is not installed (`apt-get install bubblewrap`)"
     argv = [bwrap, *sandbox.options(), *sandbox.system_binds(), "--", "/bin/true"]
     try:
-        done = subprocess.run(argv, capture_output=True, timeout=PROBE_SECONDS, env={}, **as_user(user))
+        done = subprocess.run([*as_user(user), *argv], capture_output=True, timeout=PROBE_SECONDS, env={})
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"bubblewrap does not run here: {exc}"
     if done.returncode != 0:
@@ -133,35 +154,42 @@ def resolve(isolation: Isolation) -> Layers:
         raise UpstreamError(f"STDIO_ISOLATION is {isolation.mode!r}; it must be one of {', '.join(MODES)}")
     if isolation.mode == NONE:
         return Layers()
-    no_user = why_no_user(isolation.user)
+    name = isolation.user or (DEFAULT_USER if console_is_root() else "")
+    no_user = why_no_user(name)
+    if no_user and console_is_root():
+        # Root's child keeps root's files and, through exec, every capability: no sandbox makes up for that.
+        raise UpstreamError(f"the console runs as root, and a stdio server never does: {no_user}")
     # A forced mode, and STDIO_USER where it is set, must hold; auto takes what the machine allows.
     if no_user and (isolation.mode == USER or (isolation.mode == BUBBLEWRAP and isolation.user)):
         raise UpstreamError(f"STDIO_ISOLATION={isolation.mode}: {no_user}")
     if no_user and isolation.user:
         log.warning("stdio servers run without switching users: %s", no_user)
-    user = "" if no_user else isolation.user
+    user = "" if no_user else name
     if isolation.mode == USER:
         return Layers(user=user)
     no_sandbox = why_no_sandbox(user)
     if isolation.mode == BUBBLEWRAP and no_sandbox:
         raise UpstreamError(f"STDIO_ISOLATION=bubblewrap: {no_sandbox}")
+    if no_sandbox and not user:
+        raise UpstreamError(
+            f"STDIO_ISOLATION=auto: a stdio server would see all of the console's files: {no_sandbox}, and "
+            f"{no_user}; set STDIO_ISOLATION=none to run stdio servers as the console's own user anyway"
+        )
     return Layers(user=user, sandbox=not no_sandbox)
 
 
-def describe(isolation: Isolation) -> str:
-    """What a stdio server runs under, for the server page: its layers, or why it cannot start."""
-    try:
-        return resolve(isolation).describe()
-    except UpstreamError as exc:
-        return f"cannot start: {exc.message}"
-
-
-def as_user(name: str) -> dict:
-    """subprocess arguments that start the child as `name`, with its groups alone."""
+def as_user(name: str) -> list[str]:
+    """The command prefix that starts the child as `name`, with its group alone, holding no capability and
+    unable to gain one (setuid programs and file capabilities included)."""
     if not name:
-        return {}
+        return []
     entry = pwd.getpwnam(name)
-    return {"user": entry.pw_uid, "group": entry.pw_gid, "extra_groups": []}
+    prefix = [shutil.which("setpriv") or "setpriv", f"--reuid={entry.pw_uid}", f"--regid={entry.pw_gid}"]
+    prefix += ["--clear-groups", "--inh-caps=-all", "--ambient-caps=-all", "--no-new-privs"]
+    if effective_capabilities() >> CAP_SETPCAP & 1:
+        # Without CAP_SETPCAP (the compose recipe) the bounding set stays, and no-new-privs keeps it unusable.
+        prefix.append("--bounding-set=-all")
+    return [*prefix, "--"]
 
 
 def executable(name: str, cwd: str) -> str:
@@ -175,14 +203,14 @@ def executable(name: str, cwd: str) -> str:
 class Launch:
     argv: list[str]
     env: dict[str, str]
-    options: dict  # further arguments for create_subprocess_exec
+    layers: Layers
 
 
 def prepare(command: list[str], cwd: str, env: dict[str, str], inherited: dict[str, str], isolation: Isolation):
     """How to start `command` under the isolation asked for; `inherited` is what an unisolated child keeps."""
     layers = resolve(isolation)
     if not (layers.user or layers.sandbox):
-        return Launch(list(command), {**inherited, **env}, {})
+        return Launch(list(command), {**inherited, **env}, layers)
     command = [executable(command[0], cwd), *command[1:]]
     entry = account(layers.user) if layers.user else None
     home = "/tmp" if layers.sandbox else entry.pw_dir if entry and os.path.isdir(entry.pw_dir) else "/"
@@ -195,4 +223,4 @@ def prepare(command: list[str], cwd: str, env: dict[str, str], inherited: dict[s
     child_env = {**base, **env}
     if layers.sandbox:
         command = sandbox.argv(command, cwd, child_env, isolation.private, isolation.console_dir)
-    return Launch(command, child_env, as_user(layers.user))
+    return Launch([*as_user(layers.user), *command], child_env, layers)

@@ -14,6 +14,8 @@ from pathlib import PurePath
 # The system's programs and libraries, bound read-only into every sandbox (a symlink, as merged-/usr makes
 # /bin, stays one).
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+# The sandbox has its own; a command naming /proc/<pid> must not bring the console's processes into it.
+KERNEL_DIRS = ("/proc", "/sys", "/dev")
 # Of /etc, what programs read to run, resolve names and trust certificates; never its secrets (shadow, ssh keys).
 SYSTEM_ETC = (
     "alternatives",
@@ -42,6 +44,9 @@ SYSTEM_ETC = (
 def options() -> list[str]:
     return [
         "--die-with-parent",
+        # bwrap started by root hands its child every capability unless told not to; a server needs none.
+        "--cap-drop",
+        "ALL",
         "--new-session",
         "--unshare-pid",
         "--unshare-ipc",
@@ -91,6 +96,7 @@ def binds_for(paths: list[PurePath], private: tuple[str, ...], console_dir: str)
     def allowed(bound: PurePath) -> bool:
         return (
             bound != PurePath("/")
+            and not any(within(bound, PurePath(d)) for d in KERNEL_DIRS)
             and not any(within(bound, p) for p in private)
             and not any(within(p, bound) for p in never_whole)
         )

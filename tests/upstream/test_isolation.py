@@ -2,8 +2,11 @@
 
 The prying server (tests/servers/prying_server.py) is started as the console starts any
 stdio server: from a server row through upstream_spec and the session pool, with the
-settings of each mode (the compose recipe's: auto with STDIO_USER). This test process is
-the console: Django made it non-dumpable at start-up, and its pid is what the server pries at.
+settings of each mode (the compose recipe's: auto with STDIO_USER); and as a client reaches
+it, added with add_server and called through /mcp, by a console run as root (this process,
+when the tests run as root) and by one run as an ordinary user (ordinary_console.py). This
+test process is the console: Django made it non-dumpable at start-up, and its pid and its
+ancestors' are what the server pries at.
 """
 
 import contextlib
@@ -12,26 +15,41 @@ import dataclasses
 import json
 import os
 import shlex
+import shutil
+import sqlite3
 import subprocess
 import sys
 import sysconfig
+import tempfile
 from pathlib import Path
+from subprocess import PIPE
 
 import pytest
+from asgiref.sync import sync_to_async
 from django.conf import settings as django_settings
+from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from approvals.catalog.models import Server
 from approvals.catalog.specs import stdio_isolation, upstream_spec
 from approvals.demo import COMMAND as DEMO
-from approvals.upstream import SessionPool, UpstreamError
-from approvals.upstream.isolation import account, can_switch_users, why_no_sandbox
-from tests.fixtures.servers import REPO, SERVERS
+from approvals.upstream import SessionPool, UpstreamError, probe
+from approvals.upstream.isolation import DEFAULT_USER, account, can_switch_users, why_no_sandbox
+from tests.fixtures.servers import REPO
 from tests.fixtures.waiting import eventually
+from tests.upstream.prying import (
+    KEYS,
+    PRYING,
+    add_prying_server,
+    ancestors,
+    console_secrets,
+    isolation_line,
+    pry_through_mcp,
+)
 
-STDIO_USER = "mcp-stdio"  # as the Dockerfile names it
-PRYING = SERVERS / "prying_server.py"
+STDIO_USER = DEFAULT_USER  # as the Dockerfile names it
 SAME_USER_CONSOLE = Path(__file__).with_name("same_user_console.py")
+ORDINARY_CONSOLE = Path(__file__).with_name("ordinary_console.py")
 
 
 @pytest.fixture(scope="module")
@@ -77,24 +95,44 @@ def python_for(user: str) -> tuple[str, dict[str, str]]:
     pytest.skip(f"{sys.executable} is out of {user}'s reach and there is no {system} to run instead")
 
 
-def console_secrets() -> list[str]:
-    """The console's keys and its SQLite database (the services pass has none), which must all exist here."""
-    paths = [django_settings.VAR_DIR / "audit_key", django_settings.VAR_DIR / "secret_key"]
-    database = django_settings.DATABASES["default"]
-    if database["ENGINE"] == "django.db.backends.sqlite3":
-        paths.append(Path(database["NAME"]))
-    assert all(path.exists() for path in paths), paths
-    return [str(path) for path in paths]
+def python_within_reach(user: str, scratch: Path) -> list[str]:
+    """The command prefix under which `user` runs this Python, with its own packages (the system's Python may
+    be another release, which they do not fit): none, or where it lives under root's home (pyenv), a private
+    mount namespace in which that home shows only the folder holding it."""
+    if runs_as(user, [sys.executable, "-c", ""]):
+        return []
+    real = Path(os.path.realpath(sys.executable))
+    if not real.is_relative_to("/root"):
+        pytest.skip(f"{sys.executable} is out of {user}'s reach")
+    top, hold = Path("/root", real.relative_to("/root").parts[0]), scratch / "python"
+    show = (
+        f"mkdir {hold} && mount --bind {top} {hold} && mount -t tmpfs -o mode=0755 tmpfs /root"
+        f' && mkdir {top} && mount --move {hold} {top} && exec "$@"'
+    )
+    return ["unshare", "--mount", "--propagation", "private", "sh", "-c", show, "sh"]
 
 
 async def pry(spec) -> dict[str, str]:
+    paths = await sync_to_async(console_secrets)()
     pool = SessionPool()
     try:
         session = await pool.get(spec)
-        result = await session.call_tool("pry", {"pid": os.getpid(), "paths": console_secrets()})
+        result = await session.call_tool("pry", {"pid": os.getpid(), "ancestors": ancestors(), "paths": paths})
     finally:
         await pool.close_all()
     return result["structuredContent"]
+
+
+def child_user(request, switching: bool) -> str:
+    """Whom a stdio server runs as: STDIO_USER when the test switches, and the default a root console takes."""
+    return request.getfixturevalue("stdio_user") if switching or os.geteuid() == 0 else ""
+
+
+def assert_all_refused(report: dict[str, str], uid: int):
+    assert report.pop("uid") == str(uid)
+    assert report.pop("capabilities") == "none"
+    assert len(report) == 2 * (1 + len(ancestors())) + len(console_secrets()), report
+    assert all(outcome.startswith("refused: ") for outcome in report.values()), report
 
 
 def prying_processes() -> list[str]:
@@ -119,20 +157,17 @@ def stdio_row(command: list[str], env: dict[str, str]) -> Server:
 async def test_it_keeps_the_console_s_environment_memory_and_files_from_a_stdio_server(
     mode, switching, settings, django_db_setup, request
 ):
-    user = request.getfixturevalue("stdio_user") if switching else ""
+    user = child_user(request, switching)
     if mode != "user":
         require_sandbox(user)
-    settings.STDIO_ISOLATION, settings.STDIO_USER = mode, user
+    settings.STDIO_ISOLATION, settings.STDIO_USER = mode, user if switching else ""
     python, env = python_for(user)
 
     report = await pry(upstream_spec(stdio_row([python, str(PRYING)], env)))
 
     # Closing the session ends all of it, whatever runs the server: bwrap, the user switched to, the server.
     await eventually(lambda: not prying_processes(), timeout=5, message="the prying server and its sandbox gone")
-    uid = report.pop("uid")
-    assert uid == (str(account(user).pw_uid) if user else str(os.getuid()))
-    assert len(report) == 2 + len(console_secrets())
-    assert all(outcome.startswith("refused: ") for outcome in report.values()), report
+    await sync_to_async(assert_all_refused)(report, account(user).pw_uid if user else os.getuid())
 
 
 @pytest.mark.parametrize("dumpable", [False, True], ids=["console-not-dumpable", "control-dumpable"])
@@ -164,10 +199,10 @@ def test_it_closes_proc_environ_and_mem_to_a_server_of_the_console_s_own_user(du
 
 @pytest.mark.parametrize("switching", [False, True], ids=["bubblewrap", "bubblewrap-and-user"])
 async def test_it_still_runs_real_servers_isolated(switching, settings, request, everything_stdio_spec, sdk_stdio_spec):
-    user = request.getfixturevalue("stdio_user") if switching else ""
+    user = child_user(request, switching)
     require_sandbox(user)
     python, env = python_for(user)
-    settings.STDIO_ISOLATION, settings.STDIO_USER = "auto", user
+    settings.STDIO_ISOLATION, settings.STDIO_USER = "auto", user if switching else ""
     specs = [
         dataclasses.replace(everything_stdio_spec, isolation=stdio_isolation()),
         dataclasses.replace(
@@ -190,20 +225,119 @@ async def test_it_refuses_to_start_a_server_under_a_forced_isolation_it_cannot_g
     settings.STDIO_ISOLATION, settings.STDIO_USER = "user", "no-such-stdio-user"
     with pytest.raises(UpstreamError) as caught:
         await pry(upstream_spec(stdio_row([sys.executable, str(PRYING)], {})))
+    why = "the console runs as root, and a stdio server never does" if os.geteuid() == 0 else "STDIO_ISOLATION=user"
     assert caught.value.message == (
-        "prying: STDIO_ISOLATION=user: there is no user 'no-such-stdio-user' (STDIO_USER): "
+        f"prying: {why}: there is no user 'no-such-stdio-user' (STDIO_USER): "
         "create it, e.g. `useradd --system no-such-stdio-user`"
     )
 
 
-def test_it_says_on_the_server_page_what_a_stdio_server_runs_under(login, settings):
+@pytest.mark.parametrize("mode", ["auto", "user", "bubblewrap"])
+def test_it_never_runs_a_stdio_server_as_root(mode, settings):
+    settings.STDIO_ISOLATION, settings.STDIO_USER = mode, "root"
+    assert "STDIO_USER 'root' is root (uid 0): name an unprivileged user" in probe.describe(stdio_isolation())
+
+
+def test_it_refuses_to_add_a_stdio_server_that_could_not_start_isolated(db, settings):
+    settings.STDIO_ISOLATION, settings.STDIO_USER = "user", "no-such-stdio-user"
+    with pytest.raises(CommandError) as caught:
+        call_command("add_server", "Prying", f"--command={shlex.join([sys.executable, str(PRYING)])}")
+    assert str(caught.value).startswith("stdio servers cannot start here: ")
+    assert "there is no user 'no-such-stdio-user'" in str(caught.value)
+    assert not Server.objects.exists()
+
+
+def test_it_says_on_the_server_page_what_a_stdio_server_runs_under_as_a_probe_found_it(login, settings):
     server = Server.objects.create(name="Local", slug="local", transport="stdio", command="true")
     client = login("admin")
     settings.STDIO_ISOLATION = "none"
-    assert "none: same user, console not dumpable" in client.get(reverse("server", args=[server.slug])).content.decode()
+    line = isolation_line(client.get(reverse("server", args=[server.slug])).content.decode())
+    # Unisolated, the server opens var/ and the database, and root's every other process and capability too.
+    assert f"checked: uid {os.geteuid()}, " in line
+    assert f"OPENS {django_settings.VAR_DIR}, " in line
+    if os.geteuid() == 0:
+        assert line.startswith("none: same user, as root; checked: uid 0, capabilities ")
+        assert f"/proc/{os.getppid()}/environ" in line
+    else:
+        assert line.startswith("none: same user, console not dumpable; ")
     settings.STDIO_ISOLATION, settings.STDIO_USER = "user", "no-such-stdio-user"
     page = client.get(reverse("server", args=[server.slug])).content.decode()
-    assert "cannot start: STDIO_ISOLATION=user: there is no user" in page
+    assert "there is no user &#x27;no-such-stdio-user&#x27;" in page and "cannot start: " in page
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_keeps_everything_from_a_stdio_server_a_root_console_runs_through_mcp(settings, stdio_user, login):
+    """The high finding: a root console, STDIO_USER unset, and a server added with add_server --command."""
+    if os.geteuid() != 0:
+        pytest.skip("the tests run unprivileged: the console cannot run as root here")
+    require_sandbox(stdio_user)
+    settings.STDIO_ISOLATION, settings.STDIO_USER = "auto", ""
+    python, env = python_for(stdio_user)
+    server = add_prying_server(python, env)
+
+    report = pry_through_mcp()
+
+    assert_all_refused(report, account(stdio_user).pw_uid)
+    line = isolation_line(login("admin").get(reverse("server", args=[server.slug])).content.decode())
+    assert line.startswith(
+        f"bubblewrap, user {stdio_user}; checked: uid {account(stdio_user).pw_uid}, no capabilities; "
+    )
+    assert "opens none of " in line
+
+
+@pytest.mark.sqlite
+@pytest.mark.django_db(transaction=True)
+def test_it_keeps_everything_from_a_stdio_server_an_ordinary_user_s_console_runs_through_mcp(stdio_user, request):
+    """The medium finding: the console of an ordinary user, started by a dumpable shell that holds its keys.
+
+    The console's user here is STDIO_USER's, the one unprivileged user the tests may count on; with
+    STDIO_USER unset, as an ordinary user's console has it, the server runs as that user too, sandboxed.
+    """
+    require_sandbox(stdio_user)
+    entry = account(stdio_user)
+    # Not pytest's tmp_path, which is under a folder of root's alone.
+    tmp_path = Path(tempfile.mkdtemp(prefix="ordinary-console-"))
+    request.addfinalizer(lambda: shutil.rmtree(tmp_path, ignore_errors=True))
+    reach = python_within_reach(stdio_user, tmp_path)
+    var = tmp_path / "var"
+    var.mkdir()
+    # Its database is this test's, already migrated, copied in.
+    with (
+        sqlite3.connect(django_settings.DATABASES["default"]["NAME"]) as source,
+        sqlite3.connect(var / "console.sqlite3") as copy,
+    ):
+        source.backup(copy)
+    for path in (tmp_path, var, var / "console.sqlite3"):
+        os.chown(path, entry.pw_uid, entry.pw_gid)
+    keys = {"SECRET_KEY": "make's own secret key", "CREDENTIALS_KEY": "make's own credentials key"}
+    console_env = {
+        "PATH": os.environ["PATH"],
+        "PYTHONPATH": str(REPO),
+        "CONSOLE_VAR_DIR": str(var),
+        "PROMETHEUS_MULTIPROC_DIR": str(tmp_path / "metrics"),
+        "STDIO_ISOLATION": "auto",
+        **keys,
+    }
+    # `; exit` keeps the shell, as make stays, the console's dumpable parent; the console keeps its keys in var/.
+    console = ["env", *(f"--unset={name}" for name in keys), sys.executable, str(ORDINARY_CONSOLE), sys.executable]
+    script = f"umask 022; {shlex.join(console)}; exit $?"
+    setpriv = ["setpriv", f"--reuid={entry.pw_uid}", f"--regid={entry.pw_gid}", "--clear-groups"]
+    argv = [*reach, *setpriv, "sh", "-c", script]
+    with subprocess.Popen(argv, env=console_env, cwd=REPO, stdout=PIPE, stderr=PIPE) as shell:
+        out, err = shell.communicate(timeout=120)
+
+    assert shell.returncode == 0, err.decode()[-3000:]
+    outcome = json.loads(out.decode().splitlines()[-1])
+    report = outcome["report"]
+    assert report.pop("uid") == str(entry.pw_uid) and report.pop("capabilities") == "none"
+    secrets = [var, *(var / key for key in KEYS), var / "demo-passwords.json", var / "console.sqlite3"]
+    tried = [f"/proc/{pid}/{name}" for pid in (outcome["pid"], shell.pid, os.getpid()) for name in ("environ", "mem")]
+    assert set(report) >= {*tried, *map(str, secrets)}, report
+    assert all(value.startswith("refused: ") for value in report.values()), report
+    assert outcome["isolation"].startswith(f"bubblewrap; checked: uid {entry.pw_uid}, no capabilities; opens none of ")
+    modes = {path.name: path.stat().st_mode & 0o777 for path in var.iterdir() if path.is_file()}
+    assert {"console.sqlite3", "demo-passwords.json", "audit_key", "audit_signing_key"} <= set(modes), modes
+    assert set(modes.values()) == {0o600} and var.stat().st_mode & 0o777 == 0o700, modes
 
 
 def test_it_made_this_console_process_not_dumpable_when_django_started():

@@ -4,6 +4,8 @@ from django.db import transaction
 from approvals.actions import servers
 from approvals.catalog import credentials, registering, sync
 from approvals.catalog.models import Server
+from approvals.catalog.specs import stdio_isolation
+from approvals.upstream import UpstreamError, isolation
 
 
 class Command(BaseCommand):
@@ -58,6 +60,11 @@ class Command(BaseCommand):
         oauth = oauth_options(options, url)
         if Server.objects.filter(name=name).exists():
             raise CommandError(f"a server named {name!r} exists already")
+        if command:
+            try:
+                isolation.resolve(stdio_isolation())
+            except UpstreamError as exc:
+                raise CommandError(f"stdio servers cannot start here: {exc.message}") from None
         try:
             headers = credentials.parse_header_lines(header)
             env_vars = credentials.parse_env_lines(env)
