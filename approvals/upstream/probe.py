@@ -5,16 +5,19 @@ capabilities, sandbox and environment). It says which user it runs as and which 
 it holds, and tries to open each private path (var/, the database), each file in a private
 directory, and the environment and memory of the console and every ancestor of it. Nothing is
 taken from the settings on trust: a layer that does not hold shows as what the probe opened.
-Once per process and isolation asked for, the first time a page asks.
+Once per process and isolation asked for: daphne asks at start, and logs what was found.
 """
 
 import functools
+import logging
 import os
 import subprocess
 from dataclasses import dataclass
 
 from . import isolation
 from .errors import UpstreamError
+
+log = logging.getLogger(__name__)
 
 PROBE_SECONDS = 10
 CAPABILITY_LINES = ("CapPrm", "CapEff", "CapAmb", "CapBnd")
@@ -136,3 +139,9 @@ def describe(wanted: isolation.Isolation) -> str:
     except UpstreamError as exc:
         return f"cannot start: {exc.message}"
     return f"{layers.describe()}; checked: {check(wanted, os.getpid())}"
+
+
+def log_finding(wanted: isolation.Isolation) -> None:
+    line = describe(wanted)
+    alarming = line.startswith("cannot start") or "OPENS" in line or "did not run" in line
+    log.log(logging.WARNING if alarming else logging.INFO, "stdio servers: %s", line)
