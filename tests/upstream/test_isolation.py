@@ -33,7 +33,7 @@ from django.urls import reverse
 from approvals.catalog.models import Server
 from approvals.catalog.specs import stdio_isolation, upstream_spec
 from approvals.demo import COMMAND as DEMO
-from approvals.upstream import SessionPool, UpstreamError, probe
+from approvals.upstream import SessionPool, UpstreamError, isolation, probe
 from approvals.upstream.isolation import DEFAULT_USER, account, can_switch_users, why_no_sandbox
 from tests.fixtures.servers import REPO
 from tests.fixtures.waiting import eventually
@@ -238,13 +238,45 @@ def test_it_never_runs_a_stdio_server_as_root(mode, settings):
     assert "STDIO_USER 'root' is root (uid 0): name an unprivileged user" in probe.describe(stdio_isolation())
 
 
-def test_it_refuses_to_add_a_stdio_server_that_could_not_start_isolated(db, settings):
+def a_root_console_without_mcp_stdio(monkeypatch, settings):
+    monkeypatch.setattr(isolation, "console_is_root", lambda: True)
+    monkeypatch.setattr(isolation, "account", lambda name: None if name == DEFAULT_USER else account(name))
+    return (
+        "the console runs as root, and a stdio server never does: there is no user 'mcp-stdio' to run them as: "
+        f"create it (`{isolation.ADD_DEFAULT_USER}`) or set STDIO_USER"
+    )
+
+
+def an_ordinary_console_without_bubblewrap(monkeypatch, settings):
+    monkeypatch.setattr(isolation, "console_is_root", lambda: False)
+    monkeypatch.setattr(isolation, "why_no_sandbox", lambda user: "bubblewrap is not installed")
+    return (
+        "STDIO_ISOLATION=auto: a stdio server would see all of the console's files: bubblewrap is not installed, "
+        "and STDIO_USER is not set; set STDIO_ISOLATION=none to run stdio servers as the console's own user anyway"
+    )
+
+
+def a_forced_user_that_does_not_exist(monkeypatch, settings):
+    monkeypatch.setattr(isolation, "console_is_root", lambda: False)
     settings.STDIO_ISOLATION, settings.STDIO_USER = "user", "no-such-stdio-user"
+    return (
+        "STDIO_ISOLATION=user: there is no user 'no-such-stdio-user' (STDIO_USER): "
+        "create it, e.g. `useradd --system no-such-stdio-user`"
+    )
+
+
+@pytest.mark.parametrize(
+    "machine",
+    [a_root_console_without_mcp_stdio, an_ordinary_console_without_bubblewrap, a_forced_user_that_does_not_exist],
+)
+def test_it_refuses_to_add_a_stdio_server_that_could_not_start_isolated(machine, db, settings, monkeypatch):
+    settings.STDIO_ISOLATION, settings.STDIO_USER = "auto", ""
+    why = machine(monkeypatch, settings)
     with pytest.raises(CommandError) as caught:
         call_command("add_server", "Prying", f"--command={shlex.join([sys.executable, str(PRYING)])}")
-    assert str(caught.value).startswith("stdio servers cannot start here: ")
-    assert "there is no user 'no-such-stdio-user'" in str(caught.value)
+    assert str(caught.value) == f"stdio servers cannot start here: {why}"
     assert not Server.objects.exists()
+    assert probe.describe(stdio_isolation()) == f"cannot start: {why}"
 
 
 def test_it_says_on_the_server_page_what_a_stdio_server_runs_under_as_a_probe_found_it(login, settings):
