@@ -203,14 +203,13 @@ def executable(name: str, cwd: str) -> str:
 class Launch:
     argv: list[str]
     env: dict[str, str]
-    layers: Layers
 
 
 def prepare(command: list[str], cwd: str, env: dict[str, str], inherited: dict[str, str], isolation: Isolation):
     """How to start `command` under the isolation asked for; `inherited` is what an unisolated child keeps."""
     layers = resolve(isolation)
     if not (layers.user or layers.sandbox):
-        return Launch(list(command), {**inherited, **env}, layers)
+        return Launch(list(command), {**inherited, **env})
     command = [executable(command[0], cwd), *command[1:]]
     entry = account(layers.user) if layers.user else None
     home = "/tmp" if layers.sandbox else entry.pw_dir if entry and os.path.isdir(entry.pw_dir) else "/"
@@ -223,4 +222,4 @@ def prepare(command: list[str], cwd: str, env: dict[str, str], inherited: dict[s
     child_env = {**base, **env}
     if layers.sandbox:
         command = sandbox.argv(command, cwd, child_env, isolation.private, isolation.console_dir)
-    return Launch([*as_user(layers.user), *command], child_env, layers)
+    return Launch([*as_user(layers.user), *command], child_env)
