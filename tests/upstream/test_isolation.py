@@ -33,7 +33,7 @@ from django.urls import reverse
 from approvals.catalog.models import Server
 from approvals.catalog.specs import stdio_isolation, upstream_spec
 from approvals.demo import COMMAND as DEMO
-from approvals.upstream import SessionPool, UpstreamError, isolation, probe
+from approvals.upstream import SessionPool, UpstreamError, isolation, probe, sandbox
 from approvals.upstream.isolation import DEFAULT_USER, account, can_switch_users, why_no_sandbox
 from tests.fixtures.servers import REPO
 from tests.fixtures.waiting import eventually
@@ -375,3 +375,13 @@ def test_it_keeps_everything_from_a_stdio_server_an_ordinary_user_s_console_runs
 def test_it_made_this_console_process_not_dumpable_when_django_started():
     pr_get_dumpable = 3
     assert ctypes.CDLL(None).prctl(pr_get_dumpable, 0, 0, 0, 0) == 0
+
+
+def test_it_binds_no_part_of_proc_sys_or_dev_that_a_command_names_into_a_sandbox():
+    """/proc/<pid> of an ancestor, bound into the sandbox, would show it again, whatever its own /proc hides."""
+    parent = f"/proc/{os.getppid()}"
+    command = [sys.executable, str(PRYING), parent, f"{parent}/environ", "/sys/kernel", "/dev/shm"]
+    argv = sandbox.argv(command, str(REPO), {"EXTRA": f"{parent}/root"}, (), str(REPO))
+    bound = [argv[i + 1] for i, word in enumerate(argv) if word in ("--ro-bind", "--bind")]
+    assert str(PRYING.parent) in bound
+    assert not [path for path in bound if path.startswith(("/proc", "/sys", "/dev"))], bound
