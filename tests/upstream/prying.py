@@ -93,3 +93,10 @@ def isolation_line(page: str) -> str:
     found = re.search(r"<dt>Isolation</dt><dd>(.*?)</dd>", page, re.S)
     assert found, "the server page has no isolation line"
     return unescape(found.group(1))
+
+
+def assert_all_refused(report: dict[str, str], uid: int):
+    assert report.pop("uid") == str(uid)
+    assert report.pop("capabilities") == "none"
+    assert len(report) == 2 * (1 + len(ancestors())) + len(console_secrets()), report
+    assert all(outcome.startswith("refused: ") for outcome in report.values()), report
