@@ -100,7 +100,8 @@ if DATABASE_URL:
 else:
     private_var_dir()
     SQLITE_PATH = os.environ.get("SQLITE_PATH", str(VAR_DIR / "console.sqlite3"))
-    private_file(SQLITE_PATH)
+    if not SQLITE_PATH.startswith((":memory:", "file:")):
+        private_file(SQLITE_PATH)
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
