@@ -8,6 +8,7 @@ from urllib.parse import parse_qs, urlsplit
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("CONSOLE_VAR_DIR", BASE_DIR / "var"))
+CREATE_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL
 
 
 def env_bool(name, default=False):
@@ -49,13 +50,7 @@ def private_file(path) -> None:
             path.chmod(0o600)
     elif path.parent.is_dir():
         with contextlib.suppress(FileExistsError):
-            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-
-
-def write_private(path, text: str) -> None:
-    """Writes a new file that is never, even for a moment, readable by anyone but the console's user."""
-    with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as opened:
-        opened.write(text)
+            os.close(os.open(path, CREATE_NEW, 0o600))
 
 
 def embedded_secret(name):
@@ -64,8 +59,9 @@ def embedded_secret(name):
     path = VAR_DIR / name
     private_var_dir()
     if not path.exists():
-        with contextlib.suppress(FileExistsError):
-            write_private(path, secrets.token_urlsafe(50))
+        # Created 0600: never, even for a moment, readable by another user.
+        with contextlib.suppress(FileExistsError), os.fdopen(os.open(path, CREATE_NEW, 0o600), "w") as created:
+            created.write(secrets.token_urlsafe(50))
     private_file(path)
     return path.read_text().strip()
 
