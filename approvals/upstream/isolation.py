@@ -10,7 +10,9 @@ Layers, the strongest the machine allows first (STDIO_ISOLATION=auto):
 - bubblewrap: the child runs in a sandbox with its own /proc (no console process in
   it), a private /tmp, an environment of only what the server spec gives, and no view
   of the console's directory or var/: only the system's directories and what its
-  command names are bound in, read-only;
+  command names are bound in, read-only. A root console runs bwrap as root, which may
+  bind what the stdio user could not reach (a Python under /root), and switches users
+  inside the sandbox, as its command; elsewhere bwrap runs as the child's user;
 - always, the console's processes are not dumpable (make_undumpable), so that a
   process of the same user can read neither /proc/<pid>/environ nor /proc/<pid>/mem.
 
@@ -29,6 +31,7 @@ import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
+from pathlib import PurePath
 
 from . import sandbox
 from .errors import UpstreamError
@@ -68,6 +71,7 @@ class Layers:
 
     user: str = ""  # empty: the console's own user
     sandbox: bool = False
+    inside: bool = False  # the switch to `user` is the sandbox's command, bwrap running as root
 
     def describe(self) -> str:
         if not (self.user or self.sandbox):
@@ -132,14 +136,18 @@ def why_no_user(name: str) -> str:
 
 
 @functools.cache
-def why_no_sandbox(user: str) -> str:
-    """Why bubblewrap cannot sandbox a child run as `user` (empty: the console's own); empty when it can."""
+def why_no_sandbox(user: str, inside: bool = False) -> str:
+    """Why bubblewrap cannot sandbox a child run as `user` (empty: the console's own); empty when it can.
+    `inside`: bwrap runs as the console (root) and the switch to `user` is its command."""
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         return "bubblewrap is not installed (`apt-get install bubblewrap`)"
-    argv = [bwrap, *sandbox.options(), *sandbox.system_binds(), "--", "/bin/true"]
+    switch = (as_user(user), switch_capabilities()) if inside else ([], ())
+    argv = [bwrap, *sandbox.options(switch[1]), *sandbox.system_binds(), "--", *switch[0], "/bin/true"]
     try:
-        done = subprocess.run([*as_user(user), *argv], capture_output=True, timeout=PROBE_SECONDS, env={})
+        done = subprocess.run(
+            [*([] if inside else as_user(user)), *argv], capture_output=True, timeout=PROBE_SECONDS, env={}
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"bubblewrap does not run here: {exc}"
     if done.returncode != 0:
@@ -167,6 +175,8 @@ def resolve(isolation: Isolation) -> Layers:
     user = "" if no_user else name
     if isolation.mode == USER:
         return Layers(user=user)
+    if user and console_is_root() and not why_no_sandbox(user, inside=True):
+        return Layers(user=user, sandbox=True, inside=True)
     no_sandbox = why_no_sandbox(user)
     if isolation.mode == BUBBLEWRAP and no_sandbox:
         raise UpstreamError(f"STDIO_ISOLATION=bubblewrap: {no_sandbox}")
@@ -192,11 +202,63 @@ def as_user(name: str) -> list[str]:
     return [*prefix, "--"]
 
 
+def switch_capabilities() -> tuple[str, ...]:
+    """What the switch to another user inside a sandbox needs, and drops: as_user's capabilities."""
+    held = effective_capabilities() >> CAP_SETPCAP & 1
+    return ("CAP_SETUID", "CAP_SETGID", *(["CAP_SETPCAP"] if held else []))
+
+
 def executable(name: str, cwd: str) -> str:
     """The command's program as an absolute path, found as the console finds it, so that it can be bound."""
     if "/" in name:
         return os.path.normpath(os.path.join(cwd, name))
     return shutil.which(name) or name
+
+
+def closed_on_the_way(path: str, entry: pwd.struct_passwd) -> str:
+    """The first directory on the way to `path` that `entry`'s user (its group alone) may not pass, or `path`
+    itself when it may not read or enter it; empty when it may, or when `path` is not there."""
+    path = PurePath(path)
+
+    def may(step: PurePath, bit: int) -> bool:
+        found = os.stat(step)
+        shift = 6 if found.st_uid == entry.pw_uid else 3 if found.st_gid == entry.pw_gid else 0
+        return bool(found.st_mode >> shift & bit)
+
+    try:
+        closed = next((step for step in reversed(path.parents) if not may(step, 0o1)), None)
+        if closed is None and not may(path, 0o1 if os.path.isdir(path) else 0o4):
+            closed = path
+    except OSError:
+        return ""
+    return str(closed or "")
+
+
+def unreachable(layers: Layers, program: str, cwd: str) -> str:
+    """Why the stdio user could not start `program` in `cwd` without a sandbox run as root to bind them."""
+    if not layers.user or layers.inside:
+        return ""
+    entry = pwd.getpwnam(layers.user)
+    for path in (program, os.path.realpath(program), *sandbox.interpreter_home(program), cwd):
+        closed = closed_on_the_way(path, entry)
+        if closed:
+            return (
+                f"{layers.user!r}, whom stdio servers run as, cannot reach {path} ({closed} is closed to it): "
+                f"install bubblewrap (`apt-get install bubblewrap`), in which a root console shows a server's "
+                f"program to {layers.user!r}, set STDIO_USER to a user who can reach it, or put the program "
+                f"(for Python, the one its virtualenv was made from) where {layers.user!r} can read it"
+            )
+    return ""
+
+
+def why_unreachable(command: list[str], cwd: str, wanted: Isolation) -> str:
+    """Why `command` could not start under the isolation asked for, its program being out of the stdio user's
+    reach; empty when it can or when the isolation cannot be had at all (resolve says why)."""
+    try:
+        layers = resolve(wanted)
+    except UpstreamError:
+        return ""
+    return unreachable(layers, executable(command[0], cwd), cwd) if command else ""
 
 
 @dataclass(frozen=True)
@@ -211,6 +273,9 @@ def prepare(command: list[str], cwd: str, env: dict[str, str], inherited: dict[s
     if not (layers.user or layers.sandbox):
         return Launch(list(command), {**inherited, **env})
     command = [executable(command[0], cwd), *command[1:]]
+    closed = unreachable(layers, command[0], cwd)
+    if closed:
+        raise UpstreamError(closed)
     entry = account(layers.user) if layers.user else None
     home = "/tmp" if layers.sandbox else entry.pw_dir if entry and os.path.isdir(entry.pw_dir) else "/"
     path = MINIMAL_PATH
@@ -221,5 +286,6 @@ def prepare(command: list[str], cwd: str, env: dict[str, str], inherited: dict[s
         base |= {"USER": entry.pw_name, "LOGNAME": entry.pw_name}
     child_env = {**base, **env}
     if layers.sandbox:
-        command = sandbox.argv(command, cwd, child_env, isolation.private, isolation.console_dir)
-    return Launch([*as_user(layers.user), *command], child_env)
+        switch = (as_user(layers.user), switch_capabilities()) if layers.inside else ([], ())
+        command = sandbox.argv(command, cwd, child_env, isolation.private, isolation.console_dir, switch)
+    return Launch([*([] if layers.inside else as_user(layers.user)), *command], child_env)

@@ -131,13 +131,16 @@ def check(wanted: isolation.Isolation, pid: int) -> str:
     return parse(done.stdout).describe()
 
 
-def describe(wanted: isolation.Isolation) -> str:
-    """What a stdio server runs under, for the server page: its layers and what the probe found, or why it
-    cannot start."""
+def describe(wanted: isolation.Isolation, command: list[str] = ()) -> str:
+    """What a stdio server (running `command`, when given) runs under, for the server page: its layers and what
+    the probe found, or why it cannot start."""
     try:
         layers = isolation.resolve(wanted)
     except UpstreamError as exc:
         return f"cannot start: {exc.message}"
+    closed = isolation.why_unreachable(list(command), wanted.console_dir or "/", wanted)
+    if closed:
+        return f"cannot start: {closed}"
     return f"{layers.describe()}; checked: {check(wanted, os.getpid())}"
 
 

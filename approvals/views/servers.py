@@ -42,7 +42,9 @@ def server_detail(request, slug):
             "server": server,
             "tools": tools,
             "surface": surface.listed_by_kind(server),
-            "isolation": probe.describe(stdio_isolation()) if server.transport == Server.Transport.STDIO else "",
+            "isolation": probe.describe(stdio_isolation(), server.command_argv())
+            if server.transport == Server.Transport.STDIO
+            else "",
             "fold_instructions": len(server.instructions) > FOLD_INSTRUCTIONS_AT
             or server.instructions.count("\n") > 12,
         },

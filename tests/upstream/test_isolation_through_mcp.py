@@ -46,7 +46,7 @@ def a_root_console_without_mcp_stdio(monkeypatch, settings):
 
 def an_ordinary_console_without_bubblewrap(monkeypatch, settings):
     monkeypatch.setattr(isolation, "console_is_root", lambda: False)
-    monkeypatch.setattr(isolation, "why_no_sandbox", lambda user: "bubblewrap is not installed")
+    monkeypatch.setattr(isolation, "why_no_sandbox", lambda user, inside=False: "bubblewrap is not installed")
     return (
         "STDIO_ISOLATION=auto: a stdio server would see all of the console's files: bubblewrap is not installed, "
         "and STDIO_USER is not set; set STDIO_ISOLATION=none to run stdio servers as the console's own user anyway"

@@ -1,3 +1,5 @@
+import shlex
+
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
@@ -61,10 +63,7 @@ class Command(BaseCommand):
         if Server.objects.filter(name=name).exists():
             raise CommandError(f"a server named {name!r} exists already")
         if command:
-            try:
-                isolation.resolve(stdio_isolation())
-            except UpstreamError as exc:
-                raise CommandError(f"stdio servers cannot start here: {exc.message}") from None
+            refuse_unstartable(command)
         try:
             headers = credentials.parse_header_lines(header)
             env_vars = credentials.parse_env_lines(env)
@@ -123,3 +122,18 @@ def oauth_options(options: dict, url: str | None) -> dict:
         "client_secret": secret,
         "private_key": private_key,
     }
+
+
+def refuse_unstartable(command: str) -> None:
+    """CommandError saying why a stdio server running `command` could not start here, isolated as settings ask."""
+    wanted = stdio_isolation()
+    try:
+        isolation.resolve(wanted)
+        argv = shlex.split(command)
+    except UpstreamError as exc:
+        raise CommandError(f"stdio servers cannot start here: {exc.message}") from None
+    except ValueError as exc:
+        raise CommandError(f"--command: {exc}") from None
+    closed = isolation.why_unreachable(argv, wanted.console_dir, wanted)
+    if closed:
+        raise CommandError(f"this stdio server cannot start here: {closed}")
