@@ -287,5 +287,6 @@ def prepare(command: list[str], cwd: str, env: dict[str, str], inherited: dict[s
     child_env = {**base, **env}
     if layers.sandbox:
         switch = (as_user(layers.user), switch_capabilities()) if layers.inside else ([], ())
-        command = sandbox.argv(command, cwd, child_env, isolation.private, isolation.console_dir, switch)
+        # The paths to bind are those the server's own settings name, not the HOME=/tmp given here.
+        command = sandbox.argv(command, cwd, env, isolation.private, isolation.console_dir, switch)
     return Launch([*([] if layers.inside else as_user(layers.user)), *command], child_env)

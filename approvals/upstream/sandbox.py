@@ -109,7 +109,8 @@ def binds_for(paths: list[PurePath], private: tuple[str, ...], console_dir: str)
     """What to bind so that these paths work: for each, its bind_root, else the path alone, else nothing, never
     showing a private path or the console's directory whole."""
     private = [PurePath(p) for p in private]
-    never_whole = [*private, *([PurePath(console_dir)] if console_dir else [])]
+    # The machine's /tmp, bound whole, would hide the sandbox's own and show every file other processes left there.
+    never_whole = [*private, *([PurePath(console_dir)] if console_dir else []), PurePath("/tmp")]
 
     def allowed(bound: PurePath) -> bool:
         return (

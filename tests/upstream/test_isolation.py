@@ -15,6 +15,7 @@ import os
 import shlex
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -25,7 +26,7 @@ from django.urls import reverse
 from approvals.catalog.models import Server
 from approvals.catalog.specs import stdio_isolation, upstream_spec
 from approvals.demo import COMMAND as DEMO
-from approvals.upstream import SessionPool, UpstreamError, sandbox
+from approvals.upstream import SessionPool, UpstreamError, isolation, sandbox
 from approvals.upstream.isolation import account
 from tests.fixtures.servers import REPO
 from tests.fixtures.waiting import eventually
@@ -179,3 +180,19 @@ def test_it_binds_no_part_of_proc_sys_or_dev_that_a_command_names_into_a_sandbox
     bound = [argv[i + 1] for i, word in enumerate(argv) if word in ("--ro-bind", "--bind")]
     assert str(PRYING.parent) in bound
     assert not [path for path in bound if path.startswith(("/proc", "/sys", "/dev"))], bound
+
+
+def test_it_shows_a_sandboxed_server_a_tmp_of_its_own_not_the_machine_s(settings, request):
+    """HOME=/tmp, which an isolated server is given, and a TMPDIR=/tmp of its own settings name /tmp: bound, the
+    machine's /tmp, with what other processes leave there, would hide the sandbox's."""
+    require_sandbox(child_user(request, switching=False))
+    settings.STDIO_ISOLATION, settings.STDIO_USER = "auto", ""
+    handle, left = tempfile.mkstemp(prefix="left-by-another-process-")
+    os.close(handle)
+    os.chmod(left, 0o644)
+    request.addfinalizer(lambda: os.unlink(left))
+    wanted = stdio_isolation()
+    launch = isolation.prepare(["/bin/ls", "-a", "/tmp"], wanted.console_dir, {"TMPDIR": "/tmp"}, {}, wanted)
+    done = subprocess.run(launch.argv, env=launch.env, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [".", ".."]
