@@ -160,12 +160,8 @@ def manage(env: dict, *args: str) -> str:
 
 
 def console_env(**settings) -> dict:
-    """This process's environment for the console, quiet and with no per-token rate limit, `settings` over it.
-
-    Its stdio servers (the demo's) run unisolated unless STDIO_ISOLATION says otherwise: run by this Python,
-    which the user a root console switches them to may not reach (pyenv under /root)."""
+    """This process's environment for the console, quiet and with no per-token rate limit, `settings` over it."""
     return {
-        "STDIO_ISOLATION": "none",
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "console.settings",
         "LOG_LEVEL": "WARNING",

@@ -40,10 +40,8 @@ TESTS = Path(__file__).parent
 
 # Settings for every test, which the consoles and workers tests start inherit, and test_settings gives the
 # settings already loaded here: webhook receivers listen on loopback, which a console refuses unless listed;
-# a server's list changes sync at once, each test's servers taking the pks of the last test's; and the test
-# servers run unisolated, as this Python may be out of an unprivileged user's reach (pyenv under /root), which
-# a root console switches stdio servers to (tests/upstream/test_isolation.py sets each mode itself).
-TEST_ENVIRONMENT = {"WEBHOOK_ALLOWED_HOSTS": "127.0.0.1", "SYNC_MIN_SECONDS": "0", "STDIO_ISOLATION": "none"}
+# and a server's list changes sync at once, each test's servers taking the pks of the last test's.
+TEST_ENVIRONMENT = {"WEBHOOK_ALLOWED_HOSTS": "127.0.0.1", "SYNC_MIN_SECONDS": "0"}
 for name, value in TEST_ENVIRONMENT.items():
     os.environ.setdefault(name, value)
 
@@ -345,9 +343,13 @@ def test_settings():
     from django.test import override_settings
 
     allowed = os.environ["WEBHOOK_ALLOWED_HOSTS"].split(",")
-    with override_settings(
-        WEBHOOK_ALLOWED_HOSTS=allowed,
-        SYNC_MIN_SECONDS=float(os.environ["SYNC_MIN_SECONDS"]),
-        STDIO_ISOLATION=os.environ["STDIO_ISOLATION"],
-    ):
+    with override_settings(WEBHOOK_ALLOWED_HOSTS=allowed, SYNC_MIN_SECONDS=float(os.environ["SYNC_MIN_SECONDS"])):
         yield
+
+
+@pytest.fixture
+def tmp_path(tmp_path):
+    """pytest's, which it makes 0700, open to every user: stdio servers read their scenarios there, and a root
+    console runs them as mcp-stdio (what a sandbox binds keeps its modes)."""
+    tmp_path.chmod(0o755)
+    return tmp_path
