@@ -6,7 +6,7 @@ NODE_DIR := tests/node
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test lint install node-deps migrate clean
+.PHONY: run keys-from-files test lint install node-deps migrate clean
 
 $(BIN)/.installed: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -27,10 +27,25 @@ node-deps:
 migrate: install
 	$(BIN)/python manage.py migrate --noinput
 
-run: migrate
+# make stays daphne's parent, and any process of its user may read make's environment in /proc: the keys come
+# from var/ or from files (SECRET_KEY_FILE, ...), never from make's environment. Run as root, the console runs
+# stdio servers as mcp-stdio, which is created here when missing.
+KEYS := SECRET_KEY AUDIT_KEY AUDIT_SIGNING_KEY CREDENTIALS_KEY
+keys-from-files:
+	@for key in $(KEYS); do \
+		if [ -n "$$(printenv $$key)" ]; then \
+			echo "make run: $$key is in make's environment, readable in /proc while the console runs;" \
+				"put it in a file and set $${key}_FILE instead (README, Keys)"; exit 1; \
+		fi; \
+	done
+
+run: keys-from-files migrate
+	@if [ "$$(id -u)" = 0 ] && ! id mcp-stdio >/dev/null 2>&1; then \
+		useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin mcp-stdio; \
+	fi
 	HOST=$(HOST) PORT=$(PORT) $(BIN)/python manage.py seed_demo
 	$(BIN)/python manage.py clear_metrics
-	$(BIN)/daphne -b $(HOST) -p $(PORT) console.asgi:application
+	exec $(BIN)/daphne -b $(HOST) -p $(PORT) console.asgi:application
 
 # The suite runs on the embedded defaults, then again, the tests of code that behaves differently on
 # them (tests/services_pass.py), on PostgreSQL and Redis when DATABASE_URL and REDIS_URL name them (as

@@ -1,6 +1,7 @@
 import gc
 import os
 import sys
+import threading
 from pathlib import Path
 
 from asgiref.sync import sync_to_async
@@ -26,12 +27,14 @@ from django.core.handlers.asgi import ASGIHandler  # noqa: E402
 from django.template import engines  # noqa: E402
 from django.urls import get_resolver  # noqa: E402
 
+from approvals.catalog.specs import stdio_isolation  # noqa: E402
 from approvals.gateway.limits import McpEndpointGuard  # noqa: E402
 from approvals.gateway.origins import OwnPagesOnly  # noqa: E402
 from approvals.live.events import served_by_its_loop  # noqa: E402
 from approvals.observe import logs, metrics  # noqa: E402
 from approvals.routing import websocket_urlpatterns  # noqa: E402
 from approvals.tasks import housekeeping  # noqa: E402
+from approvals.upstream import probe  # noqa: E402
 from console.endpoint_handler import EndpointHandler  # noqa: E402
 
 # Objects allocated (net of those freed) between two collections of the youngest generation.
@@ -98,7 +101,15 @@ def run_periodic_work_with_the_server():
         reactor.callWhenRunning(reactor.callLater, 0, housekeeping.start)
 
 
+def check_stdio_isolation_at_start():
+    """Under daphne, find now what a stdio server would reach of the console, and log it; the server pages then
+    show what was found at start (approvals.upstream.probe keeps it for the process)."""
+    if "twisted.internet.reactor" in sys.modules:
+        threading.Thread(target=probe.log_finding, args=(stdio_isolation(),), daemon=True).start()
+
+
 freeze_what_start_up_made()
 run_periodic_work_with_the_server()
+check_stdio_isolation_at_start()
 metrics.watch_this_process()
 logs.access_log(as_json=settings.LOG_FORMAT == "json")

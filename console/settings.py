@@ -12,18 +12,27 @@ from django.core.exceptions import ImproperlyConfigured
 
 from approvals.loopback import is_loopback_host
 from approvals.upstream.isolation import MODES as STDIO_ISOLATION_MODES
-from console.environment import BASE_DIR, VAR_DIR, embedded_secret, env_bool, env_list, private_var_dir, redis_database
+from console.environment import (
+    BASE_DIR,
+    VAR_DIR,
+    env_bool,
+    env_list,
+    private_file,
+    private_var_dir,
+    redis_database,
+    secret,
+)
 from console.identity_settings import *  # noqa: F403
 from console.limits import *  # noqa: F403
 
-SECRET_KEY = os.environ.get("SECRET_KEY") or embedded_secret("secret_key")
+SECRET_KEY = secret("SECRET_KEY", "secret_key")
 # Keys the audit chain's links (HMAC-SHA256): kept out of the database, so that its owner cannot forge them.
-AUDIT_KEY = os.environ.get("AUDIT_KEY") or embedded_secret("audit_key")
+AUDIT_KEY = secret("AUDIT_KEY", "audit_key")
 # Signs the audit log's checkpoints (Ed25519), which anyone holding the public key can check: a PEM private key,
 # or any secret text whose SHA-256 is the key's seed (approvals.audit.checkpoints).
-AUDIT_SIGNING_KEY = os.environ.get("AUDIT_SIGNING_KEY") or embedded_secret("audit_signing_key")
+AUDIT_SIGNING_KEY = secret("AUDIT_SIGNING_KEY", "audit_signing_key")
 # Encrypts the credentials the database keeps (approvals/db/sealed.py): "new,old" while rotating.
-CREDENTIALS_KEY = os.environ.get("CREDENTIALS_KEY") or embedded_secret("credentials_key")
+CREDENTIALS_KEY = secret("CREDENTIALS_KEY", "credentials_key")
 DEBUG = env_bool("DEBUG")
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
@@ -90,10 +99,13 @@ if DATABASE_URL:
     DATABASES["default"]["TEST"] = {"NAME": f"test_{DATABASES['default']['NAME']}_{os.getpid()}"}
 else:
     private_var_dir()
+    SQLITE_PATH = os.environ.get("SQLITE_PATH", str(VAR_DIR / "console.sqlite3"))
+    if not SQLITE_PATH.startswith((":memory:", "file:")):
+        private_file(SQLITE_PATH)
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
-            "NAME": os.environ.get("SQLITE_PATH", str(VAR_DIR / "console.sqlite3")),
+            "NAME": SQLITE_PATH,
             # Several writers (web, inline tasks) share one file: wait for the lock
             # rather than failing with "database is locked". WAL with synchronous=NORMAL
             # survives a crash of the console; only a power cut can lose the last

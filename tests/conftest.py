@@ -374,3 +374,11 @@ def test_settings():
     allowed = {name: os.environ[name].split(",") for name in ("WEBHOOK_ALLOWED_HOSTS", "UPSTREAM_ALLOWED_HOSTS")}
     with override_settings(**allowed, SYNC_MIN_SECONDS=float(os.environ["SYNC_MIN_SECONDS"])):
         yield
+
+
+@pytest.fixture
+def tmp_path(tmp_path):
+    """pytest's, which it makes 0700, open to every user: stdio servers read their scenarios there, and a root
+    console runs them as mcp-stdio (what a sandbox binds keeps its modes)."""
+    tmp_path.chmod(0o755)
+    return tmp_path

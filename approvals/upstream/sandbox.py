@@ -14,6 +14,8 @@ from pathlib import PurePath
 # The system's programs and libraries, bound read-only into every sandbox (a symlink, as merged-/usr makes
 # /bin, stays one).
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+# The sandbox has its own; a command naming /proc/<pid> must not bring the console's processes into it.
+KERNEL_DIRS = ("/proc", "/sys", "/dev")
 # Of /etc, what programs read to run, resolve names and trust certificates; never its secrets (shadow, ssh keys).
 SYSTEM_ETC = (
     "alternatives",
@@ -39,9 +41,15 @@ SYSTEM_ETC = (
 )
 
 
-def options() -> list[str]:
+def options(keep: tuple[str, ...] = ()) -> list[str]:
+    """`keep`: the capabilities the sandbox's command keeps, which only a bwrap run by root may give: those the
+    switch to the stdio user inside it needs (isolation.switch_capabilities), and which it drops."""
     return [
         "--die-with-parent",
+        # bwrap started by root hands its child every capability unless told not to; a server needs none.
+        "--cap-drop",
+        "ALL",
+        *[word for name in keep for word in ("--cap-add", name)],
         "--new-session",
         "--unshare-pid",
         "--unshare-ipc",
@@ -51,13 +59,28 @@ def options() -> list[str]:
         "/proc",
         "--dev",
         "/dev",
+        # Made by a bwrap run as root, /tmp would be root's alone, and HOME for a server run as another user.
+        "--perms",
+        "1777",
         "--tmpfs",
         "/tmp",
     ]
 
 
+def open_dirs(paths: list[PurePath]) -> list[str]:
+    """The directories leading to these, made traversable: a bwrap run as root makes a bind mount's parents 0700
+    (root's alone), which the stdio user it switches to inside could not pass through."""
+    parents = {parent for path in paths for parent in path.parents if parent != PurePath("/")}
+    parents = {p for p in parents if not any(within(p, PurePath(d)) for d in (*SYSTEM_DIRS, *KERNEL_DIRS))}
+    return [
+        word
+        for parent in sorted(parents, key=lambda p: len(p.parts))
+        for word in ("--perms", "0755", "--dir", str(parent))
+    ]
+
+
 def system_binds() -> list[str]:
-    binds = []
+    binds = open_dirs([PurePath("/etc/passwd")])
     for path in SYSTEM_DIRS:
         if os.path.islink(path):
             binds += ["--symlink", os.readlink(path), path]
@@ -86,11 +109,13 @@ def binds_for(paths: list[PurePath], private: tuple[str, ...], console_dir: str)
     """What to bind so that these paths work: for each, its bind_root, else the path alone, else nothing, never
     showing a private path or the console's directory whole."""
     private = [PurePath(p) for p in private]
-    never_whole = [*private, *([PurePath(console_dir)] if console_dir else [])]
+    # The machine's /tmp, bound whole, would hide the sandbox's own and show every file other processes left there.
+    never_whole = [*private, *([PurePath(console_dir)] if console_dir else []), PurePath("/tmp")]
 
     def allowed(bound: PurePath) -> bool:
         return (
             bound != PurePath("/")
+            and not any(within(bound, PurePath(d)) for d in KERNEL_DIRS)
             and not any(within(bound, p) for p in private)
             and not any(within(p, bound) for p in never_whole)
         )
@@ -132,10 +157,21 @@ def interpreter_home(program: str) -> list[str]:
     return []
 
 
-def argv(command: list[str], cwd: str, env: dict[str, str], private: tuple[str, ...], console_dir: str) -> list[str]:
+def argv(
+    command: list[str],
+    cwd: str,
+    env: dict[str, str],
+    private: tuple[str, ...],
+    console_dir: str,
+    switch: tuple[list[str], tuple[str, ...]] = ([], ()),
+) -> list[str]:
     """bwrap's command line; the environment reaches the child through bwrap's own, never its arguments, which
-    every user may read."""
-    argv = [shutil.which("bwrap") or "bwrap", *options(), *system_binds()]
-    for bound in binds_for([*named_paths(command, cwd, env), PurePath(cwd)], private, console_dir):
-        argv += ["--ro-bind", str(bound), str(bound)]
-    return [*argv, "--dir", cwd, "--chdir", cwd, "--", *command]
+    every user may read. `switch`: the command prefix that makes the server another user inside the sandbox,
+    and the capabilities that prefix needs, for a bwrap run as root."""
+    prefix, keep = switch
+    argv = [shutil.which("bwrap") or "bwrap", *options(keep), *system_binds()]
+    bound = binds_for([*named_paths(command, cwd, env), PurePath(cwd)], private, console_dir)
+    argv += open_dirs([*bound, PurePath(cwd)])
+    for path in bound:
+        argv += ["--ro-bind", str(path), str(path)]
+    return [*argv, "--dir", cwd, "--chdir", cwd, "--", *prefix, *command]

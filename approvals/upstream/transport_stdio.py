@@ -65,7 +65,6 @@ class StdioTransport:
                 stderr=asyncio.subprocess.PIPE,
                 env=launch.env,
                 cwd=cwd,
-                **launch.options,
                 # Its own process group, so closing kills whatever the child started too.
                 start_new_session=True,
                 limit=MAX_MESSAGE_BYTES,

@@ -11,7 +11,7 @@ from approvals.catalog import surface, sync
 from approvals.catalog.forms import ServerForm
 from approvals.catalog.models import Server, Tool
 from approvals.catalog.specs import stdio_isolation
-from approvals.upstream import isolation
+from approvals.upstream import probe
 from approvals.views.access import admin_required, role_required
 from approvals.views.catalog import first_rows, tool_page
 
@@ -42,7 +42,9 @@ def server_detail(request, slug):
             "server": server,
             "tools": tools,
             "surface": surface.listed_by_kind(server),
-            "isolation": isolation.describe(stdio_isolation()) if server.transport == Server.Transport.STDIO else "",
+            "isolation": probe.describe(stdio_isolation(), server.command_argv())
+            if server.transport == Server.Transport.STDIO
+            else "",
             "fold_instructions": len(server.instructions) > FOLD_INSTRUCTIONS_AT
             or server.instructions.count("\n") > 12,
         },

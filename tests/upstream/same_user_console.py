@@ -28,6 +28,7 @@ async def main(python: str, server: str) -> dict:
         await pool.close_all()
     outcomes = result["structuredContent"]
     outcomes.pop("uid")
+    outcomes.pop("capabilities")
     return {"pid": os.getpid(), "outcomes": outcomes}
 
 

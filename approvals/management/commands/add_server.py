@@ -1,9 +1,13 @@
+import shlex
+
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from approvals.actions import servers
 from approvals.catalog import credentials, registering, sync
 from approvals.catalog.models import Server
+from approvals.catalog.specs import stdio_isolation
+from approvals.upstream import UpstreamError, isolation
 
 
 class Command(BaseCommand):
@@ -58,6 +62,8 @@ class Command(BaseCommand):
         oauth = oauth_options(options, url)
         if Server.objects.filter(name=name).exists():
             raise CommandError(f"a server named {name!r} exists already")
+        if command:
+            refuse_unstartable(command)
         try:
             headers = credentials.parse_header_lines(header)
             env_vars = credentials.parse_env_lines(env)
@@ -116,3 +122,18 @@ def oauth_options(options: dict, url: str | None) -> dict:
         "client_secret": secret,
         "private_key": private_key,
     }
+
+
+def refuse_unstartable(command: str) -> None:
+    """CommandError saying why a stdio server running `command` could not start here, isolated as settings ask."""
+    wanted = stdio_isolation()
+    try:
+        isolation.resolve(wanted)
+        argv = shlex.split(command)
+    except UpstreamError as exc:
+        raise CommandError(f"stdio servers cannot start here: {exc.message}") from None
+    except ValueError as exc:
+        raise CommandError(f"--command: {exc}") from None
+    closed = isolation.why_unreachable(argv, wanted.console_dir, wanted)
+    if closed:
+        raise CommandError(f"this stdio server cannot start here: {closed}")

@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from approvals.catalog.models import Server, Tool
 from approvals.demo.agent import SCENARIO, Agent
-from approvals.management.commands.seed_demo import DEMO_SERVER, remembered_url
+from approvals.management.commands.seed_demo import DEMO_SERVER, remembered_url, write_private
 from approvals.policy import rules
 from approvals.policy.models import PolicyRule
 from approvals.tokens import credentials, issuing
@@ -106,7 +106,5 @@ def agent_secret(server: Server) -> str:
         n for n in (TOKEN_NAME, *(f"{TOKEN_NAME}-{i}" for i in range(2, 1000))) if not issuing.token_problems(n, ["*"])
     )
     _, secret = issuing.issue(name, [f"{server.tool_prefix}*"])
-    settings.VAR_DIR.mkdir(parents=True, exist_ok=True)
-    path.write_text(secret)
-    path.chmod(0o600)
+    write_private(path, secret)
     return secret

@@ -83,9 +83,16 @@ def demo_passwords():
     # Kept beside the SQLite database so that every `make run` prints logins that work.
     path = settings.VAR_DIR / "demo-passwords.json"
     if path.exists():
+        path.chmod(0o600)
         return json.loads(path.read_text())
     passwords = {name: secrets.token_urlsafe(12) for name in ("admin", "operator", "auditor")}
-    settings.VAR_DIR.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(passwords))
-    path.chmod(0o600)
+    write_private(path, json.dumps(passwords))
     return passwords
+
+
+def write_private(path, text: str) -> None:
+    """Writes a file of var/ that is never, even for a moment, readable by another user (a stdio server's)."""
+    settings.VAR_DIR.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as opened:
+        os.fchmod(opened.fileno(), 0o600)
+        opened.write(text)
