@@ -30,18 +30,14 @@ def placement(ordered: list[Rule], new: Rule) -> Placement:
 
 def globs_meet(one: str, other: str) -> bool:
     """Whether some name matches both patterns, where the rules alone show it: one covers the other, or one is
-    `prefix*` and the other `*suffix` (prefix + suffix matches both)."""
+    `prefix*` and the other starts with `*` (the prefix before any name the other matches matches both)."""
     if glob_covers(one, other) or glob_covers(other, one):
         return True
-    return any(prefix_only(a) and suffix_only(b) for a, b in ((one, other), (other, one)))
+    return any(prefix_only(a) and b.startswith("*") for a, b in ((one, other), (other, one)))
 
 
 def prefix_only(glob: str) -> bool:
     return glob.endswith("*") and not GLOB_SPECIALS & set(glob[:-1])
-
-
-def suffix_only(glob: str) -> bool:
-    return glob.startswith("*") and not GLOB_SPECIALS & set(glob[1:])
 
 
 def overlaps(earlier: Rule, later: Rule) -> bool:
@@ -63,7 +59,10 @@ def shared_calls(earlier: Rule, later: Rule, names: dict) -> str:
     `names` gives ('server', id) and ('client', id) their names.
     """
     one, other = earlier.tool_glob or "*", later.tool_glob or "*"
-    words = ["calls to " + (other if glob_covers(one, other) else one)]
+    if glob_covers(one, other) or glob_covers(other, one):
+        words = ["calls to " + (other if glob_covers(one, other) else one)]
+    else:
+        words = [f"calls to {other} matching {one}"]
     server = earlier.server_id or later.server_id
     if server is not None:
         words.append(f"on {names.get(('server', server), server)}")

@@ -45,6 +45,17 @@ def test_it_places_a_no_exports_rule_before_the_catch_all_and_it_decides_the_nex
     answer = ClientCall(catch_all["mcp"], catch_all["secret"], "demo_export_report", {"report": "orders"}).answer()
     assert answer.is_error
 
+    page.goto(catch_all["url"] + "/policy/rules/new/")
+    page.get_by_label("Name", exact=True).fill("demo is fine")
+    page.get_by_label("Allow").check()
+    page.get_by_label("Tools").fill("demo_*")
+    page.get_by_role("button", name="Add rule").click()
+    partly = "calls to demo_* matching *export*: no exports at position 1 takes them first"
+    expect(page.locator(".message.warning")).to_contain_text(partly)
+    page.locator('tr[data-rule="demo is fine"]').get_by_role("link", name="demo is fine").click()
+    expect(page.locator("[data-partly-covered]")).to_contain_text("no exports")
+    page.screenshot(path="/tmp/rule-partly-covered.png", full_page=True)
+
 
 def test_it_adds_a_rule_for_the_tool_from_a_held_call_and_approves_it_and_the_next_alike(
     catch_all, open_browser, person

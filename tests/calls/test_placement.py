@@ -30,3 +30,11 @@ def test_it_names_no_rule_that_takes_none_or_all_of_a_rules_calls():
     others = Rule(1, "others", ALLOW, tool_glob="other_*")
     assert partly_covering([others, CATCH_ALL, later], 2) == []
     assert partly_covering([Rule(1, "ends in x", ALLOW, tool_glob="*_x"), later], 1) != []
+
+
+def test_it_names_the_calls_two_patterns_share_when_neither_covers_the_other():
+    earlier = Rule(1, "no exports", DENY, tool_glob="*export*")
+    later = Rule(2, "demo", ALLOW, tool_glob="demo_*")
+    assert partly_covering([earlier, later], 1) == [earlier]
+    assert shared_calls(earlier, later, {}) == "calls to demo_* matching *export*"
+    assert partly_covering([Rule(1, "other", DENY, tool_glob="other_*"), later], 1) == []
