@@ -34,8 +34,8 @@ def annotation_words(call: Call) -> str:
     return ", ".join(f"{key}={str(value).lower()}" for key, value in call_annotations(call).items())
 
 
-def rule_request(call: Call, scope: str, action: str, kept: list[int]) -> rules.RuleRequest:
-    """The rule of `scope` that would `action` this call; `kept` are the indexes of the argument values kept."""
+def rule_request(call: Call, scope: str, action: str, kept: list[str]) -> rules.RuleRequest:
+    """The rule of `scope` that would `action` this call; `kept` are the paths of the argument values kept."""
     server = call.server.name if call.server is not None else None
     if scope == ANNOTATIONS:
         return rules.RuleRequest(
@@ -44,7 +44,7 @@ def rule_request(call: Call, scope: str, action: str, kept: list[int]) -> rules.
             annotations=call_annotations(call),
             name=f"{action} {server} tools with {annotation_words(call)}"[:100],
         )
-    chosen = [c for i, c in enumerate(conditions(call.arguments)) if i in kept] if scope == VALUES else []
+    chosen = [c for c in conditions(call.arguments) if c["path"] in kept] if scope == VALUES else []
     return rules.RuleRequest(
         action,
         server=server,

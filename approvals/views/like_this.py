@@ -19,16 +19,14 @@ DECISIONS = {"approve": "allow", "deny": "deny"}
 
 class ScopeForm(forms.Form):
     scope = forms.ChoiceField(widget=forms.RadioSelect)
-    values = forms.TypedMultipleChoiceField(
-        coerce=int, required=False, widget=forms.CheckboxSelectMultiple, label="Argument values"
-    )
+    values = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple, label="Argument values")
     binding = forms.CharField(max_length=64, required=False, widget=forms.HiddenInput)
 
     def __init__(self, call, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["scope"].choices = like_scopes.scope_choices(call)
         self.fields["values"].choices = [
-            (i, f"{c['path']} = {shown(c['value'])}") for i, c in enumerate(conditions(call.arguments))
+            (c["path"], f"{c['path']} = {shown(c['value'])}") for c in conditions(call.arguments)
         ]
 
 

@@ -38,7 +38,12 @@ def test_it_keeps_only_the_ticked_argument_values_and_denies(person, make_call, 
     asks_everything()
     call = make_call(refund_tool, {"order_id": 1012, "amount": 40, "reason": "late"})
     _, admin = person("ada", roles.ADMIN)
-    data = {"scope": "values", "values": ["0"], "binding": call_binding(call), "decision": "deny"}
+    data = {
+        "scope": "values",
+        "values": ["order_id"],
+        "binding": call_binding(call),
+        "decision": "deny",
+    }
     admin.post(reverse("call_like_this", args=[call.pk]), data)
 
     rule = PolicyRule.objects.get(position=1)
@@ -52,7 +57,7 @@ def test_it_previews_the_recent_calls_the_rule_would_match_and_adds_nothing(pers
     first = make_call(refund_tool, {"order_id": 1, "amount": 5})
     call = make_call(refund_tool, {"order_id": 2, "amount": 5})
     _, admin = person("ada", roles.ADMIN)
-    data = {"scope": "values", "values": ["1"], "binding": call_binding(call), "preview": "1"}
+    data = {"scope": "values", "values": ["amount"], "binding": call_binding(call), "preview": "1"}
     response = admin.post(reverse("call_like_this", args=[call.pk]), data)
 
     assert {seen.pk for seen in response.context["matched"]} == {first.pk, call.pk}
