@@ -85,3 +85,30 @@ def test_it_lets_no_operator_make_a_rule(person, make_call, refund_tool):
     data = {"scope": "tool", "binding": call_binding(call), "decision": "approve"}
     assert operator.post(reverse("call_like_this", args=[call.pk]), data).status_code == 403
     assert not PolicyRule.objects.exists()
+
+
+def test_it_offers_the_servers_annotations_only_for_a_trusted_server(person, make_call, refund_tool):
+    call = make_call(refund_tool, {"order_id": 1012, "amount": 40})
+    _, admin = person("ada", roles.ADMIN)
+    url = reverse("call_like_this", args=[call.pk])
+    assert "Any tool of Shop" not in admin.get(url).content.decode()
+    refund_tool.server.trusted = True
+    refund_tool.server.save()
+    assert "Any tool of Shop with the annotations" in admin.get(url).content.decode()
+
+    admin.post(url, {"scope": "annotations", "binding": call_binding(call), "decision": "deny"})
+    rule = PolicyRule.objects.get()
+    assert (rule.server, rule.tool_glob, rule.annotations["destructiveHint"]) == (refund_tool.server, "*", True)
+
+
+def test_it_answers_bad_choices_with_the_form_and_adds_nothing(person, make_call, refund_tool):
+    call = make_call(refund_tool, {"order_id": 1012, "amount": 40})
+    _, admin = person("ada", roles.ADMIN)
+    url = reverse("call_like_this", args=[call.pk])
+    for data in ({"scope": "everything", "decision": "approve"}, {"scope": "values", "values": ["nope"]}):
+        response = admin.post(url, data)
+        assert response.status_code == 200 and response.context["form"].errors
+    assert admin.post(reverse("call_like_this", args=[999999]), {"scope": "tool"}).status_code == 404
+    assert not PolicyRule.objects.exists()
+    call.refresh_from_db()
+    assert call.status == Call.Status.PENDING
