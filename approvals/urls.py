@@ -10,6 +10,7 @@ from approvals.views import (
     catalog,
     connect,
     inputs,
+    like_this,
     policy,
     queue,
     review,
@@ -38,6 +39,7 @@ urlpatterns = [
     path("calls/", calls.recent, name="calls"),
     path("calls/<int:pk>/", calls.detail, name="call"),
     path("calls/<int:pk>/media/<int:index>/", calls.media, name="call_media"),
+    path("calls/<int:pk>/like-this/", like_this.like_this, name="call_like_this"),
     path("servers/", servers.server_list, name="servers"),
     # Slugs are made with '_' only, so a hyphenated path never shadows a server's page.
     path("servers/add-server/", servers.server_add, name="server_add"),

@@ -10,10 +10,16 @@ from approvals.calls.agent_tools import AGENT_TOOL_SCHEMAS
 from approvals.calls.models import Call
 from approvals.catalog.models import Tool
 from approvals.catalog.surface_models import Prompt
+from approvals.policy import engine
 from approvals.policy.engine import condition_text
 from approvals.policy.kinds import CallKind
 from approvals.policy.models import PolicyRule
 from approvals.policy.rule_notes import hold_words, shadowed
+from approvals.policy.rules import engine_rule
+from approvals.protocol.tools import annotations
+
+# How many of the latest calls the list counts what each rule decided and would decide now.
+LATEST = 1000
 
 RECENT = timedelta(hours=24)
 # Enough for any schema a person picks paths from; a hostile one cannot make the page huge.
@@ -26,6 +32,8 @@ class RuleRow:
     recent: int
     last_matched: object
     shadowed_by: PolicyRule | None = None
+    decided_latest: int = 0
+    would_decide: int = 0
 
     @property
     def hold(self):
@@ -48,10 +56,53 @@ def rule_rows() -> list[RuleRow]:
     }
     ordered = list(PolicyRule.objects.select_related("server", "client"))
     covered = shadowed(ordered)
+    decided, would = latest_counts(ordered)
     return [
-        RuleRow(rule, stats.get(rule.pk, {}).get("recent", 0), stats.get(rule.pk, {}).get("last"), covered.get(rule.pk))
+        RuleRow(
+            rule,
+            stats.get(rule.pk, {}).get("recent", 0),
+            stats.get(rule.pk, {}).get("last"),
+            covered.get(rule.pk),
+            decided.get(rule.pk, 0),
+            would.get(rule.pk, 0),
+        )
         for rule in ordered
     ]
+
+
+def latest_calls() -> list[Call]:
+    return list(Call.objects.select_related("tool", "server").order_by("-id")[:LATEST])
+
+
+def facts_of(call: Call) -> engine.CallFacts:
+    """A stored call as the policy sees one arriving; annotations as its tool declares them now."""
+    trusted = call.kind == CallKind.TOOL and call.tool is not None and call.server is not None and call.server.trusted
+    name = call.tool_name
+    if call.kind == CallKind.RESOURCE and isinstance(call.arguments, dict):
+        name = str(call.arguments.get("uri", name))
+    return engine.CallFacts(
+        client_id=call.token_id,
+        server_id=call.server_id,
+        tool_name=name,
+        arguments=call.arguments if isinstance(call.arguments, dict) else {},
+        annotations=annotations(call.tool.definition) if trusted else None,
+        kind=call.kind,
+    )
+
+
+def latest_counts(ordered: list[PolicyRule], calls: list[Call] | None = None) -> tuple[dict, dict]:
+    """By rule id: how many of the latest calls it decided, and how many the enabled rules as they are now
+    would have it decide."""
+    calls = latest_calls() if calls is None else calls
+    current = [engine_rule(rule) for rule in ordered if rule.enabled]
+    decided, would = {}, {}
+    for call in calls:
+        if call.rule_id is not None:
+            decided[call.rule_id] = decided.get(call.rule_id, 0) + 1
+        verdict = engine.evaluate(current, facts_of(call))
+        if verdict.rule is not None:
+            would[verdict.rule.id] = would.get(verdict.rule.id, 0) + 1
+    return decided, would
 
 
 def argument_paths(schema, prefix="", depth=0, found=None) -> list[str]:

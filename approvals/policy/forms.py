@@ -66,7 +66,10 @@ class RuleForm(EditingForm):
     )
     enabled = forms.BooleanField(required=False, initial=True)
     position = forms.IntegerField(
-        required=False, min_value=1, help_text="1 puts the rule first; left blank, it goes last."
+        required=False,
+        min_value=1,
+        help_text="1 puts the rule first. Left blank, it goes above the first enabled rule that matches every call "
+        "it would (a rule below that one would never decide a call), otherwise last; Check placement shows where.",
     )
     approvals_needed = forms.IntegerField(
         label="Approvals needed",

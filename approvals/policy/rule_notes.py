@@ -4,7 +4,7 @@ than an admin may expect (a rule an earlier one shadows, annotations of an untru
 import json
 
 from approvals.catalog.models import Server
-from approvals.policy import shadowing
+from approvals.policy import placement, rules, shadowing
 from approvals.policy.kinds import CallKind
 from approvals.policy.models import PolicyRule
 from approvals.policy.rules import engine_rule
@@ -24,7 +24,53 @@ def warnings(rule: PolicyRule) -> list[str]:
     cover = shadowed(list(PolicyRule.objects.select_related("server", "client"))).get(rule.pk)
     if cover is not None:
         notes.append(shadow_note(rule, cover))
-    return notes
+    return notes + [
+        f"{words}: {earlier} at position {earlier.position} takes them first" for earlier, words in partly_covered(rule)
+    ]
+
+
+def enabled_in_order() -> list[PolicyRule]:
+    return list(PolicyRule.objects.filter(enabled=True).select_related("server", "client"))
+
+
+def partly_covered(rule: PolicyRule) -> list[tuple[PolicyRule, str]]:
+    """Each enabled rule above `rule` that takes some, not all, of its calls, with those calls in words."""
+    ordered = [r for r in enabled_in_order() if r.position < rule.position] + [rule]
+    names = {}
+    for r in ordered:
+        if r.server:
+            names["server", r.server_id] = r.server.name
+        if r.client:
+            names["client", r.client_id] = r.client.name
+    engine_rules = [engine_rule(r) for r in ordered]
+    by_id = {r.pk: r for r in ordered}
+    return [
+        (by_id[earlier.id], placement.shared_calls(earlier, engine_rules[-1], names))
+        for earlier in placement.partly_covering(engine_rules, len(engine_rules) - 1)
+    ]
+
+
+def placed(request: rules.RuleRequest) -> tuple[int, PolicyRule | None]:
+    """Where a new rule goes: above the first enabled rule that would take every call it matches, else last;
+    with that rule. `request` must be valid (rules.problems finds nothing)."""
+    server, client = rules.checked(request)
+    new = PolicyRule()
+    rules.assign(new, request, server, client)
+    enabled = enabled_in_order()
+    found = placement.placement([engine_rule(r) for r in enabled], engine_rule(new))
+    if found.above is None:
+        return PolicyRule.objects.count() + 1, None
+    above = next(r for r in enabled if r.pk == found.above.id)
+    return above.position, above
+
+
+def placed_words(position: int, above: PolicyRule | None) -> str:
+    if above is None:
+        return f"at position {position}, last: no rule before it takes every call it matches"
+    return (
+        f"at position {position}, above {above} (position {above.position}), which matches every call this rule "
+        "would and would leave it nothing to decide"
+    )
 
 
 def shadowed(ordered: list[PolicyRule]) -> dict[int, PolicyRule]:

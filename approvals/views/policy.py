@@ -28,11 +28,21 @@ def rule_form(request, rule=None):
     # A new rule may start from a call: the queue's "Always allow / deny calls like this" fills the query in.
     initial = {"initial": prefilled(request.GET)} if rule is None else {}
     form = RuleForm(request.POST or None, rule=rule, **initial)
-    if request.method == "POST" and form.is_valid():
+    placing = None
+    if request.method == "POST" and form.is_valid() and rule is None and "placement" in request.POST:
+        # Only where it would go: the form comes back with that position filled in, for the admin to keep or change.
+        position, above = rule_notes.placed(form.request())
+        placing = rule_notes.placed_words(position, above)
+        form = RuleForm({**request.POST.dict(), "position": position})
+    elif request.method == "POST" and form.is_valid():
         actor = Actor.user(request.user)
         try:
             if rule is None:
-                saved = rules.create_rule(form.request(), actor)
+                wanted = form.request()
+                if wanted.position is None:
+                    wanted.position, above = rule_notes.placed(wanted)
+                    messages.info(request, f"Placed {rule_notes.placed_words(wanted.position, above)}.")
+                saved = rules.create_rule(wanted, actor)
             else:
                 saved = rules.update_rule(rule.pk, form.request(), actor)
         except rules.RuleError as exc:
@@ -50,6 +60,8 @@ def rule_form(request, rule=None):
         {
             "form": form,
             "rule": rule,
+            "placing": placing,
+            "partly": rule_notes.partly_covered(rule) if rule else [],
             "tools": tool_paths(),
             "operators": " ".join(engine.OPERATORS),
             "sod_default": settings.SEPARATION_OF_DUTIES,
