@@ -22,6 +22,7 @@ VISITORS = [None, *PEOPLE]
 OBJECTS = {
     "call": lambda rows: [[rows["finished"].pk]],
     "call_edit": lambda rows: [[rows["pending"].pk]],
+    "call_like_this": lambda rows: [[rows["pending"].pk]],
     "input": lambda rows: [[rows["input"].pk]],
     "audit_call": lambda rows: [[rows["finished"].pk]],
     "audit_event": lambda rows: [[seq] for seq in rows["events"]],
