@@ -22,6 +22,11 @@ class PeopleError(Exception):
     """A change an admin may not make, with why in their words."""
 
 
+NO_PASSWORDS = (
+    "Passwords sign in only superusers here (LOCAL_LOGIN is off): people get their account at their first SSO sign-in."
+)
+
+
 def roles_of(person) -> list[str]:
     return sorted(name for name in person.groups.values_list("name", flat=True) if name in ROLES)
 
@@ -45,10 +50,14 @@ def set_roles(person, role_names):
 
 
 @transaction.atomic
-def create_person(username: str, email: str, role_names, actor) -> tuple:
-    """A new person holding `role_names`, and a random password to show the admin once; None, and no usable password,
-    where passwords sign in no one but superusers (LOCAL_LOGIN off)."""
-    password = secrets.token_urlsafe(18) if settings.LOCAL_LOGIN else None
+def create_person(username: str, email: str, role_names, actor) -> tuple[object, str]:
+    """A new person holding `role_names`, and a random password to show the admin once.
+
+    Refused where passwords sign in no one but superusers (LOCAL_LOGIN off): SSO never links a sign-in to an account
+    that exists already, so a person made here could never sign in; SSO makes theirs at their first sign-in."""
+    if not settings.LOCAL_LOGIN:
+        raise PeopleError(NO_PASSWORDS)
+    password = secrets.token_urlsafe(18)
     person = get_user_model().objects.create_user(username, email=email, password=password)
     with person_access.acting_as(actor):
         set_roles(person, role_names)

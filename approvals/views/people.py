@@ -2,6 +2,7 @@
 a change of roles, deactivating and reactivating. Every change is one function of actions/people."""
 
 from django import forms
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.validators import UnicodeUsernameValidator
@@ -75,9 +76,20 @@ def people_list(request):
         form = PersonForm(request.POST)
         if form.is_valid():
             data = form.cleaned_data
-            created = people.create_person(data["username"], data["email"], data["roles"], request.user)
-            form = PersonForm()
-    context = {"people": listed_people(), "form": form, "created": created, "roles": ROLES}
+            try:
+                created = people.create_person(data["username"], data["email"], data["roles"], request.user)
+            except people.PeopleError as exc:
+                messages.error(request, str(exc))
+            else:
+                form = PersonForm()
+    context = {
+        "people": listed_people(),
+        "form": form,
+        "created": created,
+        "roles": ROLES,
+        "passwords": settings.LOCAL_LOGIN,
+        "no_passwords": people.NO_PASSWORDS,
+    }
     return render(request, "approvals/people.html", context)
 
 

@@ -182,3 +182,13 @@ def test_it_refuses_an_admin_deactivating_themselves_or_dropping_their_own_admin
     ada.refresh_from_db()
     assert ada.is_active and list(ada.groups.values_list("name", flat=True)) == [roles.ADMIN]
     assert not AuditEvent.objects.filter(action__startswith="person.").exists()
+
+
+@pytest.mark.parametrize("method", ["get", "post"])
+def test_it_makes_no_account_nobody_could_sign_in_to_when_passwords_are_off(admin_client, settings, method):
+    settings.LOCAL_LOGIN = False
+    response = getattr(admin_client, method)(url("people"), {"username": "newt", "roles": [roles.OPERATOR]})
+    assert response.status_code == 200 and "first SSO sign-in" in response.content.decode()
+    assert 'name="username"' not in response.content.decode()
+    assert not User.objects.filter(username="newt").exists()
+    assert not AuditEvent.objects.filter(action="person.created").exists()
