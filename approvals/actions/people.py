@@ -22,6 +22,7 @@ class PeopleError(Exception):
     """A change an admin may not make, with why in their words."""
 
 
+SUPERUSER = "A superuser holds every role; superusers are the break-glass accounts, changed in Django admin."
 NO_PASSWORDS = (
     "Passwords sign in only superusers here (LOCAL_LOGIN is off): people get their account at their first SSO sign-in."
 )
@@ -43,6 +44,11 @@ def snapshot(person) -> dict:
 def record(action: str, actor, person, before):
     data = {"user_id": person.pk, "before": before, "after": snapshot(person)}
     chain.record(action, Actor.user(actor), data=data)
+
+
+def refuse_superuser(person):
+    if person.is_superuser:
+        raise PeopleError(SUPERUSER)
 
 
 def set_roles(person, role_names):
@@ -69,6 +75,7 @@ def create_person(username: str, email: str, role_names, actor) -> tuple[object,
 def change_roles(person, role_names, actor) -> bool:
     """Give `person` exactly `role_names`; whether anything changed. Their open pages end with their old roles
     (the signals end their sessions), and a person left with none loses every credential."""
+    refuse_superuser(person)
     before = snapshot(person)
     if person.pk == actor.pk and ADMIN in before["roles"] and ADMIN not in role_names:
         raise PeopleError("You cannot take the admin role from yourself; another admin can.")
@@ -88,6 +95,7 @@ def deactivate(person, reason: str, actor) -> person_access.Ended | None:
     finds nothing left to end, so `user.access_ended` is recorded once."""
     if person.pk == actor.pk:
         raise PeopleError("You cannot deactivate yourself; another admin can.")
+    refuse_superuser(person)
     if not person.is_active:
         return None
     before = snapshot(person)
@@ -101,6 +109,7 @@ def deactivate(person, reason: str, actor) -> person_access.Ended | None:
 @transaction.atomic
 def reactivate(person, actor) -> bool:
     """Let `person` sign in again; what was revoked stays revoked, so they make new credentials."""
+    refuse_superuser(person)
     if person.is_active:
         return False
     before = snapshot(person)

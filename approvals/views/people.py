@@ -136,8 +136,13 @@ def person_deactivate(request, pk):
 @admins_only
 def person_reactivate(request, pk):
     person = person_of(pk)
-    if people.reactivate(person, request.user):
-        messages.success(request, f"Reactivated {person.username}: what was revoked stays revoked.")
+    try:
+        reactivated = people.reactivate(person, request.user)
+    except people.PeopleError as exc:
+        messages.error(request, str(exc))
     else:
-        messages.info(request, f"{person.username} was active already.")
+        if reactivated:
+            messages.success(request, f"Reactivated {person.username}: what was revoked stays revoked.")
+        else:
+            messages.info(request, f"{person.username} was active already.")
     return redirect("people")

@@ -192,3 +192,16 @@ def test_it_makes_no_account_nobody_could_sign_in_to_when_passwords_are_off(admi
     assert 'name="username"' not in response.content.decode()
     assert not User.objects.filter(username="newt").exists()
     assert not AuditEvent.objects.filter(action="person.created").exists()
+
+
+def test_it_leaves_the_break_glass_superusers_to_django_admin(admin_client):
+    root = make_user("root", superuser=True)
+
+    admin_client.post(url("person_roles", root), {"roles": [roles.OPERATOR]})
+    admin_client.post(url("person_deactivate", root))
+    page = admin_client.get(url("people")).content.decode()
+
+    root.refresh_from_db()
+    assert root.is_active and not root.groups.exists()
+    assert reverse("person_deactivate", args=[root.pk]) not in page
+    assert not AuditEvent.objects.filter(action__startswith="person.").exists()
