@@ -44,6 +44,7 @@ ADMIN_MENU_SECTIONS = frozenset(
         *("tokens", "token_add", "token_edit", "token_rotate", "token_revoke"),
         *("webhooks", "webhook", "webhook_add", "webhook_rotate", "webhook_delete"),
         *("audit", "audit_event", "audit_call", "audit_report"),
+        "people",
     }
 )
 

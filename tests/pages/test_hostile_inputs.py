@@ -120,6 +120,7 @@ ROW_OF_ROUTE = {
     "policy/rules/": "rule",
     "tokens/": "token",
     "webhooks/": "webhook",
+    "people/": "user",
 }
 
 
