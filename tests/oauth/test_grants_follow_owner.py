@@ -101,9 +101,7 @@ def refused_everywhere(held: Holdings, statuses: dict) -> dict:
     return {
         "refresh": (refresh.status_code, refresh.json().get("error")),
         "api_key": held.browser.get("/api/v1/me", headers=bearer(held.api_key)).status_code,
-        "session": Client(HTTP_HOST=held.browser.defaults["HTTP_HOST"], cookies=held.browser.cookies)
-        .get("/queue/")
-        .status_code,
+        "session": held.browser.get("/queue/").status_code,
         **statuses,
     }
 
