@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from approvals import roles
 from approvals.calls import agent_tools, claims, deciding, lifecycle, tasks
-from approvals.display import like_this, permissions, queue, results, risk, rows, timeline, values
+from approvals.display import charts, like_this, permissions, queue, results, risk, rows, timeline, values
 from approvals.views.consumers import LIVE_PATH
 
 register = template.Library()
@@ -72,15 +72,8 @@ def output_schema(call):
 
 @register.filter
 def duration(milliseconds):
-    if milliseconds is None:
-        return ""
-    if milliseconds < 1000:
-        return f"{milliseconds:.0f} ms"
-    seconds = milliseconds / 1000
-    if seconds < 60:
-        return f"{seconds:.1f} s"
-    minutes, seconds = divmod(round(seconds), 60)
-    return f"{minutes} min {seconds} s" if minutes < 60 else f"{minutes // 60} h {minutes % 60} min"
+    """A number of milliseconds in the unit that fits it, as the report gives its waits."""
+    return "" if milliseconds is None else charts.duration(milliseconds / 1000)
 
 
 @register.filter

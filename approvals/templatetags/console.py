@@ -137,6 +137,6 @@ def needs_authorization_banner(user):
 
 
 @register.filter
-def duration(seconds) -> str:
+def seconds_duration(seconds) -> str:
     """A number of seconds in the unit that fits it: 850 ms, 12.4 s, 3.2 min."""
     return charts.duration(seconds)
