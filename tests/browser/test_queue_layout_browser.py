@@ -8,11 +8,13 @@ import pytest
 from playwright.sync_api import expect
 
 from approvals.calls import lifecycle
+from approvals.calls.models import Call
 from approvals.catalog.models import Server, Tool
 from approvals.protocol import revisions
 from approvals.tokens import credentials
 from approvals.tokens.context import ClientContext
 from tests.browser.test_queue_browser import LOOKUP, OVERFLOWING, ClientCall, console, pick, queue_page, row_of
+from tests.fixtures.waiting import wait_until
 
 pytestmark = pytest.mark.browser
 __all__ = ["console"]  # the fixture, used by name
@@ -76,6 +78,8 @@ def test_it_opens_a_tapped_call_on_a_phone_and_approves_it_from_the_sticky_bar(c
     client = ClientCall(console["mcp"], console["secret"], LOOKUP, {"customer_id": "C014"})
     for number in range(1, 9):
         ClientCall(console["mcp"], console["secret"], "demo_export_report", {"report": "orders", "seconds": number})
+    # Nine SDK clients connecting at once take a while on a loaded machine: the page opens on the nine held.
+    wait_until(lambda: Call.objects.filter(status="pending").count() == 9, timeout=60, message="nine calls held")
     browser = open_browser()
     context = browser.new_context(viewport=PHONE, has_touch=True, is_mobile=True)
     context.add_cookies([{"name": "sessionid", "value": console["sessions"]["ann"], "url": console["url"]}])
