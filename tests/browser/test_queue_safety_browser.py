@@ -20,6 +20,7 @@ from tests.browser.test_queue_browser import DWELL_MS, LOOKUP, ClientCall, conso
 from tests.browser.test_tokens_browser import in_thread
 from tests.fixtures.gateway import hold_call
 from tests.fixtures.outage import Forwarder
+from tests.fixtures.waiting import wait_until
 
 pytestmark = pytest.mark.browser
 __all__ = ["console"]  # the fixture, used by name
@@ -170,6 +171,8 @@ def test_it_disables_decisions_while_the_server_is_away_and_never_leaves_the_que
     forwarder = Forwarder(int(console["url"].rsplit(":", 1)[1]))
     forwarder.start()
     client = ClientCall(console["mcp"], console["secret"], LOOKUP, {"customer_id": "C013"})
+    # The page opens on the call held, however long its client takes to connect on a loaded machine.
+    wait_until(lambda: Call.objects.filter(status="pending").exists(), timeout=60, message="the call held")
     browser = open_browser()
     try:
         ann = queue_page(browser, {**console, "url": forwarder.url}, "ann")
