@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from django.test import Client, override_settings
+from django.test import override_settings
 from oauth2_provider.models import Application
 
 from approvals import roles
@@ -17,19 +17,6 @@ from tests.fixtures.people import make_user
 from tests.oauth.flow import REDIRECT, SERVER, Authorization, register
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def app_client(registrations_afresh):
-    """The OAuth client's own HTTP client: no session, no cookies."""
-    return Client()
-
-
-@pytest.fixture
-def registered(app_client):
-    response = register(app_client)
-    assert response.status_code == 201, response.content
-    return Authorization(response.json()["client_id"])
 
 
 @pytest.fixture

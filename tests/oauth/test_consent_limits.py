@@ -4,25 +4,14 @@ role (admins every tool, other roles none until set), for at most OAUTH_GRANT_MA
 from urllib.parse import unquote_plus
 
 import pytest
-from django.test import Client, override_settings
+from django.test import override_settings
 
 from approvals import roles
 from approvals.oauth.models import RoleScope
 from approvals.tokens.models import ClientToken
 from tests.fixtures.people import make_user
-from tests.oauth.flow import Authorization, register
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def app_client(registrations_afresh):
-    return Client()
-
-
-@pytest.fixture
-def registered(app_client):
-    return Authorization(register(app_client).json()["client_id"])
 
 
 def signed_in(client, *role_names):

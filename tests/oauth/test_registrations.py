@@ -5,7 +5,6 @@ import datetime
 import json
 
 import pytest
-from django.test import Client
 from django.utils import timezone
 from oauth2_provider.models import Application, get_access_token_model
 
@@ -16,11 +15,6 @@ from tests.fixtures.people import make_user
 from tests.oauth.flow import REDIRECT, Authorization, register
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def app_client(registrations_afresh):
-    return Client()
 
 
 def update(client, registration: dict, **metadata):
