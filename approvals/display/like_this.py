@@ -1,9 +1,6 @@
-"""A call as the start of a rule ("Always allow / deny calls like this") and as the policy's Try page takes it.
+"""A call's argument values as the conditions a rule like it may keep, and the call as the policy's Try page takes it.
 
-The rule's form is opened with the call's facts in its query: the server, the tool, the client,
-each argument value as a condition the admin keeps or drops, and the position of the rule that
-asked, so that the new rule stands above it. Values too long for a link are left out, not cut:
-a cut value would be a condition no call meets.
+Values too long to show as a checkbox are left out, not cut: a cut value would be a condition no call meets.
 """
 
 import json
@@ -43,24 +40,6 @@ def subject(call: Call) -> str:
     if call.kind == Call.Kind.RESOURCE:
         return str(call.arguments.get("uri", call.tool_name))
     return call.tool_name
-
-
-def rule_query(call: Call, action: str) -> str:
-    """The new-rule form's URL, prefilled to `action` calls like this one."""
-    client = call.token.name
-    fields = {
-        "action": action,
-        "name": f"{action} {subject(call)} from {client}"[:100],
-        "applies_to": call.kind,
-        "tool_glob": subject(call)[:200],
-        "client": client,
-        "conditions": json.dumps([] if call.kind == Call.Kind.RESOURCE else conditions(call.arguments)),
-    }
-    if call.server is not None:
-        fields["server"] = call.server.name
-    if call.rule is not None:
-        fields["position"] = call.rule.position
-    return f"{reverse('rule_add')}?{urlencode(fields)}"
 
 
 def try_query(call: Call) -> str:

@@ -15,14 +15,6 @@ from approvals.tokens.models import ClientToken
 ANY_ANNOTATION = [("", "any"), ("true", "true"), ("false", "false")]
 
 
-# What the new-rule form takes from its query ("Always allow calls like this" on the queue fills them in).
-PREFILLED = ("name", "action", "applies_to", "server", "tool_glob", "client", "conditions", "position")
-
-
-def prefilled(query) -> dict:
-    return {name: query[name] for name in PREFILLED if name in query}
-
-
 class RuleForm(EditingForm):
     """Adds a rule, or edits one when built with `rule=`; `request()` gives the RuleRequest for policy.rules.
 

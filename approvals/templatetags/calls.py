@@ -29,7 +29,6 @@ register.filter("read_only", queue.read_only)
 register.filter("risk", risk.call_risk)
 register.filter("arguments_line", queue.arguments_line)
 register.filter("upstream_identity", queue.upstream_identity)
-register.simple_tag(like_this.rule_query, name="rule_like")
 register.simple_tag(like_this.try_query, name="try_like")
 register.filter("may_release", claims.may_release)
 

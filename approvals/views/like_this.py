@@ -15,12 +15,15 @@ from approvals.policy.engine import shown
 from approvals.views.access import permission_or_403
 
 DECISIONS = {"approve": "allow", "deny": "deny"}
+ACTIONS = [("allow", "Allow"), ("deny", "Deny")]
 
 
 class ScopeForm(forms.Form):
     scope = forms.ChoiceField(widget=forms.RadioSelect)
     values = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple, label="Argument values")
     binding = forms.CharField(max_length=64, required=False, widget=forms.HiddenInput)
+    # The action the admin came for ("Always allow / deny calls like this"): what a preview shows and the first button.
+    action = forms.ChoiceField(choices=ACTIONS, required=False, widget=forms.HiddenInput)
 
     def __init__(self, call, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -34,12 +37,17 @@ class ScopeForm(forms.Form):
 def like_this(request, pk):
     call = get_object_or_404(rows.shown_calls(), pk=pk)
     data = request.POST if request.method == "POST" else (request.GET if "scope" in request.GET else None)
-    initial = {"scope": like_scopes.TOOL, "binding": call_binding(call)}
+    wanted_action = request.GET.get("action")
+    initial = {
+        "scope": like_scopes.TOOL,
+        "binding": call_binding(call),
+        "action": wanted_action if wanted_action in dict(ACTIONS) else "allow",
+    }
     form = ScopeForm(call, data, initial=initial)
     decision = request.POST.get("decision") if request.method == "POST" else None
     context = {"call": call, "form": form, "matched": None}
     if form.is_valid():
-        action = DECISIONS.get(decision, "allow")
+        action = DECISIONS.get(decision) or form.cleaned_data["action"] or "allow"
         wanted = like_scopes.rule_request(call, form.cleaned_data["scope"], action, form.cleaned_data["values"])
         found, _, _ = rules.problems(wanted)
         if found:

@@ -10,7 +10,7 @@ from approvals.actions import trial
 from approvals.audit.chain import Actor
 from approvals.display.policy import rule_rows, tool_paths
 from approvals.policy import engine, rule_notes, rules
-from approvals.policy.forms import RuleForm, prefilled
+from approvals.policy.forms import RuleForm
 from approvals.policy.models import PolicyRule
 from approvals.policy.try_forms import TryForm, TryPermissionForm, TryPromptForm, TryReadForm
 from approvals.views.access import permission_or_403
@@ -25,9 +25,7 @@ def rule_list(request):
 
 
 def rule_form(request, rule=None):
-    # A new rule may start from a call: the queue's "Always allow / deny calls like this" fills the query in.
-    initial = {"initial": prefilled(request.GET)} if rule is None else {}
-    form = RuleForm(request.POST or None, rule=rule, **initial)
+    form = RuleForm(request.POST or None, rule=rule)
     placing = None
     if request.method == "POST" and form.is_valid() and rule is None and "placement" in request.POST:
         # Only where it would go: the form comes back with that position filled in, for the admin to keep or change.

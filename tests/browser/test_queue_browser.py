@@ -504,20 +504,18 @@ def test_it_makes_a_rule_from_a_pending_call_that_allows_the_same_call(console, 
     client = ClientCall(console["mcp"], console["secret"], LOOKUP, {"customer_id": "C010"})
 
     pick(ada).get_by_role("link", name="Always allow calls like this").click()
-    expect(ada.get_by_label("Tools")).to_have_value(LOOKUP)
-    expect(ada.locator('select[name="client"]')).to_have_value("browser agent")
-    expect(ada.locator('select[name="server"]')).to_have_value("Demo")
-    expect(ada.locator("input.value")).to_have_value("C010")
-    ada.get_by_role("button", name="Add rule").click()
-    expect(ada.locator(".message.success")).to_contain_text("allow demo_lookup_customer from browser agent")
-
-    ada.goto(console["url"] + "/queue/")
-    pick(ada).get_by_role("link", name="Try it against the policy").click()
-    expect(ada.locator("[data-decision]")).to_have_text("allow, by allow demo_lookup_customer from browser agent")
-
-    ada.goto(console["url"] + "/queue/")
-    pick(ada).get_by_role("button", name="Approve", exact=True).click()
+    expect(ada.get_by_label(f"This tool: every call to {LOOKUP}")).to_be_checked()
+    ada.get_by_label("This tool with the argument values ticked below").check()
+    ada.get_by_label('customer_id = "C010"').check()
+    ada.get_by_role("button", name="Preview").click()
+    expect(ada.locator("[data-preview]")).to_contain_text("An allow rule would be placed")
+    ada.get_by_role("button", name="Add rule and approve").click()
+    expect(ada.locator(".message.success")).to_contain_text(f"allow {LOOKUP} with these values")
     assert "Customer C010" in client.text()
+
+    assert "Customer C010" in ClientCall(console["mcp"], console["secret"], LOOKUP, {"customer_id": "C010"}).text()
+    ClientCall(console["mcp"], console["secret"], LOOKUP, {"customer_id": "C011"})
+    expect(row_of(ada, "C011")).to_be_visible()
 
 
 def test_it_shows_a_running_call_s_upstream_progress_on_its_page(console, open_browser):

@@ -70,7 +70,7 @@ def test_it_adds_a_rule_for_the_tool_from_a_held_call_and_approves_it_and_the_ne
     expect(page.locator("body")).to_have_attribute("data-live", "connected")
     first = ClientCall(catch_all["mcp"], catch_all["secret"], LOOKUP, {"customer_id": "C010"})
     expect(row_of(page)).to_be_visible()
-    pick(page).get_by_role("link", name="A rule like this, by scope…").click()
+    pick(page).get_by_role("link", name="Always allow calls like this").click()
     expect(page.get_by_label(f"This tool: every call to {LOOKUP}")).to_be_checked()
     page.get_by_role("button", name="Preview").click()
     expect(page.locator("[data-preview]")).to_contain_text("above ask everything")
