@@ -1,4 +1,5 @@
 import json
+import re
 from datetime import timedelta
 
 import pytest
@@ -155,6 +156,14 @@ def test_it_shows_the_shells_problems_at_their_fields_and_adds_nothing(admin_cli
     assert "without spaces" in errors["tool_glob"][0]
     assert "'gt' needs a number or a string value" in errors["conditions"][0]
     assert not PolicyRule.objects.exists()
+
+
+def test_it_links_each_fault_in_the_summary_to_a_field_on_the_page(admin_client, shop):
+    page = admin_client.post(reverse("rule_add"), form_data(action="")).content.decode()
+    summary = re.search(r"<div [^>]*data-error-summary>(.*?)</div>", page, re.S).group(1)
+    targets = re.findall(r'href="#([^"]+)"', summary)
+    assert "id_action_0" in targets
+    assert all(f'id="{target}"' in page for target in targets)
 
 
 def test_it_refuses_conditions_that_are_not_json_without_a_500(admin_client, shop):
