@@ -1,4 +1,5 @@
-"""An admin reviews a changed tool, and a changed prompt, in Chromium while another admin's page counts what is left."""
+"""An admin reviews a changed tool, and a changed prompt, in Chromium while another admin's page counts what is left;
+the list opens on the riskiest entry."""
 
 import json
 import re
@@ -11,7 +12,8 @@ from playwright.sync_api import expect
 
 from approvals.actions import servers
 from approvals.catalog import sync
-from tests.fixtures.catalog import add_synced_server, scripted_command
+from tests.fixtures.catalog import add_synced_server, make_server, scripted_command
+from tests.pages.test_review_pages import OLD, waiting
 
 pytestmark = pytest.mark.browser
 
@@ -120,3 +122,24 @@ def test_it_reviews_a_changed_prompt_and_its_history_shows_the_acceptance(live_c
     expect(page.locator(".history")).to_contain_text("Accepted in review")
     expect(page.locator(".history")).to_contain_text("the vendor confirmed it")
     expect(watcher.locator("[data-review-count]")).to_have_text("0")
+
+
+@pytest.mark.parametrize("viewport", [{"width": 1440, "height": 900}, {"width": 1280, "height": 800}])
+def test_it_opens_the_review_list_on_the_warned_change_above_the_many_new_tools(
+    live_console, person, open_browser, viewport
+):
+    server = make_server("Alpha", tool_prefix="alpha_")
+    for index in range(29):
+        waiting(server, f"a_new_{index:02}", description="Harmless.")
+    warned = waiting(make_server("Zulu", tool_prefix="zulu_"), "z_warned", accepted=OLD, description="Finds\u200b all.")
+    cookie = person("ada", superuser=True)[1].cookies["sessionid"].value
+    context = open_browser().new_context(viewport=viewport)
+    context.add_cookies([{"name": "sessionid", "value": cookie, "url": live_console}])
+    page = context.new_page()
+    page.goto(live_console + "/review/")
+
+    first = page.locator("[data-review-row]").first
+    expect(first).to_contain_text(warned.exposed_name)
+    expect(first).to_be_in_viewport()
+    expect(page.locator('[data-risk-count="with warnings"]')).to_contain_text("1")
+    expect(page.locator('[data-risk-count="new"]')).to_contain_text("29")
