@@ -32,6 +32,7 @@ from django.utils import timezone
 
 from approvals.audit.actions import ACTIONS
 from approvals.audit.models import AuditEvent
+from approvals.audit_log import periods
 from approvals.audit_log.query import label
 from approvals.catalog.models import Server, Tool
 from approvals.tokens.models import ClientToken
@@ -255,8 +256,9 @@ PICKER_FORMAT = "%Y-%m-%dT%H:%M:%S"
 
 
 class ReportPeriod(forms.Form):
-    """The period of a report, in UTC: the last day unless said otherwise."""
+    """The period of a report, in UTC: a preset, else the dates given, else the last day."""
 
+    preset = periods.preset_field()
     since = forms.DateTimeField(
         required=False, label="From (UTC)", widget=forms.DateTimeInput(PICKER, format=PICKER_FORMAT)
     )
@@ -266,6 +268,9 @@ class ReportPeriod(forms.Form):
 
     def clean(self):
         data = super().clean()
+        if data.get("preset"):
+            since, until = periods.resolve(data["preset"], timezone.now())
+            return {"since": since, "until": until}
         until = data.get("until") or timezone.now()
         since = data.get("since") or until - timedelta(days=1)
         if since >= until:
