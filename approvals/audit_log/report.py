@@ -122,19 +122,27 @@ class Names:
                     row["server"] = label(servers, row.pop("server_id")) or "—"
 
 
-def decisions(period, names) -> list[dict]:
-    """Operators' approvals and denials, the policy's denials and its calls allowed, grouped by who, what and how."""
-    outcome = Case(
+def decided(period):
+    """The decisions in a period: operators' approvals and denials, the policy's denials and calls it allowed."""
+    return period.filter(Q(action__in=DECIDED) | Q(action="call.policy", data__action="allow"))
+
+
+def outcome() -> Case:
+    return Case(
         When(action="call.approved", then=Value("approved")),
         When(action="call.denied", then=Value("denied")),
         default=Value("allowed"),
         output_field=CharField(),
     )
+
+
+def decisions(period, names) -> list[dict]:
+    """Operators' approvals and denials, the policy's denials and its calls allowed, grouped by who, what and how."""
     operator = Case(When(actor_type="user", then=F("actor_name")), default=Value("policy"), output_field=CharField())
     rows = (
-        period.filter(Q(action__in=DECIDED) | Q(action="call.policy", data__action="allow"))
+        decided(period)
         .values("tool_id", "token_id")
-        .annotate(operator=operator, outcome=outcome)
+        .annotate(operator=operator, outcome=outcome())
         .values("operator", "tool_id", "token_id", "outcome")
         .annotate(count=Count("id"))
         .order_by("-count", "operator", "outcome")
