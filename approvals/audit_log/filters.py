@@ -4,8 +4,10 @@ from datetime import UTC
 
 from django import forms
 from django.contrib.auth import get_user_model
+from django.utils import timezone
 
 from approvals.audit.actions import ACTIONS
+from approvals.audit_log import periods
 from approvals.calls.models import Call
 from approvals.catalog.models import Server, Tool
 from approvals.forms.fields import whole_number
@@ -21,13 +23,23 @@ def utc_if_naive(cleaned: dict, names):
 
 
 class PeriodForm(forms.Form):
-    """The period of an evidence pack."""
+    """The period of an evidence pack: a preset, or both dates."""
 
-    since = forms.DateTimeField(label="From (UTC)", widget=forms.DateTimeInput(attrs={"type": "datetime-local"}))
-    until = forms.DateTimeField(label="Until (UTC)", widget=forms.DateTimeInput(attrs={"type": "datetime-local"}))
+    preset = periods.preset_field()
+    since = forms.DateTimeField(
+        required=False, label="From (UTC)", widget=forms.DateTimeInput(attrs={"type": "datetime-local"})
+    )
+    until = forms.DateTimeField(
+        required=False, label="Until (UTC)", widget=forms.DateTimeInput(attrs={"type": "datetime-local"})
+    )
 
     def clean(self):
         cleaned = utc_if_naive(super().clean(), ("since", "until"))
+        if cleaned.get("preset"):
+            cleaned["since"], cleaned["until"] = periods.resolve(cleaned["preset"], timezone.now())
+            return cleaned
+        if not (cleaned.get("since") and cleaned.get("until")):
+            raise forms.ValidationError("choose a period, or give both dates")
         if cleaned.get("since") and cleaned.get("until") and cleaned["until"] <= cleaned["since"]:
             raise forms.ValidationError("the period must end after it starts")
         return cleaned

@@ -32,6 +32,7 @@ from django.utils import timezone
 
 from approvals.audit.actions import ACTIONS
 from approvals.audit.models import AuditEvent
+from approvals.audit_log import periods
 from approvals.audit_log.query import label
 from approvals.catalog.models import Server, Tool
 from approvals.tokens.models import ClientToken
@@ -121,19 +122,27 @@ class Names:
                     row["server"] = label(servers, row.pop("server_id")) or "—"
 
 
-def decisions(period, names) -> list[dict]:
-    """Operators' approvals and denials, the policy's denials and its calls allowed, grouped by who, what and how."""
-    outcome = Case(
+def decided(period):
+    """The decisions in a period: operators' approvals and denials, the policy's denials and calls it allowed."""
+    return period.filter(Q(action__in=DECIDED) | Q(action="call.policy", data__action="allow"))
+
+
+def outcome() -> Case:
+    return Case(
         When(action="call.approved", then=Value("approved")),
         When(action="call.denied", then=Value("denied")),
         default=Value("allowed"),
         output_field=CharField(),
     )
+
+
+def decisions(period, names) -> list[dict]:
+    """Operators' approvals and denials, the policy's denials and its calls allowed, grouped by who, what and how."""
     operator = Case(When(actor_type="user", then=F("actor_name")), default=Value("policy"), output_field=CharField())
     rows = (
-        period.filter(Q(action__in=DECIDED) | Q(action="call.policy", data__action="allow"))
+        decided(period)
         .values("tool_id", "token_id")
-        .annotate(operator=operator, outcome=outcome)
+        .annotate(operator=operator, outcome=outcome())
         .values("operator", "tool_id", "token_id", "outcome")
         .annotate(count=Count("id"))
         .order_by("-count", "operator", "outcome")
@@ -255,8 +264,9 @@ PICKER_FORMAT = "%Y-%m-%dT%H:%M:%S"
 
 
 class ReportPeriod(forms.Form):
-    """The period of a report, in UTC: the last day unless said otherwise."""
+    """The period of a report, in UTC: a preset, else the dates given, else the last day."""
 
+    preset = periods.preset_field()
     since = forms.DateTimeField(
         required=False, label="From (UTC)", widget=forms.DateTimeInput(PICKER, format=PICKER_FORMAT)
     )
@@ -266,6 +276,9 @@ class ReportPeriod(forms.Form):
 
     def clean(self):
         data = super().clean()
+        if data.get("preset"):
+            since, until = periods.resolve(data["preset"], timezone.now())
+            return {"since": since, "until": until}
         until = data.get("until") or timezone.now()
         since = data.get("since") or until - timedelta(days=1)
         if since >= until:

@@ -18,6 +18,7 @@ BAR_HEIGHT = 14
 GAP = 8
 LEGEND_HEIGHT = 22
 LABEL_CHARS = 22
+COLUMNS_HEIGHT = 120
 SEPARATORS = "_-. /:"
 
 
@@ -119,12 +120,56 @@ def bar_chart(
             )
     if not labels:
         parts.append(format_html('<text x="{}" y="16">Nothing in this period.</text>', LABEL_WIDTH))
+    return drawn(title, height, parts)
+
+
+def stacked_columns(title: str, labels: list[str], stacks: dict[str, list[int]]) -> Chart:
+    """One column per label (a bucket of time), its stacks in the classes `outcome-<name>`, labelled sparsely."""
+    left, plot = 30, COLUMNS_HEIGHT
+    width = (WIDTH - left) / max(1, len(labels))
+    totals = [sum(values[column] for values in stacks.values()) for column in range(len(labels))]
+    largest = max(totals, default=0) or 1
+    parts = [
+        format_html_join(
+            "",
+            '<rect class="outcome-{}" x="{}" y="4" width="12" height="12"/><text x="{}" y="14">{}</text>',
+            ((name, left + 90 * index, left + 90 * index + 16, name) for index, name in enumerate(stacks)),
+        ),
+        format_html('<text x="0" y="{}">{}</text>', LEGEND_HEIGHT + 12, largest),
+    ]
+    every = max(1, len(labels) // 6)
+    for column, label in enumerate(labels):
+        x, base = left + column * width, LEGEND_HEIGHT + plot
+        for name, values in stacks.items():
+            if values[column]:
+                tall = plot * values[column] / largest
+                base -= tall
+                parts.append(
+                    format_html(
+                        '<rect class="outcome-{}" x="{}" y="{}" width="{}" height="{}"><title>{}: {} {}</title></rect>',
+                        name,
+                        f"{x:.1f}",
+                        f"{base:.1f}",
+                        f"{max(1.0, width - 1):.1f}",
+                        f"{tall:.1f}",
+                        label,
+                        values[column],
+                        name,
+                    )
+                )
+        # Sparse labels, none so near the right edge that it would be cut off.
+        if column % every == 0 and x < WIDTH - 40:
+            parts.append(format_html('<text x="{}" y="{}">{}</text>', f"{x:.1f}", LEGEND_HEIGHT + plot + 14, label))
+    return drawn(title, LEGEND_HEIGHT + plot + 20, parts)
+
+
+def drawn(title: str, height: float, parts: list[str]) -> Chart:
     svg = format_html(
         '<svg class="chart" role="img" aria-label="{}" viewBox="0 0 {} {}" width="100%" xmlns="http://www.w3.org/2000/svg">'
         "<title>{}</title>{}</svg>",
         title,
         WIDTH,
-        height,
+        f"{height:.0f}",
         title,
         mark_safe("".join(parts)),
     )

@@ -2,9 +2,11 @@
 
 from django.shortcuts import render
 
-from approvals.audit_log import report
-from approvals.display.charts import bar_chart, duration
+from approvals.audit_log import report, timeline
+from approvals.display.charts import bar_chart, duration, stacked_columns
 from approvals.views.access import permission_or_403
+
+BUCKET_LABELS = {"hour": ("hour", "%H:%M"), "day": ("day", "%b %d"), "month": ("month", "%Y-%m")}
 
 
 @permission_or_403("approvals.view_auditevent")
@@ -26,8 +28,11 @@ def charts(built: report.Report) -> list:
             title, [name for name, _ in rows], [("decisions", [count for _, count in rows])], colours=colours
         )
 
+    size, starts, counts = timeline.over_time(built.since, built.until)
+    unit, shown = BUCKET_LABELS[size]
     latency = built.latency
     return [
+        stacked_columns(f"Decisions per {unit}, by outcome", [start.strftime(shown) for start in starts], counts),
         totals("Decisions by outcome", "outcome"),
         totals("Decisions by operator", "operator"),
         totals("Decisions by tool", "tool"),

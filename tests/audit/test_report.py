@@ -15,7 +15,7 @@ from django.utils import timezone
 from approvals import roles
 from approvals.audit.chain import Actor
 from approvals.audit.models import AuditEvent
-from approvals.audit_log import report
+from approvals.audit_log import report, timeline
 from approvals.calls import deciding, ending, lifecycle
 from approvals.calls.models import Call
 from approvals.catalog import trust
@@ -144,3 +144,27 @@ def test_it_colours_the_outcomes_and_gives_waits_their_unit_on_the_page(period, 
         "outcome-allowed",
     }
     assert '<td class="num">20 s</td><td class="num">30 s</td>' in html
+
+
+def test_it_counts_decisions_per_hour_of_a_day_by_outcome(period):
+    since, until = last_day()
+    size, starts, counts = timeline.over_time(since, until)
+    assert size == "hour" and len(starts) == 25
+    assert {name: sum(values) for name, values in counts.items()} == {"approved": 2, "denied": 1, "allowed": 1}
+    assert counts["approved"][-1] == 2
+
+
+def test_it_sizes_buckets_to_the_period():
+    now = timezone.now()
+    assert timeline.bucket_size(now - timedelta(days=1), now) == "hour"
+    assert len(timeline.starts(now - timedelta(days=30), now, "day")) == 31
+    assert timeline.bucket_size(now - timedelta(days=365), now) == "month"
+
+
+def test_it_draws_decisions_over_time_by_outcome_on_the_page(period, login):
+    html = login("auditor").get(reverse("audit_report"), {"preset": "30d"}).content.decode()
+    chart = html.split("Decisions per day, by outcome</figcaption>")[1].split("</svg>")[0]
+    assert re.findall(
+        r'<rect class="outcome-(\w+)" x="[\d.]+" y="[\d.]+" width="[\d.]+" height="[\d.]+"><title>', chart
+    )
+    assert ": 2 approved</title>" in chart and ": 1 denied</title>" in chart and "<script" not in chart
