@@ -6,7 +6,7 @@ and the same evaluate(), and stops there: nothing is recorded and nothing goes u
 
 from dataclasses import dataclass
 
-from approvals.calls import lifecycle, permissions, reads
+from approvals.calls import hold_terms, lifecycle, permissions, reads
 from approvals.calls.models import Call
 from approvals.catalog import routes
 from approvals.catalog.models import Tool
@@ -28,7 +28,7 @@ class Tried:
 
 @dataclass
 class Hold:
-    """How operators would decide what an ask verdict holds, as lifecycle.hold_terms gives it."""
+    """How operators would decide what an ask verdict holds, as calls.hold_terms gives it."""
 
     timeout_seconds: float
     approvals_needed: int
@@ -130,7 +130,7 @@ def outcome(kind: str, facts: engine.CallFacts, stopped: str, errors: list) -> O
     tried = {trial.rule.id for trial in verdict.trials}
     hold = None
     if verdict.action == engine.ASK:
-        hold = Hold(*lifecycle.hold_terms(verdict.rule, list(listed.values())))
+        hold = Hold(*hold_terms.hold_terms(verdict.rule, list(listed.values())))
     return Outcome(
         kind=kind,
         verdict=verdict,

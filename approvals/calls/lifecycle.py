@@ -21,6 +21,7 @@ from approvals.audit import chain
 from approvals.audit.chain import SYSTEM, Actor
 from approvals.audit.values import value_fields
 from approvals.calls.ending import error_text, subject, summarize
+from approvals.calls.hold_terms import escalation_time, hold_terms
 from approvals.calls.models import Call
 from approvals.calls.observed import observed
 from approvals.calls.waiting import why_no_more_pending
@@ -262,26 +263,6 @@ def record_task(call: Call):
     """call.task_created: the client follows the call as an MCP task (calls.tasks) by this id, for so long."""
     data = {"task_id": call.task_id, "ttl_ms": call.task_ttl_ms}
     chain.record("call.task_created", Actor.client(call.token), call=call, data=data)
-
-
-def hold_terms(rule: engine.Rule | None, rows: list[PolicyRule]) -> tuple[float, int, bool]:
-    """How a held call is decided, from the rule of `rows` that asked (None: no rule matched): its timeout
-    in seconds, the approvals it needs, and whether its token's owner is kept from approving it."""
-    row = next((row for row in rows if row.pk == rule.id), None) if rule is not None else None
-    if row is None:
-        return settings.APPROVAL_TIMEOUT_SECONDS, 1, settings.SEPARATION_OF_DUTIES
-    separated = {PolicyRule.SeparationOfDuties.REQUIRE: True, PolicyRule.SeparationOfDuties.OFF: False}.get(
-        row.separation_of_duties, settings.SEPARATION_OF_DUTIES
-    )
-    return row.approval_timeout_seconds or settings.APPROVAL_TIMEOUT_SECONDS, row.approvals_needed, separated
-
-
-def escalation_time(rule: engine.Rule | None, rows: list[PolicyRule], expires_at):
-    """When a call held until `expires_at` by `rule` is flagged as about to expire: None when the rule names no time."""
-    row = next((row for row in rows if row.pk == rule.id), None) if rule is not None else None
-    if row is None or not row.escalate_before_seconds:
-        return None
-    return expires_at - timedelta(seconds=row.escalate_before_seconds)
 
 
 def refuse_pending(ctx: ClientContext, call: Call, refusal: str) -> dict:
