@@ -35,15 +35,30 @@ def root_console(settings, stdio_user):
     return account(stdio_user)
 
 
+def status(pid: str) -> dict[str, str]:
+    lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+    return dict(line.split(":\t", 1) for line in lines if ":\t" in line)
+
+
+def descends_from_this_process(pid: str) -> bool:
+    # Other test workers run the demo server too; only this test's own children count.
+    while pid not in ("0", "1"):
+        if pid == str(os.getpid()):
+            return True
+        pid = status(pid)["PPid"]
+    return False
+
+
 def demo_processes() -> list[dict[str, str]]:
-    """/proc/<pid>/status of each process running the demo server (bwrap's and setpriv's become it by exec)."""
+    """/proc/<pid>/status of each process this test started that runs the demo server (bwrap's and setpriv's become
+    it by exec)."""
     found = []
     for entry in Path("/proc").iterdir():
         with contextlib.suppress(OSError):
             words = (entry / "cmdline").read_bytes().split(b"\0")
             if entry.name.isdigit() and words[:3] == [os.fsencode(word) for word in demo.COMMAND]:
-                lines = (entry / "status").read_text().splitlines()
-                found.append(dict(line.split(":\t", 1) for line in lines if ":\t" in line))
+                if descends_from_this_process(entry.name):
+                    found.append(status(entry.name))
     return found
 
 
