@@ -113,6 +113,7 @@ def decide(request: HttpRequest, call_id: int, decision: Decision):
             reason=decision.reason.strip(),
             edited_arguments=decision.arguments,
             shown_binding=decision.binding,
+            via="api",
         )
     except Call.DoesNotExist:
         return Answer(404, {"detail": "No such call."})

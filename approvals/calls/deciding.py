@@ -70,6 +70,8 @@ def decide(
     edited_arguments=None,
     shown_binding: str | None = None,
     os_user: str = "",
+    via: str = "queue",
+    device: str = "",
 ) -> transitions.Outcome:
     """An operator's decision: a denial, or one approval of the call's quorum.
 
@@ -78,15 +80,20 @@ def decide(
     A single denial ends the call; it runs once approvals of the same arguments by
     `approvals_needed` distinct operators are in. Editing approves the new arguments and voids the
     approvals of the old ones, which their operators never saw. `os_user`, the host account of a
-    command-line decision, goes into its audit events and counts once toward a quorum.
+    command-line decision, goes into its audit events and counts once toward a quorum. `via` (one of
+    VIAS) and `device` (the browser device or chat identity it came through) say where the decision came
+    from, in every audit event it writes.
     """
+    if via not in VIAS:
+        raise ValueError(f"unknown origin of a decision: {via!r}")
+    origin = {"via": via} | ({"device": device} if device else {}) | ({"os_user": os_user} if os_user else {})
     call = Call.objects.select_for_update(of=("self",)).select_related("tool", "token").get(pk=call_id)
     if call.status != Call.Status.PENDING:
         return transitions.Outcome(False, call, already_text(call))
     if shown_binding is not None and shown_binding != call_binding(call):
         return transitions.Outcome(False, call, UNSEEN)
     if not approve:
-        return deny(call, user, reason.strip() or "denied by an operator", os_user)
+        return deny(call, user, reason.strip() or "denied by an operator", origin)
     refusal = approval_refusal(call, user, os_user)
     if refusal:
         return transitions.Outcome(False, call, refusal)
@@ -96,8 +103,11 @@ def decide(
         errors = validate(agent_tools.input_schema(call), edited_arguments)
         if errors:
             return transitions.Outcome(False, call, "The edited arguments are not valid.", errors)
-    return approve_call(call, user, reason, edited_arguments, os_user)
+    return approve_call(call, user, reason, edited_arguments, os_user, origin)
 
+
+# Where a decision came from: the queue's pages, the API, the decide command, a Slack message, a page a push opened.
+VIAS = ("queue", "api", "command line", "slack", "push")
 
 UNSEEN = "The call or its tool changed since it was shown, or the decision named no call; look again before deciding."
 
@@ -116,11 +126,7 @@ def conflicted(outcome: transitions.Outcome, shown_binding: str | None) -> bool:
 NOT_EDITABLE = "A resource read or a prompt is approved or denied as it was asked; it cannot be edited."
 
 
-def host_account(os_user: str) -> dict:
-    return {"os_user": os_user} if os_user else {}
-
-
-def deny(call: Call, user, reason: str, os_user: str = "") -> transitions.Outcome:
+def deny(call: Call, user, reason: str, origin: dict) -> transitions.Outcome:
     changes = {
         "status": Call.Status.DENIED,
         "decided_by": user,
@@ -135,20 +141,20 @@ def deny(call: Call, user, reason: str, os_user: str = "") -> transitions.Outcom
         [Call.Status.PENDING],
         changes,
         actor=Actor.user(user),
-        audit={"call.denied": {"reason": reason, **host_account(os_user)}},
+        audit={"call.denied": {"reason": reason, **origin}},
         event="call.decided",
     )
     return transitions.Outcome(True, call, "Denied.") if won else transitions.Outcome(False, call, already_text(call))
 
 
-def approve_call(call: Call, user, reason: str, edited_arguments, os_user: str = "") -> transitions.Outcome:
+def approve_call(call: Call, user, reason: str, edited_arguments, os_user: str, origin: dict) -> transitions.Outcome:
     """Record the approval (with the edit it makes), and approve the call when it completes the quorum."""
     audit = {}
     if edited_arguments is not None and edited_arguments != call.final_arguments:
         audit["call.edited"] = {
             **value_fields("before", call.final_arguments),
             **value_fields("after", edited_arguments),
-            **host_account(os_user),
+            **origin,
         }
         call.edited_arguments = None if edited_arguments == call.arguments else edited_arguments
     binding = call_binding(call)
@@ -160,7 +166,7 @@ def approve_call(call: Call, user, reason: str, edited_arguments, os_user: str =
             "reason": reason,
             "approvals": names,
             "needed": call.approvals_needed,
-            **host_account(os_user),
+            **origin,
         }
         with chain.batch():
             for action, data in audit.items():
@@ -176,7 +182,7 @@ def approve_call(call: Call, user, reason: str, edited_arguments, os_user: str =
         "edited_arguments": call.edited_arguments,
     }
     audit["call.approved"] = (
-        {"reason": reason} | ({"approvals": names} if call.approvals_needed > 1 else {}) | host_account(os_user)
+        {"reason": reason} | ({"approvals": names} if call.approvals_needed > 1 else {}) | origin
     )
     won, call = transitions.move(
         Call, call.pk, [Call.Status.PENDING], changes, actor=Actor.user(user), audit=audit, event="call.decided"

@@ -53,7 +53,7 @@ def test_it_approves_as_the_keys_user_in_the_audit_log(client, held, operator_ke
 
     assert approved.status_code == 200 and approved.json()["call"]["status"] == "approved"
     event = AuditEvent.objects.get(call_id=call.pk, action="call.approved")
-    assert (event.actor_type, event.actor_name, event.data["reason"]) == ("user", "ann", "ok")
+    assert (event.actor_type, event.actor_name, event.data["reason"], event.data["via"]) == ("user", "ann", "ok", "api")
 
 
 def test_it_denies_with_a_reason(client, held, operator_keys):

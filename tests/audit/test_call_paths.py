@@ -121,7 +121,7 @@ async def test_it_records_an_approval_by_the_operator_who_gave_it(client_token, 
         ("call.forwarded", "system", "system"),
         ("call.completed", "system", "system"),
     ]
-    assert (await event("call.approved")).data == {"reason": "fine"}
+    assert (await event("call.approved")).data == {"reason": "fine", "via": "queue"}
 
 
 async def test_it_records_a_denial_and_its_reason(client_token, refund_tool, operators, upstream):
@@ -136,7 +136,7 @@ async def test_it_records_a_denial_and_its_reason(client_token, refund_tool, ope
         ("call.pending", "system", "system"),
         ("call.denied", "user", "bob"),
     ]
-    assert (await event("call.denied")).data == {"reason": "too much"} and fake.arguments == []
+    assert (await event("call.denied")).data == {"reason": "too much", "via": "queue"} and fake.arguments == []
 
 
 async def test_it_records_edited_arguments_and_forwards_the_edited_ones(client_token, refund_tool, operators, upstream):

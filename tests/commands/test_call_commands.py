@@ -202,6 +202,7 @@ def test_it_records_the_host_account_that_ran_the_command(pending_call, monkeypa
     run("decide", str(pending_call.pk), "approve", "--as", "ann")
     approved = AuditEvent.objects.get(call_id=pending_call.pk, action="call.approved")
     assert approved.actor_name == "ann" and approved.data["os_user"] == pwd.getpwuid(os.getuid()).pw_name
+    assert approved.data["via"] == "command line"
 
 
 def test_it_records_the_host_account_of_a_denial(pending_call):

@@ -50,6 +50,7 @@ class Command(BaseCommand):
             edited_arguments=edited,
             shown_binding=binding,
             os_user=host_account(),
+            via="command line",
         )
         if not outcome.won:
             raise CommandError(
