@@ -41,7 +41,7 @@ def status(pid: str) -> dict[str, str]:
 
 
 def descends_from_this_process(pid: str) -> bool:
-    # Other test workers run the demo server too; only this test's own children count.
+    # Other test workers, and earlier tests' session pools, run the demo server too: only this test's own counts.
     while pid not in ("0", "1"):
         if pid == str(os.getpid()):
             return True
@@ -77,11 +77,12 @@ def test_it_starts_the_demo_server_as_make_run_s_seed_does_on_a_root_console(roo
 
 async def test_it_runs_the_demo_server_itself_as_the_stdio_user_holding_no_capability(root_console):
     require_sandbox()
+    earlier = {process["Pid"] for process in demo_processes()}
     pool = SessionPool()
     try:
         session = await pool.get(upstream_spec(Server(name="demo", transport="stdio", command=demo.COMMAND_LINE)))
         tools = {tool["name"] for tool in await session.list_tools()}
-        running = demo_processes()
+        running = [process for process in demo_processes() if process["Pid"] not in earlier]
     finally:
         await pool.close_all()
     assert "lookup_customer" in tools
