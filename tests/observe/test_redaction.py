@@ -4,24 +4,17 @@ whoever reads either could otherwise finish someone's Connect, or replay the con
 import io
 import json
 import sys
-import threading
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 import pytest
 from daphne.access import AccessLogGenerator
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
-    ExportTraceServiceRequest,
-    ExportTraceServiceResponse,
-)
 
 from approvals.observe import logs
 from approvals.observe.redaction import redacted
-from tests.fixtures.http_answers import send
 from tests.fixtures.processes import child_database_env
 from tests.fixtures.servers import free_port, running
 from tests.fixtures.waiting import wait_until
+from tests.observe.otlp import Collector, serving
 
 CODE, STATE = "c0de-4f3e-secret", "st4te-9a1b-secret"
 CALLBACKS = [
@@ -52,41 +45,16 @@ def test_the_text_access_log_names_no_code_or_state(monkeypatch):
     assert not [line for line in lines if CODE in line or STATE in line]
 
 
-class Collector(BaseHTTPRequestHandler):
-    """An OTLP/HTTP receiver keeping every string attribute of every span."""
-
-    attributes: list[tuple[str, str]]
-
-    def log_message(self, *args):
-        pass
-
-    def do_POST(self):
-        request = ExportTraceServiceRequest()
-        request.ParseFromString(self.rfile.read(int(self.headers["Content-Length"])))
-        for resource in request.resource_spans:
-            for scope in resource.scope_spans:
-                for span in scope.spans:
-                    self.attributes.extend((item.key, item.value.string_value) for item in span.attributes)
-        send(self, 200, ExportTraceServiceResponse().SerializeToString(), {"Content-Type": "application/x-protobuf"})
-
-
-@contextmanager
-def collecting(attributes: list):
-    server = ThreadingHTTPServer(("127.0.0.1", 0), type("Handler", (Collector,), {"attributes": attributes}))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield server.server_address[1]
-    finally:
-        server.shutdown()
-        server.server_close()
+def attributes(spans) -> list[tuple[str, str]]:
+    return [(item.key, item.value.string_value) for span in spans for item in span.attributes]
 
 
 @pytest.mark.django_db(transaction=True)
 def test_a_console_logging_json_and_tracing_keeps_no_code_or_state_of_a_callback(tmp_path):
-    attributes = []
+    spans = []
     port = free_port()
     argv = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "console.asgi:application"]
-    with collecting(attributes) as collector, (tmp_path / "console.log").open("wb") as output:
+    with serving(Collector, spans=spans) as collector, (tmp_path / "console.log").open("wb") as output:
         env = {
             **child_database_env(),
             "LOG_FORMAT": "json",
@@ -99,12 +67,12 @@ def test_a_console_logging_json_and_tracing_keeps_no_code_or_state_of_a_callback
             for path in CALLBACKS:
                 httpx.get(f"http://127.0.0.1:{port}{path}")
             wait_until(
-                lambda: sum(name == "http.url" and "callback" in value for name, value in attributes) >= 2,
+                lambda: sum(name == "http.url" and "callback" in value for name, value in attributes(spans)) >= 2,
                 message="the callbacks' server spans",
             )
-    urls = [value for name, value in attributes if name in ("http.url", "http.target", "url.full", "url.query")]
+    urls = [value for name, value in attributes(spans) if name in ("http.url", "http.target", "url.full", "url.query")]
     assert any("code=[redacted]" in url for url in urls), urls
-    assert not [value for _, value in attributes if CODE in value or STATE in value]
+    assert not [value for _, value in attributes(spans) if CODE in value or STATE in value]
     log = (tmp_path / "console.log").read_text()
     entries = [json.loads(line) for line in log.splitlines()]
     assert [entry for entry in entries if "callback" in entry.get("request_line", "")]

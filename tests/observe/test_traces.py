@@ -4,16 +4,10 @@ import asyncio
 import json
 import subprocess
 import sys
-import threading
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import httpx
 import pytest
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
-    ExportTraceServiceRequest,
-    ExportTraceServiceResponse,
-)
 
 from approvals.actions import servers
 from approvals.calls.models import Call
@@ -25,29 +19,13 @@ from tests.fixtures.people import make_user
 from tests.fixtures.processes import daphne
 from tests.fixtures.servers import REPO, free_port
 from tests.fixtures.waiting import eventually, wait_until
+from tests.observe.otlp import Collector, serving
 from tests.observe.scraping import decide
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 ORDER = ["console.receive", "console.policy", "console.forward", "console.record"]
 HELD_ORDER = ["console.receive", "console.policy", "console.hold", "console.forward", "console.record"]
-
-
-class Collector(BaseHTTPRequestHandler):
-    """An OTLP/HTTP receiver: keeps every span it is sent as (trace id, name, start)."""
-
-    spans: list[tuple[str, str, int]]
-
-    def log_message(self, *args):
-        pass
-
-    def do_POST(self):
-        request = ExportTraceServiceRequest()
-        request.ParseFromString(self.rfile.read(int(self.headers["Content-Length"])))
-        for resource in request.resource_spans:
-            for scope in resource.scope_spans:
-                self.spans.extend((span.trace_id.hex(), span.name, span.start_time_unix_nano) for span in scope.spans)
-        send(self, 200, ExportTraceServiceResponse().SerializeToString(), {"Content-Type": "application/x-protobuf"})
 
 
 class Upstream(BaseHTTPRequestHandler):
@@ -82,17 +60,6 @@ class Upstream(BaseHTTPRequestHandler):
         send_json(self, 200, {"jsonrpc": "2.0", "id": number, "result": result}, {"Mcp-Session-Id": "s-1"})
 
 
-@contextmanager
-def serving(handler, **state):
-    server = ThreadingHTTPServer(("127.0.0.1", 0), type("Handler", (handler,), state))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield server.server_address[1]
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 def traceparent(trace_id: str) -> str:
     return f"00-{trace_id}-b7ad6b7169203331-01"
 
@@ -123,7 +90,9 @@ async def call_echo(port: int, secret: str, trace_id: str) -> dict:
 
 def console_spans(collected, trace_id: str) -> list[str]:
     ours = sorted(
-        (start, name) for trace, name, start in collected if trace == trace_id and name.startswith("console.")
+        (span.start_time_unix_nano, span.name)
+        for span in collected
+        if span.trace_id.hex() == trace_id and span.name.startswith("console.")
     )
     return [name for _, name in ours]
 
@@ -173,6 +142,7 @@ def test_it_sends_one_trace_per_call_continuing_the_clients_and_passes_it_upstre
 # feature of its own that stays off: what must stay out is the console's tracing, its SDK, exporter and instruments.
 UNTRACED = """
 import sys
+from http.server import BaseHTTPRequestHandler
 import console.asgi
 from approvals.observe import traces
 ours = ("opentelemetry.sdk.trace", "opentelemetry.exporter", "opentelemetry.instrumentation")
