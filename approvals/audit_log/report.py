@@ -278,12 +278,12 @@ class ReportPeriod(forms.Form):
         data = super().clean()
         if data.get("preset"):
             since, until = periods.resolve(data["preset"], timezone.now())
-            return {"since": since, "until": until}
+            return {"preset": data["preset"], "since": since, "until": until}
         until = data.get("until") or timezone.now()
         since = data.get("since") or until - timedelta(days=1)
         if since >= until:
             raise forms.ValidationError("The period must start before it ends.")
-        return {"since": since, "until": until}
+        return {"preset": "", "since": since, "until": until}
 
     def shown(self) -> "ReportPeriod":
         """A form showing the period this one stands for, the defaults filled in."""

@@ -49,6 +49,7 @@ def test_it_offers_the_presets_on_the_report_page(db, client):
     client.force_login(make_user("audrey", roles.AUDITOR))
     html = client.get(reverse("audit_report"), {"preset": "30d"}).content.decode()
     assert 'value="month">Last calendar month</option>' in html
+    assert '<option value="30d" selected>Last 30 days</option>' in html
     shown = re.search(r'<time datetime="([^"]+)">', html).group(1)
     assert datetime.fromisoformat(shown) < timezone.now() - timedelta(days=29)
 
