@@ -24,6 +24,16 @@ VIEW_TOKENS = "approvals.view_clienttoken"
 DETAILS = ("owner", "description", "expires", "rate_per_minute", "max_pending_calls")
 # The grace periods the rotate page offers for the old secret, in the words parse_duration reads.
 GRACE_CHOICES = [("0", "none: refuse it at once"), ("1h", "1 hour"), ("24h", "24 hours"), ("7d", "7 days")]
+# Each form field's element and label, for the summary's links to the field at fault.
+FIELDS = {
+    "name": ("token-name", "Name"),
+    "tool_globs": ("token-globs", "Tools"),
+    "owner": ("token-owner", "Owner"),
+    "description": ("token-description", "Description"),
+    "expires": ("token-expires", "Expires"),
+    "rate_per_minute": ("token-rate", "Requests a minute"),
+    "max_pending_calls": ("token-cap", "Calls waiting at once"),
+}
 
 
 def endpoint_url(request):
@@ -58,8 +68,17 @@ def global_limits() -> dict:
 
 
 def problems_context(problems: issuing.TokenError | None) -> dict:
-    """Every fault for the summary at the top of the form, and each field's own for the field to show."""
-    return {"errors": problems.errors if problems else [], "field_errors": problems.fields if problems else {}}
+    """Every fault for the summary at the top of the form, linked to its field where it has one, and each field's own
+    for the field to show."""
+    if problems is None:
+        return {"errors": [], "field_errors": {}}
+    linked = {error for errors in problems.fields.values() for error in errors}
+    errors = [{"text": error} for error in problems.errors if error not in linked] + [
+        {"text": error, "anchor": FIELDS[field][0], "label": FIELDS[field][1]}
+        for field, errors in problems.fields.items()
+        for error in errors
+    ]
+    return {"errors": errors, "field_errors": problems.fields}
 
 
 def form_context(entered: dict, problems: issuing.TokenError | None) -> dict:

@@ -312,7 +312,8 @@ def test_it_marks_the_name_field_when_a_token_has_no_name(admin_client):
     assert 'aria-invalid="true"' in name and 'aria-describedby="token-name-help token-name-error"' in name
     assert '<div class="field invalid">\n  <label for="token-name">' in page
     assert re.search(r'<div class="error-text" id="token-name-error"><div>a token needs a name</div></div>', page)
-    assert '<div class="message error" role="alert">Not created:<ul><li>a token needs a name</li>' in page
+    assert "<p>Not created: 1 problem to put right.</p>" in page
+    assert '<li><a href="#token-name">Name</a>: a token needs a name</li>' in page
     globs = re.search(r"<textarea[^>]*>", page).group()
     assert "aria-invalid" not in globs and 'aria-describedby="token-globs-help"' in globs
     assert not ClientToken.objects.exists()
@@ -325,3 +326,14 @@ def test_it_marks_each_detail_that_is_wrong_under_that_field(admin_client):
     assert "a rate of 0 requests a minute" in re.search(r'id="token-rate-error">(.*?)</div></div>', page).group(1)
     assert "neither a duration" in re.search(r'id="token-expires-error">(.*?)</div></div>', page).group(1)
     assert 'aria-invalid="true"' not in re.search(r'<select id="token-owner"[^>]*>', page).group()
+
+
+def test_it_links_the_edit_pages_summary_to_the_tools_field_at_fault(admin_client):
+    token, _ = credentials.create_token("nightly")
+
+    page = admin_client.post(reverse("token_edit", args=[token.pk]), {"tool_globs": "bad pattern!"}).content.decode()
+
+    assert "<p>Not saved: 1 problem to put right.</p>" in page
+    assert re.search(r'<li><a href="#token-globs">Tools</a>: [^<]+</li>', page)
+    globs = re.search(r'<textarea id="token-globs"[^>]*>', page).group()
+    assert 'aria-invalid="true"' in globs and 'aria-describedby="token-globs-help token-globs-error"' in globs
