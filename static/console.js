@@ -571,10 +571,11 @@ document.addEventListener("DOMContentLoaded", () => {
     if (head) head.after(note);
     else holder.prepend(note);
   };
-  const holderOf = (id) => detailOf(id) || document.querySelector(`[data-call-row="${id}"]`);
+  // An input request's own page holds its card, whose element id is the row's.
+  const holderOf = (id) => detailOf(id) || document.querySelector(`[data-call-row="${id}"]`) || document.getElementById(id);
 
   // A request that did not get through stays on the page, to be sent again; the page never leaves for an error page.
-  const showUnsent = (form, id) => {
+  const showUnsent = (form, id, submitter) => {
     const holder = holderOf(id);
     if (!holder) return;
     holder.querySelector(".notice")?.remove();
@@ -589,7 +590,7 @@ document.addEventListener("DOMContentLoaded", () => {
     retry.textContent = "retry";
     retry.addEventListener("click", () => {
       note.remove();
-      if (form.isConnected) form.requestSubmit();
+      if (form.isConnected) form.requestSubmit(submitter?.isConnected ? submitter : null);
     });
     note.append(connected() ? "Not sent: " : "Not sent (not connected): ", retry);
     const head = holder.querySelector(".call-head, .pagehead");
@@ -597,31 +598,67 @@ document.addEventListener("DOMContentLoaded", () => {
     else holder.prepend(note);
   };
 
-  document.addEventListener("submit", async (event) => {
-    const form = event.target.closest("form[data-decide], form[data-claim]");
-    if (!form) return;
-    event.preventDefault();
-    const id = form.closest("[data-call-detail]")?.dataset.callDetail || form.closest("[data-call-row]")?.dataset.callRow;
-    if (form.closest(".left")) return;
-    if (!connected()) {
-      showUnsent(form, id);
+  // An input request's answer: a form to correct comes back in place; one that went, on its own page, returns to
+  // where the form was opened from, as without a script.
+  const settleInput = (form, id, response, answer) => {
+    if (response.ok && queueRow(id)) {
+      dropRow(id, "", { status: answer.status });
+      deciding.delete(id);
+      logLeft(`Input request ${id.replace("input-", "")}: ${answer.message}`, `/inputs/${id.replace("input-", "")}/`);
       return;
     }
-    const decides = form.matches("[data-decide]");
+    deciding.delete(id);
+    if (answer.form_html) {
+      const corrected = fragment(answer.form_html);
+      form.replaceWith(corrected);
+      corrected.querySelector('[aria-invalid="true"], .invalid input, .invalid select, .invalid textarea')?.focus();
+      return;
+    }
+    if (response.ok) {
+      location.assign(form.querySelector('input[name="next"]')?.value || "/queue/");
+      return;
+    }
+    notices.set(id, answer);
+    showNotice(holderOf(id), id);
+  };
+
+  document.addEventListener("submit", async (event) => {
+    const form = event.target.closest("form[data-decide], form[data-claim], form[data-input-form]");
+    if (!form) return;
+    event.preventDefault();
+    const card = form.closest("[data-input-card]");
+    const id = form.closest("[data-call-detail]")?.dataset.callDetail || form.closest("[data-call-row]")?.dataset.callRow
+      || (card && `input-${card.dataset.inputCard}`);
+    if (form.closest(".left")) return;
+    // An input form's buttons name the answer (accept, decline, cancel): the one pressed goes with the form.
+    const submitter = form.matches("[data-input-form]") ? event.submitter : null;
+    if (!connected()) {
+      showUnsent(form, id, submitter);
+      return;
+    }
+    const decides = form.matches("[data-decide], [data-input-form]");
+    // Read before the buttons are disabled: a disabled submitter sends no value. (An input form's buttons are named
+    // "action", which shadows form.action: the attribute is read below.)
+    const body = new FormData(form, submitter);
     const buttons = [...(form.closest(".decide") || form).querySelectorAll("button")].filter((button) => !button.disabled);
     buttons.forEach((button) => { button.disabled = true; });
     if (decides) deciding.add(id);
     let response;
     let answer;
     try {
-      response = await fetch(form.action, {
-        method: "POST", body: new FormData(form), credentials: "same-origin", headers: { Accept: "application/json" },
+      response = await fetch(form.getAttribute("action"), {
+        method: "POST", body, credentials: "same-origin", headers: { Accept: "application/json" },
       });
       answer = await response.json();
     } catch (error) {
       deciding.delete(id);
       buttons.forEach((button) => { button.disabled = !connected(); });
-      showUnsent(form, id);
+      showUnsent(form, id, submitter);
+      return;
+    }
+    if (card) {
+      settleInput(form, id, response, answer);
+      buttons.forEach((button) => { button.disabled = !connected(); });
       return;
     }
     const row = queueRow(id);
