@@ -24,6 +24,7 @@ from console.environment import (
 )
 from console.identity_settings import *  # noqa: F403
 from console.limits import *  # noqa: F403
+from console.slack_settings import *  # noqa: F403
 
 SECRET_KEY = secret("SECRET_KEY", "secret_key")
 # Keys the audit chain's links (HMAC-SHA256): kept out of the database, so that its owner cannot forge them.

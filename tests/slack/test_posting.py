@@ -1,0 +1,104 @@
+"""A waiting call posted to Slack, and its message updated in place however the call is decided."""
+
+import pytest
+from django.urls import reverse
+
+from approvals.calls import deciding, ending
+from approvals.calls.lifecycle import call_binding
+from approvals.calls.models import Call
+from approvals.slack.blocks import read_value
+from approvals.slack.models import SlackMessage
+from tests.fixtures.waiting import wait_until
+from tests.slack.conftest import CONSOLE_URL, ask_rule, buttons, held_call, posted_message
+from tests.slack.fake_slack import CHANNEL_ID
+
+pytestmark = pytest.mark.services
+
+
+def test_it_posts_a_waiting_call_with_approve_deny_and_open(slack, client_token, refund_tool):
+    ask_rule(slack_channel="#approvals")
+    call = held_call(client_token, refund_tool, {"order_id": 7, "amount": 20, "api_token": "sk-live-123"})
+    [posted] = slack.sent("chat.postMessage")
+    assert posted["channel"] == "#approvals" and "shop_issue_refund" in posted["text"]
+    shown = buttons(posted)
+    assert [shown[name]["text"]["text"] for name in ("approve", "deny", "open")] == ["Approve", "Deny", "Open"]
+    assert read_value(shown["approve"]["value"]) == (call.pk, call_binding(call))
+    assert read_value(shown["deny"]["value"]) == (call.pk, call_binding(call))
+    assert shown["open"]["url"] == CONSOLE_URL + reverse("call", args=[call.pk])
+    section = posted["blocks"][0]["text"]["text"]
+    assert "`amount`: 20" in section and "sk-live-123" not in section
+    message = posted_message(call)
+    assert message.channel == CHANNEL_ID and message.binding == call_binding(call)
+
+
+def test_it_posts_to_the_rules_channel_over_the_servers(slack, client_token, refund_tool, shop):
+    shop.slack_channel = "#shop"
+    shop.save()
+    ask_rule(slack_channel="#refunds", tool_glob="shop_issue_refund")
+    ask_rule(tool_glob="*")
+    held_call(client_token, refund_tool)
+    assert slack.sent("chat.postMessage")[0]["channel"] == "#refunds"
+
+
+def test_it_posts_to_the_servers_channel_when_the_rule_names_none(slack, client_token, refund_tool, shop):
+    shop.slack_channel = "#shop"
+    shop.save()
+    ask_rule()
+    held_call(client_token, refund_tool)
+    assert slack.sent("chat.postMessage")[0]["channel"] == "#shop"
+
+
+def test_it_posts_nothing_without_a_channel_or_without_slack(slack, settings, client_token, refund_tool):
+    ask_rule()
+    first = held_call(client_token, refund_tool)
+    settings.SLACK_BOT_TOKEN = settings.SLACK_SIGNING_SECRET = ""
+    ask_rule(slack_channel="#approvals", tool_glob="shop_*", position=1)
+    second = held_call(client_token, refund_tool)
+    assert not SlackMessage.objects.filter(call__in=[first, second]).exists()
+    assert slack.calls == []
+
+
+def test_it_updates_the_message_when_an_operator_decides_in_the_queue(slack, client_token, refund_tool, person):
+    ask_rule(slack_channel="#approvals")
+    call = held_call(client_token, refund_tool)
+    posted = slack.sent("chat.postMessage")[0]
+    posted_message(call)
+    _, browser = person("queue-ann", "operator")
+    answer = browser.post(
+        reverse("call_decide", args=[call.pk]),
+        {"decision": "deny", "reason": "wrong order", "binding": call_binding(call)},
+    )
+    assert answer.status_code == 302
+    updated = slack.saying("chat.update", "Denied by queue-ann: wrong order")
+    message = SlackMessage.objects.get(call=call)
+    assert (updated["channel"], updated["ts"]) == (CHANNEL_ID, message.ts)
+    assert set(buttons(updated)) == {"open"} and buttons(posted).keys() == {"approve", "deny", "open"}
+
+
+def test_it_updates_the_message_when_the_call_expires(slack, client_token, refund_tool):
+    ask_rule(slack_channel="#approvals")
+    call = held_call(client_token, refund_tool)
+    posted_message(call)
+    Call.objects.filter(pk=call.pk).update(expires_at=call.received_at)
+    ending.expire_stale_calls()
+    updated = slack.saying("chat.update", "Expired")
+    assert set(buttons(updated)) == {"open"}
+
+
+def test_it_shows_each_approval_of_a_quorum(slack, client_token, refund_tool, operators):
+    ann, _ = operators
+    ask_rule(slack_channel="#approvals", approvals_needed=2)
+    call = held_call(client_token, refund_tool)
+    posted_message(call)
+    deciding.decide(call.pk, ann, True, via="api")
+    updated = slack.saying("chat.update", "1 of 2 approvals: ann")
+    assert {"approve", "deny"} <= set(buttons(updated))
+
+
+def test_it_keeps_slacks_refusal_of_a_post(slack, client_token, refund_tool, settings):
+    settings.SLACK_BOT_TOKEN = "xoxb-revoked"
+    ask_rule(slack_channel="#approvals")
+    call = held_call(client_token, refund_tool)
+    message = wait_until(lambda: SlackMessage.objects.filter(call=call).exclude(error="").first())
+    assert "invalid_auth" in message.error and message.ts == ""
+    assert Call.objects.get(pk=call.pk).status == Call.Status.PENDING
