@@ -25,8 +25,6 @@ from tests.slack.conftest import (
     signed,
 )
 
-pytestmark = pytest.mark.services
-
 
 @pytest.fixture
 def posted(slack, client_token, refund_tool):

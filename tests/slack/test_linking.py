@@ -11,8 +11,6 @@ from approvals.slack import linking
 from approvals.slack.models import SlackLink
 from tests.slack.conftest import TEAM, ask_rule, buttons, click, held_call, interact, posted_message
 
-pytestmark = pytest.mark.services
-
 
 @pytest.fixture
 def shown(slack, client_token, refund_tool):

@@ -8,11 +8,11 @@ from approvals.calls.lifecycle import call_binding
 from approvals.calls.models import Call
 from approvals.slack.blocks import read_value
 from approvals.slack.models import SlackMessage
+from console.celery import app
+from tests.fixtures.processes import celery_worker
 from tests.fixtures.waiting import wait_until
-from tests.slack.conftest import CONSOLE_URL, ask_rule, buttons, held_call, posted_message
-from tests.slack.fake_slack import CHANNEL_ID
-
-pytestmark = pytest.mark.services
+from tests.slack.conftest import CONSOLE_URL, SIGNING_SECRET, ask_rule, buttons, held_call, posted_message
+from tests.slack.fake_slack import CHANNEL_ID, TOKEN
 
 
 def test_it_posts_a_waiting_call_with_approve_deny_and_open(slack, client_token, refund_tool):
@@ -102,3 +102,23 @@ def test_it_keeps_slacks_refusal_of_a_post(slack, client_token, refund_tool, set
     message = wait_until(lambda: SlackMessage.objects.filter(call=call).exclude(error="").first())
     assert "invalid_auth" in message.error and message.ts == ""
     assert Call.objects.get(pk=call.pk).status == Call.Status.PENDING
+
+
+@pytest.mark.postgres
+@pytest.mark.redis
+def test_a_celery_worker_posts_the_message_off_the_calls_path(slack, client_token, refund_tool):
+    env = {
+        "SLACK_BOT_TOKEN": TOKEN,
+        "SLACK_SIGNING_SECRET": SIGNING_SECRET,
+        "SLACK_API_URL": slack.url,
+        "CONSOLE_URL": CONSOLE_URL,
+    }
+    with celery_worker(env):
+        app.conf.task_always_eager = False
+        try:
+            ask_rule(slack_channel="#approvals")
+            call = held_call(client_token, refund_tool)
+            assert read_value(buttons(slack.sent("chat.postMessage")[0])["approve"]["value"])[0] == call.pk
+            assert posted_message(call).channel == CHANNEL_ID
+        finally:
+            app.conf.task_always_eager = True
