@@ -36,7 +36,7 @@ def read_value(value) -> tuple[int, str] | None:
         data = json.loads(value)
     except (TypeError, ValueError):
         return None
-    if not isinstance(data, dict) or not isinstance(data.get("call"), int) or not isinstance(data.get("binding"), str):
+    if not isinstance(data, dict) or type(data.get("call")) is not int or not isinstance(data.get("binding"), str):
         return None
     return data["call"], data["binding"]
 
@@ -68,7 +68,9 @@ def outcome_text(call: Call) -> str:
         by = "by policy" if who == "policy" or not who else f"by {escaped(who)}"
         return f":no_entry: Denied {by}" + (f": {escaped(call.reason)}" if call.reason else "")
     if call.decided_by_name and call.status not in Call.CUT_SHORT:
-        return f":white_check_mark: Approved by {escaped(who)}"
+        # A quorum's approvers, each in the order they approved; the last one's approval ran the call.
+        names = deciding.approvers(call) if call.approvals_needed > 1 else [who]
+        return f":white_check_mark: Approved by {escaped(', '.join(names or [who]))}"
     return f"{call.get_status_display()}" + (f": {escaped(call.reason)}" if call.reason else "")
 
 

@@ -58,7 +58,7 @@ def test_it_approves_the_call_clicked_by_a_linked_operator(client, slack, posted
     assert call.status == Call.Status.APPROVED and call.decided_by_name == "ann"
     event = AuditEvent.objects.get(call_id=call.pk, action="call.approved")
     assert event.actor_name == "ann" and event.data["via"] == "slack" and event.data["device"] == f"{TEAM}:U0ANN"
-    assert "Approved by ann" in slack.saying("chat.update", "Approved by ann")["text"]
+    assert set(buttons(slack.saying("chat.update", "Approved by ann"))) == {"open"}
     assert slack.saying("chat.postEphemeral", "Approved.")["user"] == "U0ANN"
 
 
@@ -117,7 +117,7 @@ def test_a_quorum_of_two_needs_two_linked_people(client, slack, posted):
     call.refresh_from_db()
     assert call.status == Call.Status.APPROVED and call.decided_by_name == "bob"
     assert AuditEvent.objects.get(call_id=call.pk, action="call.approved").data["approvals"] == ["ann", "bob"]
-    slack.saying("chat.update", "Approved by bob")
+    slack.saying("chat.update", "Approved by ann, bob")
 
 
 def test_it_refuses_a_click_on_a_message_whose_call_changed(client, slack, posted):
