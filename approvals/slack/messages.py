@@ -2,11 +2,15 @@
 
 The announcement of a call's change (approvals/actions/announce) calls call_changed inside the change's transaction;
 the Web API is called after commit, off the call's path (db/after_commit.soon), by the tasks that run post, update
-and tell. Each renders the call as it stands when it runs, so a late update still shows the latest state.
+and tell. Each renders the call as it stands when it runs, so a late update still shows the latest state. A post
+that fails is tried again by post_due, on the periodic schedule.
 """
 
 import logging
+from datetime import timedelta
 
+from django.conf import settings
+from django.db.models import F, Q
 from django.utils import timezone
 
 from approvals.calls.models import Call
@@ -16,6 +20,9 @@ from approvals.slack.models import SlackMessage
 
 log = logging.getLogger(__name__)
 
+# How often a post is tried, and how many due ones one sweep tries: Slack allows about one message a second.
+POST_ATTEMPTS = 5
+DUE_AT_ONCE = 30
 # The events after which a posted message no longer says what the call is: an approval toward a quorum (which
 # may carry an edit), a decision, and an end without one.
 UPDATED_BY = {"call.approval", "call.decided"}
@@ -53,6 +60,8 @@ def post(message_id: int) -> str:
     message = SlackMessage.objects.filter(pk=message_id, ts="").first()
     if message is None:
         return ""
+    tried = {"attempts": F("attempts") + 1, "tried_at": timezone.now(), "error": ""}
+    SlackMessage.objects.filter(pk=message.pk).update(**tried)
     text, shown, binding = blocks.message(shown_call(message.call_id))
     try:
         answer = transport.call("chat.postMessage", {"channel": message.channel, "text": text, "blocks": shown})
@@ -66,6 +75,18 @@ def post(message_id: int) -> str:
     if blocks.message(shown_call(message.call_id))[:2] != (text, shown):
         return update(message.call_id)
     return ""
+
+
+def post_due() -> int:
+    """Post again, while their call waits, the messages Slack refused and those whose attempt was lost with its
+    process; each at most POST_ATTEMPTS times. Run on the periodic schedule."""
+    lost = timezone.now() - timedelta(seconds=2 * settings.SLACK_TIMEOUT_SECONDS + 30)
+    unfinished = Q(error__gt="") | Q(tried_at__lt=lost) | Q(tried_at=None, created_at__lt=lost)
+    due = SlackMessage.objects.filter(unfinished, ts="", attempts__lt=POST_ATTEMPTS, call__status=Call.Status.PENDING)
+    ids = list(due.order_by("pk").values_list("pk", flat=True)[:DUE_AT_ONCE])
+    for message_id in ids:
+        post(message_id)
+    return len(ids)
 
 
 def update(call_id: int) -> str:

@@ -42,6 +42,9 @@ class SlackMessage(models.Model):
     ts = models.CharField(max_length=32, blank=True)
     binding = models.CharField(max_length=64, blank=True)
     error = models.TextField(blank=True)
+    # Posts tried, and when the last began: one refused (rate limited, say) or lost with its process is tried again.
+    attempts = models.PositiveSmallIntegerField(default=0)
+    tried_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(null=True, blank=True)
 

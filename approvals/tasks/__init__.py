@@ -92,6 +92,11 @@ def slack_post(message_id):
 
 
 @shared_task
+def slack_post_due():
+    return messages.post_due()
+
+
+@shared_task
 def slack_update(call_id):
     return messages.update(call_id)
 

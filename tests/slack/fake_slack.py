@@ -27,6 +27,8 @@ class FakeSlack:
     def __init__(self, users=None):
         self.calls: list[tuple[str, dict]] = []
         self.users = users or {}
+        # Answers to give the next calls of a method before answering it as Slack would, e.g. a rate limit.
+        self.refusals: dict[str, list[tuple[int, dict]]] = {}
         self.stamps = itertools.count(1)
         self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self.handler())
@@ -57,6 +59,9 @@ class FakeSlack:
         headers = {name.lower(): value for name, value in headers.items()}
         if method not in REQUIRED:
             return 404, {"ok": False, "error": "unknown_method"}
+        with self.lock:
+            if self.refusals.get(method):
+                return self.refusals[method].pop(0)
         if headers.get("authorization") != f"Bearer {TOKEN}":
             return 200, {"ok": False, "error": "invalid_auth"}
         kind = headers.get("content-type", "").split(";")[0].strip()

@@ -1,11 +1,15 @@
 """A waiting call posted to Slack, and its message updated in place however the call is decided."""
 
+from datetime import timedelta
+
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 
 from approvals.calls import deciding, ending
 from approvals.calls.lifecycle import call_binding
 from approvals.calls.models import Call
+from approvals.slack import messages
 from approvals.slack.blocks import read_value
 from approvals.slack.models import SlackMessage
 from console.celery import app
@@ -122,3 +126,40 @@ def test_a_celery_worker_posts_the_message_off_the_calls_path(slack, client_toke
             assert posted_message(call).channel == CHANNEL_ID
         finally:
             app.conf.task_always_eager = True
+
+
+RATE_LIMITED = (429, {"ok": False, "error": "ratelimited"})
+
+
+def test_it_posts_again_a_message_slack_refused_while_its_call_waits(slack, client_token, refund_tool):
+    slack.refusals["chat.postMessage"] = [RATE_LIMITED]
+    ask_rule(slack_channel="#approvals")
+    call = held_call(client_token, refund_tool)
+    refused = wait_until(lambda: SlackMessage.objects.filter(call=call).exclude(error="").first())
+    assert "answered 429" in refused.error and refused.attempts == 1
+    assert messages.post_due() == 1
+    message = posted_message(call)
+    assert message.attempts == 2 and message.error == "" and len(slack.made("chat.postMessage")) == 1
+    assert messages.post_due() == 0
+
+
+def test_it_stops_posting_again_once_the_call_is_decided_or_the_attempts_run_out(
+    slack, client_token, refund_tool, operators
+):
+    slack.refusals["chat.postMessage"] = [(200, {"ok": False, "error": "channel_not_found"})] * 2
+    ask_rule(slack_channel="#nowhere")
+    tried_out, decided = held_call(client_token, refund_tool), held_call(client_token, refund_tool)
+    wait_until(lambda: SlackMessage.objects.exclude(error="").count() == 2)
+    SlackMessage.objects.filter(call=tried_out).update(attempts=messages.POST_ATTEMPTS)
+    deciding.decide(decided.pk, operators[0], True)
+    assert messages.post_due() == 0 and slack.made("chat.postMessage") == []
+
+
+def test_it_posts_a_message_whose_attempt_was_lost_with_its_process(slack, client_token, refund_tool, settings):
+    settings.SLACK_BOT_TOKEN = settings.SLACK_SIGNING_SECRET = ""
+    call = held_call(client_token, refund_tool)
+    settings.SLACK_BOT_TOKEN, settings.SLACK_SIGNING_SECRET = TOKEN, SIGNING_SECRET
+    lost = timezone.now() - timedelta(minutes=5)
+    SlackMessage.objects.create(call=call, channel="#approvals", attempts=1, tried_at=lost, created_at=lost)
+    assert messages.post_due() == 1
+    assert posted_message(call).attempts == 2
