@@ -21,6 +21,8 @@ REQUIRED = {
     "users.info": ("user",),
 }
 FORM_METHODS = {"users.info"}
+# How long a hanging fake holds a call at most, should a test fail before releasing it.
+LONGEST_HANG = 60
 
 
 class FakeSlack:
@@ -29,6 +31,8 @@ class FakeSlack:
         self.users = users or {}
         # Answers to give the next calls of a method before answering it as Slack would, e.g. a rate limit.
         self.refusals: dict[str, list[tuple[int, dict]]] = {}
+        # Set, a call is recorded and then held unanswered until `released` is set.
+        self.hang, self.released = False, threading.Event()
         self.stamps = itertools.count(1)
         self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self.handler())
@@ -78,6 +82,8 @@ class FakeSlack:
             return 200, {"ok": False, "error": f"missing_{missing[0]}"}
         with self.lock:
             self.calls.append((method, fields))
+        if self.hang:
+            self.released.wait(LONGEST_HANG)
         if method == "chat.postMessage":
             return 200, {"ok": True, "channel": CHANNEL_ID, "ts": f"1700000000.{next(self.stamps):06d}"}
         if method == "chat.update":

@@ -35,6 +35,22 @@ def test_it_posts_a_waiting_call_with_approve_deny_and_open(slack, client_token,
     assert message.channel == CHANNEL_ID and message.binding == call_binding(call)
 
 
+def test_the_call_is_held_and_decided_while_slack_has_not_answered_its_post(
+    slack, client_token, refund_tool, operators
+):
+    slack.hang = True
+    try:
+        ask_rule(slack_channel="#approvals")
+        call = held_call(client_token, refund_tool)
+        slack.sent("chat.postMessage")
+        assert deciding.decide(call.pk, operators[0], True).won
+        assert SlackMessage.objects.get(call=call).ts == ""
+    finally:
+        slack.released.set()
+    posted_message(call)
+    slack.saying("chat.update", "Approved by ann")
+
+
 def test_it_posts_to_the_rules_channel_over_the_servers(slack, client_token, refund_tool, shop):
     shop.slack_channel = "#shop"
     shop.save()
