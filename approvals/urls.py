@@ -16,6 +16,7 @@ from approvals.views import (
     queue,
     review,
     servers,
+    slack,
     tokens,
     upstream_oauth,
     webhooks,
@@ -99,4 +100,7 @@ urlpatterns = [
     path("account/keys/<int:pk>/revoke/", account.revoke, name="api_key_revoke"),
     path("account/connections/<slug:slug>/connect/", account.connect, name="account_connect"),
     path("account/connections/<slug:slug>/disconnect/", account.disconnect, name="account_disconnect"),
+    path("account/slack/link/<str:note>/", slack.slack_link, name="slack_link"),
+    path("account/slack/<int:pk>/unlink/", slack.slack_unlink, name="slack_unlink"),
+    path("slack/interactions/", slack.slack_interactions, name="slack_interactions"),
 ]

@@ -24,6 +24,7 @@ from console.environment import (
 )
 from console.identity_settings import *  # noqa: F403
 from console.limits import *  # noqa: F403
+from console.slack_settings import *  # noqa: F403
 
 SECRET_KEY = secret("SECRET_KEY", "secret_key")
 # Keys the audit chain's links (HMAC-SHA256): kept out of the database, so that its owner cannot forge them.
@@ -188,6 +189,7 @@ CELERY_BEAT_SCHEDULE = {
     "prune-sessions": {"task": "approvals.tasks.prune_sessions", "schedule": 3600.0},
     "prune-oauth": {"task": "approvals.tasks.prune_oauth", "schedule": 3600.0},
     "send-due-webhooks": {"task": "approvals.tasks.send_due_webhooks", "schedule": 60.0},
+    "post-due-slack-messages": {"task": "approvals.tasks.slack_post_due", "schedule": 60.0},
     "verify-audit-chain": {
         "task": "approvals.tasks.verify_audit_chain",
         "schedule": float(os.environ.get("AUDIT_VERIFY_INTERVAL_SECONDS", 3600)),

@@ -32,6 +32,7 @@ AUDITED_FIELDS = [
     "oauth",
     "connection",
     "resource_indicator",
+    "slack_channel",
 ]
 
 
@@ -48,6 +49,7 @@ def add_server(
     enabled=True,
     tool_prefix=None,
     input_routing=Server.InputRouting.OPERATOR,
+    slack_channel="",
     changes=Server.Changes.REVIEW,
     accept_tools=False,
     schedule_sync=True,
@@ -74,6 +76,7 @@ def add_server(
         trusted=trusted,
         enabled=enabled,
         input_routing=input_routing,
+        slack_channel=slack_channel,
         changes=changes,
         accept_next_listing=accept_tools,
         oauth=Server.OAuth.AUTHORIZATION_CODE if client_id and oauth == Server.OAuth.NONE else oauth,

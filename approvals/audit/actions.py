@@ -108,6 +108,10 @@ ACTIONS: dict[str, str] = {
     "webhook.deleted": "a webhook endpoint was deleted",
     "webhook.redelivered": "a webhook delivery was sent again",
     "webhook.tested": "a test event was sent to a webhook endpoint",
+    # Slack approvals (approvals/slack); a decision taken in Slack is call.approved or call.denied, via slack.
+    "slack.linked": "a Slack user was linked to a console person, who decides as that person in Slack",
+    "slack.unlinked": "a person removed the link of a Slack user to them",
+    "slack.refused": "a signed click in Slack decided nothing: its Slack user is not linked, or may not decide",
 }
 
 

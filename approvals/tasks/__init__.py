@@ -11,6 +11,7 @@ from approvals.db import sessions as browser_sessions
 from approvals.gateway import sessions
 from approvals.inputs import requests
 from approvals.oauth import grants, registrations
+from approvals.slack import messages
 from approvals.webhooks import sending
 
 
@@ -83,3 +84,23 @@ def send_due_webhooks():
 def forward_audit():
     forwarded = forwarding.forward()
     return forwarded.summary() if forwarded else "AUDIT_FORWARD_URL is not set."
+
+
+@shared_task
+def slack_post(message_id):
+    return messages.post(message_id)
+
+
+@shared_task
+def slack_post_due():
+    return messages.post_due()
+
+
+@shared_task
+def slack_update(call_id):
+    return messages.update(call_id)
+
+
+@shared_task
+def slack_tell(channel, user, text):
+    return messages.tell(channel, user, text)

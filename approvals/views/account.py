@@ -13,6 +13,7 @@ from approvals.api import keys
 from approvals.catalog import connections
 from approvals.catalog.connecting import ConnectError, console_url, start_connect
 from approvals.roles import ROLES
+from approvals.slack import transport as slack_transport
 from approvals.views import upstream_oauth
 from approvals.views.access import role_required
 
@@ -39,6 +40,8 @@ def account(request):
         "max_name": keys.MAX_NAME,
         "expiries": KEY_EXPIRY_CHOICES,
         "connections": connections.connections_of(request.user),
+        "slack_on": slack_transport.configured(),
+        "slack_links": request.user.slack_links.all(),
     }
     return render(request, "approvals/account.html", context)
 
