@@ -36,8 +36,8 @@ SERVICE_TESTS = {
     "tests/catalog/test_surface_review.py": "a review under the entry's row lock",
     "tests/catalog/test_sync.py": "a server's sync under its row lock",
     "tests/catalog/test_watch.py": "change detection and its lock",
-    "tests/catalog/test_upstream_token_renewal.py": "one refresh claimed among racing writers",
-    "tests/catalog/test_upstream_oauth.py": "connecting and refreshing an upstream grant",
+    "tests/upstream_oauth/test_upstream_token_renewal.py": "one refresh claimed among racing writers",
+    "tests/upstream_oauth/test_upstream_oauth.py": "connecting and refreshing an upstream grant",
     # the gateway: rate limits in the cache, kept lookups and sessions, news through the channel layer
     "tests/gateway/test_kept_lookups.py": "lookups kept in the cache",
     "tests/gateway/test_session_pruning.py": "pruning sessions by hand-written SQL",

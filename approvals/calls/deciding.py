@@ -181,9 +181,7 @@ def approve_call(call: Call, user, reason: str, edited_arguments, os_user: str, 
         "reason": reason,
         "edited_arguments": call.edited_arguments,
     }
-    audit["call.approved"] = (
-        {"reason": reason} | ({"approvals": names} if call.approvals_needed > 1 else {}) | origin
-    )
+    audit["call.approved"] = {"reason": reason} | ({"approvals": names} if call.approvals_needed > 1 else {}) | origin
     won, call = transitions.move(
         Call, call.pk, [Call.Status.PENDING], changes, actor=Actor.user(user), audit=audit, event="call.decided"
     )

@@ -12,8 +12,7 @@ from django.utils import timezone
 
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM
-from approvals.catalog import oauth_tokens, surface
-from approvals.catalog.connections import lister
+from approvals.catalog import surface
 from approvals.catalog.models import Server, Tool
 from approvals.catalog.specs import upstream_spec
 from approvals.catalog.trust import apply_entry, exposed_name_for, remove_entry, reviewed_status
@@ -23,6 +22,8 @@ from approvals.protocol import permission_prompt
 from approvals.protocol.tools import check_tool, tool_digest
 from approvals.upstream import AuthorizationRequired, ServerIdentity, ServerSpec, UpstreamError, open_session
 from approvals.upstream.serving import decline
+from approvals.upstream_oauth import server_tokens
+from approvals.upstream_oauth.connections import lister
 from approvals.webhooks import announce
 
 log = logging.getLogger(__name__)
@@ -84,7 +85,7 @@ def sync_server(server: Server) -> SyncReport:
     try:
         identity, definitions, listings = async_to_sync(fetch_catalog)(upstream_spec(server, lister(server)))
     except AuthorizationRequired as exc:
-        oauth_tokens.challenged(server, exc.challenge, exc.message)
+        server_tokens.challenged(server, exc.challenge, exc.message)
         server.refresh_from_db(fields=["health", "last_error", "oauth"])
         return SyncReport(server.name, ok=False, error=exc.message)
     except UpstreamError as exc:

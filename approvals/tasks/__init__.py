@@ -5,12 +5,13 @@ from celery import shared_task
 from approvals.actions import revocation, verification
 from approvals.audit import checkpoints, forwarding, retention
 from approvals.calls import claims, ending
-from approvals.catalog import connecting, sync
+from approvals.catalog import sync
 from approvals.catalog.models import Server
 from approvals.db import sessions as browser_sessions
 from approvals.gateway import sessions
 from approvals.inputs import requests
 from approvals.oauth import grants, registrations
+from approvals.upstream_oauth import connecting
 from approvals.webhooks import sending
 
 

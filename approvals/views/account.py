@@ -10,9 +10,9 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from approvals.api import keys
-from approvals.catalog import connections
-from approvals.catalog.connecting import ConnectError, console_url, start_connect
 from approvals.roles import ROLES
+from approvals.upstream_oauth import connections
+from approvals.upstream_oauth.connecting import ConnectError, console_url, start_connect
 from approvals.views import upstream_oauth
 from approvals.views.access import role_required
 
