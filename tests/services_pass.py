@@ -35,7 +35,7 @@ SERVICE_TESTS = {
     # the catalog: review and sync under locks, upstream tokens claimed by one refresher
     "tests/catalog/test_surface_review.py": "a review under the entry's row lock",
     "tests/catalog/test_sync.py": "a server's sync under its row lock",
-    "tests/catalog/test_watch.py": "change detection and its lock",
+    "tests/catalog/test_upstream_notifications.py": "a list change's sync, coalesced through the shared cache",
     "tests/upstream_oauth/test_upstream_token_renewal.py": "one refresh claimed among racing writers",
     "tests/upstream_oauth/test_upstream_oauth.py": "connecting and refreshing an upstream grant",
     # the gateway: rate limits in the cache, kept lookups and sessions, news through the channel layer

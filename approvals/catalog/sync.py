@@ -13,9 +13,10 @@ from django.utils import timezone
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM
 from approvals.catalog import surface
+from approvals.catalog.changes import apply_entry, remove_entry
 from approvals.catalog.models import Server, Tool
 from approvals.catalog.specs import upstream_spec
-from approvals.catalog.trust import apply_entry, exposed_name_for, remove_entry, reviewed_status
+from approvals.catalog.trust import exposed_name_for, reviewed_status
 from approvals.db.after_commit import enqueue
 from approvals.live import events
 from approvals.protocol import permission_prompt
