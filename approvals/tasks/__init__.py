@@ -10,7 +10,7 @@ from approvals.catalog.models import Server
 from approvals.db import sessions as browser_sessions
 from approvals.gateway import sessions
 from approvals.inputs import requests
-from approvals.oauth import grants, registrations
+from approvals.oauth import consent_tokens, registrations
 from approvals.upstream_oauth import connecting
 from approvals.webhooks import sending
 
@@ -64,7 +64,7 @@ def prune_sessions():
 
 @shared_task
 def prune_oauth():
-    grants.prune_expired()
+    consent_tokens.prune_expired()
     registrations.prune_unused()
     connecting.prune_flows()
 

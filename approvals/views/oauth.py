@@ -32,7 +32,7 @@ from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 from approvals.catalog import routes
 from approvals.gateway import auth
 from approvals.middleware import POLICY
-from approvals.oauth import grants, limits, registrations, scopes
+from approvals.oauth import consent_tokens, limits, registrations, scopes
 from approvals.oauth.validator import code_claims
 from approvals.policy.shadowing import glob_covers
 from approvals.signin import clients
@@ -111,7 +111,7 @@ class Consent(BaseAuthorizationView):
             return self.refuse(scope_error(credentials, wanted, allowed), application)
         asked = [scopes.PREFIX + glob for glob in granted]
         context = {
-            "client": grants.client_name(application),
+            "client": consent_tokens.client_name(application),
             "client_id": application.client_id,
             "source": application.registration_source,
             "redirect_uri": credentials["redirect_uri"],
@@ -129,7 +129,7 @@ class Consent(BaseAuthorizationView):
                 context["errors"] = exc.errors
             else:
                 if decision == "deny":
-                    grants.note_denial(request.user, application, credentials["redirect_uri"], " ".join(asked))
+                    consent_tokens.note_denial(request.user, application, credentials["redirect_uri"], " ".join(asked))
                 credentials.update(resource=resource, claims=code_claims(expires_at))
                 return self.respond(request, asked, credentials, application, decision == "allow")
         response = render(request, "approvals/oauth_consent.html", context)
@@ -145,7 +145,7 @@ class Consent(BaseAuthorizationView):
             reason = (
                 "An admin decides which roles may allow OAuth clients (OAUTH_GRANT_ROLES); yours is not among them."
             )
-        context = {"client": grants.client_name(application), "reason": reason}
+        context = {"client": consent_tokens.client_name(application), "reason": reason}
         return render(self.request, "approvals/oauth_refused.html", context, status=403)
 
     def respond(self, request, asked, credentials, application, allow):
