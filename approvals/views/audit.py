@@ -17,7 +17,6 @@ from approvals.audit.models import AuditCheckpoint, AuditEvent, AuditHead, Audit
 from approvals.audit_log import evidence, export, filters, query
 from approvals.calls.models import Call
 from approvals.forms.fields import whole_number
-from approvals.management.evidence import make_pack
 from approvals.views.access import permission_or_403, role_required
 
 log = logging.getLogger(__name__)
@@ -121,7 +120,7 @@ def audit_evidence(request):
     # Closed by the response once sent, or below when there is nothing to send.
     pack = tempfile.TemporaryFile()  # noqa: SIM115
     try:
-        make_pack(pack, since, until, request.user.get_username())
+        evidence.make_pack(pack, since, until, request.user.get_username())
     except (evidence.Empty, checkpoints.Refused) as exc:
         pack.close()
         messages.error(request, f"No evidence pack: {exc}.")
