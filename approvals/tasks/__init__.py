@@ -3,7 +3,7 @@
 from celery import shared_task
 
 from approvals.actions import revocation, verification
-from approvals.audit import checkpoints, forwarding, retention
+from approvals.audit import checkpoints, retention, siem_forwarding
 from approvals.calls import claims, expiry
 from approvals.catalog import sync
 from approvals.catalog.models import Server
@@ -82,5 +82,5 @@ def send_due_webhooks():
 
 @shared_task
 def forward_audit():
-    forwarded = forwarding.forward()
+    forwarded = siem_forwarding.forward()
     return forwarded.summary() if forwarded else "AUDIT_FORWARD_URL is not set."

@@ -12,7 +12,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from approvals import tasks
-from approvals.audit import checkpoints, forwarding, retention
+from approvals.audit import checkpoints, retention, siem_forwarding
 from approvals.audit.models import AuditCheckpoint, AuditEvent, AuditHead, AuditVerification
 from approvals.audit_log import evidence, export, filters, query
 from approvals.calls.models import Call
@@ -45,7 +45,7 @@ def audit_log(request):
             "checkpoint": AuditCheckpoint.objects.first(),
             "evidence_form": filters.PeriodForm(prefix="pack"),
             "retention_days": retention.retention_days(),
-            "forwarding": forwarding.lag(),
+            "forwarding": siem_forwarding.lag(),
         },
     )
 
