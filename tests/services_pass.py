@@ -29,7 +29,7 @@ SERVICE_TESTS = {
     "tests/calls/test_listening.py": "waiting on a row through the channel layer",
     "tests/calls/test_waiting.py": "waiting for a decision",
     "tests/calls/test_token_expiry.py": "the periodic task that ends expired tokens",
-    "tests/queue/test_claims.py": "claiming a call under its row lock",
+    "tests/queue/test_taking.py": "taking a call under its row lock",
     "tests/queue/test_live_socket.py": "the queue's websocket through the channel layer",
     "tests/queue/test_queue_groups.py": "the consumer's groups in the channel layer",
     # the catalog: review and sync under locks, upstream tokens claimed by one refresher

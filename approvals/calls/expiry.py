@@ -2,16 +2,21 @@
 
 How long a call may wait is the rule's (calls.hold_terms), or APPROVAL_TIMEOUT_SECONDS; a client keeping the
 call's task for less shortens it. The request waiting on a call expires it at the deadline (calls.runner,
-calls.task_runner); expire_stale_calls, run periodically, expires those whose request is gone.
+calls.task_runner); expire_stale_calls, run periodically, expires those whose request is gone. A rule may
+also ask that its calls be escalated ahead of their deadline (escalate_due_calls).
 """
 
 from datetime import timedelta
 
 from django.conf import settings
+from django.db import transaction
 from django.utils import timezone
 
+from approvals.audit import chain
+from approvals.audit.chain import SYSTEM
 from approvals.calls import ending
 from approvals.calls.models import Call
+from approvals.live import events
 
 
 def deadline(call: Call, timeout: float, now):
@@ -54,3 +59,21 @@ def expire_stale_calls() -> int:
     running = Call.objects.filter(status__in=Call.IN_FLIGHT, decided_at__lte=cutoff).values_list("pk", flat=True)
     unanswered = sum(ending.fail_unanswered(pk, Call.IN_FLIGHT, ending.PROCESS_STOPPED) for pk in list(running))
     return expired + abandoned + unanswered
+
+
+def escalate_due_calls() -> int:
+    """Flag each pending call whose rule's escalation time has come, once, and announce it (call.escalated)."""
+    due = Call.objects.filter(status=Call.Status.PENDING, escalated_at__isnull=True, escalates_at__lte=timezone.now())
+    return sum(escalate(pk) for pk in list(due.values_list("pk", flat=True)))
+
+
+@transaction.atomic
+def escalate(call_id) -> bool:
+    now = timezone.now()
+    flagged = Call.objects.filter(pk=call_id, status=Call.Status.PENDING, escalated_at__isnull=True)
+    if not flagged.update(escalated_at=now):
+        return False
+    call = Call.objects.select_related("token", "server").get(pk=call_id)
+    chain.record("call.escalated", SYSTEM, call=call, data={"expires_at": call.expires_at.isoformat()})
+    events.changed(call, "call.escalated")
+    return True

@@ -4,7 +4,7 @@ from celery import shared_task
 
 from approvals.actions import revocation, verification
 from approvals.audit import checkpoints, retention, siem_forwarding
-from approvals.calls import claims, expiry
+from approvals.calls import expiry
 from approvals.catalog import sync
 from approvals.catalog.models import Server
 from approvals.db import sessions as browser_sessions
@@ -30,7 +30,7 @@ def sync_all_servers():
 
 @shared_task
 def expire_stale_calls():
-    return expiry.expire_stale_calls() + revocation.cancel_calls_of_expired_tokens() + claims.escalate_due_calls()
+    return expiry.expire_stale_calls() + revocation.cancel_calls_of_expired_tokens() + expiry.escalate_due_calls()
 
 
 @shared_task
