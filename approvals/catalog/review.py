@@ -17,8 +17,8 @@ from approvals import roles
 from approvals.audit.chain import Actor
 from approvals.catalog import changes, trust
 from approvals.catalog.models import Server, Tool
-from approvals.catalog.surface import KINDS
 from approvals.catalog.surface_models import Prompt
+from approvals.catalog.surface_sync import KINDS
 from approvals.live import events
 from approvals.protocol.hidden_text import Mentions, hidden_content, model_text
 from approvals.protocol.tool_review import definition_changes

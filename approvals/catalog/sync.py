@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM
-from approvals.catalog import surface
+from approvals.catalog import surface_sync
 from approvals.catalog.changes import apply_entry, remove_entry
 from approvals.catalog.models import Server, Tool
 from approvals.catalog.specs import upstream_spec
@@ -43,7 +43,7 @@ class SyncReport:
     removed: list = field(default_factory=list)
     rejected: list = field(default_factory=list)
     review: list = field(default_factory=list)  # added or changed, and awaiting an admin's review
-    surface: dict = field(default_factory=dict)  # resources, templates and prompts changed, by kind (see surface)
+    surface: dict = field(default_factory=dict)  # resources, templates and prompts changed, by kind (see surface_sync)
 
     def lists(self) -> dict[str, list]:
         """The report's lists of tools by the word a change is filed under."""
@@ -73,10 +73,10 @@ class SyncReport:
 
 
 async def fetch_catalog(spec: ServerSpec) -> tuple[ServerIdentity, list[dict], dict[str, list[dict]]]:
-    """The server's identity, its tools, and its other listings by kind (see surface.fetch_surface)."""
+    """The server's identity, its tools, and its other listings by kind (see surface_sync.fetch_surface)."""
     # Declaring what calls' sessions declare: some servers list the tools that elicit only to clients that can answer.
     async with open_session(spec, on_request=decline) as session:
-        return session.identity, await session.list_tools(), await surface.fetch_surface(session)
+        return session.identity, await session.list_tools(), await surface_sync.fetch_surface(session)
 
 
 def sync_server(server: Server) -> SyncReport:
@@ -166,7 +166,7 @@ def apply_catalog(
             status = reviewed_status(server, existing.get(name), tool_digest(definition))
             taken_here[exposed] = name
         apply_tool(server, existing.get(name), definition, exposed, status, reason, warnings, now, report)
-    report.surface = surface.apply_surface(server, identity.capabilities, listings or {}, now)
+    report.surface = surface_sync.apply_surface(server, identity.capabilities, listings or {}, now)
     server.accept_next_listing = False
     capabilities_changed = server.capabilities != identity.capabilities
     server.revision = identity.revision

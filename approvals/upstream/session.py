@@ -24,7 +24,7 @@ from .listening import Listening, list_flags
 from .negotiation import CLIENT_INFO, Negotiation
 from .serving import ServerMessages, decline
 from .spec import HTTP, STDIO, ServerIdentity, ServerSpec
-from .surface import SurfaceRequests
+from .surface_requests import SurfaceRequests
 from .tasks import TaskCalls, requires_task
 from .transport_http import HttpTransport
 from .transport_stdio import StdioTransport

@@ -12,7 +12,7 @@ from django.views.decorators.http import require_POST
 from approvals.audit.chain import Actor
 from approvals.catalog import review
 from approvals.catalog.models import Server, Tool
-from approvals.catalog.surface import BY_LABEL
+from approvals.catalog.surface_sync import BY_LABEL
 from approvals.display.history import history
 from approvals.forms.fields import whole_number
 from approvals.protocol.hidden_text import Mentions
