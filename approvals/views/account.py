@@ -14,7 +14,7 @@ from approvals.roles import ROLES
 from approvals.upstream_oauth import connections
 from approvals.upstream_oauth.connecting import ConnectError, console_url, start_connect
 from approvals.views import upstream_oauth
-from approvals.views.access import role_required
+from approvals.views.decorators import role_required
 
 # How long a new key may last, in days; none lasts until revoked.
 KEY_EXPIRY_CHOICES = [("", "never"), ("30", "in 30 days"), ("90", "in 90 days"), ("365", "in a year")]

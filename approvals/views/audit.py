@@ -17,7 +17,7 @@ from approvals.audit.models import AuditCheckpoint, AuditEvent, AuditHead, Audit
 from approvals.audit_log import evidence, export, filters, query
 from approvals.calls.models import Call
 from approvals.forms.fields import whole_number
-from approvals.views.access import permission_or_403, role_required
+from approvals.views.decorators import permission_or_403, role_required
 
 log = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ from approvals.calls.models import Call
 from approvals.display import rows
 from approvals.display.queue import QueueFilter, filter_choices, queue_page
 from approvals.roles import DECIDE_CALLS, VIEW_CALLS
-from approvals.views.access import permission_or_403
+from approvals.views.decorators import permission_or_403
 
 
 @permission_or_403(VIEW_CALLS)

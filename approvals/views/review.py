@@ -16,8 +16,8 @@ from approvals.catalog.surface_sync import BY_LABEL
 from approvals.display.history import history
 from approvals.forms.fields import whole_number
 from approvals.protocol.hidden_text import Mentions
-from approvals.views.access import admin_required, role_required
 from approvals.views.catalog import PAGE_SIZE
+from approvals.views.decorators import admin_required, role_required
 
 MAX_NOTE = 500
 TOOLS = "tools"

@@ -12,8 +12,8 @@ from approvals.catalog.forms import ServerForm
 from approvals.catalog.models import Server, Tool
 from approvals.catalog.specs import stdio_isolation
 from approvals.upstream import probe
-from approvals.views.access import admin_required, role_required
 from approvals.views.catalog import first_rows, tool_page
+from approvals.views.decorators import admin_required, role_required
 
 # Longer instructions start folded, so that the tools stay in view.
 FOLD_INSTRUCTIONS_AT = 600

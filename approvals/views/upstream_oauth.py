@@ -13,7 +13,7 @@ from approvals.upstream_oauth import server_tokens
 from approvals.upstream_oauth.connecting import ConnectError, binding, console_url, finish_connect, start_connect
 from approvals.upstream_oauth.models import UpstreamAuthorization
 from approvals.upstream_oauth.registering import client_metadata_document
-from approvals.views.access import admin_required
+from approvals.views.decorators import admin_required
 from approvals.views.leaving import leave_for
 
 # The session's flows, as connecting.binding gives them: the latest few, each good for minutes.
