@@ -32,7 +32,7 @@ from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 from approvals.catalog import routes
 from approvals.gateway import auth
 from approvals.middleware import POLICY
-from approvals.oauth import consent_tokens, limits, registrations, scopes
+from approvals.oauth import consent_limits, consent_tokens, registrations, scopes
 from approvals.oauth.validator import code_claims
 from approvals.policy.shadowing import glob_covers
 from approvals.signin import clients
@@ -102,7 +102,7 @@ class Consent(BaseAuthorizationView):
         resource = request.GET.getlist("resource") or [resource_url(request)]
         if resource != [resource_url(request)]:
             return self.refuse(target_error(request, credentials, resource), application)
-        allowed = limits.role_globs(request.user) if may_grant(request.user) else []
+        allowed = consent_limits.role_globs(request.user) if may_grant(request.user) else []
         if not allowed:
             return self.refused_person(application)
         wanted = scopes.globs_of(asked)
@@ -119,7 +119,7 @@ class Consent(BaseAuthorizationView):
             "narrowed": granted != wanted,
             "reachable": routes.reachable_tools(granted),
             "choices": expiry_choices(),
-            "chosen": request.POST.get("expiry", f"{limits.preferred_days()}d"),
+            "chosen": request.POST.get("expiry", f"{consent_limits.preferred_days()}d"),
             "errors": [],
         }
         if decision in ("allow", "deny"):
@@ -203,7 +203,7 @@ def scope_error(credentials, wanted: list[str], allowed: list[str]) -> OAuthTool
 
 def expiry_choices() -> list[tuple[str, str]]:
     """The expiries the consent page offers, in the words parse_expiry reads."""
-    return [(f"{days}d", f"{days} day{'s' if days != 1 else ''}") for days in limits.expiry_days()]
+    return [(f"{days}d", f"{days} day{'s' if days != 1 else ''}") for days in consent_limits.expiry_days()]
 
 
 def parse_choice(chosen: str):
