@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from approvals import roles
 from approvals.audit.chain import Actor
-from approvals.catalog import changes, trust
+from approvals.catalog import change_detection, trust
 from approvals.catalog.models import Server, Tool
 from approvals.catalog.surface_models import Prompt
 from approvals.catalog.surface_sync import KINDS
@@ -123,7 +123,7 @@ def decide(model, item_id, actor, note, shown_digest, status) -> Outcome:
         item.exposed_name = trust.listed_name(item)
     item.save(update_fields=["status", "last_changed_at", "reviewed_digest", "reviewed_definition", "exposed_name"])
     kind = trust.Kind.ACCEPTED if status == Tool.Status.ACTIVE else trust.Kind.DECLINED
-    changes.record_change(item, kind, item.definition, item.digest, status, note, now, reviewed, actor.name)
+    change_detection.record_change(item, kind, item.definition, item.digest, status, note, now, reviewed, actor.name)
     trust.record_decision(verb, actor, item, reviewed, note)
     events.catalog_changed(item.server_id, lists=(LISTS[model],))
     return Outcome(True, item, f"{verb} {name} (digest {item.digest[:12]})")

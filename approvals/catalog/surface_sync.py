@@ -12,7 +12,7 @@ it, and a later one is rejected with the reason naming the overlap, as tool name
 from collections import defaultdict
 from dataclasses import dataclass
 
-from approvals.catalog.changes import apply_entry, remove_entry
+from approvals.catalog.change_detection import apply_entry, remove_entry
 from approvals.catalog.models import Server
 from approvals.catalog.surface_models import Prompt, Resource, ResourceTemplate, SurfaceItem
 from approvals.catalog.trust import exposed_name_for, reviewed_status

@@ -13,7 +13,7 @@ from django.utils import timezone
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM
 from approvals.catalog import surface_sync
-from approvals.catalog.changes import apply_entry, remove_entry
+from approvals.catalog.change_detection import apply_entry, remove_entry
 from approvals.catalog.models import Server, Tool
 from approvals.catalog.specs import upstream_spec
 from approvals.catalog.trust import exposed_name_for, reviewed_status

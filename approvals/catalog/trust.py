@@ -2,7 +2,7 @@
 
 The server's setting says whether a new or changed definition is accepted at once
 or waits for an admin's review, and the digest an admin accepted is kept. How a
-listing's change is found, and its history row, are catalog.changes'.
+listing's change is found, and its history row, are catalog.change_detection's.
 """
 
 import re
