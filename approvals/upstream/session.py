@@ -1,5 +1,5 @@
-"""One session with one upstream server: negotiation, tool calls and ping; the rest of its surface is in surface.py,
-what the server sends the console in serving.py."""
+"""One session with one upstream server: negotiation, tool calls and ping; the rest of its surface is in
+surface_requests.py, what the server sends the console in serving.py."""
 
 import asyncio
 import itertools
