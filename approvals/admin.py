@@ -124,7 +124,7 @@ class AuditedApplicationAdmin(AuditedAdmin, ApplicationAdmin):
 
 @admin.register(RoleScope)
 class RoleScopeAdmin(AuditedAdmin):
-    """What each role may let an OAuth client use on the consent page (approvals.oauth.limits)."""
+    """What each role may let an OAuth client use on the consent page (approvals.oauth.consent_limits)."""
 
     list_display = ("role", "tool_globs")
 

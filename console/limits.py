@@ -54,7 +54,7 @@ MAX_RESULT_BYTES = int(os.environ.get("MAX_RESULT_BYTES", 4 * 1024 * 1024))
 AUDIT_RETENTION_DAYS = int(os.environ.get("AUDIT_RETENTION_DAYS", 0))
 # Arguments and results live whole in the call's row; an audit event carries their digest, size and this much.
 AUDIT_PREVIEW_BYTES = int(os.environ.get("AUDIT_PREVIEW_BYTES", 2048))
-# Forwarding the audit log to a SIEM (approvals.audit.forwarding; docs/siem.md): where, in which form, the CA
+# Forwarding the audit log to a SIEM (approvals.audit.siem_forwarding; docs/siem.md): where, in which form, the CA
 # that signed a TLS receiver's certificate (else the system's), a HEC collector's token, the longest wait.
 AUDIT_FORWARD_URL = os.environ.get("AUDIT_FORWARD_URL", "").strip()
 if AUDIT_FORWARD_URL and (problem := forward_url_problem(AUDIT_FORWARD_URL)):

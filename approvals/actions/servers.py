@@ -13,9 +13,10 @@ from approvals.audit.chain import SYSTEM
 from approvals.audit.snapshots import snapshot
 from approvals.calls import ending
 from approvals.calls.models import Call
-from approvals.catalog import registering, sync
+from approvals.catalog import sync
 from approvals.catalog.models import Server
 from approvals.live import events
+from approvals.upstream_oauth import registering
 
 # What the audit log may show of a server; headers and env are credentials, so
 # only the names of those that changed are recorded.

@@ -7,8 +7,8 @@ from django.core.validators import RegexValidator, URLValidator
 
 from approvals.catalog import credentials
 from approvals.catalog.models import SLACK_CHANNEL, Server
-from approvals.catalog.oauth_forms import OAuthFields
 from approvals.forms.fields import EditingForm, SafeChoiceField
+from approvals.upstream_oauth.forms import OAuthFields
 
 
 class SecretTextarea(forms.Textarea):

@@ -9,6 +9,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from approvals.db.sealed import SealedField
+from approvals.upstream_oauth.models import Connection, OAuth
 
 # A Slack channel by name (#approvals) or id (C0123ABCD), as chat.postMessage takes it.
 SLACK_CHANNEL = RegexValidator(
@@ -47,14 +48,9 @@ class Server(models.Model):
         OPERATOR = "operator", "An operator answers in the console"
         CLIENT_IF_CAPABLE = "client_if_capable", "The client answers when it declared the capability, else an operator"
 
-    class Connection(models.TextChoices):
-        SHARED = "shared", "One connection, made by an admin, for every caller"
-        PER_PERSON = "per_person", "Each caller connects their own account"
-
-    class OAuth(models.TextChoices):
-        NONE = "", "No OAuth (static headers, if any)"
-        AUTHORIZATION_CODE = "authorization_code", "OAuth with a person's consent (Connect)"
-        CLIENT_CREDENTIALS = "client_credentials", "OAuth client credentials (machine to machine)"
+    # How the console is authorized at the server, and whose account its calls go as: upstream OAuth's.
+    Connection = Connection
+    OAuth = OAuth
 
     # Credentials: the audit log records that they changed (and which names), never their values.
     SECRET_FIELDS = ("headers", "env")

@@ -3,15 +3,16 @@
 from celery import shared_task
 
 from approvals.actions import revocation, verification
-from approvals.audit import checkpoints, forwarding, retention
-from approvals.calls import claims, ending
-from approvals.catalog import connecting, sync
+from approvals.audit import checkpoints, retention, siem_forwarding
+from approvals.calls import expiry
+from approvals.catalog import sync
 from approvals.catalog.models import Server
 from approvals.db import sessions as browser_sessions
 from approvals.gateway import sessions
 from approvals.inputs import requests
-from approvals.oauth import grants, registrations
+from approvals.oauth import consent_tokens, registrations
 from approvals.slack import messages
+from approvals.upstream_oauth import connecting
 from approvals.webhooks import sending
 
 
@@ -30,7 +31,7 @@ def sync_all_servers():
 
 @shared_task
 def expire_stale_calls():
-    return ending.expire_stale_calls() + revocation.cancel_calls_of_expired_tokens() + claims.escalate_due_calls()
+    return expiry.expire_stale_calls() + revocation.cancel_calls_of_expired_tokens() + expiry.escalate_due_calls()
 
 
 @shared_task
@@ -64,7 +65,7 @@ def prune_sessions():
 
 @shared_task
 def prune_oauth():
-    grants.prune_expired()
+    consent_tokens.prune_expired()
     registrations.prune_unused()
     connecting.prune_flows()
 
@@ -82,7 +83,7 @@ def send_due_webhooks():
 
 @shared_task
 def forward_audit():
-    forwarded = forwarding.forward()
+    forwarded = siem_forwarding.forward()
     return forwarded.summary() if forwarded else "AUDIT_FORWARD_URL is not set."
 
 

@@ -10,12 +10,12 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from approvals.api import keys
-from approvals.catalog import connections
-from approvals.catalog.connecting import ConnectError, console_url, start_connect
 from approvals.roles import ROLES
 from approvals.slack import transport as slack_transport
+from approvals.upstream_oauth import connections
+from approvals.upstream_oauth.connecting import ConnectError, console_url, start_connect
 from approvals.views import upstream_oauth
-from approvals.views.access import role_required
+from approvals.views.decorators import role_required
 
 # How long a new key may last, in days; none lasts until revoked.
 KEY_EXPIRY_CHOICES = [("", "never"), ("30", "in 30 days"), ("90", "in 90 days"), ("365", "in a year")]

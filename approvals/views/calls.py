@@ -8,7 +8,7 @@ from django.shortcuts import get_object_or_404, render
 from approvals.calls.models import Call
 from approvals.display import results, rows
 from approvals.roles import VIEW_CALLS
-from approvals.views.access import permission_or_403
+from approvals.views.decorators import permission_or_403
 
 
 @permission_or_403(VIEW_CALLS)

@@ -22,7 +22,7 @@ from approvals.db.consumer_db import KeepsItsConnection, db_sync_to_async
 from approvals.display import rows, timeline
 from approvals.display.queue import QueueFilter, arriving_group, group_key, pending_counts
 from approvals.forms.fields import whole_number
-from approvals.live import access, events
+from approvals.live import access_changes, events
 from approvals.views.input_events import InputEvents
 
 log = logging.getLogger(__name__)
@@ -79,7 +79,7 @@ class OperatorConsumer(KeepsItsConnection, InputEvents, AsyncJsonWebsocketConsum
 
     async def access_changed(self, event):
         session = self.scope.get("session")
-        user = await db_sync_to_async(access.signed_in_user)(session.session_key if session else None)
+        user = await db_sync_to_async(access_changes.signed_in_user)(session.session_key if session else None)
         if not await db_sync_to_async(roles.can_view_calls)(user):
             await self.access_ended(event)
             return

@@ -16,8 +16,8 @@ from approvals.display.input_cards import answer_form, sampling_media, shown_inp
 from approvals.inputs import requests
 from approvals.inputs.models import InputRequest
 from approvals.roles import DECIDE_CALLS, VIEW_CALLS
-from approvals.views.access import permission_or_403
 from approvals.views.calls import media_response
+from approvals.views.decorators import permission_or_403
 from approvals.views.queue import return_to, wants_json
 
 

@@ -15,13 +15,13 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from approvals.calls import bulk, claims, deciding
+from approvals.calls import bulk, deciding, taking
 from approvals.calls.forms import ArgumentsEditor, BulkDecisionForm, DecisionForm
 from approvals.calls.models import Call
 from approvals.display import rows
 from approvals.display.queue import QueueFilter, filter_choices, queue_page
 from approvals.roles import DECIDE_CALLS, VIEW_CALLS
-from approvals.views.access import permission_or_403
+from approvals.views.decorators import permission_or_403
 
 
 @permission_or_403(VIEW_CALLS)
@@ -108,8 +108,8 @@ def claiming(change):
     return view
 
 
-claim = claiming(claims.claim_call)
-release = claiming(claims.release_claim)
+claim = claiming(taking.claim_call)
+release = claiming(taking.release_claim)
 
 
 def respond(request, call, message, level, status=200):

@@ -15,7 +15,7 @@ from django.views.decorators.http import require_POST
 
 from approvals.slack import interactions, linking, signature, transport
 from approvals.slack.models import SlackLink
-from approvals.views.access import role_required
+from approvals.views.decorators import role_required
 
 
 def plain(text: str, status: int) -> HttpResponse:

@@ -15,12 +15,12 @@ import logging
 from asgiref.sync import sync_to_async
 
 from approvals.catalog import sync
-from approvals.catalog.connections import lister
 from approvals.catalog.models import Server
 from approvals.catalog.specs import upstream_spec
 from approvals.live import events
 from approvals.protocol.uris import normalized
 from approvals.upstream import ServerSpec, SessionPool, UpstreamError
+from approvals.upstream_oauth.connections import lister
 
 log = logging.getLogger(__name__)
 

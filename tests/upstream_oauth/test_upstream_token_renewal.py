@@ -14,15 +14,15 @@ from django.utils import timezone
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM
 from approvals.audit.models import AuditEvent
-from approvals.catalog import token_claims
-from approvals.catalog.bearer import bearer_for
-from approvals.catalog.connecting import ConnectError, finish_connect
 from approvals.catalog.models import Server
-from approvals.catalog.oauth_models import UpstreamAuthorization, UpstreamClient, UpstreamGrant
 from approvals.protocol.oauth_params import state_digest
-from tests.catalog.oauth_server import bearer, returning_admin
+from approvals.upstream_oauth import token_claims
+from approvals.upstream_oauth.bearer import bearer_for
+from approvals.upstream_oauth.connecting import ConnectError, finish_connect
+from approvals.upstream_oauth.models import UpstreamAuthorization, UpstreamClient, UpstreamGrant
 from tests.fixtures.catalog import make_server
 from tests.fixtures.http_answers import send_json
+from tests.upstream_oauth.oauth_server import bearer, returning_admin
 
 # Far beyond what a write waits for when nothing holds the database, far below the 20 s SQLite waits for a lock.
 WRITE_SECONDS = 8

@@ -8,15 +8,16 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from django.core.management import CommandError, call_command
 
-from approvals.catalog import oauth_tokens, sync
-from approvals.catalog.connecting import finish_connect
+from approvals.catalog import sync
 from approvals.catalog.models import Server
-from approvals.catalog.oauth_models import UpstreamClient, UpstreamGrant
 from approvals.management.commands import connect_server
 from approvals.upstream import AuthorizationRequired
 from approvals.upstream.spec import ServerIdentity
-from tests.catalog.oauth_server import AS, MCP, PRM, ScriptedAuthServer, bearer, returning_admin
+from approvals.upstream_oauth import server_tokens
+from approvals.upstream_oauth.connecting import finish_connect
+from approvals.upstream_oauth.models import UpstreamClient, UpstreamGrant
 from tests.fixtures.catalog import make_server
+from tests.upstream_oauth.oauth_server import AS, MCP, PRM, ScriptedAuthServer, bearer, returning_admin
 
 
 def run(*args) -> list[str]:
@@ -91,7 +92,7 @@ def test_add_server_says_what_is_wrong_with_its_oauth_flags(db, flags, problem):
 
 def test_connect_server_prints_the_url_first_waits_for_the_callback_and_syncs(db, auth_server, monkeypatch):
     server = make_server("Tracker", url=MCP)
-    oauth_tokens.challenged(server, {"resource_metadata": PRM}, "HTTP 401")
+    server_tokens.challenged(server, {"resource_metadata": PRM}, "HTTP 401")
     auth_server.token_answers.append(bearer("cmd-access"))
     printed, admin = [], returning_admin()
 
@@ -147,7 +148,7 @@ def test_connect_server_connects_a_server_added_with_no_sync_and_its_sync_carrie
 
 def test_connect_server_exits_with_the_reason_when_no_browser_comes_back_or_it_is_refused(db, auth_server, monkeypatch):
     server = make_server("Tracker", url=MCP)
-    oauth_tokens.challenged(server, {"resource_metadata": PRM}, "HTTP 401")
+    server_tokens.challenged(server, {"resource_metadata": PRM}, "HTTP 401")
     with pytest.raises(CommandError, match="no browser came back to the console within 0s"):
         run("connect_server", "Tracker", "--timeout", "0")
     urls, admin = [], returning_admin()

@@ -21,12 +21,11 @@ from django.utils import timezone
 from approvals import roles
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM, Actor
-from approvals.catalog import connections, oauth_tokens
-from approvals.catalog.models import Server
-from approvals.catalog.oauth_models import UpstreamAuthorization, UpstreamClient, UpstreamGrant
-from approvals.catalog.registering import ensure_registered
 from approvals.protocol import oauth_params
 from approvals.upstream import UpstreamError
+from approvals.upstream_oauth import connections, server_tokens
+from approvals.upstream_oauth.models import OAuth, UpstreamAuthorization, UpstreamClient, UpstreamGrant, server_model
+from approvals.upstream_oauth.registering import ensure_registered
 
 FLOW_SECONDS = 600
 
@@ -48,14 +47,14 @@ def callback_url(base: str) -> str:
     return base + reverse("upstream_oauth_callback")
 
 
-def start_connect(server: Server, *, base_url: str, user=None, started_by=None, scope: str = "") -> str:
+def start_connect(server, *, base_url: str, user=None, started_by=None, scope: str = "") -> str:
     """The authorization URL to send a browser to, for the shared connection (user None) or `user`'s own."""
-    if server.transport != Server.Transport.HTTP:
+    if server.transport != server.Transport.HTTP:
         raise ConnectError(f"{server.name} is a stdio server: OAuth applies to Streamable HTTP servers only")
     actor = Actor.user(started_by) if started_by is not None else SYSTEM
     redirect_uri = callback_url(base_url)
     try:
-        client = oauth_tokens.discover(server, actor)
+        client = server_tokens.discover(server, actor)
         ensure_registered(client, redirect_uri, base_url, actor)
     except UpstreamError as exc:
         raise ConnectError(f"{server.name}: {exc.message}") from None
@@ -69,7 +68,7 @@ def start_connect(server: Server, *, base_url: str, user=None, started_by=None, 
         client.metadata.get("scopes_supported"),
     )
     state, verifier = oauth_params.new_state(), oauth_params.new_verifier()
-    resource = oauth_tokens.resource_param(server, client)
+    resource = server_tokens.resource_param(server, client)
     UpstreamAuthorization.objects.create(
         state_digest=oauth_params.state_digest(state),
         server=server,
@@ -179,7 +178,7 @@ def exchange(flow: UpstreamAuthorization, client: UpstreamClient, code: str, iss
         "resource": flow.resource,
     }
     try:
-        return oauth_tokens.token_request(client, form), None
+        return server_tokens.token_request(client, form), None
     except UpstreamError as exc:
         return None, f"the token exchange failed: {exc.message}"
 
@@ -188,17 +187,17 @@ def keep(flow: UpstreamAuthorization, tokens, actor) -> None:
     """The connection the flow made: its tokens stored, and the sessions opened with the tokens it replaces
     closed everywhere, so that the next call uses the new one."""
     server = flow.server
-    if server.oauth == Server.OAuth.NONE:
+    if server.oauth == OAuth.NONE:
         # Connected before any request was refused (added without a sync): from now on its requests carry the token.
-        server.oauth = Server.OAuth.AUTHORIZATION_CODE
-        Server.objects.filter(pk=server.pk).update(oauth=server.oauth)
+        server.oauth = OAuth.AUTHORIZATION_CODE
+        server_model().objects.filter(pk=server.pk).update(oauth=server.oauth)
     grant, _ = UpstreamGrant.objects.select_for_update().get_or_create(server=server, user=flow.user)
     grant.connected_at = timezone.now()
     grant.wanted_scope = ""
-    oauth_tokens.store(grant, tokens, flow.scope, grant.connected_at)
-    chain.record("upstream_oauth.authorized", actor, server=server, data=oauth_tokens.token_facts(grant))
+    server_tokens.store(grant, tokens, flow.scope, grant.connected_at)
+    chain.record("upstream_oauth.authorized", actor, server=server, data=server_tokens.token_facts(grant))
     if flow.user_id is None:
-        oauth_tokens.mark_healthy_if_waiting(server)
+        server_tokens.mark_healthy_if_waiting(server)
     connections.forget_sessions(server, flow.user)
 
 

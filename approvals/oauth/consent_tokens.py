@@ -1,4 +1,5 @@
-"""Turning an allowed authorization into a client token, renewing it, and ending it; each step audited.
+"""The client token a person's consent becomes: made when the client exchanges the code the consent page's
+Allow gave it (record_grant, which the request validator calls), renewed, and ended; each step audited.
 
 Audit events name the client, the person and the scopes, never a token or code.
 """

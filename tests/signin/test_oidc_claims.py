@@ -2,7 +2,7 @@
 
 import pytest
 
-from approvals.signin.claims import claimed_groups, parse_role_map, roles_for
+from approvals.signin.oidc_claims import claimed_groups, parse_role_map, roles_for
 
 EXAMPLE = "mcp-admins=admin,mcp-operators=operator,mcp-auditors=auditor"
 

@@ -18,13 +18,12 @@ from django.utils import timezone
 
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM
-from approvals.catalog import connections, token_claims
-from approvals.catalog.models import Server
-from approvals.catalog.oauth_models import UpstreamClient, UpstreamGrant
 from approvals.live import events
 from approvals.protocol.oauth_params import choose_scope
 from approvals.upstream import AuthorizationRequired, UpstreamError
 from approvals.upstream.oauth_http import Client, Discovered, OAuthHttp, Tokens
+from approvals.upstream_oauth import connections, token_claims
+from approvals.upstream_oauth.models import Connection, OAuth, UpstreamClient, UpstreamGrant, server_model
 from approvals.webhooks import announce
 
 # A token this close to its expiry is refreshed before it is sent; one living less than twice this, at half its life.
@@ -34,10 +33,10 @@ REFRESH_AHEAD = timedelta(seconds=60)
 class NeedsAuthorization(Exception):
     """No token can be had for this server without a person: its message is the caller's tool error."""
 
-    def __init__(self, server: Server, user, scope: str = "", reason: str = ""):
+    def __init__(self, server, user, scope: str = "", reason: str = ""):
         self.server, self.user, self.scope, self.reason = server, user, scope, reason
         wanted = f" (scope {scope!r})" if scope else ""
-        if server.connection == Server.Connection.PER_PERSON and user is None:
+        if server.connection == Connection.PER_PERSON and user is None:
             # Only a person can connect an account, and this client token acts as no one (ClientToken.person).
             self.message = (
                 f"The upstream server {server.name} acts as each caller's own account, and the client token making "
@@ -46,7 +45,7 @@ class NeedsAuthorization(Exception):
             )
             super().__init__(self.message)
             return
-        if server.connection == Server.Connection.PER_PERSON:
+        if server.connection == Connection.PER_PERSON:
             where = f"connect your own account to it on your account page ({reverse('account')})"
         else:
             where = f"an admin connects it with Connect on its page ({reverse('server', args=[server.slug])})"
@@ -90,7 +89,7 @@ def token_request(client: UpstreamClient, form: dict) -> Tokens:
     return async_to_sync(_token)(client.token_endpoint, as_client(client), form)
 
 
-def discover(server: Server, actor=SYSTEM, challenge: dict | None = None) -> UpstreamClient:
+def discover(server, actor=SYSTEM, challenge: dict | None = None) -> UpstreamClient:
     """Find the server's authorization server and keep what was found on its UpstreamClient (audited)."""
     client, _ = UpstreamClient.objects.get_or_create(server=server)
     challenge = challenge or {"resource_metadata": client.resource_metadata_url}
@@ -149,7 +148,7 @@ def registration_auth_method(client: UpstreamClient) -> str:
     return next((m for m in ("client_secret_basic", "client_secret_post") if m in offered), "client_secret_basic")
 
 
-def resource_param(server: Server, client: UpstreamClient) -> str:
+def resource_param(server, client: UpstreamClient) -> str:
     return client.resource if server.resource_indicator else ""
 
 
@@ -217,7 +216,7 @@ def refreshed(grant: UpstreamGrant, claim: str) -> str:
     raise NeedsAuthorization(server, grant.user, grant.wanted_scope, failure)
 
 
-def client_credentials(server: Server, rejected: str | None = None, *, anew: bool = False) -> str:
+def client_credentials(server, rejected: str | None = None, *, anew: bool = False) -> str:
     """A token by the client credentials grant (a client secret, or a private-key JWT per RFC 7523), unless
     another process has just fetched one; `anew` (an admin's Connect) wants one later than the one held."""
     client = UpstreamClient.objects.filter(server=server).first()
@@ -259,28 +258,30 @@ def needs_authorization(grant: UpstreamGrant, reason: str, scope: str = "") -> N
     data = {"user": user.get_username() if user else None, "scope": scope, "reason": reason}
     chain.record("server.needs_authorization", SYSTEM, server=server, data=data)
     if user is None:
-        Server.objects.filter(pk=server.pk).update(health=Server.Health.NEEDS_AUTHORIZATION, last_error=reason)
-        server.health, server.last_error = Server.Health.NEEDS_AUTHORIZATION, reason
+        server_model().objects.filter(pk=server.pk).update(health=server.Health.NEEDS_AUTHORIZATION, last_error=reason)
+        server.health, server.last_error = server.Health.NEEDS_AUTHORIZATION, reason
         events.server_status(server)
     announce.server_needs_authorization(server, user, scope, reason)
 
 
-def mark_healthy_if_waiting(server: Server) -> None:
+def mark_healthy_if_waiting(server) -> None:
     """A shared connection made good again: the server no longer waits for a person (its next sync says more)."""
-    if Server.objects.filter(pk=server.pk, health=Server.Health.NEEDS_AUTHORIZATION).update(
-        health=Server.Health.UNKNOWN, last_error=""
+    if (
+        server_model()
+        .objects.filter(pk=server.pk, health=server.Health.NEEDS_AUTHORIZATION)
+        .update(health=server.Health.UNKNOWN, last_error="")
     ):
-        server.health, server.last_error = Server.Health.UNKNOWN, ""
+        server.health, server.last_error = server.Health.UNKNOWN, ""
         events.server_status(server)
 
 
-def challenged(server: Server, challenge: dict, reason: str) -> None:
+def challenged(server, challenge: dict, reason: str) -> None:
     """A server refused the console without a token the console could mend: it needs authorization. The first
     401 of a server that had no OAuth makes it an OAuth server; a repeat of a known refusal tells no one again."""
     with transaction.atomic():
-        if server.oauth == Server.OAuth.NONE:
-            server.oauth = Server.OAuth.AUTHORIZATION_CODE
-            Server.objects.filter(pk=server.pk).update(oauth=server.oauth)
+        if server.oauth == OAuth.NONE:
+            server.oauth = OAuth.AUTHORIZATION_CODE
+            server_model().objects.filter(pk=server.pk).update(oauth=server.oauth)
         client, _ = UpstreamClient.objects.get_or_create(server=server)
         if challenge.get("resource_metadata") and challenge["resource_metadata"] != client.resource_metadata_url:
             client.resource_metadata_url = challenge["resource_metadata"]
@@ -288,6 +289,8 @@ def challenged(server: Server, challenge: dict, reason: str) -> None:
         grant, _ = UpstreamGrant.objects.select_for_update().get_or_create(server=server, user=None)
         scope = challenge.get("scope") or grant.wanted_scope
         if grant.status == UpstreamGrant.Status.NEEDS_AUTHORIZATION and grant.reason and grant.wanted_scope == scope:
-            Server.objects.filter(pk=server.pk).update(health=Server.Health.NEEDS_AUTHORIZATION, last_error=reason)
+            server_model().objects.filter(pk=server.pk).update(
+                health=server.Health.NEEDS_AUTHORIZATION, last_error=reason
+            )
             return
         needs_authorization(grant, reason, scope)

@@ -8,9 +8,9 @@ from django.db import transaction
 from django.urls import reverse
 
 from approvals.audit import chain
-from approvals.catalog import oauth_tokens
-from approvals.catalog.oauth_models import UpstreamClient
 from approvals.upstream import UpstreamError
+from approvals.upstream_oauth import server_tokens
+from approvals.upstream_oauth.models import UpstreamClient
 
 CLIENT_NAME = "MCP Approval Console"
 GRANT_TYPES = ["authorization_code", "refresh_token"]
@@ -30,7 +30,7 @@ def preregister(server, client_id: str, client_secret: str = "", private_key: st
 
 def signing_key_ok(pem: str) -> bool:
     """Whether `pem` is a private key the console can sign client assertions with."""
-    return bool(oauth_tokens.signing_algorithm(pem))
+    return bool(server_tokens.signing_algorithm(pem))
 
 
 def client_metadata_url(base_url: str) -> str:
@@ -53,7 +53,7 @@ def client_metadata_document(base_url: str) -> dict:
 def ensure_registered(client: UpstreamClient, redirect_uri: str, base_url: str, actor) -> None:
     server = client.server
     if client.registration == UpstreamClient.Registration.PREREGISTERED:
-        client.token_auth_method = oauth_tokens.registration_auth_method(client)
+        client.token_auth_method = server_tokens.registration_auth_method(client)
         client.save(update_fields=["token_auth_method"])
         return
     document_url = client_metadata_url(base_url)
@@ -96,7 +96,7 @@ def ensure_registered(client: UpstreamClient, redirect_uri: str, base_url: str, 
 
 
 async def _register(endpoint: str, document: dict) -> dict:
-    async with oauth_tokens.oauth_http() as http:
+    async with server_tokens.oauth_http() as http:
         return await http.register(endpoint, document)
 
 

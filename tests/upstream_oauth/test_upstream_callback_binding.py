@@ -8,14 +8,15 @@ import pytest
 from django.test import Client
 
 from approvals import roles
-from approvals.catalog import oauth_tokens, sync
-from approvals.catalog.bearer import bearer_for
-from approvals.catalog.connecting import start_connect
+from approvals.catalog import sync
 from approvals.catalog.models import Server
-from approvals.catalog.oauth_models import UpstreamAuthorization, UpstreamGrant
-from tests.catalog.oauth_server import MCP, PRM, ScriptedAuthServer, bearer
+from approvals.upstream_oauth import server_tokens
+from approvals.upstream_oauth.bearer import bearer_for
+from approvals.upstream_oauth.connecting import start_connect
+from approvals.upstream_oauth.models import UpstreamAuthorization, UpstreamGrant
 from tests.fixtures.catalog import make_server
 from tests.fixtures.people import make_user
+from tests.upstream_oauth.oauth_server import MCP, PRM, ScriptedAuthServer, bearer
 
 CALLBACK = "/oauth/upstream/callback"
 
@@ -30,7 +31,7 @@ def auth_server(monkeypatch, settings):
 @pytest.fixture
 def tracker(db):
     server = make_server("Tracker", url=MCP)
-    oauth_tokens.challenged(server, {"resource_metadata": PRM}, "HTTP 401")
+    server_tokens.challenged(server, {"resource_metadata": PRM}, "HTTP 401")
     return server
 
 
@@ -70,7 +71,7 @@ def test_a_shared_connection_is_finished_only_by_the_admin_session_that_pressed_
 
 def test_a_persons_own_connection_is_finished_only_by_their_own_session(db, auth_server):
     files = make_server("Files", url=MCP, oauth="authorization_code", connection=Server.Connection.PER_PERSON)
-    oauth_tokens.challenged(files, {"resource_metadata": PRM}, "HTTP 401")
+    server_tokens.challenged(files, {"resource_metadata": PRM}, "HTTP 401")
     ann, bob = make_user("ann", roles.OPERATOR), make_user("bob", roles.OPERATOR)
     anns_browser = browser(ann)
     state = pressed_connect(anns_browser, f"/account/connections/{files.slug}/connect/")

@@ -6,17 +6,16 @@ to that person; the caller is the client token's owner, who connects on their ac
 
 from dataclasses import dataclass
 
-from django.db import transaction
+from django.db import models, transaction
 
 from approvals.audit import chain
-from approvals.catalog.models import Server
-from approvals.catalog.oauth_models import UpstreamGrant
 from approvals.live import events
+from approvals.upstream_oauth.models import Connection, OAuth, UpstreamGrant, server_model
 
 
 @dataclass(frozen=True)
 class PersonConnection:
-    server: Server
+    server: models.Model  # a Server of the catalog
     grant: UpstreamGrant | None
 
     @property
@@ -32,9 +31,11 @@ class PersonConnection:
 
 def per_person_servers():
     """The enabled servers on which each caller acts through a connection of their own."""
-    return Server.objects.filter(
-        enabled=True, oauth=Server.OAuth.AUTHORIZATION_CODE, connection=Server.Connection.PER_PERSON
-    ).order_by("name")
+    return (
+        server_model()
+        .objects.filter(enabled=True, oauth=OAuth.AUTHORIZATION_CODE, connection=Connection.PER_PERSON)
+        .order_by("name")
+    )
 
 
 def connections_of(user) -> list[PersonConnection]:
@@ -43,11 +44,11 @@ def connections_of(user) -> list[PersonConnection]:
     return [PersonConnection(server, grants.get(server.pk)) for server in servers]
 
 
-def lister(server: Server):
+def lister(server):
     """Whose connection a per-person server's lists are read through: the person whose connection changed last
     (None: the shared connection, or nobody connected yet). A server may list differently for different people;
     the catalog keeps one list, reviewed like any other."""
-    if not (server.oauth and server.connection == Server.Connection.PER_PERSON):
+    if not (server.oauth and server.connection == Connection.PER_PERSON):
         return None
     grant = (
         UpstreamGrant.objects.filter(server=server, user__isnull=False, status=UpstreamGrant.Status.CONNECTED)
@@ -58,7 +59,7 @@ def lister(server: Server):
     return grant.user if grant is not None else None
 
 
-def disconnect(server: Server, user) -> bool:
+def disconnect(server, user) -> bool:
     """Forgets the person's tokens for the server, audited; False when there were none."""
     with transaction.atomic():
         deleted, _ = UpstreamGrant.objects.filter(server=server, user=user).delete()
@@ -69,7 +70,7 @@ def disconnect(server: Server, user) -> bool:
     return bool(deleted)
 
 
-def forget_sessions(server: Server, user):
+def forget_sessions(server, user):
     """Every process closes its sessions made with the person's connection (user None: the shared one): their
     transport keeps the token it last had, and would go on using tokens taken back, or another account's, or
     ones a server no longer accepts, until they expire."""

@@ -55,9 +55,9 @@ class ScriptedAuthServer:
         return httpx.Response(404, text="Not Found")
 
     def install(self, monkeypatch):
-        from approvals.catalog import oauth_tokens
+        from approvals.upstream_oauth import server_tokens
 
-        monkeypatch.setattr(oauth_tokens, "oauth_http", lambda: OAuthHttp(5, httpx.MockTransport(self.handle)))
+        monkeypatch.setattr(server_tokens, "oauth_http", lambda: OAuthHttp(5, httpx.MockTransport(self.handle)))
         return self
 
 

@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from approvals import roles
 from approvals.audit.models import AuditEvent
-from approvals.calls import claims
+from approvals.calls import expiry, taking
 from approvals.calls.models import Call
 from approvals.policy import rules
 from approvals.webhooks.models import WebhookDelivery, WebhookEndpoint
@@ -29,7 +29,7 @@ def test_it_lets_one_operator_take_a_call_and_tells_the_next_who_has_it(person, 
         "message": "You are on it.",
         "level": "success",
     }
-    taken = claims.claim_call(refund_call.pk, bob)
+    taken = taking.claim_call(refund_call.pk, bob)
 
     assert not taken.won and taken.message == "ann is on it already."
     refund_call.refresh_from_db()
@@ -43,28 +43,28 @@ def test_it_lets_only_the_taker_or_an_admin_release_a_call(person, refund_call):
     ann, _ = person("ann", roles.OPERATOR)
     bob, _ = person("bob", roles.OPERATOR)
     ada, _ = person("ada", roles.ADMIN)
-    claims.claim_call(refund_call.pk, ann)
+    taking.claim_call(refund_call.pk, ann)
 
-    refused = claims.release_claim(refund_call.pk, bob)
-    released = claims.release_claim(refund_call.pk, ada)
+    refused = taking.release_claim(refund_call.pk, bob)
+    released = taking.release_claim(refund_call.pk, ada)
 
     assert not refused.won and refused.message == "Only ann or an admin may release it."
     assert released.won and released.message == "Released from ann."
     refund_call.refresh_from_db()
     assert refund_call.claimed_by is None and refund_call.claimed_by_name == "" and refund_call.claimed_at is None
     assert ("call.released", "ada") in actions_of(refund_call)
-    assert claims.claim_call(refund_call.pk, bob).won
+    assert taking.claim_call(refund_call.pk, bob).won
 
 
 def test_it_takes_no_call_that_was_decided(person, refund_call):
     ann, _ = person("ann", roles.OPERATOR)
     Call.objects.filter(pk=refund_call.pk).update(status=Call.Status.DENIED)
 
-    taken = claims.claim_call(refund_call.pk, ann)
+    taken = taking.claim_call(refund_call.pk, ann)
 
     assert not taken.won and taken.message == "The call no longer waits for a decision."
     with pytest.raises(Call.DoesNotExist):
-        claims.claim_call(10**9, ann)
+        taking.claim_call(10**9, ann)
 
 
 def escalating_rule(seconds):
@@ -83,11 +83,11 @@ def test_it_escalates_a_call_near_its_expiry_once_and_tells_the_webhooks(make_ca
     )
     call = make_call(refund_tool, {"order_id": 1012, "amount": 40})
     assert call.escalates_at == call.expires_at - timedelta(seconds=120)
-    assert claims.escalate_due_calls() == 0
+    assert expiry.escalate_due_calls() == 0
 
     Call.objects.filter(pk=call.pk).update(escalates_at=timezone.now())
-    assert claims.escalate_due_calls() == 1
-    assert claims.escalate_due_calls() == 0
+    assert expiry.escalate_due_calls() == 1
+    assert expiry.escalate_due_calls() == 0
 
     call.refresh_from_db()
     assert call.escalated_at is not None and ("call.escalated", "system") in actions_of(call)
@@ -103,7 +103,7 @@ def test_it_never_escalates_a_call_whose_rule_names_no_time(make_call, refund_to
 
     assert call.escalates_at is None
     Call.objects.filter(pk=call.pk).update(expires_at=timezone.now() + timedelta(seconds=1))
-    assert claims.escalate_due_calls() == 0
+    assert expiry.escalate_due_calls() == 0
 
 
 def test_it_refuses_an_escalation_time_out_of_bounds(db):
@@ -116,7 +116,7 @@ def test_it_flags_an_escalated_call_in_the_queue(person, make_call, refund_tool)
     _, client = person("ann", roles.OPERATOR)
     call = make_call(refund_tool, {"order_id": 1012, "amount": 40})
 
-    claims.escalate_due_calls()
+    expiry.escalate_due_calls()
 
     call.refresh_from_db()
     page = client.get(reverse("queue")).content.decode()

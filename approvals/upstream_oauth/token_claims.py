@@ -16,8 +16,8 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
-from approvals.catalog.oauth_models import UpstreamGrant
 from approvals.upstream import UpstreamError
+from approvals.upstream_oauth.models import UpstreamGrant
 
 # Beyond the token request's own bound: the writes before and after it.
 LEASE_MARGIN = timedelta(seconds=10)

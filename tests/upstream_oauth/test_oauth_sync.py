@@ -5,8 +5,8 @@ from datetime import timedelta
 from django.utils import timezone
 
 from approvals.catalog.models import Server
-from approvals.catalog.oauth_models import UpstreamClient, UpstreamGrant
 from approvals.catalog.sync import sync_server
+from approvals.upstream_oauth.models import UpstreamClient, UpstreamGrant
 from tests.fixtures.catalog import make_server
 from tests.upstream import test_bearer_transport
 from tests.upstream.test_bearer_transport import GOOD, PRM

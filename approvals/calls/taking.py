@@ -1,4 +1,4 @@
-"""Who is on a pending call, and the calls about to expire that the rule that asked wants flagged.
+"""An operator taking a pending call, and giving it back: who is on it.
 
 A claim decides nothing: it tells the other operators that someone took the call. Its taker or
 an admin releases it; a decision or the end of the call leaves it as it was, for the record.
@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from approvals import roles
 from approvals.audit import chain
-from approvals.audit.chain import SYSTEM, Actor
+from approvals.audit.chain import Actor
 from approvals.calls.models import Call
 from approvals.live import events
 
@@ -62,21 +62,3 @@ def release_claim(call_id, user) -> ClaimOutcome:
     chain.record("call.released", Actor.user(user), call=call, data={"claimed_by": released})
     events.changed(call, "call.released")
     return ClaimOutcome(True, call, f"Released from {released}.")
-
-
-def escalate_due_calls() -> int:
-    """Flag each pending call whose rule's escalation time has come, once, and announce it (call.escalated)."""
-    due = Call.objects.filter(status=Call.Status.PENDING, escalated_at__isnull=True, escalates_at__lte=timezone.now())
-    return sum(escalate(pk) for pk in list(due.values_list("pk", flat=True)))
-
-
-@transaction.atomic
-def escalate(call_id) -> bool:
-    now = timezone.now()
-    flagged = Call.objects.filter(pk=call_id, status=Call.Status.PENDING, escalated_at__isnull=True)
-    if not flagged.update(escalated_at=now):
-        return False
-    call = Call.objects.select_related("token", "server").get(pk=call_id)
-    chain.record("call.escalated", SYSTEM, call=call, data={"expires_at": call.expires_at.isoformat()})
-    events.changed(call, "call.escalated")
-    return True

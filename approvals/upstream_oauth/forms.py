@@ -2,15 +2,14 @@
 
 from django import forms
 
-from approvals.catalog.models import Server
-from approvals.catalog.oauth_models import UpstreamClient
-from approvals.catalog.registering import signing_key_ok
 from approvals.forms.fields import SafeChoiceField
+from approvals.upstream_oauth.models import Connection, OAuth, UpstreamClient
+from approvals.upstream_oauth.registering import signing_key_ok
 
 GRANTS = [
-    (Server.OAuth.NONE, "Only if the server asks: a 401 from it offers Connect"),
-    (Server.OAuth.AUTHORIZATION_CODE, "A person consents in their browser (Connect)"),
-    (Server.OAuth.CLIENT_CREDENTIALS, "Client credentials: the console alone, machine to machine"),
+    (OAuth.NONE, "Only if the server asks: a 401 from it offers Connect"),
+    (OAuth.AUTHORIZATION_CODE, "A person consents in their browser (Connect)"),
+    (OAuth.CLIENT_CREDENTIALS, "Client credentials: the console alone, machine to machine"),
 ]
 
 
@@ -19,13 +18,13 @@ class OAuthFields(forms.Form):
         label="OAuth",
         choices=GRANTS,
         required=False,
-        empty_value=Server.OAuth.NONE,
-        initial=Server.OAuth.NONE,
+        empty_value=OAuth.NONE,
+        initial=OAuth.NONE,
         widget=forms.RadioSelect,
     )
     connection = SafeChoiceField(
-        Server.Connection,
-        Server.Connection.SHARED,
+        Connection,
+        Connection.SHARED,
         help_text="With OAuth: whose account at the server a call acts as.",
     )
     no_resource_indicator = forms.BooleanField(
@@ -67,7 +66,7 @@ class OAuthFields(forms.Form):
         kept = (
             self.server is not None and UpstreamClient.objects.filter(server=self.server).exclude(client_id="").exists()
         )
-        if data.get("oauth") == Server.OAuth.CLIENT_CREDENTIALS and not data.get("client_id") and not kept:
+        if data.get("oauth") == OAuth.CLIENT_CREDENTIALS and not data.get("client_id") and not kept:
             self.add_error("client_id", "Client credentials need the client ID the server issued.")
         if (data.get("client_secret") or data.get("private_key")) and not data.get("client_id"):
             self.add_error("client_id", "A secret or a key belongs to a client ID: enter it too.")

@@ -12,7 +12,7 @@ from approvals.actions import servers
 from approvals.catalog import sync
 from approvals.catalog.models import Tool
 from approvals.catalog.surface_models import Resource
-from approvals.catalog.watch import watch
+from approvals.catalog.upstream_notifications import watch
 from tests.fixtures.waiting import eventually
 
 SCRIPTED = Path(__file__).with_name("scripted_server.py")
@@ -73,7 +73,7 @@ async def test_it_syncs_a_server_that_announces_a_changed_resource_list(tmp_path
 async def test_it_coalesces_a_burst_of_list_changes_into_one_sync_now_and_one_after_the_window(settings, monkeypatch):
     from django.core.cache import cache
 
-    from approvals.catalog import watch as watching
+    from approvals.catalog import upstream_notifications as watching
     from approvals.upstream import ServerSpec
 
     settings.SYNC_MIN_SECONDS = 3

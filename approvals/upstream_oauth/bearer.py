@@ -7,43 +7,42 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from approvals.catalog import oauth_tokens
-from approvals.catalog.models import Server
-from approvals.catalog.oauth_models import UpstreamGrant
-from approvals.catalog.oauth_tokens import NeedsAuthorization, fresh, renew_at
 from approvals.db.shared_threads import in_shared_thread
 from approvals.protocol.oauth_params import covers, step_up_scope
 from approvals.upstream import AuthorizationRequired, UpstreamError
+from approvals.upstream_oauth import server_tokens
+from approvals.upstream_oauth.models import Connection, OAuth, UpstreamGrant, server_model
+from approvals.upstream_oauth.server_tokens import NeedsAuthorization, fresh, renew_at
 
 # Step-ups with no refresh between them after which a server still refusing is an error, not a question of scope.
 MAX_STEP_UPS = 3
 
 
-def grant_owner(server: Server, user):
+def grant_owner(server, user):
     """Whose grant a call uses: the caller's own on a per-person server, else the shared one (None)."""
-    return user if server.connection == Server.Connection.PER_PERSON else None
+    return user if server.connection == Connection.PER_PERSON else None
 
 
-def bearer_for(server: Server, user, *, rejected: str | None = None) -> str | None:
+def bearer_for(server, user, *, rejected: str | None = None) -> str | None:
     """The access token for `user`'s connection to `server` (the shared one unless the server is per person);
     None when the server does not use OAuth. Refreshes it when it nears its expiry or the server refused
     `rejected`; raises NeedsAuthorization when only a person can mend it."""
-    if server.oauth == Server.OAuth.NONE:
+    if server.oauth == OAuth.NONE:
         return None
     owner = grant_owner(server, user)
-    if server.connection == Server.Connection.PER_PERSON and owner is None:
+    if server.connection == Connection.PER_PERSON and owner is None:
         raise NeedsAuthorization(server, None)
     grant = UpstreamGrant.objects.filter(server=server, user=owner).first()
     if grant is not None and fresh(grant, rejected):
         return grant.access_token
-    if server.oauth == Server.OAuth.CLIENT_CREDENTIALS:
-        return oauth_tokens.client_credentials(server, rejected)
+    if server.oauth == OAuth.CLIENT_CREDENTIALS:
+        return server_tokens.client_credentials(server, rejected)
     if grant is None or grant.status != UpstreamGrant.Status.CONNECTED:
         raise NeedsAuthorization(server, owner, grant.wanted_scope if grant else "", grant.reason if grant else "")
-    return oauth_tokens.refresh(grant.pk, rejected)
+    return server_tokens.refresh(grant.pk, rejected)
 
 
-def stepped_up(server: Server, user, token: str | None, challenge: dict) -> NeedsAuthorization | UpstreamError | None:
+def stepped_up(server, user, token: str | None, challenge: dict) -> NeedsAuthorization | UpstreamError | None:
     """The server answered 403 insufficient_scope: the grant needs authorization with the wider scope, unless
     it holds that scope already or has stepped up too often, when more authorization would only loop. None
     when the token refused is no longer the grant's: the caller retries with the grant's own."""
@@ -63,12 +62,12 @@ def stepped_up(server: Server, user, token: str | None, challenge: dict) -> Need
         scope = step_up_scope(grant.scope, wanted)
         grant.step_ups += 1
         grant.save(update_fields=["step_ups", "updated_at"])
-        oauth_tokens.needs_authorization(grant, f"{server.name} needs a token with scope {scope!r}", scope)
+        server_tokens.needs_authorization(grant, f"{server.name} needs a token with scope {scope!r}", scope)
     return NeedsAuthorization(server, owner, scope)
 
 
 def _rows(server_pk: int, user_pk: int | None):
-    server = Server.objects.get(pk=server_pk)
+    server = server_model().objects.get(pk=server_pk)
     return server, get_user_model().objects.filter(pk=user_pk).first() if user_pk is not None else None
 
 

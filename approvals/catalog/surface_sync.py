@@ -12,9 +12,10 @@ it, and a later one is rejected with the reason naming the overlap, as tool name
 from collections import defaultdict
 from dataclasses import dataclass
 
+from approvals.catalog.change_detection import apply_entry, remove_entry
 from approvals.catalog.models import Server
 from approvals.catalog.surface_models import Prompt, Resource, ResourceTemplate, SurfaceItem
-from approvals.catalog.trust import apply_entry, exposed_name_for, remove_entry, reviewed_status
+from approvals.catalog.trust import exposed_name_for, reviewed_status
 from approvals.protocol.canonical import sha256_digest
 from approvals.protocol.jsonrpc import METHOD_NOT_FOUND
 from approvals.protocol.uri_templates import matches, overlaps, template_errors

@@ -4,14 +4,37 @@ Every secret here (client secrets, private keys, tokens, PKCE verifiers) is a Se
 CREDENTIALS_KEY, so a dump of the database alone holds none of them.
 """
 
+from django.apps import apps
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from approvals.catalog.models import Server
 from approvals.db.sealed import SealedField
 
 URL_LENGTH = 2000
+# The catalog sits a layer above this package (its sync and specs ask for a server's bearer), so this package
+# names the Server as its foreign keys do, by app label and model name, and never imports it.
+SERVER = "approvals.Server"
+
+
+def server_model():
+    """The catalog's Server model, for the few queries this package makes on servers."""
+    return apps.get_model(SERVER)
+
+
+class OAuth(models.TextChoices):
+    """How the console is authorized at a server (Server.oauth)."""
+
+    NONE = "", "No OAuth (static headers, if any)"
+    AUTHORIZATION_CODE = "authorization_code", "OAuth with a person's consent (Connect)"
+    CLIENT_CREDENTIALS = "client_credentials", "OAuth client credentials (machine to machine)"
+
+
+class Connection(models.TextChoices):
+    """Whose account a server's calls go upstream as (Server.connection)."""
+
+    SHARED = "shared", "One connection, made by an admin, for every caller"
+    PER_PERSON = "per_person", "Each caller connects their own account"
 
 
 class UpstreamClient(models.Model):
@@ -29,7 +52,7 @@ class UpstreamClient(models.Model):
         NONE = "none"
         PRIVATE_KEY_JWT = "private_key_jwt"
 
-    server = models.OneToOneField(Server, on_delete=models.CASCADE, related_name="oauth_client")
+    server = models.OneToOneField(SERVER, on_delete=models.CASCADE, related_name="oauth_client")
     registration = models.CharField(max_length=20, choices=Registration.choices, blank=True)
     client_id = models.CharField(max_length=URL_LENGTH, blank=True)
     client_secret = SealedField(null=True, blank=True)
@@ -61,7 +84,7 @@ class UpstreamGrant(models.Model):
         CONNECTED = "connected"
         NEEDS_AUTHORIZATION = "needs_authorization", "Needs authorization"
 
-    server = models.ForeignKey(Server, on_delete=models.CASCADE, related_name="oauth_grants")
+    server = models.ForeignKey(SERVER, on_delete=models.CASCADE, related_name="oauth_grants")
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="upstream_grants"
     )
@@ -77,7 +100,7 @@ class UpstreamGrant(models.Model):
     connected_at = models.DateTimeField(null=True, blank=True)
     refreshed_at = models.DateTimeField(null=True, blank=True)
     # The claim of the one process renewing the token, until when it holds: the token request is sent outside
-    # any transaction, and a rotating refresh token must not be spent twice (oauth_tokens.renewed).
+    # any transaction, and a rotating refresh token must not be spent twice (server_tokens.renewed).
     refresh_claim = models.CharField(max_length=32, blank=True)
     refreshing_until = models.DateTimeField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -104,7 +127,7 @@ class UpstreamAuthorization(models.Model):
     """One browser's trip to an authorization server and back: single use, short-lived."""
 
     state_digest = models.CharField(max_length=64, unique=True)
-    server = models.ForeignKey(Server, on_delete=models.CASCADE, related_name="oauth_authorizations")
+    server = models.ForeignKey(SERVER, on_delete=models.CASCADE, related_name="oauth_authorizations")
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
     )

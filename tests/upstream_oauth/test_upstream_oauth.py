@@ -1,5 +1,5 @@
 """Connecting a server that requires OAuth, keeping its tokens, and losing them: against a scripted
-authorization server (tests/catalog/oauth_server.py), in process."""
+authorization server (tests/upstream_oauth/oauth_server.py), in process."""
 
 import json
 from datetime import timedelta
@@ -11,19 +11,20 @@ from django.utils import timezone
 
 from approvals import roles
 from approvals.audit.models import AuditEvent
-from approvals.catalog import oauth_tokens, sync
-from approvals.catalog.bearer import NeedsAuthorization, bearer_for, stepped_up
-from approvals.catalog.connecting import ConnectError, start_connect
+from approvals.catalog import sync
 from approvals.catalog.models import Server
-from approvals.catalog.oauth_models import UpstreamAuthorization, UpstreamClient, UpstreamGrant
 from approvals.live import events
 from approvals.protocol.oauth_params import challenge_for
 from approvals.upstream import UpstreamError
+from approvals.upstream_oauth import server_tokens
+from approvals.upstream_oauth.bearer import NeedsAuthorization, bearer_for, stepped_up
+from approvals.upstream_oauth.connecting import ConnectError, start_connect
+from approvals.upstream_oauth.models import UpstreamAuthorization, UpstreamClient, UpstreamGrant
 from approvals.webhooks.bodies import slack_text
 from approvals.webhooks.models import WebhookDelivery, WebhookEndpoint
-from tests.catalog.oauth_server import AS, MCP, PRM, ScriptedAuthServer, bearer
 from tests.fixtures.catalog import make_server
 from tests.fixtures.people import make_user
+from tests.upstream_oauth.oauth_server import AS, MCP, PRM, ScriptedAuthServer, bearer
 
 CONSOLE = "https://console.test"
 CALLBACK = "/oauth/upstream/callback"
@@ -50,7 +51,7 @@ def no_sync(monkeypatch):
 @pytest.fixture
 def tracker(db):
     server = make_server("Tracker", url=MCP)
-    oauth_tokens.challenged(server, {"resource_metadata": PRM, "scope": "issues:read"}, "HTTP 401")
+    server_tokens.challenged(server, {"resource_metadata": PRM, "scope": "issues:read"}, "HTTP 401")
     server.refresh_from_db()
     return server
 
@@ -161,7 +162,7 @@ def connected(server, **fields):
     for name, value in fields.items():
         setattr(grant, name, value)
     grant.save()
-    oauth_tokens.discover(server)
+    server_tokens.discover(server)
     UpstreamClient.objects.filter(server=server).update(client_id="c", registration="dcr", token_auth_method="none")
     return grant
 
@@ -192,7 +193,7 @@ def test_it_renews_a_short_lived_token_at_half_its_life_not_before_every_request
     auth_server.token_answers.append(bearer("next-access", expires_in=40))
     assert bearer_for(tracker, None) == "next-access" and len(auth_server.forms("/token")) == 1
     renewed = UpstreamGrant.objects.get(pk=grant.pk)
-    assert oauth_tokens.renew_at(renewed) == renewed.expires_at - timedelta(seconds=20)
+    assert server_tokens.renew_at(renewed) == renewed.expires_at - timedelta(seconds=20)
 
 
 def test_a_token_the_server_refused_is_refreshed_even_far_from_its_expiry_and_without_resource_when_off(
@@ -303,7 +304,7 @@ def test_a_dump_of_the_database_holds_no_token_secret_key_or_verifier(tracker, a
 
 
 def test_flows_are_forgotten_a_day_after_they_expire(tracker, auth_server):
-    from approvals.catalog.connecting import prune_flows
+    from approvals.upstream_oauth.connecting import prune_flows
 
     start_connect(tracker, base_url=CONSOLE)
     start_connect(tracker, base_url=CONSOLE)

@@ -19,7 +19,7 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
-from approvals.audit import siem
+from approvals.audit import siem_formats
 from approvals.audit.encoding import HASHED, encode_event
 from approvals.audit.models import AuditEvent, AuditForwardCursor, AuditHead
 from approvals.audit.public_chain import public_chain_value
@@ -75,7 +75,7 @@ def forward(budget_seconds: float | None = None) -> Forwarded | None:
         ca_file=settings.AUDIT_FORWARD_CA_FILE,
         token=settings.AUDIT_FORWARD_TOKEN,
     )
-    entry = siem.hec_entry if settings.AUDIT_FORWARD_URL.startswith("https:") else siem.syslog_entry
+    entry = siem_formats.hec_entry if settings.AUDIT_FORWARD_URL.startswith("https:") else siem_formats.syslog_entry
     deadline, sent = time.monotonic() + budget, 0
     try:
         while time.monotonic() < deadline:
@@ -85,7 +85,7 @@ def forward(budget_seconds: float | None = None) -> Forwarded | None:
             value, entries = row.chain_value, []
             for event in rows:
                 value = public_chain_value(value, encode_event(event))
-                entries.append(entry(siem.event_fields(event, value), settings.AUDIT_FORWARD_FORMAT))
+                entries.append(entry(siem_formats.event_fields(event, value), settings.AUDIT_FORWARD_FORMAT))
             try:
                 sender.send(entries)
             except ForwardError as error:

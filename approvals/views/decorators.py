@@ -1,3 +1,5 @@
+"""The permission decorators every page wears: signed in with a role, an admin, or holding a permission; else 403."""
+
 from functools import wraps
 
 from django.contrib.auth.decorators import login_required, permission_required

@@ -8,12 +8,12 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from approvals.catalog.connecting import ConnectError, finish_connect, start_connect
 from approvals.catalog.models import Server
-from approvals.catalog.oauth_models import UpstreamAuthorization, UpstreamClient
-from tests.catalog.oauth_server import returning_admin
+from approvals.upstream_oauth.connecting import ConnectError, finish_connect, start_connect
+from approvals.upstream_oauth.models import UpstreamAuthorization, UpstreamClient
 from tests.fixtures.catalog import make_server
 from tests.fixtures.http_answers import send_json
+from tests.upstream_oauth.oauth_server import returning_admin
 
 CONSOLE = "https://console.test"
 
