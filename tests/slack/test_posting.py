@@ -6,7 +6,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from approvals.calls import deciding, ending
+from approvals.calls import deciding, expiry
 from approvals.calls.lifecycle import call_binding
 from approvals.calls.models import Call
 from approvals.slack import messages
@@ -100,7 +100,7 @@ def test_it_updates_the_message_when_the_call_expires(slack, client_token, refun
     call = held_call(client_token, refund_tool)
     posted_message(call)
     Call.objects.filter(pk=call.pk).update(expires_at=call.received_at)
-    ending.expire_stale_calls()
+    expiry.expire_stale_calls()
     updated = slack.saying("chat.update", "Expired")
     assert set(buttons(updated)) == {"open"}
 
