@@ -4,11 +4,13 @@ from django.urls import path
 from approvals.signin import views as signin
 from approvals.views import (
     account,
+    app,
     audit,
     audit_reports,
     calls,
     catalog,
     connect,
+    devices,
     inputs,
     like_this,
     people,
@@ -99,4 +101,9 @@ urlpatterns = [
     path("account/keys/<int:pk>/revoke/", account.revoke, name="api_key_revoke"),
     path("account/connections/<slug:slug>/connect/", account.connect, name="account_connect"),
     path("account/connections/<slug:slug>/disconnect/", account.disconnect, name="account_disconnect"),
+    path("account/devices/", devices.device_add, name="push_device_add"),
+    path("account/devices/<int:pk>/remove/", devices.device_remove, name="push_device_remove"),
+    # At the root, so that the worker's scope is the whole console.
+    path("service-worker.js", app.service_worker, name="service_worker"),
+    path("manifest.webmanifest", app.manifest, name="web_manifest"),
 ]

@@ -2,7 +2,7 @@
 
 from celery import shared_task
 
-from approvals.actions import revocation, verification
+from approvals.actions import notify, revocation, verification
 from approvals.audit import checkpoints, forwarding, retention
 from approvals.calls import claims, ending
 from approvals.catalog import connecting, sync
@@ -30,6 +30,16 @@ def sync_all_servers():
 @shared_task
 def expire_stale_calls():
     return ending.expire_stale_calls() + revocation.cancel_calls_of_expired_tokens() + claims.escalate_due_calls()
+
+
+@shared_task
+def notify_call(call_id, event):
+    return notify.call_waits(call_id, event)
+
+
+@shared_task
+def notify_input(input_id):
+    return notify.input_waits(input_id)
 
 
 @shared_task

@@ -1,6 +1,6 @@
-"""A person's own page: who they are, their roles, their API keys (made, shown once, revoked), and their own
+"""A person's own page: who they are, their roles, their API keys (made, shown once, revoked), their own
 connections to the servers that take one per person (connected through the server's authorization server,
-forgotten)."""
+forgotten), and the devices that notify them of waiting calls (views/devices)."""
 
 from datetime import timedelta
 
@@ -12,7 +12,8 @@ from django.views.decorators.http import require_POST
 from approvals.api import keys
 from approvals.catalog import connections
 from approvals.catalog.connecting import ConnectError, console_url, start_connect
-from approvals.roles import ROLES
+from approvals.push import devices, vapid
+from approvals.roles import ROLES, can_decide
 from approvals.views import upstream_oauth
 from approvals.views.access import role_required
 
@@ -39,6 +40,8 @@ def account(request):
         "max_name": keys.MAX_NAME,
         "expiries": KEY_EXPIRY_CHOICES,
         "connections": connections.connections_of(request.user),
+        "push_devices": devices.devices_of(request.user) if can_decide(request.user) else None,
+        "vapid_key": vapid.public_key(),
     }
     return render(request, "approvals/account.html", context)
 
