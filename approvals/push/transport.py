@@ -8,7 +8,9 @@ small size.
 """
 
 import asyncio
+import ssl
 from dataclasses import dataclass
+from functools import lru_cache
 
 import httpx
 from pywebpush import WebPusher, WebPushException
@@ -43,6 +45,13 @@ class Push:
     ttl: int = 600
 
 
+@lru_cache(maxsize=1)
+def tls() -> ssl.SSLContext:
+    """httpx's own context (the system's CAs, or SSL_CERT_FILE's), made once per process: a notification waits on
+    nothing that a tenth of a second of loading CAs would add to each."""
+    return httpx.create_ssl_context()
+
+
 def encrypted(push: Push) -> tuple[bytes, dict[str, str]]:
     try:
         body = WebPusher(push.subscription).encode(push.payload, "aes128gcm")["body"]
@@ -63,31 +72,32 @@ class Transport:
         self.timeout, self.allowed_hosts = timeout, list(allowed_hosts)
 
     def send_all(self, pushes: list[Push]) -> list[PushError | None]:
-        """Each push sent at once, side by side; for each, None when the push service took it, else the error."""
+        """Each push sent at once, side by side, on one client; for each, None when the push service took it, else
+        the error."""
 
         async def all_of():
-            return await asyncio.gather(*(self.outcome(push) for push in pushes))
+            pinned = PinnedTransport(self.allowed_hosts, "WEB_PUSH_ALLOWED_HOSTS", https_only=True, verify=tls())
+            async with httpx.AsyncClient(timeout=self.timeout, follow_redirects=False, transport=pinned) as client:
+                return await asyncio.gather(*(self.outcome(client, push) for push in pushes))
 
         return asyncio.run(all_of())
 
-    async def outcome(self, push: Push) -> PushError | None:
+    async def outcome(self, client: httpx.AsyncClient, push: Push) -> PushError | None:
         try:
-            await self.send(push)
+            await self.send(client, push)
         except PushError as exc:
             return exc
         return None
 
-    async def send(self, push: Push):
+    async def send(self, client: httpx.AsyncClient, push: Push):
         endpoint = push.subscription["endpoint"]
         problem = url_problem(endpoint)
         if problem:
             raise PushError(problem)
         body, headers = encrypted(push)
-        pinned = PinnedTransport(self.allowed_hosts, "WEB_PUSH_ALLOWED_HOSTS", https_only=True)
         try:
             async with (
                 asyncio.timeout(self.timeout),
-                httpx.AsyncClient(timeout=self.timeout, follow_redirects=False, transport=pinned) as client,
                 client.stream("POST", endpoint, content=body, headers=headers) as response,
             ):
                 read = 0

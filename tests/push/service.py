@@ -6,6 +6,7 @@ import base64
 import json
 import os
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -52,6 +53,8 @@ class Received:
     claims: dict
     vapid_key: str
     payload: dict
+    # When it was taken (time.perf_counter), for bench/web_push_latency.py.
+    at: float
 
 
 class PushService:
@@ -80,7 +83,7 @@ class PushService:
         assert scheme == "vapid" and headers.get("content-encoding") == "aes128gcm" and int(headers["ttl"]) > 0
         payload = self.browsers[path].decrypt(body)
         with self.lock:
-            self.received.append(Received(path, headers, claims, fields["k"], payload))
+            self.received.append(Received(path, headers, claims, fields["k"], payload, time.perf_counter()))
             return self.answers.pop(0) if self.answers else 201
 
     def handler(self):

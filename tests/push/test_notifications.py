@@ -1,5 +1,6 @@
 """A call that waits for a person reaches the devices of those who may decide it: encrypted for each browser, signed
-with the console's VAPID key, sent after commit off the call's path, to a push service the test runs on loopback."""
+with the console's VAPID key, sent after commit off the call's path (by this process's threads embedded, by a celery
+worker on PostgreSQL and Redis), to a push service the test runs on loopback."""
 
 import pytest
 
@@ -22,7 +23,7 @@ def device_of(user, service, name):
 
 
 def test_it_sends_a_new_waiting_call_encrypted_to_every_device_of_those_who_may_decide(
-    push_service, client_token, refund_tool
+    sending, push_service, client_token, refund_tool
 ):
     service = push_service()
     ann, bob = make_user("ann", roles.OPERATOR), make_user("bob", roles.ADMIN)
@@ -51,7 +52,7 @@ def test_it_sends_a_new_waiting_call_encrypted_to_every_device_of_those_who_may_
     assert service.refused == []
 
 
-def test_it_forgets_a_device_whose_push_service_answers_410(push_service, client_token, refund_tool):
+def test_it_forgets_a_device_whose_push_service_answers_410(sending, push_service, client_token, refund_tool):
     service = push_service(410)
     ann = make_user("ann", roles.OPERATOR)
     device, _ = device_of(ann, service, "old-phone")
