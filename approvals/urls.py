@@ -4,7 +4,6 @@ from django.urls import path
 from approvals.signin import views as signin
 from approvals.views import (
     account,
-    app,
     audit,
     audit_reports,
     calls,
@@ -103,7 +102,4 @@ urlpatterns = [
     path("account/connections/<slug:slug>/disconnect/", account.disconnect, name="account_disconnect"),
     path("account/devices/", devices.device_add, name="push_device_add"),
     path("account/devices/<int:pk>/remove/", devices.device_remove, name="push_device_remove"),
-    # At the root, so that the worker's scope is the whole console.
-    path("service-worker.js", app.service_worker, name="service_worker"),
-    path("manifest.webmanifest", app.manifest, name="web_manifest"),
 ]

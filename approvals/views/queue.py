@@ -85,8 +85,9 @@ def decide(request, pk):
 
 
 def origin(request) -> dict:
-    """Where a decision came from, when not the queue: a page a notification opened names the person's own device."""
-    label = devices.label_of(request.user, request.POST.get(notify.MARKER))
+    """Where a decision came from, when not the queue: a page a notification opened names the person's own device
+    (in the decision's form, or in the edit page's address, to which its form posts)."""
+    label = devices.label_of(request.user, request.POST.get(notify.MARKER) or request.GET.get(notify.MARKER))
     return {"via": "push", "device": label} if label is not None else {}
 
 
@@ -163,6 +164,7 @@ def edit(request, pk):
             reason=editor.reason.strip(),
             edited_arguments=editor.edited_arguments(),
             shown_binding=editor.binding,
+            **origin(request),
         )
         if deciding.conflicted(outcome, editor.binding):
             return refuse(request, outcome.row, outcome.message)

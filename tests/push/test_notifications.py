@@ -38,9 +38,11 @@ def test_it_sends_a_new_waiting_call_encrypted_to_every_device_of_those_who_may_
     assert sorted(push.path for push in pushes) == ["/push/ann-phone", "/push/bob-laptop"]
     by_path = {push.path: push for push in pushes}
     payload = by_path["/push/ann-phone"].payload
+    # The arguments in the order the database keeps them (PostgreSQL's jsonb sorts its keys).
+    body, arguments = payload.pop("body").split("\n")
+    assert (body, sorted(arguments.split(", "))) == ("agent: shop_issue_refund", ["amount: 98.75", "order_id: 4242"])
     assert payload == {
         "title": f"Call {call.pk} waits for you",
-        "body": "agent: shop_issue_refund\norder_id: 4242, amount: 98.75",
         "url": f"/calls/{call.pk}/?push={phone.pk}",
         "tag": f"call-{call.pk}",
     }
@@ -95,7 +97,45 @@ def test_it_never_shows_a_value_whose_name_or_schema_says_it_is_secret(push_serv
     service = push_service()
     device_of(make_user("ann", roles.OPERATOR), service, "ann-phone")
 
-    pending_call(client_token, tool, {"user": "ann", "api_key": "sk-live-123", "pin_code": "0000", "zone": "eu"})
+    pending_call(client_token, tool, {"user": "ann", "api_key": "sk-live-123", "pin_code": "0000"})
 
-    body = service.pushes(1)[0].payload["body"]
-    assert body == "agent: shop_login\nuser: ann, api_key: (hidden), pin_code: (hidden) and 1 more"
+    body, arguments = service.pushes(1)[0].payload["body"].split("\n")
+    assert sorted(arguments.split(", ")) == ["api_key: (hidden)", "pin_code: (hidden)", "user: ann"]
+
+
+def test_it_tells_of_an_input_request_for_an_operator_and_not_of_one_the_client_answers(
+    push_service, client_token, refund_tool
+):
+    from approvals.inputs import requests
+    from approvals.inputs.models import InputRequest
+
+    service = push_service()
+    phone, _ = device_of(make_user("ann", roles.OPERATOR), service, "ann-phone")
+    call = pending_call(client_token, refund_tool)
+    service.pushes(1)
+    ask = {"message": "Which warehouse ships it?", "requestedSchema": {"type": "object", "properties": {}}}
+    requests.open_request(call, "elicitation/create", ask, InputRequest.Route.CLIENT)
+    asked = requests.open_request(call, "elicitation/create", ask, InputRequest.Route.OPERATOR)
+
+    later = service.pushes(2)[1]
+    assert later.payload == {
+        "title": f"Call {call.pk} asks for input",
+        "body": "agent: shop_issue_refund\nWhich warehouse ships it?",
+        "url": f"/inputs/{asked.pk}/?push={phone.pk}",
+        "tag": f"input-{asked.pk}",
+    }
+    assert len(service.received) == 2
+
+
+def test_it_tells_again_of_a_call_escalated_near_its_expiry(push_service, client_token, refund_tool):
+    from approvals.calls import claims
+
+    service = push_service()
+    device_of(make_user("ann", roles.OPERATOR), service, "ann-phone")
+    call = pending_call(client_token, refund_tool)
+    service.pushes(1)
+
+    assert claims.escalate(call.pk)
+
+    later = service.pushes(2)[1]
+    assert (later.payload["title"], later.payload["tag"]) == (f"Call {call.pk} expires soon", f"call-{call.pk}")

@@ -123,3 +123,18 @@ def test_it_serves_the_service_worker_over_the_whole_site_and_the_manifest_with_
     assert body["scope"] == "/" and body["start_url"] == "/queue/" and body["display"] == "standalone"
     for icon in body["icons"]:
         assert icon["src"].startswith("/static/icons/")
+
+
+def test_it_carries_the_device_through_edit_then_approve(client_token, refund_tool):
+    ann = make_user("ann", roles.OPERATOR)
+    phone = devices.turn_on(ann, Browser("https://push.example.net/a").subscription, "ann's phone")
+    call = pending_call(client_token, refund_tool, {"order_id": 7, "amount": 20})
+    client = signed_in(ann)
+    assert (
+        f"/queue/{call.pk}/edit/?push={phone.pk}" in client.get(f"/calls/{call.pk}/?push={phone.pk}").content.decode()
+    )
+
+    form = {"binding": call_binding(call), "arg-order_id": "7", "arg-amount": "15", "reason": "less"}
+    assert client.post(f"/queue/{call.pk}/edit/?push={phone.pk}", form).status_code == 302
+    edited = AuditEvent.objects.get(action="call.edited")
+    assert edited.data["via"] == "push" and edited.data["device"] == "ann's phone"

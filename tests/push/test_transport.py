@@ -65,3 +65,13 @@ def test_it_reads_the_vapid_key_as_pem_as_base64url_or_as_a_secret_it_derives_a_
     )
     with pytest.raises(ValueError, match="P-256"):
         vapid.public_key()
+
+
+def test_it_names_the_first_arguments_cut_short_and_counts_the_rest():
+    from approvals.push.texts import arguments_text
+
+    long = "x" * 100
+    text = arguments_text({"note": long, "a": 1, "b": [1, 2], "c": True, "d": None})
+    assert text == f"note: {long[:39]}…, a: 1, b: [1, 2] and 2 more"
+    assert arguments_text({"Password": "hunter2"}, {}) == "Password: (hidden)"
+    assert arguments_text("not an object") == ""
