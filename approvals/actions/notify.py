@@ -8,7 +8,7 @@ decision made there records that it came through a notification, and from which 
 """
 
 from django.contrib.auth.models import User
-from django.db.models import Q
+from django.db.models import Q, prefetch_related_objects
 from django.urls import reverse
 
 from approvals.calls import agent_tools, deciding
@@ -55,6 +55,7 @@ def call_waits(call_id, event: str) -> int:
     if call is None or call.status != Call.Status.PENDING or event not in CALL_EVENTS:
         return 0
     # Separation of duties and the approvals already in keep some people from approving: they are not asked.
+    prefetch_related_objects([call], "approvals")
     devices = [device for device in devices_of_deciders() if not deciding.approval_refusal(call, device.user)]
     kind = KINDS.get(call.kind, "Call")
     title = CALL_EVENTS[event].format(kind=kind, id=call.pk)
