@@ -5,7 +5,8 @@ approval the audit log records as made through push from that device.
 
 Chromium's own push service is Google's, out of reach here: the test stands in for it twice, answering
 PushManager.subscribe with a subscription to its loopback push service, and delivering what that service decrypted
-to the worker through the DevTools protocol (ServiceWorker.deliverPushMessage), as the browser would on receipt."""
+to the worker through the DevTools protocol (ServiceWorker.deliverPushMessage), as the browser would on receipt. The
+run saves the account page and the call's page at 390 px under test-results/screenshots/ (git-ignored), to look at."""
 
 import json
 
@@ -18,7 +19,7 @@ from approvals.calls.models import Call
 from approvals.push.models import PushDevice
 from approvals.push.vapid import public_key
 from tests.browser.test_people_browser import in_thread
-from tests.browser.test_queue_layout_browser import PHONE
+from tests.browser.test_queue_layout_browser import PHONE, SHOTS
 from tests.fixtures.calls import pending_call
 from tests.fixtures.waiting import wait_until
 from tests.push.service import PushService, b64
@@ -60,6 +61,8 @@ def test_it_subscribes_shows_a_waiting_call_and_opens_it_on_a_phone_to_approve_t
     page.get_by_label("Name of this device").fill("ann's phone")
     page.get_by_role("button", name="Turn on notifications").click()
     expect(page.locator("[data-push-device]")).to_contain_text("ann's phone")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=SHOTS / "account-390-devices.png", full_page=True)
     assert b64(bytes(page.evaluate("JSON.parse(sessionStorage.subscribedWith)"))) == key
     assert page.evaluate("navigator.serviceWorker.controller?.scriptURL") == live_console + "/service-worker.js"
 
@@ -98,6 +101,7 @@ def test_it_subscribes_shows_a_waiting_call_and_opens_it_on_a_phone_to_approve_t
     expect(approve).to_be_in_viewport()
     approve.tap()
     expect(page.locator("[data-outcome]")).to_contain_text("Approved")
+    page.screenshot(path=SHOTS / "call-390-through-push.png")
     context.close()
 
     assert in_thread(lambda: Call.objects.get(pk=call.pk).status) in (Call.Status.APPROVED, Call.Status.FORWARDED)
