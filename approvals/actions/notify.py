@@ -13,7 +13,7 @@ from django.urls import reverse
 
 from approvals.calls import agent_tools, deciding
 from approvals.calls.models import Call
-from approvals.db import after_commit
+from approvals.db import after_commit, batch_reads
 from approvals.inputs.models import InputRequest
 from approvals.push import sending, texts
 from approvals.push.models import PushDevice
@@ -30,12 +30,18 @@ KINDS = {"permission": "Permission request", "resource": "Read", "prompt": "Prom
 
 
 def announce_call(call: Call, event: str):
-    if event in CALL_EVENTS:
+    if event in CALL_EVENTS and anyone_notified():
         after_commit.off_path("approvals.tasks.notify_call", call.pk, event)
 
 
 def announce_input(request: InputRequest):
-    after_commit.off_path("approvals.tasks.notify_input", request.pk)
+    if anyone_notified():
+        after_commit.off_path("approvals.tasks.notify_input", request.pk)
+
+
+def anyone_notified() -> bool:
+    # Once per batch of calls written together: where no device takes notifications, nothing is handed on.
+    return batch_reads.once("push devices", PushDevice.objects.exists)
 
 
 def deciders():
