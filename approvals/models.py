@@ -22,6 +22,7 @@ from approvals.db.models import LookupStamp  # noqa: F401
 from approvals.inputs.models import InputRequest  # noqa: F401
 from approvals.oauth.models import OAuthGrant, RoleScope  # noqa: F401
 from approvals.policy.models import PolicyRule  # noqa: F401
+from approvals.push.models import PushDevice  # noqa: F401
 from approvals.signin.models import SsoIdentity  # noqa: F401
 from approvals.slack.models import SlackLink, SlackMessage  # noqa: F401
 from approvals.tokens.models import ClientToken, McpSession, RetiredSecret  # noqa: F401

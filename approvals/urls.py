@@ -9,6 +9,7 @@ from approvals.views import (
     calls,
     catalog,
     connect,
+    devices,
     inputs,
     like_this,
     people,
@@ -103,4 +104,6 @@ urlpatterns = [
     path("account/slack/link/<str:note>/", slack.slack_link, name="slack_link"),
     path("account/slack/<int:pk>/unlink/", slack.slack_unlink, name="slack_unlink"),
     path("slack/interactions/", slack.slack_interactions, name="slack_interactions"),
+    path("account/devices/", devices.device_add, name="push_device_add"),
+    path("account/devices/<int:pk>/remove/", devices.device_remove, name="push_device_remove"),
 ]

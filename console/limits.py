@@ -48,6 +48,10 @@ WEBHOOK_RETRY_SECONDS = float(os.environ.get("WEBHOOK_RETRY_SECONDS", 10))
 # Hosts (names, addresses or CIDR networks) an endpoint may be on although they are loopback, private or
 # link-local: every other such address is refused at delivery, so that webhooks cannot reach inside.
 WEBHOOK_ALLOWED_HOSTS = env_list("WEBHOOK_ALLOWED_HOSTS", [])
+# Web Push (approvals.push): the longest wait on a push service, and the hosts a subscription's endpoint may be on
+# although loopback or private (a push service is public and https; a listed host may use plain http).
+WEB_PUSH_TIMEOUT_SECONDS = float(os.environ.get("WEB_PUSH_TIMEOUT_SECONDS", 10))
+WEB_PUSH_ALLOWED_HOSTS = env_list("WEB_PUSH_ALLOWED_HOSTS", [])
 MAX_RESULT_BYTES = int(os.environ.get("MAX_RESULT_BYTES", 4 * 1024 * 1024))
 
 # The audit log: days events are kept (0: forever); admins may change it on the audit page.

@@ -34,6 +34,11 @@ AUDIT_KEY = secret("AUDIT_KEY", "audit_key")
 AUDIT_SIGNING_KEY = secret("AUDIT_SIGNING_KEY", "audit_signing_key")
 # Encrypts the credentials the database keeps (approvals/db/sealed.py): "new,old" while rotating.
 CREDENTIALS_KEY = secret("CREDENTIALS_KEY", "credentials_key")
+# Signs Web Push requests (VAPID, RFC 8292): a PEM or base64url P-256 private key, or any secret text whose SHA-256
+# makes the key (approvals.push.vapid). A new key makes every browser's subscription void.
+WEB_PUSH_VAPID_KEY = secret("WEB_PUSH_VAPID_KEY", "web_push_vapid_key")
+# Who push services may write to about the console's pushes (VAPID's `sub`): a mailto: or https URL.
+WEB_PUSH_CONTACT = os.environ.get("WEB_PUSH_CONTACT", "mailto:admin@localhost")
 DEBUG = env_bool("DEBUG")
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])

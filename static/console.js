@@ -1084,3 +1084,56 @@ document.addEventListener("DOMContentLoaded", () => {
     });
   });
 });
+
+// Notifications on this device (the account page): the browser subscribes with the console's VAPID key through
+// the service worker, and the form posts the subscription, which the console keeps as one of the person's devices.
+document.addEventListener("DOMContentLoaded", () => {
+  const holder = document.querySelector("[data-push-devices]");
+  if (!holder) return;
+  const form = holder.querySelector("[data-push-subscribe]");
+  const problem = holder.querySelector("[data-push-problem]");
+  const say = (text) => {
+    problem.textContent = text;
+    problem.hidden = false;
+  };
+  if (!("serviceWorker" in navigator) || !("PushManager" in window) || !window.isSecureContext) {
+    say("This browser cannot take notifications from this page: it needs the Push API and a secure (https) address.");
+    return;
+  }
+  // base64url, as the console gives it, to the bytes PushManager takes.
+  const keyBytes = (text) => {
+    const plain = atob(text.replace(/-/g, "+").replace(/_/g, "/") + "=".repeat((4 - (text.length % 4)) % 4));
+    return Uint8Array.from(plain, (c) => c.charCodeAt(0));
+  };
+  const device = () => {
+    const agent = navigator.userAgent;
+    const kind = /iPhone|iPad/.test(agent) ? "iPhone or iPad" : /Android/.test(agent) ? "Android device"
+      : /Mac OS X/.test(agent) ? "Mac" : /Windows/.test(agent) ? "Windows computer" : "computer";
+    const browser = /Edg\//.test(agent) ? "Edge" : /Firefox\//.test(agent) ? "Firefox"
+      : /Chrom(e|ium)\//.test(agent) ? "Chrome" : /Safari\//.test(agent) ? "Safari" : "a browser";
+    return `${browser} on ${kind}`;
+  };
+  const label = form.elements.label;
+  if (!label.value) label.value = device();
+  form.hidden = false;
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    problem.hidden = true;
+    try {
+      if ((await Notification.requestPermission()) !== "granted") {
+        say("Notifications are blocked for this site: allow them in the browser's site settings, then try again.");
+        return;
+      }
+      await navigator.serviceWorker.register(holder.dataset.serviceWorker, { scope: "/" });
+      const registration = await navigator.serviceWorker.ready;
+      const subscription = await registration.pushManager.subscribe({
+        userVisibleOnly: true,
+        applicationServerKey: keyBytes(holder.dataset.vapidKey),
+      });
+      form.elements.subscription.value = JSON.stringify(subscription.toJSON());
+      form.submit();
+    } catch (error) {
+      say(`The browser did not subscribe: ${error.message}`);
+    }
+  });
+});

@@ -60,6 +60,7 @@ SERVICE_TESTS = {
     # celery: webhooks sent by a worker, and the topology of several processes
     "tests/webhooks/test_deliveries.py": "deliveries queued to celery",
     "tests/webhooks/test_events.py": "events sent after commit",
+    "tests/push/test_notifications.py": "notifications sent after commit by a celery worker",
     "tests/topology/test_health.py": "the health of each service",
 }
 

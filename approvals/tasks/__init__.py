@@ -2,7 +2,7 @@
 
 from celery import shared_task
 
-from approvals.actions import revocation, verification
+from approvals.actions import notify, revocation, verification
 from approvals.audit import checkpoints, retention, siem_forwarding
 from approvals.calls import expiry
 from approvals.catalog import sync
@@ -32,6 +32,16 @@ def sync_all_servers():
 @shared_task
 def expire_stale_calls():
     return expiry.expire_stale_calls() + revocation.cancel_calls_of_expired_tokens() + expiry.escalate_due_calls()
+
+
+@shared_task
+def notify_call(call_id, event):
+    return notify.call_waits(call_id, event)
+
+
+@shared_task
+def notify_input(input_id):
+    return notify.input_waits(input_id)
 
 
 @shared_task

@@ -1,6 +1,6 @@
-"""A person's own page: who they are, their roles, their API keys (made, shown once, revoked), and their own
+"""A person's own page: who they are, their roles, their API keys (made, shown once, revoked), their own
 connections to the servers that take one per person (connected through the server's authorization server,
-forgotten)."""
+forgotten), and the devices that notify them of waiting calls (views/devices)."""
 
 from datetime import timedelta
 
@@ -10,7 +10,8 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from approvals.api import keys
-from approvals.roles import ROLES
+from approvals.push import devices, vapid
+from approvals.roles import ROLES, can_decide
 from approvals.slack import transport as slack_transport
 from approvals.upstream_oauth import connections
 from approvals.upstream_oauth.connecting import ConnectError, console_url, start_connect
@@ -42,6 +43,8 @@ def account(request):
         "connections": connections.connections_of(request.user),
         "slack_on": slack_transport.configured(),
         "slack_links": request.user.slack_links.all(),
+        "push_devices": devices.devices_of(request.user) if can_decide(request.user) else None,
+        "vapid_key": vapid.public_key(),
     }
     return render(request, "approvals/account.html", context)
 

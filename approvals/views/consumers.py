@@ -54,6 +54,8 @@ class OperatorConsumer(KeepsItsConnection, InputEvents, AsyncJsonWebsocketConsum
         self.statuses = rows.chosen_statuses(query.get("status", []))
         self.queue_filter = QueueFilter.from_query({name: values[0] for name, values in query.items()})
         self.call_id = whole_number(query.get("id", [""])[0]) if self.view == CALL else None
+        # A call's page a notification opened keeps naming its device in the forms pushed to it.
+        self.push_device = whole_number(query.get("push", [""])[0]) if self.view == CALL else None
         self.request = rows.fragment_request(user, self.scope.get("cookies", {}))
         self.live_groups = [events.OPERATORS, events.user_group(user.pk)]
         session = self.scope.get("session")
@@ -192,7 +194,7 @@ class OperatorConsumer(KeepsItsConnection, InputEvents, AsyncJsonWebsocketConsum
                 return ""
             return rows.render_fragment(rows.RECENT_ROW, self.request, call=call)
         if self.view == CALL and call.pk == self.call_id:
-            return rows.render_fragment(rows.CALL_BODY, self.request, call=call)
+            return rows.render_fragment(rows.CALL_BODY, self.request, call=call, push_device=self.push_device)
         return None
 
     def server_payload(self, server_id) -> dict | None:

@@ -59,6 +59,8 @@ EXCLUDED = {
     "oauth2_provider:dcr-register": "OAuth's registration endpoint, JSON",
     "oauth2_provider:dcr-register-management": "OAuth's registration endpoint, JSON",
     "upstream_client_metadata": "JSON metadata",
+    "web_manifest": "the web app's manifest, JSON (tests/push/test_pages.py)",
+    "service_worker": "the service worker's script (tests/browser/test_push_browser.py)",
     # The consent page shows only inside an OAuth client's authorization request (tests/oauth drive one).
     "oauth2_provider:authorize": "needs a registered OAuth client's request",
     # Redirects that show nothing of their own.
@@ -101,6 +103,8 @@ EXCLUDED = {
     "account_connect": "POST",
     "account_disconnect": "POST",
     "slack_unlink": "POST",
+    "push_device_add": "POST",
+    "push_device_remove": "POST",
     "person_roles": "POST",
     "person_deactivate": "POST",
     "person_reactivate": "POST",
