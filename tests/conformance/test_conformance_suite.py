@@ -105,6 +105,9 @@ def conformance_console(django_db_setup):
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
         # With REDIS_URL set a task would otherwise wait for a worker nobody started.
         "CELERY_TASK_ALWAYS_EAGER": "1",
+        # A server console_client.py deleted is announced in its own process only: the console's sweep finds it,
+        # and closes its session to the mock, which ends the scenario.
+        "STALE_CALLS_INTERVAL_SECONDS": "0.5",
     }
     with daphne(port, env):
         yield f"http://127.0.0.1:{port}/mcp"
