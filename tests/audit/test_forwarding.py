@@ -92,6 +92,8 @@ def test_it_forwards_2000_events_to_rsyslog_once_in_order(rsyslog, forward_to, t
     assert siem_forwarding.forward().sent == 0
 
 
+# A real outage of OUTAGE_SECONDS, the longest test of the suite: run once, on the services when that pass follows.
+@pytest.mark.services(once=True)
 @pytest.mark.django_db
 @pytest.mark.timeout(OUTAGE_SECONDS + 120)
 def test_it_sends_what_rsyslog_missed_while_stopped_with_no_gap(rsyslog, forward_to):

@@ -127,11 +127,15 @@ async def call_every_tool(console_url: str, server):
 def main():
     server_url = sys.argv[-1]
     setup_django()
+    from approvals.actions.servers import delete_server
     from tests.conformance import console_oauth
 
     console_base = console_oauth.console_base(os.environ["CONSOLE_MCP_URL"])
     server = add_upstream(server_url, os.environ.get("MCP_CONFORMANCE_SCENARIO", "scenario"), console_base)
     asyncio.run(call_every_tool(os.environ["CONSOLE_MCP_URL"], server))
+    # Done with the mock, as an admin deleting the server would be: the console closes its session to it (a stream
+    # it listens on included), which the CLI waits for before it ends the scenario.
+    delete_server(server)
 
 
 if __name__ == "__main__":

@@ -105,13 +105,24 @@ def conformance_console(django_db_setup):
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
         # With REDIS_URL set a task would otherwise wait for a worker nobody started.
         "CELERY_TASK_ALWAYS_EAGER": "1",
+        # A server console_client.py deleted is announced in its own process only: the console's sweep finds it,
+        # and closes its session to the mock, which ends the scenario.
+        "STALE_CALLS_INTERVAL_SECONDS": "0.5",
     }
     with daphne(port, env):
         yield f"http://127.0.0.1:{port}/mcp"
 
 
 @pytest.fixture
-def console_url(transactional_db, conformance_console):
+def console_allowing_all(transactional_db, conformance_console):
+    """The console's /mcp with an allow-all rule: what the client scenarios need, console_client.py adding the mock."""
+    PolicyRule.objects.create(name="allow all", action=PolicyRule.Action.ALLOW, tool_glob="*")
+    return conformance_console
+
+
+@pytest.fixture
+def console_url(console_allowing_all):
+    """The console's /mcp fronting the conformance upstream, for the suite's server scenarios."""
     server = add_server(
         name="Conformance",
         transport=Server.Transport.STDIO,
@@ -122,8 +133,7 @@ def console_url(transactional_db, conformance_console):
     )
     report = sync_server(server)
     assert report.ok and not report.rejected, report.summary()
-    PolicyRule.objects.create(name="allow all", action=PolicyRule.Action.ALLOW, tool_glob="*")
-    return conformance_console
+    return console_allowing_all
 
 
 def run_scenario(
@@ -179,19 +189,21 @@ def run_all(node: str, target: list[str], scenarios: list[str], tmp_path: Path, 
     assert not failing, f"conformance scenarios failed:\n{summary(results)}"
 
 
-def test_it_passes_the_client_scenarios_with_the_console_as_the_client(conformance_node, console_url, tmp_path):
+def test_it_passes_the_client_scenarios_with_the_console_as_the_client(
+    conformance_node, console_allowing_all, tmp_path
+):
     command = f"{sys.executable} {CONSOLE_CLIENT}"
     # The suite's mock servers listen without naming a host: the preload keeps them on loopback.
-    env = {**child_database_env(), **node_env(), "CONSOLE_MCP_URL": console_url}
+    env = {**child_database_env(), **node_env(), "CONSOLE_MCP_URL": console_allowing_all}
     run_all(conformance_node, ["client", "--command", command], CLIENT, tmp_path, env)
 
 
 @pytest.mark.parametrize("scenario", AUTH_CLIENT)
 def test_it_passes_the_authorization_scenarios_with_the_console_as_the_oauth_client(
-    conformance_node, console_url, tmp_path, scenario
+    conformance_node, console_allowing_all, tmp_path, scenario
 ):
     command = f"{sys.executable} {CONSOLE_CLIENT}"
-    env = {**child_database_env(), **node_env(), "CONSOLE_MCP_URL": console_url}
+    env = {**child_database_env(), **node_env(), "CONSOLE_MCP_URL": console_allowing_all}
     run_all(conformance_node, ["client", "--command", command], [scenario], tmp_path, env)
 
 

@@ -214,14 +214,15 @@ async def test_a_held_read_waits_on_a_stream_of_keep_alives_and_progress_then_en
 async def test_a_held_read_outlasts_a_clients_idle_timeout_through_keep_alives(
     mcp_url, secret, docs_open_rest_asked, settings, mode
 ):
-    settings.MCP_SSE_KEEPALIVE_SECONDS = 0.2
-    # A client that gives up on two seconds of silence, as proxies and many clients do.
-    impatient = httpx2.Timeout(30, read=2)
+    settings.MCP_SSE_KEEPALIVE_SECONDS = 0.1
+    # A client that gives up on a second of silence, as proxies and many clients do (after longer ones: both timings
+    # shortened alike, the keep-alives as many times more frequent).
+    impatient = httpx2.Timeout(30, read=1)
     http = create_mcp_http_client(headers={"Authorization": f"Bearer {secret}"}, timeout=impatient)
     async with Client(streamable_http_client(mcp_url, http_client=http), mode=mode) as client:
         reading = asyncio.ensure_future(client.read_resource("docs://readme"))
         await one_in(Call.Status.PENDING)
-        await asyncio.sleep(4.5)
+        await asyncio.sleep(2.5)
         await decided_when_pending(True)
         readme = await reading
 
