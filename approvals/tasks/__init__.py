@@ -2,13 +2,12 @@
 
 from celery import shared_task
 
-from approvals.actions import revocation, verification
+from approvals.actions import mcp_sessions, revocation, verification
 from approvals.audit import checkpoints, forwarding, retention
 from approvals.calls import claims, ending
 from approvals.catalog import connecting, sync
 from approvals.catalog.models import Server
 from approvals.db import sessions as browser_sessions
-from approvals.gateway import sessions
 from approvals.inputs import requests
 from approvals.oauth import grants, registrations
 from approvals.webhooks import sending
@@ -58,7 +57,7 @@ def prune_audit():
 def prune_sessions():
     """Legacy MCP sessions idle for a day, and browser sessions past their expiry."""
     browser_sessions.SessionStore.clear_expired()
-    return sessions.prune_sessions()
+    return mcp_sessions.prune_sessions()
 
 
 @shared_task
