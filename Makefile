@@ -30,7 +30,7 @@ migrate: install
 # make stays daphne's parent, and any process of its user may read make's environment in /proc: the keys come
 # from var/ or from files (SECRET_KEY_FILE, ...), never from make's environment. Run as root, the console runs
 # stdio servers as mcp-stdio, which is created here when missing.
-KEYS := SECRET_KEY AUDIT_KEY AUDIT_SIGNING_KEY CREDENTIALS_KEY
+KEYS := SECRET_KEY AUDIT_KEY AUDIT_SIGNING_KEY CREDENTIALS_KEY WEB_PUSH_VAPID_KEY
 keys-from-files:
 	@for key in $(KEYS); do \
 		if [ -n "$$(printenv $$key)" ]; then \

@@ -19,6 +19,7 @@ from approvals.inputs.models import InputRequest
 from approvals.oauth.models import RoleScope
 from approvals.policy.models import PolicyRule
 from approvals.signin.forms import ThrottledAdminAuthenticationForm
+from approvals.slack.models import SlackLink
 from approvals.tokens.models import ClientToken
 
 CREDENTIALS = ("usable_password", "client_secret")
@@ -123,9 +124,23 @@ class AuditedApplicationAdmin(AuditedAdmin, ApplicationAdmin):
 
 @admin.register(RoleScope)
 class RoleScopeAdmin(AuditedAdmin):
-    """What each role may let an OAuth client use on the consent page (approvals.oauth.limits)."""
+    """What each role may let an OAuth client use on the consent page (approvals.oauth.consent_limits)."""
 
     list_display = ("role", "tool_globs")
+
+
+@admin.register(SlackLink)
+class SlackLinkAdmin(AuditedAdmin):
+    """The Slack users who decide as people (approvals/slack/linking): seen and removed here, made only by the person
+    on their account page or by a confirmed email."""
+
+    list_display = ("user", "team_id", "slack_user_id", "slack_name", "how", "linked_at")
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
 
 
 @admin.register(User)

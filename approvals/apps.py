@@ -16,7 +16,7 @@ class ApprovalsConfig(AppConfig):
         from approvals.actions import announce, person_access
         from approvals.audit.chain import start_empty_log
         from approvals.db import lookups  # noqa: F401 (registers id__any_of)
-        from approvals.live import access
+        from approvals.live import access_changes
         from approvals.roles import ensure_roles
         from approvals.signin import signals, sso
 
@@ -25,6 +25,6 @@ class ApprovalsConfig(AppConfig):
         post_migrate.connect(start_empty_log, sender=self)
         sso.check_settings()
         signals.connect()
-        access.connect()
+        access_changes.connect()
         announce.connect()
         person_access.connect()

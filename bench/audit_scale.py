@@ -145,7 +145,7 @@ def measure_forwarding(fmt):
 
     from django.conf import settings
 
-    from approvals.audit import forwarding
+    from approvals.audit import siem_forwarding
     from approvals.audit.models import AuditForwardCursor
 
     sink = subprocess.Popen([sys.executable, "-c", SINK], stdout=subprocess.PIPE, text=True)
@@ -154,7 +154,7 @@ def measure_forwarding(fmt):
         settings.AUDIT_FORWARD_URL, settings.AUDIT_FORWARD_FORMAT = f"syslog+tcp://127.0.0.1:{port}", fmt
         AuditForwardCursor.objects.all().delete()
         start = time.perf_counter()
-        forwarded = forwarding.forward(budget_seconds=3600)
+        forwarded = siem_forwarding.forward(budget_seconds=3600)
         seconds = time.perf_counter() - start
         assert not forwarded.error, forwarded.error
         return forwarded.sent, seconds

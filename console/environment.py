@@ -67,7 +67,12 @@ def embedded_secret(name):
 
 
 def secret(name, embedded):
-    """A key from the environment, else from the file NAME_FILE names, else embedded_secret(`embedded`).
+    """A key from the environment, else from the file NAME_FILE names, else embedded_secret(`embedded`)."""
+    return given_secret(name) or embedded_secret(embedded)
+
+
+def given_secret(name) -> str:
+    """A secret from the environment, else from the file NAME_FILE names, else "".
 
     A file keeps it out of the environment of whatever starts the console (a shell, make), which stays readable
     in that process's /proc/<pid>/environ while the console runs."""
@@ -75,4 +80,4 @@ def secret(name, embedded):
         return os.environ[name]
     if os.environ.get(f"{name}_FILE"):
         return Path(os.environ[f"{name}_FILE"]).read_text().strip()
-    return embedded_secret(embedded)
+    return ""

@@ -5,7 +5,7 @@ import os
 
 from django.core.exceptions import ImproperlyConfigured
 
-from approvals.signin.claims import parse_role_map
+from approvals.signin.oidc_claims import parse_role_map
 from console.environment import env_bool, env_list
 
 # Single sign-on with an OpenID provider (approvals/signin/sso.py, docs/sso.md), offered while OIDC_ISSUER is set.

@@ -48,13 +48,17 @@ WEBHOOK_RETRY_SECONDS = float(os.environ.get("WEBHOOK_RETRY_SECONDS", 10))
 # Hosts (names, addresses or CIDR networks) an endpoint may be on although they are loopback, private or
 # link-local: every other such address is refused at delivery, so that webhooks cannot reach inside.
 WEBHOOK_ALLOWED_HOSTS = env_list("WEBHOOK_ALLOWED_HOSTS", [])
+# Web Push (approvals.push): the longest wait on a push service, and the hosts a subscription's endpoint may be on
+# although loopback or private (a push service is public and https; a listed host may use plain http).
+WEB_PUSH_TIMEOUT_SECONDS = float(os.environ.get("WEB_PUSH_TIMEOUT_SECONDS", 10))
+WEB_PUSH_ALLOWED_HOSTS = env_list("WEB_PUSH_ALLOWED_HOSTS", [])
 MAX_RESULT_BYTES = int(os.environ.get("MAX_RESULT_BYTES", 4 * 1024 * 1024))
 
 # The audit log: days events are kept (0: forever); admins may change it on the audit page.
 AUDIT_RETENTION_DAYS = int(os.environ.get("AUDIT_RETENTION_DAYS", 0))
 # Arguments and results live whole in the call's row; an audit event carries their digest, size and this much.
 AUDIT_PREVIEW_BYTES = int(os.environ.get("AUDIT_PREVIEW_BYTES", 2048))
-# Forwarding the audit log to a SIEM (approvals.audit.forwarding; docs/siem.md): where, in which form, the CA
+# Forwarding the audit log to a SIEM (approvals.audit.siem_forwarding; docs/siem.md): where, in which form, the CA
 # that signed a TLS receiver's certificate (else the system's), a HEC collector's token, the longest wait.
 AUDIT_FORWARD_URL = os.environ.get("AUDIT_FORWARD_URL", "").strip()
 if AUDIT_FORWARD_URL and (problem := forward_url_problem(AUDIT_FORWARD_URL)):

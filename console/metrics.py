@@ -20,7 +20,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.multiprocess import MultiProcessCollector
 
-from approvals.audit import forwarding
+from approvals.audit import siem_forwarding
 from approvals.audit.models import AuditVerification
 from approvals.calls.models import Call
 from approvals.catalog import review
@@ -41,7 +41,7 @@ class DatabaseState:
             pending = Call.objects.filter(status=Call.Status.PENDING).count()
             to_review = review.review_count()
             last = AuditVerification.objects.filter(finished_at__isnull=False).order_by("-finished_at", "-id").first()
-            lag = forwarding.lag()
+            lag = siem_forwarding.lag()
         except Exception:
             # The processes' own samples are still worth a scrape; the database's state is left out of this one.
             log.warning("the metrics read from the database could not be read", exc_info=True)
@@ -67,7 +67,7 @@ class DatabaseState:
             yield from forwarding_lag(lag)
 
 
-def forwarding_lag(lag: forwarding.Lag):
+def forwarding_lag(lag: siem_forwarding.Lag):
     """How far the SIEM is behind (AUDIT_FORWARD_URL set); where it is and why it failed stay on the audit page."""
     yield GaugeMetricFamily(
         "mcp_console_audit_forward_events_behind", "Audit events the SIEM has not acknowledged.", lag.events

@@ -24,6 +24,7 @@ from console.environment import (
 )
 from console.identity_settings import *  # noqa: F403
 from console.limits import *  # noqa: F403
+from console.slack_settings import *  # noqa: F403
 
 SECRET_KEY = secret("SECRET_KEY", "secret_key")
 # Keys the audit chain's links (HMAC-SHA256): kept out of the database, so that its owner cannot forge them.
@@ -33,6 +34,11 @@ AUDIT_KEY = secret("AUDIT_KEY", "audit_key")
 AUDIT_SIGNING_KEY = secret("AUDIT_SIGNING_KEY", "audit_signing_key")
 # Encrypts the credentials the database keeps (approvals/db/sealed.py): "new,old" while rotating.
 CREDENTIALS_KEY = secret("CREDENTIALS_KEY", "credentials_key")
+# Signs Web Push requests (VAPID, RFC 8292): a PEM or base64url P-256 private key, or any secret text whose SHA-256
+# makes the key (approvals.push.vapid). A new key makes every browser's subscription void.
+WEB_PUSH_VAPID_KEY = secret("WEB_PUSH_VAPID_KEY", "web_push_vapid_key")
+# Who push services may write to about the console's pushes (VAPID's `sub`): a mailto: or https URL.
+WEB_PUSH_CONTACT = os.environ.get("WEB_PUSH_CONTACT", "mailto:admin@localhost")
 DEBUG = env_bool("DEBUG")
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
@@ -188,6 +194,7 @@ CELERY_BEAT_SCHEDULE = {
     "prune-sessions": {"task": "approvals.tasks.prune_sessions", "schedule": 3600.0},
     "prune-oauth": {"task": "approvals.tasks.prune_oauth", "schedule": 3600.0},
     "send-due-webhooks": {"task": "approvals.tasks.send_due_webhooks", "schedule": 60.0},
+    "post-due-slack-messages": {"task": "approvals.tasks.slack_post_due", "schedule": 60.0},
     "verify-audit-chain": {
         "task": "approvals.tasks.verify_audit_chain",
         "schedule": float(os.environ.get("AUDIT_VERIFY_INTERVAL_SECONDS", 3600)),

@@ -3,7 +3,7 @@ from django.urls import include, path
 
 from approvals.api.site import api
 from approvals.gateway import endpoint
-from approvals.views import oauth, upstream_oauth
+from approvals.views import app, oauth, upstream_oauth
 
 oauth_urlpatterns = [
     path(".well-known/oauth-authorization-server", oauth.metadata, name="oauth-server-metadata"),
@@ -29,6 +29,10 @@ urlpatterns = [
     # callback is bound to its flow by `state`, and the metadata document is public by nature.
     path("oauth/upstream/callback", upstream_oauth.callback, name="upstream_oauth_callback"),
     path("oauth/upstream/client-metadata.json", upstream_oauth.client_metadata, name="upstream_client_metadata"),
+    # The console as an installable web app (docs/notifications.md): open to any browser, as a browser fetches a
+    # manifest without cookies; at the root, so that the service worker's scope is the whole console.
+    path("manifest.webmanifest", app.manifest, name="web_manifest"),
+    path("service-worker.js", app.service_worker, name="service_worker"),
     # The authorization server (docs/oauth.md), under the names django-oauth-toolkit reverses.
     path("", include((oauth_urlpatterns, "oauth2_provider"))),
     path("", include("approvals.urls")),

@@ -571,10 +571,11 @@ document.addEventListener("DOMContentLoaded", () => {
     if (head) head.after(note);
     else holder.prepend(note);
   };
-  const holderOf = (id) => detailOf(id) || document.querySelector(`[data-call-row="${id}"]`);
+  // An input request's own page holds its card, whose element id is the row's.
+  const holderOf = (id) => detailOf(id) || document.querySelector(`[data-call-row="${id}"]`) || document.getElementById(id);
 
   // A request that did not get through stays on the page, to be sent again; the page never leaves for an error page.
-  const showUnsent = (form, id) => {
+  const showUnsent = (form, id, submitter) => {
     const holder = holderOf(id);
     if (!holder) return;
     holder.querySelector(".notice")?.remove();
@@ -589,7 +590,7 @@ document.addEventListener("DOMContentLoaded", () => {
     retry.textContent = "retry";
     retry.addEventListener("click", () => {
       note.remove();
-      if (form.isConnected) form.requestSubmit();
+      if (form.isConnected) form.requestSubmit(submitter?.isConnected ? submitter : null);
     });
     note.append(connected() ? "Not sent: " : "Not sent (not connected): ", retry);
     const head = holder.querySelector(".call-head, .pagehead");
@@ -597,31 +598,67 @@ document.addEventListener("DOMContentLoaded", () => {
     else holder.prepend(note);
   };
 
-  document.addEventListener("submit", async (event) => {
-    const form = event.target.closest("form[data-decide], form[data-claim]");
-    if (!form) return;
-    event.preventDefault();
-    const id = form.closest("[data-call-detail]")?.dataset.callDetail || form.closest("[data-call-row]")?.dataset.callRow;
-    if (form.closest(".left")) return;
-    if (!connected()) {
-      showUnsent(form, id);
+  // An input request's answer: a form to correct comes back in place; one that went, on its own page, returns to
+  // where the form was opened from, as without a script.
+  const settleInput = (form, id, response, answer) => {
+    if (response.ok && queueRow(id)) {
+      dropRow(id, "", { status: answer.status });
+      deciding.delete(id);
+      logLeft(`Input request ${id.replace("input-", "")}: ${answer.message}`, `/inputs/${id.replace("input-", "")}/`);
       return;
     }
-    const decides = form.matches("[data-decide]");
+    deciding.delete(id);
+    if (answer.form_html) {
+      const corrected = fragment(answer.form_html);
+      form.replaceWith(corrected);
+      corrected.querySelector('[aria-invalid="true"], .invalid input, .invalid select, .invalid textarea')?.focus();
+      return;
+    }
+    if (response.ok) {
+      location.assign(form.querySelector('input[name="next"]')?.value || "/queue/");
+      return;
+    }
+    notices.set(id, answer);
+    showNotice(holderOf(id), id);
+  };
+
+  document.addEventListener("submit", async (event) => {
+    const form = event.target.closest("form[data-decide], form[data-claim], form[data-input-form]");
+    if (!form) return;
+    event.preventDefault();
+    const card = form.closest("[data-input-card]");
+    const id = form.closest("[data-call-detail]")?.dataset.callDetail || form.closest("[data-call-row]")?.dataset.callRow
+      || (card && `input-${card.dataset.inputCard}`);
+    if (form.closest(".left")) return;
+    // An input form's buttons name the answer (accept, decline, cancel): the one pressed goes with the form.
+    const submitter = form.matches("[data-input-form]") ? event.submitter : null;
+    if (!connected()) {
+      showUnsent(form, id, submitter);
+      return;
+    }
+    const decides = form.matches("[data-decide], [data-input-form]");
+    // Read before the buttons are disabled: a disabled submitter sends no value. (An input form's buttons are named
+    // "action", which shadows form.action: the attribute is read below.)
+    const body = new FormData(form, submitter);
     const buttons = [...(form.closest(".decide") || form).querySelectorAll("button")].filter((button) => !button.disabled);
     buttons.forEach((button) => { button.disabled = true; });
     if (decides) deciding.add(id);
     let response;
     let answer;
     try {
-      response = await fetch(form.action, {
-        method: "POST", body: new FormData(form), credentials: "same-origin", headers: { Accept: "application/json" },
+      response = await fetch(form.getAttribute("action"), {
+        method: "POST", body, credentials: "same-origin", headers: { Accept: "application/json" },
       });
       answer = await response.json();
     } catch (error) {
       deciding.delete(id);
       buttons.forEach((button) => { button.disabled = !connected(); });
-      showUnsent(form, id);
+      showUnsent(form, id, submitter);
+      return;
+    }
+    if (card) {
+      settleInput(form, id, response, answer);
+      buttons.forEach((button) => { button.disabled = !connected(); });
       return;
     }
     const row = queueRow(id);
@@ -1045,5 +1082,58 @@ document.addEventListener("DOMContentLoaded", () => {
     all.addEventListener("change", () => {
       all.closest("form").querySelectorAll('tbody input[type="checkbox"]').forEach((box) => { box.checked = all.checked; });
     });
+  });
+});
+
+// Notifications on this device (the account page): the browser subscribes with the console's VAPID key through
+// the service worker, and the form posts the subscription, which the console keeps as one of the person's devices.
+document.addEventListener("DOMContentLoaded", () => {
+  const holder = document.querySelector("[data-push-devices]");
+  if (!holder) return;
+  const form = holder.querySelector("[data-push-subscribe]");
+  const problem = holder.querySelector("[data-push-problem]");
+  const say = (text) => {
+    problem.textContent = text;
+    problem.hidden = false;
+  };
+  if (!("serviceWorker" in navigator) || !("PushManager" in window) || !window.isSecureContext) {
+    say("This browser cannot take notifications from this page: it needs the Push API and a secure (https) address.");
+    return;
+  }
+  // base64url, as the console gives it, to the bytes PushManager takes.
+  const keyBytes = (text) => {
+    const plain = atob(text.replace(/-/g, "+").replace(/_/g, "/") + "=".repeat((4 - (text.length % 4)) % 4));
+    return Uint8Array.from(plain, (c) => c.charCodeAt(0));
+  };
+  const device = () => {
+    const agent = navigator.userAgent;
+    const kind = /iPhone|iPad/.test(agent) ? "iPhone or iPad" : /Android/.test(agent) ? "Android device"
+      : /Mac OS X/.test(agent) ? "Mac" : /Windows/.test(agent) ? "Windows computer" : "computer";
+    const browser = /Edg\//.test(agent) ? "Edge" : /Firefox\//.test(agent) ? "Firefox"
+      : /Chrom(e|ium)\//.test(agent) ? "Chrome" : /Safari\//.test(agent) ? "Safari" : "a browser";
+    return `${browser} on ${kind}`;
+  };
+  const label = form.elements.label;
+  if (!label.value) label.value = device();
+  form.hidden = false;
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    problem.hidden = true;
+    try {
+      if ((await Notification.requestPermission()) !== "granted") {
+        say("Notifications are blocked for this site: allow them in the browser's site settings, then try again.");
+        return;
+      }
+      await navigator.serviceWorker.register(holder.dataset.serviceWorker, { scope: "/" });
+      const registration = await navigator.serviceWorker.ready;
+      const subscription = await registration.pushManager.subscribe({
+        userVisibleOnly: true,
+        applicationServerKey: keyBytes(holder.dataset.vapidKey),
+      });
+      form.elements.subscription.value = JSON.stringify(subscription.toJSON());
+      form.submit();
+    } catch (error) {
+      say(`The browser did not subscribe: ${error.message}`);
+    }
   });
 });

@@ -29,15 +29,15 @@ SERVICE_TESTS = {
     "tests/calls/test_listening.py": "waiting on a row through the channel layer",
     "tests/calls/test_waiting.py": "waiting for a decision",
     "tests/calls/test_token_expiry.py": "the periodic task that ends expired tokens",
-    "tests/queue/test_claims.py": "claiming a call under its row lock",
+    "tests/queue/test_taking.py": "taking a call under its row lock",
     "tests/queue/test_live_socket.py": "the queue's websocket through the channel layer",
     "tests/queue/test_queue_groups.py": "the consumer's groups in the channel layer",
     # the catalog: review and sync under locks, upstream tokens claimed by one refresher
     "tests/catalog/test_surface_review.py": "a review under the entry's row lock",
     "tests/catalog/test_sync.py": "a server's sync under its row lock",
-    "tests/catalog/test_watch.py": "change detection and its lock",
-    "tests/catalog/test_upstream_token_renewal.py": "one refresh claimed among racing writers",
-    "tests/catalog/test_upstream_oauth.py": "connecting and refreshing an upstream grant",
+    "tests/catalog/test_upstream_notifications.py": "a list change's sync, coalesced through the shared cache",
+    "tests/upstream_oauth/test_upstream_token_renewal.py": "one refresh claimed among racing writers",
+    "tests/upstream_oauth/test_upstream_oauth.py": "connecting and refreshing an upstream grant",
     # the gateway: rate limits in the cache, kept lookups and sessions, news through the channel layer
     "tests/gateway/test_kept_lookups.py": "lookups kept in the cache",
     "tests/gateway/test_session_pruning.py": "pruning sessions by hand-written SQL",
@@ -60,6 +60,7 @@ SERVICE_TESTS = {
     # celery: webhooks sent by a worker, and the topology of several processes
     "tests/webhooks/test_deliveries.py": "deliveries queued to celery",
     "tests/webhooks/test_events.py": "events sent after commit",
+    "tests/push/test_notifications.py": "notifications sent after commit by a celery worker",
     "tests/topology/test_health.py": "the health of each service",
 }
 

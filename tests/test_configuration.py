@@ -10,7 +10,10 @@ from tests.fixtures.processes import start_console
 
 ROOT = Path(__file__).resolve().parents[1]
 # settings.py and the modules it takes its settings from; environment.py defines the helpers the others read with.
-SETTINGS = [ROOT / "console" / name for name in ("environment.py", "settings.py", "limits.py", "identity_settings.py")]
+SETTINGS = [
+    ROOT / "console" / name
+    for name in ("environment.py", "settings.py", "limits.py", "identity_settings.py", "slack_settings.py")
+]
 README = ROOT / "README.md"
 ENVIRON_READERS = {"os.environ.get", "os.getenv", "os.environ.setdefault", "os.environ.pop"}
 
@@ -35,15 +38,26 @@ def environment_key(node):
 
 
 def environment_helpers(tree: ast.Module) -> set[str]:
-    """The module's functions that read the variable their first parameter names (env_bool, env_list)."""
-    helpers = set()
-    for function in tree.body:
-        if isinstance(function, ast.FunctionDef) and function.args.args:
-            parameter = function.args.args[0].arg
-            keys = (environment_key(node) for node in ast.walk(function))
-            if any(isinstance(key, ast.Name) and key.id == parameter for key in keys):
-                helpers.add(function.name)
-    return helpers
+    """The module's functions that read the variable their first parameter names (env_bool, env_list), themselves or
+    through another such function (secret, through given_secret)."""
+    functions = [f for f in tree.body if isinstance(f, ast.FunctionDef) and f.args.args]
+    helpers: set[str] = set()
+    while True:
+        found = {function.name for function in functions if reads_its_first_parameter(function, helpers)}
+        if found == helpers:
+            return helpers
+        helpers = found
+
+
+def reads_its_first_parameter(function: ast.FunctionDef, helpers: set[str]) -> bool:
+    parameter = function.args.args[0].arg
+    for node in ast.walk(function):
+        key = environment_key(node)
+        if key is None and isinstance(node, ast.Call) and dotted(node.func) in helpers and node.args:
+            key = node.args[0]
+        if isinstance(key, ast.Name) and key.id == parameter:
+            return True
+    return False
 
 
 def names_read_from_the_environment(source: str) -> set[str]:

@@ -3,14 +3,18 @@
 The packages that change calls and input requests send live.events.row_changed with the
 row and the live event it is, inside the transaction of the change. Here it fans out, in
 that transaction: to the live groups (the request waiting on the row, the operators'
-pages), to the API's event journal, and to webhooks, whose delivery rows are written with
-the change. `connect` runs as the app starts (approvals.apps).
+pages), to the API's event journal, to webhooks, whose delivery rows are written with
+the change, to Slack, whose messages are posted and updated after commit, and to the devices
+of the people a waiting call or input request asks for (notify, after commit). `connect` runs
+as the app starts (approvals.apps).
 """
 
+from approvals.actions import notify
 from approvals.calls.models import Call
 from approvals.calls.observed import observed
 from approvals.inputs.models import InputRequest
 from approvals.live import events, journal
+from approvals.slack import messages as slack
 from approvals.webhooks import announce as webhooks
 
 # A call's live events and the webhook each is, when it is one.
@@ -28,6 +32,8 @@ def call_changed(sender, row: Call, event: str, decided: bool = False, **kwargs)
     events.send_call_event(row, event)
     observed(row, decided)
     journal.note(event, call_id=row.pk, status=row.status)
+    slack.call_changed(row, event)
+    notify.announce_call(row, event)
     if event == "call.escalated":
         webhooks.call_escalated(row)
         return
@@ -41,3 +47,4 @@ def input_changed(sender, row: InputRequest, event: str, **kwargs):
     journal.note(event, input_id=row.pk, call_id=row.call_id, status=row.status)
     if event == "input.pending" and row.routed_to == InputRequest.Route.OPERATOR:
         webhooks.input_requested(row)
+        notify.announce_input(row)

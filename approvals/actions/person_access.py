@@ -21,7 +21,7 @@ from approvals.actions.revocation import end_calls_and_grant
 from approvals.audit import chain
 from approvals.db.sessions import end_sessions_of
 from approvals.live import events
-from approvals.oauth import grants
+from approvals.oauth import consent_tokens
 from approvals.roles import has_role
 from approvals.tokens.credentials import actor_of
 from approvals.tokens.models import ClientToken
@@ -71,7 +71,7 @@ def end_person_access(person, reason: str, actor=None) -> Ended:
     keys = person.api_keys.filter(revoked_at__isnull=True)
     key_names = [f"{name} ({prefix}…)" for name, prefix in keys.values_list("name", "prefix")]
     keys.update(revoked_at=now)
-    oauth = grants.end_grants_of(person)
+    oauth = consent_tokens.end_grants_of(person)
     sessions = end_sessions_of(person.pk)
     # As revoke_token does: the calls' rows are locked before the audit head, appended to once at the end.
     with chain.batch():

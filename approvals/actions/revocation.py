@@ -11,7 +11,7 @@ from approvals.audit.chain import SYSTEM
 from approvals.audit.snapshots import snapshot
 from approvals.calls import ending
 from approvals.calls.models import Call
-from approvals.oauth import grants
+from approvals.oauth import consent_tokens
 from approvals.tokens.credentials import AUDITED, actor_of, stamp
 from approvals.tokens.models import ClientToken
 
@@ -40,7 +40,7 @@ def end_calls_and_grant(token: ClientToken, reason: str, actor) -> int:
     """What a revoked token leaves: its waiting calls cancelled (their clients told `reason`), the refresh tokens
     of its OAuth grant revoked. How many calls were cancelled."""
     cancelled = ending.cancel_unforwarded(Call.objects.filter(token=token), reason, actor)
-    grants.end_grant(token)
+    consent_tokens.end_grant(token)
     return cancelled
 
 

@@ -13,9 +13,10 @@ from approvals.audit.chain import SYSTEM
 from approvals.audit.snapshots import snapshot
 from approvals.calls import ending
 from approvals.calls.models import Call
-from approvals.catalog import registering, sync
+from approvals.catalog import sync
 from approvals.catalog.models import Server
 from approvals.live import events
+from approvals.upstream_oauth import registering
 
 # What the audit log may show of a server; headers and env are credentials, so
 # only the names of those that changed are recorded.
@@ -32,6 +33,7 @@ AUDITED_FIELDS = [
     "oauth",
     "connection",
     "resource_indicator",
+    "slack_channel",
 ]
 
 
@@ -48,6 +50,7 @@ def add_server(
     enabled=True,
     tool_prefix=None,
     input_routing=Server.InputRouting.OPERATOR,
+    slack_channel="",
     changes=Server.Changes.REVIEW,
     accept_tools=False,
     schedule_sync=True,
@@ -74,6 +77,7 @@ def add_server(
         trusted=trusted,
         enabled=enabled,
         input_routing=input_routing,
+        slack_channel=slack_channel,
         changes=changes,
         accept_next_listing=accept_tools,
         oauth=Server.OAuth.AUTHORIZATION_CODE if client_id and oauth == Server.OAuth.NONE else oauth,

@@ -24,7 +24,7 @@ from approvals.api.schemas import Error
 from approvals.db.consumer_db import db_sync_to_async
 from approvals.live import events as live_events
 from approvals.live import journal, waiting
-from approvals.live.access import signed_in_user
+from approvals.live.access_changes import signed_in_user
 from approvals.roles import VIEW_CALLS, can_view_calls
 
 router = Router(tags=["events"])

@@ -78,6 +78,10 @@ ACTIONS: dict[str, str] = {
     "oauth.refreshed": "a client's OAuth grant was refreshed",
     "api_key.created": "an API key was created",
     "api_key.revoked": "an API key was revoked",
+    # Devices that take notifications of waiting calls (Web Push).
+    "push.device_added": "a person turned notifications on for a device",
+    "push.device_removed": "a person removed one of their notification devices",
+    "push.device_forgotten": "a push service said a device is gone (404 or 410), and it was forgotten",
     # The policy.
     "rule.created": "a policy rule was created",
     "rule.changed": "a policy rule was changed",
@@ -108,6 +112,10 @@ ACTIONS: dict[str, str] = {
     "webhook.deleted": "a webhook endpoint was deleted",
     "webhook.redelivered": "a webhook delivery was sent again",
     "webhook.tested": "a test event was sent to a webhook endpoint",
+    # Slack approvals (approvals/slack); a decision taken in Slack is call.approved or call.denied, via slack.
+    "slack.linked": "a Slack user was linked to a console person, who decides as that person in Slack",
+    "slack.unlinked": "a person removed the link of a Slack user to them",
+    "slack.refused": "a signed click in Slack decided nothing: its Slack user is not linked, or may not decide",
 }
 
 

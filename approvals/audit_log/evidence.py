@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from django.utils import timezone
 
+from approvals.actions import verification
 from approvals.audit import checkpoints
 from approvals.audit.models import AuditCheckpoint, AuditEvent, AuditVerification
 from approvals.audit_log import export, states
@@ -33,6 +34,15 @@ class Period:
     until: object
     first_seq: int
     last_seq: int
+
+
+def make_pack(target, since, until, run_by: str) -> dict:
+    """The pack of the period into `target`, for the command and the audit page alike: the chain verified and a
+    checkpoint signed first. Empty or checkpoints.Refused when there is none to make."""
+    chosen = period(since, until)
+    verified = verification.run(run_by)
+    checkpoints.take()
+    return write_pack(target, chosen, checkpoints.first_from(chosen.last_seq), verified)
 
 
 def period(since, until) -> Period:

@@ -33,7 +33,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from approvals.audit.chain import SYSTEM
-from approvals.calls import ending, holding
+from approvals.calls import batched_writes, ending
 from approvals.calls.models import Call
 from approvals.inputs import requests
 from approvals.live import events, waiting
@@ -94,7 +94,7 @@ async def continue_call(ctx: ClientContext, jsonrpc_id, params: dict, emit, tool
     try:
         return await outcome(call, ctx)
     except asyncio.CancelledError:
-        await asyncio.shield(holding.cancel_for_the_client(call.pk, ctx.token))
+        await asyncio.shield(batched_writes.cancel_for_the_client(call.pk, ctx.token))
         raise
 
 

@@ -1,13 +1,11 @@
 """How a call ends short of a decision, or once it ran: expired, cancelled, abandoned, failed, forwarded, answered.
 
 Each end is a conditional move (db.transitions) with its audit events and its live event,
-so that of an end racing with a decision only one wins.
+so that of an end racing with a decision only one wins. When a held call expires is calls.expiry's.
 """
 
 import time
-from datetime import timedelta
 
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -62,24 +60,6 @@ def cancel_by_request(token: ClientToken, session_id: str, jsonrpc_id, reason: s
     # JSON ids compare by value and type: the request id 1 is not the request id "1".
     matching = [pk for pk, rid in ids if rid == jsonrpc_id and type(rid) is type(jsonrpc_id)]
     return any(cancel_running(pk, reason or "cancelled by the client", Actor.client(token)) for pk in matching)
-
-
-def expire_stale_calls() -> int:
-    """End calls whose waiting request is gone (a crashed or restarted process), so none is left hanging.
-
-    Pending calls past their deadline expire; open calls whose process stopped renewing
-    their lease are abandoned; approved or running calls that no answer could still
-    reach (past the upstream call timeout) fail.
-    """
-    now = timezone.now()
-    stale = Call.objects.filter(status=Call.Status.PENDING, expires_at__lte=now).only("received_at", "expires_at")
-    expired = sum(end_pending(call.pk, Call.Status.EXPIRED, expired_reason(call)) for call in list(stale))
-    abandoned = end_abandoned_calls()
-    # A minute's grace beyond the longest an upstream call may take, for the answer to be written.
-    cutoff = now - timedelta(seconds=settings.UPSTREAM_CALL_TIMEOUT_SECONDS + 60)
-    running = Call.objects.filter(status__in=Call.IN_FLIGHT, decided_at__lte=cutoff).values_list("pk", flat=True)
-    unanswered = sum(fail_unanswered(pk, Call.IN_FLIGHT, PROCESS_STOPPED) for pk in list(running))
-    return expired + abandoned + unanswered
 
 
 ABANDONED = "abandoned: the client's connection closed"
@@ -157,15 +137,6 @@ def summarize(result: dict) -> dict:
         "structured": "structuredContent" in result,
         **value_fields("result", result),
     }
-
-
-def expired_reason(call: Call) -> str:
-    """What an expired call's client is told: the wait its rule (or the global setting) gave it."""
-    seconds = (call.expires_at - call.received_at).total_seconds()
-    wait = f"{seconds:g} seconds" if seconds < 120 else f"{seconds / 60:g} minutes"
-    if call.approvals_needed > 1:
-        return f"fewer than {call.approvals_needed} operators approved within {wait}"
-    return f"no operator decided within {wait}"
 
 
 # How the client's answer names what it asked for, per kind of call.

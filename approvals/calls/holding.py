@@ -9,7 +9,7 @@ only those. A held call costs its id in a set: no query, timer or task of its ow
 The lease is what tells the rest of the console that the process still holds the call:
 ending.end_abandoned_calls ends the open calls whose lease lapsed.
 
-The calls a loop records or cancels are written by one task of the loop, in batches (Writes).
+The calls a loop records or cancels are written by its batched writer (calls/batched_writes).
 """
 
 import asyncio
@@ -19,22 +19,17 @@ import functools
 import logging
 import weakref
 from collections import Counter
-from collections.abc import Callable
 from datetime import timedelta
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.db import OperationalError, transaction
+from django.db import transaction
 from django.utils import timezone
 
-from approvals.audit import chain
-from approvals.audit.chain import Actor
-from approvals.calls import ending
+from approvals.calls import batched_writes, ending
 from approvals.calls.models import Call
-from approvals.db import batch_reads, savepoints
 from approvals.db.shared_threads import connection_given_back
 from approvals.live import events, waiting
-from approvals.observe import logs
 
 log = logging.getLogger(__name__)
 
@@ -66,88 +61,10 @@ def renew(held: list[int], waiting: list[int]) -> list[int]:
     return list(decided.values_list("pk", flat=True))
 
 
-# Most calls one transaction records or cancels. A burst of thousands would otherwise start as many threads
-# at once, all taking turns at the interpreter lock and queueing for SQLite's one writer or the pool's
-# connections until some time out; in batches, each is written in a moment, in arrival order.
-WRITES_AT_ONCE = 50
-
-
-@connection_given_back
-def write_together(works: list[Callable]) -> list[tuple]:
-    """Run `works` in one transaction with one append to the audit chain: per work, (its result, None) or (None, error).
-
-    Each work must be atomic itself: a savepoint within the batch, so that one failing leaves the others be. A
-    batch of one work needs none: the work failing rolls back the batch.
-    """
-    outcomes = []
-    alone = savepoints.left_out() if len(works) == 1 else contextlib.nullcontext()
-    with transaction.atomic(), alone, chain.batch() as recorded, batch_reads.shared():
-        for work in works:
-            kept = len(recorded)
-            try:
-                outcomes.append((work(), None))
-            except Exception as exc:
-                # Its savepoint rolled back: its audit events go with it, and the locks its reads took.
-                del recorded[kept:]
-                batch_reads.forget()
-                outcomes.append((None, exc))
-    return outcomes
-
-
-class Writes:
-    """The calls one event loop records or cancels, written by one task of its own in batches.
-
-    A write waits for no request: a request cut short (by daphne, 10 s after its client left)
-    cannot strand it half-done in a thread of that request's that nothing ends, holding a
-    connection the pool never gets back.
-    """
-
-    def __init__(self):
-        self.queue: list[tuple[Callable, asyncio.Future]] = []
-        self.writing: asyncio.Task | None = None
-
-    def submit(self, work: Callable) -> asyncio.Future:
-        loop = asyncio.get_running_loop()
-        future = loop.create_future()
-        # Run in a copy of the submitter's context: what its request bound for the log (the token, the trace) stays.
-        # With what the submitter's request bound for the log (its token, its trace): a call's last line names them.
-        self.queue.append((logs.carried(work), future))
-        if self.writing is None or self.writing.done():
-            # A context of its own, not the request's that happened to come first.
-            self.writing = loop.create_task(self.write_all(), context=contextvars.Context())
-        return future
-
-    async def write_all(self):
-        # Announcements after commit go through this loop (approvals.live.events.send_after_commit).
-        events.SERVING_LOOP.set(asyncio.get_running_loop())
-        while self.queue:
-            batch, self.queue = self.queue[:WRITES_AT_ONCE], self.queue[WRITES_AT_ONCE:]
-            outcomes = await self.write_batch([work for work, _ in batch])
-            # Writes another transaction deadlocked (a revocation cancelling many calls) go again, once.
-            again = [i for i, (_, error) in enumerate(outcomes) if isinstance(error, OperationalError)]
-            if again:
-                for i, outcome in zip(again, await self.write_batch([batch[i][0] for i in again]), strict=True):
-                    outcomes[i] = outcome
-            for (_, future), (result, error) in zip(batch, outcomes, strict=True):
-                if not future.done():
-                    if error is None:
-                        future.set_result(result)
-                    else:
-                        future.set_exception(error)
-
-    @staticmethod
-    async def write_batch(works: list[Callable]) -> list[tuple]:
-        try:
-            return await sync_to_async(write_together, thread_sensitive=False)(works)
-        except Exception as exc:
-            return [(None, exc)] * len(works)
-
-
 class Held:
     """The calls one event loop holds, and the task that renews and re-reads them while there are any."""
 
     def __init__(self):
-        self.writes = Writes()
         self.calls: Counter[int] = Counter()  # how many tasks of the loop hold each call
         self.waiting: dict[int, asyncio.Task] = {}  # of those, the ones waiting for a decision, and the task waiting
         self.cut: set[int] = set()  # of those, the ones whose waiting task was cancelled, at the last re-read
@@ -191,7 +108,9 @@ class Held:
         cut = {call_id for call_id, task in self.waiting.items() if task is not None and task.cancelling()}
         for call_id in cut & self.cut:
             log.error("call %s still waited after its request was cancelled; cancelling it", call_id)
-            self.writes.submit(functools.partial(ending.end_pending, call_id, Call.Status.CANCELLED, ending.ABANDONED))
+            batched_writes.write(
+                functools.partial(ending.end_pending, call_id, Call.Status.CANCELLED, ending.ABANDONED)
+            )
         self.cut = cut
 
 
@@ -231,30 +150,3 @@ async def held_while(call_id, work):
     """Await `work` holding the call: for a call run in a task that outlives the request that started it."""
     with holding(call_id):
         return await work
-
-
-def writes_queued() -> int:
-    """How many writes wait for this loop's next batch."""
-    return len(loop_held().writes.queue)
-
-
-def write(work: Callable) -> asyncio.Future:
-    """The outcome of `work` (recording or cancelling a call), run in this loop's next batch of writes."""
-    return loop_held().writes.submit(work)
-
-
-CLOSED = "the client closed the request"
-
-
-def cancel_for_the_client(call_id, token) -> asyncio.Future:
-    """The call's cancellation for its client, who closed the request: in this loop's next batch of writes, which
-    goes on whatever becomes of the request."""
-    cancelling = write(functools.partial(ending.cancel_running, call_id, CLOSED, Actor.client(token)))
-    cancelling.add_done_callback(log_failed_cancel)
-    return cancelling
-
-
-def log_failed_cancel(cancelling: asyncio.Future):
-    # Nobody may be left to await it; the call's lease then lapses and ending.end_abandoned_calls ends it.
-    if not cancelling.cancelled() and cancelling.exception() is not None:
-        log.error("a call whose request ended could not be cancelled", exc_info=cancelling.exception())

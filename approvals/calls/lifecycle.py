@@ -20,6 +20,7 @@ from django.utils import timezone
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM, Actor
 from approvals.audit.values import value_fields
+from approvals.calls import expiry
 from approvals.calls.ending import error_text, subject, summarize
 from approvals.calls.hold_terms import escalation_time, hold_terms
 from approvals.calls.models import Call
@@ -212,13 +213,10 @@ def settle(ctx: ClientContext, call: Call, verdict: engine.Verdict, allowed, rec
             return None, refuse_pending(ctx, call, refusal)
         rows = enabled_rules()
         timeout, call.approvals_needed, call.separation_of_duties = hold_terms(verdict.rule, rows)
-        if call.task_ttl_ms is not None:
-            # The client keeps the task no longer than its TTL: nobody would collect a later approval.
-            timeout = min(timeout, call.task_ttl_ms / 1000)
         if call.task_id:
             # A task's hold needs no process: its row is all there is, and any process answers its polls.
             call.holder, call.lease_expires_at = "", None
-        call.status, call.expires_at = Call.Status.PENDING, now + timedelta(seconds=timeout)
+        call.status, call.expires_at = Call.Status.PENDING, expiry.deadline(call, timeout, now)
         call.escalates_at = escalation_time(verdict.rule, rows, call.expires_at)
     statements.insert(call)
     # Encoded once for both events that carry the arguments.

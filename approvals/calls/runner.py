@@ -12,7 +12,7 @@ import time
 from asgiref.sync import SyncToAsync, sync_to_async
 from django.conf import settings
 
-from approvals.calls import continuations, ending, holding, lifecycle, tasks, url_elicitation
+from approvals.calls import batched_writes, continuations, ending, expiry, holding, lifecycle, tasks, url_elicitation
 from approvals.calls.models import Call
 from approvals.calls.upstream_sessions import session_pool, spec_for
 from approvals.catalog.models import Tool
@@ -78,11 +78,11 @@ async def run_call(ctx: ClientContext, jsonrpc_id, params: dict, emit, tool: Too
 async def record_arrival(ctx: ClientContext, receive) -> tuple[Call | None, dict | None]:
     """Run `receive` (lifecycle.receive_call or its like) in the loop's batch: the call's row, and its answer if no
     wait follows."""
-    if holding.writes_queued() >= holding.WRITES_AT_ONCE:
+    if batched_writes.writes_queued() >= batched_writes.WRITES_AT_ONCE:
         # A burst: the write may wait a while, and thousands of requests would keep a thread each meanwhile. A call
         # written at once keeps it for the response's end; one that waits for a decision lets it go then.
         let_go_of_the_thread()
-    receiving = holding.write(receive)
+    receiving = batched_writes.write(receive)
     try:
         # Shielded: the row is written however often the request is cancelled meanwhile.
         return await asyncio.shield(receiving)
@@ -98,12 +98,12 @@ def cancel_once_recorded(ctx: ClientContext, receiving: asyncio.Future):
         return
     call, _ = receiving.result()
     if call is not None and call.status in Call.OPEN:
-        holding.cancel_for_the_client(call.pk, ctx.token)
+        batched_writes.cancel_for_the_client(call.pk, ctx.token)
 
 
 async def cancelled(call: Call, ctx: ClientContext):
     """The client closed the stream: that is how a client cancels over HTTP."""
-    await asyncio.shield(holding.cancel_for_the_client(call.pk, ctx.token))
+    await asyncio.shield(batched_writes.cancel_for_the_client(call.pk, ctx.token))
 
 
 async def reread(call_id) -> Call:
@@ -133,7 +133,7 @@ async def wait_for_decision(call: Call, emit) -> Call:
         return None
 
     def expire():
-        return sync_to_async(ending.end_pending)(call.pk, Call.Status.EXPIRED, ending.expired_reason(call))
+        return sync_to_async(expiry.expire)(call)
 
     quiet = tell_progress if call.progress_token is not None else None
     with holding.waiting_for_decision(call.pk):
@@ -177,7 +177,7 @@ async def forward(
         *recordable, relayed = outcome
         # In the loop's batch of writes, like the arrival: one transaction for the results of the calls that
         # answered meanwhile, on the batch's connection. Shielded: the answer is recorded however the request ends.
-        result = await asyncio.shield(holding.write(functools.partial(ending.record_result, call, *recordable)))
+        result = await asyncio.shield(batched_writes.write(functools.partial(ending.record_result, call, *recordable)))
         if relayed is not None and url_elicitation_client:
             raise relayed
         return result

@@ -20,7 +20,7 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.utils import timezone
 
-from approvals.calls import continuations, ending, holding, lifecycle, runner, tasks
+from approvals.calls import continuations, ending, expiry, holding, lifecycle, runner, tasks
 from approvals.calls.models import Call
 from approvals.catalog.models import Tool
 from approvals.inputs import runner as input_runner
@@ -98,7 +98,7 @@ async def settled(call: Call) -> Call:
         return current if current.status != Call.Status.PENDING else None
 
     def expire():
-        return sync_to_async(ending.end_pending)(call.pk, Call.Status.EXPIRED, ending.expired_reason(call))
+        return sync_to_async(expiry.expire)(call)
 
     return await waiting.wait_until(events.call_group(call.pk), look, call.expires_at, expire)
 
@@ -158,7 +158,7 @@ async def poked(call: Call, ctx: ClientContext) -> Call:
     """The task as a poll finds it, having done what is due and undone: expire it past its deadline, or run
     it here when it was approved and nobody took it (the process that received it is gone)."""
     if call.status == Call.Status.PENDING and call.expires_at <= timezone.now():
-        await sync_to_async(ending.end_pending)(call.pk, Call.Status.EXPIRED, ending.expired_reason(call))
+        await sync_to_async(expiry.expire)(call)
         return await runner.reread(call.pk)
     if call.status == Call.Status.APPROVED:
         detach(call, adopt(call, ctx))

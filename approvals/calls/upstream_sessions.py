@@ -14,7 +14,7 @@ from django.conf import settings
 
 from approvals.catalog.models import Server
 from approvals.catalog.specs import upstream_spec
-from approvals.catalog.watch import on_upstream_notification
+from approvals.catalog.upstream_notifications import on_upstream_notification
 from approvals.db.shared_threads import in_shared_thread
 from approvals.inputs import runner as input_runner
 from approvals.live import events, waiting

@@ -6,9 +6,9 @@ from django import forms
 from django.core.validators import RegexValidator, URLValidator
 
 from approvals.catalog import credentials
-from approvals.catalog.models import Server
-from approvals.catalog.oauth_forms import OAuthFields
+from approvals.catalog.models import SLACK_CHANNEL, Server
 from approvals.forms.fields import EditingForm, SafeChoiceField
+from approvals.upstream_oauth.forms import OAuthFields
 
 
 class SecretTextarea(forms.Textarea):
@@ -86,6 +86,14 @@ class ServerForm(OAuthFields, EditingForm):
     no_prefix = forms.BooleanField(
         label="No prefix", required=False, help_text="Expose tools under their bare upstream names."
     )
+    slack_channel = forms.CharField(
+        label="Slack channel",
+        required=False,
+        max_length=81,
+        validators=[SLACK_CHANNEL],
+        help_text="Where Slack approvals post its held calls (#approvals, or a channel id), unless their rule names "
+        "a channel; left blank, none.",
+    )
     clear_headers = forms.BooleanField(label="Clear all headers", required=False)
     clear_env = forms.BooleanField(label="Clear all environment variables", required=False)
 
@@ -111,6 +119,7 @@ class ServerForm(OAuthFields, EditingForm):
             "enabled": server.enabled,
             "tool_prefix": server.tool_prefix,
             "input_routing": server.input_routing,
+            "slack_channel": server.slack_channel,
             "changed_tools": server.changes,
             "no_prefix": server.tool_prefix == "",
         } | self.oauth_initial(server)
@@ -173,6 +182,7 @@ class ServerForm(OAuthFields, EditingForm):
             "enabled": data["enabled"],
             "tool_prefix": self._prefix(),
             "input_routing": data["input_routing"],
+            "slack_channel": data["slack_channel"].strip(),
             "changes": data["changed_tools"],
         }
         if self.server is None:

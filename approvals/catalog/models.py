@@ -2,11 +2,32 @@
 
 import shlex
 
+from django.core.exceptions import ValidationError
+from django.core.validators import RegexValidator
 from django.db import models
 from django.utils import timezone
 from django.utils.text import slugify
 
 from approvals.db.sealed import SealedField
+from approvals.upstream_oauth.models import Connection, OAuth
+
+# A Slack channel by name (#approvals) or id (C0123ABCD), as chat.postMessage takes it.
+SLACK_CHANNEL = RegexValidator(
+    r"^#?[A-Za-z0-9][A-Za-z0-9._-]{0,79}$", "Name a Slack channel (#approvals) or give its id (C0123ABCD)."
+)
+
+
+def slack_channel_problem(name: str) -> str:
+    try:
+        SLACK_CHANNEL(name)
+    except ValidationError as error:
+        return error.messages[0]
+    return ""
+
+
+def slack_channel_field(help_text: str):
+    """Where Slack approvals post the calls held under a server or a rule (approvals/slack)."""
+    return models.CharField(max_length=81, blank=True, validators=[SLACK_CHANNEL], help_text=help_text)
 
 
 class Server(models.Model):
@@ -27,14 +48,9 @@ class Server(models.Model):
         OPERATOR = "operator", "An operator answers in the console"
         CLIENT_IF_CAPABLE = "client_if_capable", "The client answers when it declared the capability, else an operator"
 
-    class Connection(models.TextChoices):
-        SHARED = "shared", "One connection, made by an admin, for every caller"
-        PER_PERSON = "per_person", "Each caller connects their own account"
-
-    class OAuth(models.TextChoices):
-        NONE = "", "No OAuth (static headers, if any)"
-        AUTHORIZATION_CODE = "authorization_code", "OAuth with a person's consent (Connect)"
-        CLIENT_CREDENTIALS = "client_credentials", "OAuth client credentials (machine to machine)"
+    # How the console is authorized at the server, and whose account its calls go as: upstream OAuth's.
+    Connection = Connection
+    OAuth = OAuth
 
     # Credentials: the audit log records that they changed (and which names), never their values.
     SECRET_FIELDS = ("headers", "env")
@@ -76,6 +92,7 @@ class Server(models.Model):
     connection = models.CharField(max_length=10, choices=Connection.choices, default=Connection.SHARED)
     # Some authorization servers refuse RFC 8707's `resource` parameter; an admin turns it off for them.
     resource_indicator = models.BooleanField(default=True)
+    slack_channel = slack_channel_field("Where Slack approvals post its held calls, unless their rule names one.")
 
     revision = models.CharField(max_length=20, blank=True)
     server_info = models.JSONField(default=dict, blank=True)

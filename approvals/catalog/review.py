@@ -15,10 +15,10 @@ from django.utils import timezone
 
 from approvals import roles
 from approvals.audit.chain import Actor
-from approvals.catalog import trust
+from approvals.catalog import change_detection, trust
 from approvals.catalog.models import Server, Tool
-from approvals.catalog.surface import KINDS
 from approvals.catalog.surface_models import Prompt
+from approvals.catalog.surface_sync import KINDS
 from approvals.live import events
 from approvals.protocol.hidden_text import Mentions, hidden_content, model_text
 from approvals.protocol.tool_review import definition_changes
@@ -123,7 +123,7 @@ def decide(model, item_id, actor, note, shown_digest, status) -> Outcome:
         item.exposed_name = trust.listed_name(item)
     item.save(update_fields=["status", "last_changed_at", "reviewed_digest", "reviewed_definition", "exposed_name"])
     kind = trust.Kind.ACCEPTED if status == Tool.Status.ACTIVE else trust.Kind.DECLINED
-    trust.record_change(item, kind, item.definition, item.digest, status, note, now, reviewed, actor.name)
+    change_detection.record_change(item, kind, item.definition, item.digest, status, note, now, reviewed, actor.name)
     trust.record_decision(verb, actor, item, reviewed, note)
     events.catalog_changed(item.server_id, lists=(LISTS[model],))
     return Outcome(True, item, f"{verb} {name} (digest {item.digest[:12]})")

@@ -14,8 +14,8 @@ from django.conf import settings
 from approvals.audit import chain
 from approvals.audit.chain import Actor
 from approvals.catalog.models import Server, Tool
-from approvals.catalog.surface import KINDS, RESOURCES, offers
 from approvals.catalog.surface_models import Prompt, Resource, ResourceTemplate, SurfaceItem
+from approvals.catalog.surface_sync import KINDS, RESOURCES, offers
 from approvals.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError
 from approvals.protocol.uri_templates import matches
 from approvals.protocol.uris import normalized

@@ -2,10 +2,10 @@
 
 from django.conf import settings
 
-from approvals.catalog.bearer import GrantAuthorizer, grant_owner
 from approvals.catalog.models import Server
 from approvals.upstream import ServerSpec
 from approvals.upstream.isolation import Isolation
+from approvals.upstream_oauth.bearer import GrantAuthorizer, grant_owner
 
 
 def stdio_isolation() -> Isolation:

@@ -12,17 +12,19 @@ from django.utils import timezone
 
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM
-from approvals.catalog import oauth_tokens, surface
-from approvals.catalog.connections import lister
+from approvals.catalog import surface_sync
+from approvals.catalog.change_detection import apply_entry, remove_entry
 from approvals.catalog.models import Server, Tool
 from approvals.catalog.specs import upstream_spec
-from approvals.catalog.trust import apply_entry, exposed_name_for, remove_entry, reviewed_status
+from approvals.catalog.trust import exposed_name_for, reviewed_status
 from approvals.db.after_commit import enqueue
 from approvals.live import events
 from approvals.protocol import permission_prompt
 from approvals.protocol.tools import check_tool, tool_digest
 from approvals.upstream import AuthorizationRequired, ServerIdentity, ServerSpec, UpstreamError, open_session
 from approvals.upstream.serving import decline
+from approvals.upstream_oauth import server_tokens
+from approvals.upstream_oauth.connections import lister
 from approvals.webhooks import announce
 
 log = logging.getLogger(__name__)
@@ -41,7 +43,7 @@ class SyncReport:
     removed: list = field(default_factory=list)
     rejected: list = field(default_factory=list)
     review: list = field(default_factory=list)  # added or changed, and awaiting an admin's review
-    surface: dict = field(default_factory=dict)  # resources, templates and prompts changed, by kind (see surface)
+    surface: dict = field(default_factory=dict)  # resources, templates and prompts changed, by kind (see surface_sync)
 
     def lists(self) -> dict[str, list]:
         """The report's lists of tools by the word a change is filed under."""
@@ -71,10 +73,10 @@ class SyncReport:
 
 
 async def fetch_catalog(spec: ServerSpec) -> tuple[ServerIdentity, list[dict], dict[str, list[dict]]]:
-    """The server's identity, its tools, and its other listings by kind (see surface.fetch_surface)."""
+    """The server's identity, its tools, and its other listings by kind (see surface_sync.fetch_surface)."""
     # Declaring what calls' sessions declare: some servers list the tools that elicit only to clients that can answer.
     async with open_session(spec, on_request=decline) as session:
-        return session.identity, await session.list_tools(), await surface.fetch_surface(session)
+        return session.identity, await session.list_tools(), await surface_sync.fetch_surface(session)
 
 
 def sync_server(server: Server) -> SyncReport:
@@ -84,7 +86,7 @@ def sync_server(server: Server) -> SyncReport:
     try:
         identity, definitions, listings = async_to_sync(fetch_catalog)(upstream_spec(server, lister(server)))
     except AuthorizationRequired as exc:
-        oauth_tokens.challenged(server, exc.challenge, exc.message)
+        server_tokens.challenged(server, exc.challenge, exc.message)
         server.refresh_from_db(fields=["health", "last_error", "oauth"])
         return SyncReport(server.name, ok=False, error=exc.message)
     except UpstreamError as exc:
@@ -164,7 +166,7 @@ def apply_catalog(
             status = reviewed_status(server, existing.get(name), tool_digest(definition))
             taken_here[exposed] = name
         apply_tool(server, existing.get(name), definition, exposed, status, reason, warnings, now, report)
-    report.surface = surface.apply_surface(server, identity.capabilities, listings or {}, now)
+    report.surface = surface_sync.apply_surface(server, identity.capabilities, listings or {}, now)
     server.accept_next_listing = False
     capabilities_changed = server.capabilities != identity.capabilities
     server.revision = identity.revision

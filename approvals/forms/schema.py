@@ -138,8 +138,9 @@ class SchemaForm(forms.Form):
         cleaned = super().clean()
         for name, field in self.fields.items():
             picked = cleaned.get(name)
-            # Nothing picked on an optional field leaves the property out, which minItems allows.
-            if isinstance(field, forms.MultipleChoiceField) and (picked or field.required):
+            # Nothing picked on an optional field leaves the property out, which minItems allows; a required one left
+            # empty has its field's own error and no value.
+            if isinstance(field, forms.MultipleChoiceField) and picked:
                 if field.min_items is not None and len(picked) < field.min_items:
                     self.add_error(name, f"Choose at least {field.min_items}.")
                 if field.max_items is not None and len(picked) > field.max_items:

@@ -1,7 +1,7 @@
 """OAuth scopes as client-token tool patterns: `tools:<glob>` grants the tools whose exposed names match the glob.
 
 `tools:*` is every tool, `tools:github_*` one server's (exposed names start with the server's prefix), and a
-client asking for nothing gets what the role of the person who allows it may grant (oauth.limits); that person
+client asking for nothing gets what the role of the person who allows it may grant (oauth.consent_limits); that person
 sees the patterns and the tools they reach.
 """
 

@@ -1,5 +1,5 @@
 """django-oauth-toolkit's request validator, told what the console adds: tool scopes, loopback-only plain
-http redirects, and a client token for every authorization code exchanged."""
+http redirects, and a client token for every authorization code exchanged (made by oauth.consent_tokens)."""
 
 import datetime
 import hashlib
@@ -8,7 +8,7 @@ from oauth2_provider.models import get_refresh_token_model
 from oauth2_provider.oauth2_validators import OAuth2Validator
 
 from approvals import roles
-from approvals.oauth import grants, scopes
+from approvals.oauth import consent_tokens, scopes
 from approvals.oauth.redirects import redirect_problem
 
 # What the consent page put into the authorization code beside the standard fields.
@@ -37,17 +37,17 @@ class ConsoleValidator(OAuth2Validator):
     def validate_refresh_token(self, refresh_token, client, request, *args, **kwargs):
         valid = super().validate_refresh_token(refresh_token, client, request, *args, **kwargs)
         # A grant revoked on the Tokens page, or past the expiry its person chose, renews nothing.
-        return valid and grants.usable(request.refresh_token_instance.token_family)
+        return valid and consent_tokens.usable(request.refresh_token_instance.token_family)
 
     def _save_bearer_token(self, token, request, *args, **kwargs):
         super()._save_bearer_token(token, request, *args, **kwargs)
         family = refresh_family(token["refresh_token"])
         if request.grant_type == "refresh_token":
-            grants.note_refresh(family)
+            consent_tokens.note_refresh(family)
             return
         claims = request.claims or {}
         expires_at = claims.get(EXPIRY_CLAIM)
-        grants.record_grant(
+        consent_tokens.record_grant(
             user=request.user,
             application=request.client,
             token_family=family,

@@ -93,6 +93,14 @@ class RuleForm(EditingForm):
         help_text="Whether the person who owns the calling client token may approve its calls.",
     )
 
+    slack_channel = forms.CharField(
+        label="Slack channel",
+        required=False,
+        max_length=81,
+        help_text="Where Slack approvals post the calls this rule holds (#approvals, or a channel id); left blank, "
+        "the server's channel, if any.",
+    )
+
     def __init__(self, *args, rule=None, **kwargs):
         self.rule = rule
         super().__init__(*args, editing=rule, **kwargs)
@@ -125,6 +133,7 @@ class RuleForm(EditingForm):
             "approval_timeout_seconds": rule.approval_timeout_seconds,
             "escalate_before_seconds": rule.escalate_before_seconds,
             "separation_of_duties": rule.separation_of_duties,
+            "slack_channel": rule.slack_channel,
             **{f"annotation_{k}": str(v).lower() for k, v in rule.annotations.items()},
         }
 
@@ -166,4 +175,5 @@ class RuleForm(EditingForm):
             approval_timeout_seconds=data["approval_timeout_seconds"],
             escalate_before_seconds=data["escalate_before_seconds"],
             separation_of_duties=data["separation_of_duties"],
+            slack_channel=data["slack_channel"].strip(),
         )

@@ -6,7 +6,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.utils import timezone
 
-from approvals.catalog.models import Server
+from approvals.catalog.models import Server, slack_channel_field
 from approvals.policy.kinds import CallKind
 from approvals.tokens.models import ClientToken
 
@@ -66,6 +66,7 @@ class PolicyRule(models.Model):
     separation_of_duties = models.CharField(
         max_length=7, choices=SeparationOfDuties.choices, default=SeparationOfDuties.INHERIT
     )
+    slack_channel = slack_channel_field("Where Slack approvals post the calls it holds; blank: the server's channel.")
     enabled = models.BooleanField(default=True)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(auto_now=True)

@@ -41,6 +41,7 @@ FILE_TYPES = {
     "approval_timeout_seconds": (int, type(None)),
     "escalate_before_seconds": (int, type(None)),
     "separation_of_duties": (str,),
+    "slack_channel": (str,),
     "enabled": (bool,),
 }
 

@@ -14,7 +14,7 @@ from django.db import transaction
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM, Actor
 from approvals.audit.snapshots import snapshot
-from approvals.catalog.models import Server
+from approvals.catalog.models import Server, slack_channel_problem
 from approvals.policy import engine
 from approvals.policy.kinds import CallKind
 from approvals.policy.models import PolicyRule
@@ -45,6 +45,7 @@ class RuleRequest:
     escalate_before_seconds: int | None = None  # None: a call it holds is never escalated
     separation_of_duties: str = PolicyRule.SeparationOfDuties.INHERIT
     applies_to: str = CallKind.TOOL
+    slack_channel: str = ""  # "": the server's channel, if any
 
 
 def parse_annotation(text: str) -> tuple[str, bool]:
@@ -117,6 +118,8 @@ def hold_problems(request: RuleRequest) -> list[tuple[str, str]]:
     choices = PolicyRule.SeparationOfDuties.values
     if request.separation_of_duties not in choices:
         found.append(("separation_of_duties", f"separation of duties must be one of {', '.join(choices)}"))
+    if request.slack_channel and (problem := slack_channel_problem(request.slack_channel)):
+        found.append(("slack_channel", problem))
     return found
 
 
@@ -147,6 +150,7 @@ FILE_FIELDS = (
     "approval_timeout_seconds",
     "escalate_before_seconds",
     "separation_of_duties",
+    "slack_channel",
     "enabled",
 )
 # A rule as the audit log and rule files show it: its server and client by name.
@@ -195,6 +199,7 @@ def assign(rule: PolicyRule, request: RuleRequest, server, client) -> None:
     rule.approval_timeout_seconds = request.approval_timeout_seconds
     rule.escalate_before_seconds = request.escalate_before_seconds
     rule.separation_of_duties = request.separation_of_duties
+    rule.slack_channel = request.slack_channel
 
 
 def record(action: str, actor: Actor, rule: PolicyRule, before: dict | None, after: dict | None) -> None:

@@ -25,7 +25,7 @@ from approvals.actions import person_access
 from approvals.audit import chain
 from approvals.audit.chain import SYSTEM
 from approvals.roles import ROLES
-from approvals.signin import claims, provider
+from approvals.signin import oidc_claims, provider
 from approvals.signin.models import SsoIdentity
 from approvals.signin.signals import IDENTITY, client_address
 
@@ -139,7 +139,7 @@ def sign_in(issuer: str, found: dict, address: str):
     or (None, why they are refused). A refusal keeps what it changed: the roles taken and the sessions ended."""
     subject = found["sub"]
     who = {"issuer": issuer, "subject": subject}
-    roles = claims.roles_for(claims.claimed_groups(found, settings.OIDC_ROLES_CLAIM), role_map())
+    roles = oidc_claims.roles_for(oidc_claims.claimed_groups(found, settings.OIDC_ROLES_CLAIM), role_map())
     identity = SsoIdentity.objects.select_related("user").filter(**who).first()
     if identity is None and not roles:
         return refuse(None, who, NO_ROLE, address)

@@ -2,14 +2,16 @@
 
 from celery import shared_task
 
-from approvals.actions import mcp_sessions, revocation, verification
-from approvals.audit import checkpoints, forwarding, retention
-from approvals.calls import claims, ending
-from approvals.catalog import connecting, sync
+from approvals.actions import mcp_sessions, notify, revocation, verification
+from approvals.audit import checkpoints, retention, siem_forwarding
+from approvals.calls import expiry
+from approvals.catalog import sync
 from approvals.catalog.models import Server
 from approvals.db import sessions as browser_sessions
 from approvals.inputs import requests
-from approvals.oauth import grants, registrations
+from approvals.oauth import consent_tokens, registrations
+from approvals.slack import messages
+from approvals.upstream_oauth import connecting
 from approvals.webhooks import sending
 
 
@@ -28,7 +30,17 @@ def sync_all_servers():
 
 @shared_task
 def expire_stale_calls():
-    return ending.expire_stale_calls() + revocation.cancel_calls_of_expired_tokens() + claims.escalate_due_calls()
+    return expiry.expire_stale_calls() + revocation.cancel_calls_of_expired_tokens() + expiry.escalate_due_calls()
+
+
+@shared_task
+def notify_call(call_id, event):
+    return notify.call_waits(call_id, event)
+
+
+@shared_task
+def notify_input(input_id):
+    return notify.input_waits(input_id)
 
 
 @shared_task
@@ -62,7 +74,7 @@ def prune_sessions():
 
 @shared_task
 def prune_oauth():
-    grants.prune_expired()
+    consent_tokens.prune_expired()
     registrations.prune_unused()
     connecting.prune_flows()
 
@@ -80,5 +92,25 @@ def send_due_webhooks():
 
 @shared_task
 def forward_audit():
-    forwarded = forwarding.forward()
+    forwarded = siem_forwarding.forward()
     return forwarded.summary() if forwarded else "AUDIT_FORWARD_URL is not set."
+
+
+@shared_task
+def slack_post(message_id):
+    return messages.post(message_id)
+
+
+@shared_task
+def slack_post_due():
+    return messages.post_due()
+
+
+@shared_task
+def slack_update(call_id):
+    return messages.update(call_id)
+
+
+@shared_task
+def slack_tell(channel, user, text):
+    return messages.tell(channel, user, text)

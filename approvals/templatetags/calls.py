@@ -7,7 +7,7 @@ from django.urls import get_script_prefix, reverse
 from django.utils import timezone
 
 from approvals import roles
-from approvals.calls import agent_tools, claims, deciding, lifecycle, tasks
+from approvals.calls import agent_tools, deciding, lifecycle, taking, tasks
 from approvals.display import charts, like_this, permissions, queue, results, risk, rows, timeline, values
 from approvals.views.consumers import LIVE_PATH
 
@@ -30,7 +30,7 @@ register.filter("risk", risk.call_risk)
 register.filter("arguments_line", queue.arguments_line)
 register.filter("upstream_identity", queue.upstream_identity)
 register.simple_tag(like_this.try_query, name="try_like")
-register.filter("may_release", claims.may_release)
+register.filter("may_release", taking.may_release)
 
 
 # An id no call has, standing in for the call's while its URL is reversed.

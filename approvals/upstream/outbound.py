@@ -112,11 +112,12 @@ class PinnedTransport(httpx.AsyncBaseTransport):
     """An httpx transport that checks each request's URL and connects to the address it checked.
 
     Each host name has connections of its own: pooled by address alone, a connection whose certificate was checked
-    for one name would carry the requests of another name at the same address. `inner` (tests) replaces them all."""
+    for one name would carry the requests of another name at the same address. `inner` (tests) replaces them all;
+    `verify` is httpx's (a caller sending often passes one SSL context it keeps: loading the CAs is slow)."""
 
-    def __init__(self, allowed_hosts, setting: str, *, https_only: bool = False, inner=None):
+    def __init__(self, allowed_hosts, setting: str, *, https_only: bool = False, inner=None, verify=True):
         self.allowed_hosts, self.setting, self.https_only = list(allowed_hosts), setting, https_only
-        self.inner = inner
+        self.inner, self.verify = inner, verify
         self.pools: dict[str, httpx.AsyncBaseTransport] = {}
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
@@ -124,7 +125,9 @@ class PinnedTransport(httpx.AsyncBaseTransport):
         host = request.url.host
         request.extensions = {**request.extensions, "sni_hostname": host}
         request.url = pinned_url(request.url, address)
-        pool = self.inner or self.pools.setdefault(host, httpx.AsyncHTTPTransport())
+        pool = self.inner or self.pools.get(host)
+        if pool is None:
+            pool = self.pools[host] = httpx.AsyncHTTPTransport(verify=self.verify)
         return await pool.handle_async_request(request)
 
     async def aclose(self) -> None:

@@ -1,5 +1,5 @@
-"""One session with one upstream server: negotiation, tool calls and ping; the rest of its surface is in surface.py,
-what the server sends the console in serving.py."""
+"""One session with one upstream server: negotiation, tool calls and ping; the rest of its surface is in
+surface_requests.py, what the server sends the console in serving.py."""
 
 import asyncio
 import itertools
@@ -24,7 +24,7 @@ from .listening import Listening, list_flags
 from .negotiation import CLIENT_INFO, Negotiation
 from .serving import ServerMessages, decline
 from .spec import HTTP, STDIO, ServerIdentity, ServerSpec
-from .surface import SurfaceRequests
+from .surface_requests import SurfaceRequests
 from .tasks import TaskCalls, requires_task
 from .transport_http import HttpTransport
 from .transport_stdio import StdioTransport

@@ -1,6 +1,6 @@
-"""A person's own page: who they are, their roles, their API keys (made, shown once, revoked), and their own
+"""A person's own page: who they are, their roles, their API keys (made, shown once, revoked), their own
 connections to the servers that take one per person (connected through the server's authorization server,
-forgotten)."""
+forgotten), and the devices that notify them of waiting calls (views/devices)."""
 
 from datetime import timedelta
 
@@ -10,11 +10,13 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from approvals.api import keys
-from approvals.catalog import connections
-from approvals.catalog.connecting import ConnectError, console_url, start_connect
-from approvals.roles import ROLES
+from approvals.push import devices, vapid
+from approvals.roles import ROLES, can_decide
+from approvals.slack import transport as slack_transport
+from approvals.upstream_oauth import connections
+from approvals.upstream_oauth.connecting import ConnectError, console_url, start_connect
 from approvals.views import upstream_oauth
-from approvals.views.access import role_required
+from approvals.views.decorators import role_required
 
 # How long a new key may last, in days; none lasts until revoked.
 KEY_EXPIRY_CHOICES = [("", "never"), ("30", "in 30 days"), ("90", "in 90 days"), ("365", "in a year")]
@@ -39,6 +41,10 @@ def account(request):
         "max_name": keys.MAX_NAME,
         "expiries": KEY_EXPIRY_CHOICES,
         "connections": connections.connections_of(request.user),
+        "slack_on": slack_transport.configured(),
+        "slack_links": request.user.slack_links.all(),
+        "push_devices": devices.devices_of(request.user) if can_decide(request.user) else None,
+        "vapid_key": vapid.public_key(),
     }
     return render(request, "approvals/account.html", context)
 

@@ -12,13 +12,12 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from approvals import tasks
-from approvals.audit import checkpoints, forwarding, retention
+from approvals.audit import checkpoints, retention, siem_forwarding
 from approvals.audit.models import AuditCheckpoint, AuditEvent, AuditHead, AuditVerification
 from approvals.audit_log import evidence, export, filters, query
 from approvals.calls.models import Call
 from approvals.forms.fields import whole_number
-from approvals.management.evidence import make_pack
-from approvals.views.access import permission_or_403, role_required
+from approvals.views.decorators import permission_or_403, role_required
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +45,7 @@ def audit_log(request):
             "checkpoint": AuditCheckpoint.objects.first(),
             "evidence_form": filters.PeriodForm(prefix="pack"),
             "retention_days": retention.retention_days(),
-            "forwarding": forwarding.lag(),
+            "forwarding": siem_forwarding.lag(),
         },
     )
 
@@ -121,7 +120,7 @@ def audit_evidence(request):
     # Closed by the response once sent, or below when there is nothing to send.
     pack = tempfile.TemporaryFile()  # noqa: SIM115
     try:
-        make_pack(pack, since, until, request.user.get_username())
+        evidence.make_pack(pack, since, until, request.user.get_username())
     except (evidence.Empty, checkpoints.Refused) as exc:
         pack.close()
         messages.error(request, f"No evidence pack: {exc}.")

@@ -4,7 +4,7 @@ from django.shortcuts import render
 
 from approvals.audit_log import report, timeline
 from approvals.display.charts import bar_chart, duration, stacked_columns
-from approvals.views.access import permission_or_403
+from approvals.views.decorators import permission_or_403
 
 BUCKET_LABELS = {"hour": ("hour", "%H:%M"), "day": ("day", "%b %d"), "month": ("month", "%Y-%m")}
 

@@ -5,10 +5,12 @@ from urllib.parse import urlencode
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
+from approvals.actions import notify
 from approvals.calls.models import Call
 from approvals.display import results, rows
+from approvals.push import devices
 from approvals.roles import VIEW_CALLS
-from approvals.views.access import permission_or_403
+from approvals.views.decorators import permission_or_403
 
 
 @permission_or_403(VIEW_CALLS)
@@ -30,9 +32,14 @@ def recent(request):
 @permission_or_403(VIEW_CALLS)
 def detail(request, pk):
     call = get_object_or_404(rows.shown_calls(), pk=pk)
-    return render(
-        request, "approvals/call_detail.html", {"call": call, "live_query": urlencode({"view": "call", "id": pk})}
-    )
+    live = {"view": "call", "id": pk}
+    # Opened from a notification to one of this person's devices: its decision forms say so (views/queue.origin).
+    marker = request.GET.get(notify.MARKER, "")
+    push_device = int(marker) if devices.label_of(request.user, marker) is not None else None
+    if push_device is not None:
+        live[notify.MARKER] = push_device
+    context = {"call": call, "live_query": urlencode(live), "push_device": push_device}
+    return render(request, "approvals/call_detail.html", context)
 
 
 @permission_or_403(VIEW_CALLS)

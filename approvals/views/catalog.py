@@ -12,7 +12,7 @@ from approvals.catalog.models import Server, Tool
 from approvals.display.history import compare, history
 from approvals.forms.fields import whole_number
 from approvals.protocol.hidden_text import Mentions, hidden_content
-from approvals.views.access import role_required
+from approvals.views.decorators import role_required
 
 # Rows a list of tools shows at once: a server may list thousands.
 PAGE_SIZE = 50

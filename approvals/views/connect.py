@@ -6,7 +6,7 @@ from django.shortcuts import render
 from django.views.decorators.cache import never_cache
 
 from approvals.display import snippets
-from approvals.views.access import role_required
+from approvals.views.decorators import role_required
 from approvals.views.tokens import MANAGE_TOKENS, endpoint_url, issue_from_post, problems_context
 
 # A token made in passing, to try a client, lapses unless someone chose otherwise.

@@ -22,7 +22,7 @@ from approvals.db.consumer_db import KeepsItsConnection, db_sync_to_async
 from approvals.display import rows, timeline
 from approvals.display.queue import QueueFilter, arriving_group, group_key, pending_counts
 from approvals.forms.fields import whole_number
-from approvals.live import access, events
+from approvals.live import access_changes, events
 from approvals.views.input_events import InputEvents
 
 log = logging.getLogger(__name__)
@@ -54,6 +54,8 @@ class OperatorConsumer(KeepsItsConnection, InputEvents, AsyncJsonWebsocketConsum
         self.statuses = rows.chosen_statuses(query.get("status", []))
         self.queue_filter = QueueFilter.from_query({name: values[0] for name, values in query.items()})
         self.call_id = whole_number(query.get("id", [""])[0]) if self.view == CALL else None
+        # A call's page a notification opened keeps naming its device in the forms pushed to it.
+        self.push_device = whole_number(query.get("push", [""])[0]) if self.view == CALL else None
         self.request = rows.fragment_request(user, self.scope.get("cookies", {}))
         self.live_groups = [events.OPERATORS, events.user_group(user.pk)]
         session = self.scope.get("session")
@@ -79,7 +81,7 @@ class OperatorConsumer(KeepsItsConnection, InputEvents, AsyncJsonWebsocketConsum
 
     async def access_changed(self, event):
         session = self.scope.get("session")
-        user = await db_sync_to_async(access.signed_in_user)(session.session_key if session else None)
+        user = await db_sync_to_async(access_changes.signed_in_user)(session.session_key if session else None)
         if not await db_sync_to_async(roles.can_view_calls)(user):
             await self.access_ended(event)
             return
@@ -192,7 +194,7 @@ class OperatorConsumer(KeepsItsConnection, InputEvents, AsyncJsonWebsocketConsum
                 return ""
             return rows.render_fragment(rows.RECENT_ROW, self.request, call=call)
         if self.view == CALL and call.pk == self.call_id:
-            return rows.render_fragment(rows.CALL_BODY, self.request, call=call)
+            return rows.render_fragment(rows.CALL_BODY, self.request, call=call, push_device=self.push_device)
         return None
 
     def server_payload(self, server_id) -> dict | None:

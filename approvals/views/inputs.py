@@ -1,21 +1,24 @@
 """Input requests in the console: one request's page, and an operator's answer.
 
-An answer is a plain POST that also works without JavaScript; the websocket
-pushes the card's new state to every operator. A form that does not fit the
-schema comes back with its errors, checked on the server whatever the browser did.
+An answer is a plain POST that also works without JavaScript; the queue's script sends it by fetch and
+is answered in JSON, so that the page never leaves for an error page. The websocket pushes the card's new
+state to every operator. A form that does not fit the schema comes back with its errors, checked on the
+server whatever the browser did.
 """
 
 from django.contrib import messages
+from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
 from django.views.decorators.http import require_POST
 
 from approvals.display.input_cards import answer_form, sampling_media, shown_inputs
 from approvals.inputs import requests
 from approvals.inputs.models import InputRequest
 from approvals.roles import DECIDE_CALLS, VIEW_CALLS
-from approvals.views.access import permission_or_403
 from approvals.views.calls import media_response
-from approvals.views.queue import return_to
+from approvals.views.decorators import permission_or_403
+from approvals.views.queue import return_to, wants_json
 
 
 @permission_or_403(VIEW_CALLS)
@@ -40,12 +43,17 @@ def answer(request, pk):
     if outcome.errors:
         return refused(request, input_request, form, outcome.errors)
     level = messages.SUCCESS if outcome.won else messages.WARNING
+    if wants_json(request):
+        # Lost to another answer or the request's end: 409, as a decision that lost is.
+        answer = {"input_id": pk, "status": outcome.row.status, "message": outcome.message}
+        return JsonResponse({**answer, "level": messages.DEFAULT_TAGS[level]}, status=200 if outcome.won else 409)
     server = input_request.server.name if input_request.server else "the server"
     messages.add_message(request, level, f"Input request {pk} from {server}: {outcome.message}")
     return redirect(return_to(request))
 
 
 def refused(request, input_request, form, errors):
+    """400 with the form as filled in and its errors: the whole page, or for the queue's script the form alone."""
     context = {
         "input": input_request,
         "bound_form": form,
@@ -53,6 +61,9 @@ def refused(request, input_request, form, errors):
         "next": request.POST.get("next", ""),
         "reply": request.POST.get("reply", ""),
     }
+    if wants_json(request):
+        form_html = render_to_string("approvals/_input_form.html", context, request=request)
+        return JsonResponse({"input_id": input_request.pk, "message": errors[0], "form_html": form_html}, status=400)
     return render(request, "approvals/input_detail.html", context, status=400)
 
 

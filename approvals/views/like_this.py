@@ -12,7 +12,7 @@ from approvals.display import like_scopes, rows
 from approvals.display.like_this import conditions
 from approvals.policy import rule_notes, rules
 from approvals.policy.engine import shown
-from approvals.views.access import permission_or_403
+from approvals.views.decorators import permission_or_403
 
 DECISIONS = {"approve": "allow", "deny": "deny"}
 ACTIONS = [("allow", "Allow"), ("deny", "Deny")]

@@ -32,7 +32,7 @@ from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 from approvals.catalog import routes
 from approvals.gateway import auth
 from approvals.middleware import POLICY
-from approvals.oauth import grants, limits, registrations, scopes
+from approvals.oauth import consent_limits, consent_tokens, registrations, scopes
 from approvals.oauth.validator import code_claims
 from approvals.policy.shadowing import glob_covers
 from approvals.signin import clients
@@ -102,7 +102,7 @@ class Consent(BaseAuthorizationView):
         resource = request.GET.getlist("resource") or [resource_url(request)]
         if resource != [resource_url(request)]:
             return self.refuse(target_error(request, credentials, resource), application)
-        allowed = limits.role_globs(request.user) if may_grant(request.user) else []
+        allowed = consent_limits.role_globs(request.user) if may_grant(request.user) else []
         if not allowed:
             return self.refused_person(application)
         wanted = scopes.globs_of(asked)
@@ -111,7 +111,7 @@ class Consent(BaseAuthorizationView):
             return self.refuse(scope_error(credentials, wanted, allowed), application)
         asked = [scopes.PREFIX + glob for glob in granted]
         context = {
-            "client": grants.client_name(application),
+            "client": consent_tokens.client_name(application),
             "client_id": application.client_id,
             "source": application.registration_source,
             "redirect_uri": credentials["redirect_uri"],
@@ -119,7 +119,7 @@ class Consent(BaseAuthorizationView):
             "narrowed": granted != wanted,
             "reachable": routes.reachable_tools(granted),
             "choices": expiry_choices(),
-            "chosen": request.POST.get("expiry", f"{limits.preferred_days()}d"),
+            "chosen": request.POST.get("expiry", f"{consent_limits.preferred_days()}d"),
             "errors": [],
         }
         if decision in ("allow", "deny"):
@@ -129,7 +129,7 @@ class Consent(BaseAuthorizationView):
                 context["errors"] = exc.errors
             else:
                 if decision == "deny":
-                    grants.note_denial(request.user, application, credentials["redirect_uri"], " ".join(asked))
+                    consent_tokens.note_denial(request.user, application, credentials["redirect_uri"], " ".join(asked))
                 credentials.update(resource=resource, claims=code_claims(expires_at))
                 return self.respond(request, asked, credentials, application, decision == "allow")
         response = render(request, "approvals/oauth_consent.html", context)
@@ -145,7 +145,7 @@ class Consent(BaseAuthorizationView):
             reason = (
                 "An admin decides which roles may allow OAuth clients (OAUTH_GRANT_ROLES); yours is not among them."
             )
-        context = {"client": grants.client_name(application), "reason": reason}
+        context = {"client": consent_tokens.client_name(application), "reason": reason}
         return render(self.request, "approvals/oauth_refused.html", context, status=403)
 
     def respond(self, request, asked, credentials, application, allow):
@@ -203,7 +203,7 @@ def scope_error(credentials, wanted: list[str], allowed: list[str]) -> OAuthTool
 
 def expiry_choices() -> list[tuple[str, str]]:
     """The expiries the consent page offers, in the words parse_expiry reads."""
-    return [(f"{days}d", f"{days} day{'s' if days != 1 else ''}") for days in limits.expiry_days()]
+    return [(f"{days}d", f"{days} day{'s' if days != 1 else ''}") for days in consent_limits.expiry_days()]
 
 
 def parse_choice(chosen: str):

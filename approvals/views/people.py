@@ -17,7 +17,7 @@ from approvals.actions import people
 from approvals.db.models import BrowserSession
 from approvals.roles import ROLES, is_admin
 from approvals.signin.models import SsoIdentity
-from approvals.views.access import refused_unless, role_required
+from approvals.views.decorators import refused_unless, role_required
 
 ROLE_CHOICES = [(role, role) for role in ROLES]
 

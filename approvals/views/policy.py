@@ -13,7 +13,7 @@ from approvals.policy import engine, rule_notes, rules
 from approvals.policy.forms import RuleForm
 from approvals.policy.models import PolicyRule
 from approvals.policy.try_forms import TryForm, TryPermissionForm, TryPromptForm, TryReadForm
-from approvals.views.access import permission_or_403
+from approvals.views.decorators import permission_or_403
 
 READ_RULES = "approvals.view_policyrule"
 CHANGE_RULES = "approvals.change_policyrule"

@@ -15,13 +15,15 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
-from approvals.calls import bulk, claims, deciding
+from approvals.actions import notify
+from approvals.calls import bulk, deciding, taking
 from approvals.calls.forms import ArgumentsEditor, BulkDecisionForm, DecisionForm
 from approvals.calls.models import Call
 from approvals.display import rows
 from approvals.display.queue import QueueFilter, filter_choices, queue_page
+from approvals.push import devices
 from approvals.roles import DECIDE_CALLS, VIEW_CALLS
-from approvals.views.access import permission_or_403
+from approvals.views.decorators import permission_or_403
 
 
 @permission_or_403(VIEW_CALLS)
@@ -68,13 +70,25 @@ def decide(request, pk):
     data = form.cleaned_data
     try:
         outcome = deciding.decide(
-            pk, request.user, form.approves, reason=data["reason"].strip(), shown_binding=data["binding"]
+            pk,
+            request.user,
+            form.approves,
+            reason=data["reason"].strip(),
+            shown_binding=data["binding"],
+            **origin(request),
         )
     except Call.DoesNotExist:
         raise Http404("No such call.") from None
     if deciding.conflicted(outcome, data["binding"]):
         return refuse(request, outcome.row, outcome.message)
     return respond(request, outcome.row, outcome.message, messages.SUCCESS if outcome.won else messages.WARNING)
+
+
+def origin(request) -> dict:
+    """Where a decision came from, when not the queue: a page a notification opened names the person's own device
+    (in the decision's form, or in the edit page's address, to which its form posts)."""
+    label = devices.label_of(request.user, request.POST.get(notify.MARKER) or request.GET.get(notify.MARKER))
+    return {"via": "push", "device": label} if label is not None else {}
 
 
 def refuse(request, call, message):
@@ -108,8 +122,8 @@ def claiming(change):
     return view
 
 
-claim = claiming(claims.claim_call)
-release = claiming(claims.release_claim)
+claim = claiming(taking.claim_call)
+release = claiming(taking.release_claim)
 
 
 def respond(request, call, message, level, status=200):
@@ -150,6 +164,7 @@ def edit(request, pk):
             reason=editor.reason.strip(),
             edited_arguments=editor.edited_arguments(),
             shown_binding=editor.binding,
+            **origin(request),
         )
         if deciding.conflicted(outcome, editor.binding):
             return refuse(request, outcome.row, outcome.message)

@@ -12,12 +12,12 @@ from django.views.decorators.http import require_POST
 from approvals.audit.chain import Actor
 from approvals.catalog import review
 from approvals.catalog.models import Server, Tool
-from approvals.catalog.surface import BY_LABEL
+from approvals.catalog.surface_sync import BY_LABEL
 from approvals.display.history import history
 from approvals.forms.fields import whole_number
 from approvals.protocol.hidden_text import Mentions
-from approvals.views.access import admin_required, role_required
 from approvals.views.catalog import PAGE_SIZE
+from approvals.views.decorators import admin_required, role_required
 
 MAX_NOTE = 500
 TOOLS = "tools"

@@ -7,13 +7,13 @@ from django.views.decorators.http import require_POST
 
 from approvals.actions import servers
 from approvals.audit.chain import Actor
-from approvals.catalog import surface, sync
+from approvals.catalog import surface_sync, sync
 from approvals.catalog.forms import ServerForm
 from approvals.catalog.models import Server, Tool
 from approvals.catalog.specs import stdio_isolation
 from approvals.upstream import probe
-from approvals.views.access import admin_required, role_required
 from approvals.views.catalog import first_rows, tool_page
+from approvals.views.decorators import admin_required, role_required
 
 # Longer instructions start folded, so that the tools stay in view.
 FOLD_INSTRUCTIONS_AT = 600
@@ -41,7 +41,7 @@ def server_detail(request, slug):
         {
             "server": server,
             "tools": tools,
-            "surface": surface.listed_by_kind(server),
+            "surface": surface_sync.listed_by_kind(server),
             "isolation": probe.describe(stdio_isolation(), server.command_argv())
             if server.transport == Server.Transport.STDIO
             else "",

@@ -17,7 +17,7 @@ from approvals.catalog import routes
 from approvals.display import snippets
 from approvals.tokens import changes, issuing, limits
 from approvals.tokens.models import ClientToken
-from approvals.views.access import permission_or_403
+from approvals.views.decorators import permission_or_403
 
 MANAGE_TOKENS = "approvals.manage_tokens"
 VIEW_TOKENS = "approvals.view_clienttoken"

@@ -6,13 +6,14 @@ from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from approvals.catalog import oauth_tokens, sync
-from approvals.catalog.connecting import ConnectError, binding, console_url, finish_connect, start_connect
+from approvals.catalog import sync
 from approvals.catalog.models import Server
-from approvals.catalog.oauth_models import UpstreamAuthorization
-from approvals.catalog.registering import client_metadata_document
 from approvals.upstream import UpstreamError
-from approvals.views.access import admin_required
+from approvals.upstream_oauth import server_tokens
+from approvals.upstream_oauth.connecting import ConnectError, binding, console_url, finish_connect, start_connect
+from approvals.upstream_oauth.models import UpstreamAuthorization
+from approvals.upstream_oauth.registering import client_metadata_document
+from approvals.views.decorators import admin_required
 from approvals.views.leaving import leave_for
 
 # The session's flows, as connecting.binding gives them: the latest few, each good for minutes.
@@ -46,7 +47,7 @@ def server_connect(request, slug):
 def client_credentials_again(request, server):
     """A machine-to-machine server needs no browser: a new token, then a sync, says whether it works now."""
     try:
-        oauth_tokens.client_credentials(server, anew=True)
+        server_tokens.client_credentials(server, anew=True)
     except UpstreamError as exc:
         messages.error(request, f"Could not connect {server.name}: {exc.message}")
         return redirect("server", slug=server.slug)

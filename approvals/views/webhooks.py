@@ -9,7 +9,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
-from approvals.views.access import permission_or_403
+from approvals.views.decorators import permission_or_403
 from approvals.webhooks import endpoints
 from approvals.webhooks.forms import EndpointForm
 from approvals.webhooks.models import WebhookDelivery, WebhookEndpoint

@@ -12,7 +12,7 @@ from django.db import connection
 from django.test import Client
 
 from approvals import tasks
-from approvals.audit import forwarding, siem
+from approvals.audit import siem_formats, siem_forwarding
 from approvals.audit.encoding import HASHED, encode_event
 from approvals.audit.models import AuditEvent, AuditForwardCursor
 from approvals.audit.public_chain import GENESIS, public_chain_value
@@ -80,7 +80,7 @@ def test_it_forwards_2000_events_to_rsyslog_once_in_order(rsyslog, forward_to, t
     append(2000, "call.received")
     total = AuditEvent.objects.count()
 
-    forwarded = forwarding.forward()
+    forwarded = siem_forwarding.forward()
 
     assert forwarded.error == "" and forwarded.sent == total
     received = (received_json if fmt == "json" else received_cef)(receiver.wait_for(total))
@@ -89,7 +89,7 @@ def test_it_forwards_2000_events_to_rsyslog_once_in_order(rsyslog, forward_to, t
     assert [event["chain_value"] for event in received] == list(values.values())
     cursor = AuditForwardCursor.objects.get()
     assert (cursor.seq, cursor.chain_value, cursor.holder) == (total, values[total], "")
-    assert forwarding.forward().sent == 0
+    assert siem_forwarding.forward().sent == 0
 
 
 @pytest.mark.django_db
@@ -98,7 +98,7 @@ def test_it_sends_what_rsyslog_missed_while_stopped_with_no_gap(rsyslog, forward
     receiver = rsyslog()
     forward_to(receiver.url)
     append(300, "call.received")
-    assert forwarding.forward().error == ""
+    assert siem_forwarding.forward().error == ""
     before = AuditEvent.objects.count()
     assert len(receiver.wait_for(before)) == before
 
@@ -107,20 +107,20 @@ def test_it_sends_what_rsyslog_missed_while_stopped_with_no_gap(rsyslog, forward
     while time.monotonic() < ends:
         append(50, "call.received")
         started = time.monotonic()
-        failed = forwarding.forward()
+        failed = siem_forwarding.forward()
         assert failed.error and failed.sent == 0 and failed.seq == before
         assert time.monotonic() - started < 2.0
         time.sleep(1)
-    assert forwarding.lag().events == AuditEvent.objects.count() - before
+    assert siem_forwarding.lag().events == AuditEvent.objects.count() - before
     receiver.start()
 
     total = AuditEvent.objects.count()
-    assert forwarding.forward().error == ""
+    assert siem_forwarding.forward().error == ""
     seqs = [event["seq"] for event in received_json(receiver.wait_for(total))]
     # At least once: each sequence number arrives, in order, none missing.
     assert sorted(set(seqs)) == list(range(1, total + 1))
     assert seqs == sorted(seqs)
-    assert forwarding.lag().events == 0
+    assert siem_forwarding.lag().events == 0
 
 
 @pytest.mark.django_db
@@ -130,7 +130,7 @@ def test_it_keeps_sending_to_an_https_collector_that_failed_three_times(tmp_path
         append(1200, "call.received")
         total = AuditEvent.objects.count()
 
-        runs = [forwarding.forward() for _ in range(4)]
+        runs = [siem_forwarding.forward() for _ in range(4)]
 
         assert [bool(run.error) for run in runs] == [True, True, True, False]
         assert "answered 500" in runs[0].error
@@ -149,7 +149,7 @@ def test_it_gives_up_on_a_receiver_that_never_acknowledges_within_the_timeout(fo
     settings.AUDIT_FORWARD_TIMEOUT_SECONDS = 0.3
     append(5)
     started = time.monotonic()
-    forwarded = forwarding.forward()
+    forwarded = siem_forwarding.forward()
     assert time.monotonic() - started < 2
     assert forwarded.error and forwarded.seq == 0
     assert AuditForwardCursor.objects.get().error == forwarded.error
@@ -169,7 +169,7 @@ def test_it_never_holds_up_an_append_while_it_waits_on_a_receiver(forward_to, se
 
     def forward_and_close():
         try:
-            results.append(forwarding.forward())
+            results.append(siem_forwarding.forward())
         finally:
             connection.close()
 
@@ -192,15 +192,15 @@ def test_it_never_holds_up_an_append_while_it_waits_on_a_receiver(forward_to, se
 def test_it_leaves_the_cursor_to_the_process_holding_its_lease(forward_to):
     forward_to("syslog+tcp://127.0.0.1:9")
     append(3)
-    assert forwarding.claim(forwarding.cursor().pk, "another") is not None
-    assert forwarding.forward().error == "another process is forwarding"
+    assert siem_forwarding.claim(siem_forwarding.cursor().pk, "another") is not None
+    assert siem_forwarding.forward().error == "another process is forwarding"
 
 
 @pytest.mark.django_db
 def test_it_shows_the_lag_to_staff_and_scrapers_and_tells_readyz_askers_nothing_of_the_siem(forward_to, login):
     forward_to("syslog+tcp://127.0.0.1:9")
     append(7)
-    assert forwarding.forward().error
+    assert siem_forwarding.forward().error
     readyz = Client(REMOTE_ADDR="203.0.113.9").get("/readyz").content.decode()
     for secret in ("127.0.0.1:9", "syslog", "acknowledged_seq", "Connection refused", "events_behind"):
         assert secret not in readyz
@@ -218,16 +218,16 @@ def test_it_frames_syslog_by_octet_count_and_escapes_cef():
 
     row = (5, datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC), "user", 1, "a|b\nc", "call.denied", "r", 9, 2, 3, 4)
     row += ({"reason": "x=y\nz"}, "p" * 64, "h" * 64)
-    fields = siem.event_fields(row, "c" * 64)
-    frame = siem.syslog_entry(fields, "cef")
+    fields = siem_formats.event_fields(row, "c" * 64)
+    frame = siem_formats.syslog_entry(fields, "cef")
     length, _, message = frame.partition(b" ")
     assert int(length) == len(message)
     assert message.startswith(b"<110>1 2026-01-02T03:04:05+00:00 ")
     assert b'[audit@32473 seq="5" chainValue="' + b"c" * 64 + b'"]' in message
-    text = siem.cef_text(fields)
+    text = siem_formats.cef_text(fields)
     assert "|call.denied|call.denied|5|" in text
     assert "suser=a|b\\nc " in text and 'msg={"reason":"x\\=y\\\\nz"}' in text
-    assert json.loads(siem.json_text(fields))["seq"] == 5
+    assert json.loads(siem_formats.json_text(fields))["seq"] == 5
 
 
 @pytest.mark.parametrize("fmt", ["json", "cef"])
@@ -239,23 +239,23 @@ def test_it_escapes_unicode_line_separators_and_c1_controls_before_they_reach_sy
     forged = f"x{breaking}<110>1 2026-01-02T03:04:05+00:00 h mcp-approval-console - login_failed"
     row = (5, datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC), "user", 1, f"eve{breaking}", "call.denied", "r", 9, 2, 3, 4)
     row += ({"reason": forged}, "p" * 64, "h" * 64)
-    fields = siem.event_fields(row, "c" * 64)
-    message = siem.syslog_entry(fields, fmt).partition(b" ")[2].decode()
+    fields = siem_formats.event_fields(row, "c" * 64)
+    message = siem_formats.syslog_entry(fields, fmt).partition(b" ")[2].decode()
     assert not set(breaking) & set(message)
     assert "u2028" in message and "u0085" in message
     if fmt == "json":
         sent = json.loads(message.split("] ", 1)[1])
         assert (sent["actor_name"], sent["data"]["reason"]) == (f"eve{breaking}", forged)
-    hec = json.loads(siem.hec_entry(fields, fmt))
-    assert not set(breaking) & set(siem.hec_entry(fields, fmt).decode())
+    hec = json.loads(siem_formats.hec_entry(fields, fmt))
+    assert not set(breaking) & set(siem_formats.hec_entry(fields, fmt).decode())
     assert (hec["event"]["data"]["reason"] if fmt == "json" else hec["event"]).count("login_failed") == 1
 
 
 @pytest.mark.parametrize(
     ("env", "said"),
     [
-        ({"AUDIT_FORWARD_URL": "udp://siem.example:514"}, "AUDIT_FORWARD_URL cannot be used"),
-        ({"AUDIT_FORWARD_URL": "syslog+tcp://siem.example:514", "AUDIT_FORWARD_FORMAT": "leef"}, "json or cef"),
+        ({"AUDIT_FORWARD_URL": "udp://siem_formats.example:514"}, "AUDIT_FORWARD_URL cannot be used"),
+        ({"AUDIT_FORWARD_URL": "syslog+tcp://siem_formats.example:514", "AUDIT_FORWARD_FORMAT": "leef"}, "json or cef"),
     ],
 )
 def test_it_refuses_to_start_with_a_forwarding_setting_it_cannot_use(env, said):
@@ -270,8 +270,8 @@ def test_it_does_nothing_on_schedule_when_no_receiver_is_set(db):
 
 
 def test_it_refuses_forward_urls_it_cannot_use():
-    assert url_problem("syslog+tcp://siem.example:6514") == ""
-    assert url_problem("https://siem.example:8088/services/collector/event") == ""
-    assert "must start with" in url_problem("http://siem.example")
-    assert "needs a port" in url_problem("syslog+tls://siem.example")
-    assert "user name" in url_problem("https://u:p@siem.example/")
+    assert url_problem("syslog+tcp://siem_formats.example:6514") == ""
+    assert url_problem("https://siem_formats.example:8088/services/collector/event") == ""
+    assert "must start with" in url_problem("http://siem_formats.example")
+    assert "needs a port" in url_problem("syslog+tls://siem_formats.example")
+    assert "user name" in url_problem("https://u:p@siem_formats.example/")

@@ -16,7 +16,7 @@ from approvals import roles
 from approvals.audit.chain import Actor
 from approvals.audit.models import AuditEvent
 from approvals.audit_log import report, timeline
-from approvals.calls import deciding, ending, lifecycle
+from approvals.calls import deciding, expiry, lifecycle
 from approvals.calls.models import Call
 from approvals.catalog import trust
 from approvals.policy import rules
@@ -59,7 +59,7 @@ def period(client_token, refund_tool):
     held_for(denied, 20)
     late = submit(400, 5)
     Call.objects.filter(pk=late.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
-    assert ending.expire_stale_calls() == 1
+    assert expiry.expire_stale_calls() == 1
     trust.record_decision("accepted", Actor.user(ann), refund_tool, "", "looked fine")
     return {"late": late}
 

@@ -19,11 +19,13 @@ from approvals.inputs.models import InputRequest
 from approvals.policy import rules
 from approvals.protocol import revisions
 from approvals.protocol.tools import tool_digest
+from approvals.push import devices
 from approvals.tokens.context import ClientContext
 from approvals.tokens.credentials import create_token
 from approvals.webhooks.endpoints import create_endpoint
 from tests.fixtures.catalog import make_tool
 from tests.fixtures.people import make_user
+from tests.push.service import Browser
 
 WORDS = ("Refund the order of the customer whose address is below, then tell them by email. " * 30)[:2000]
 UNBROKEN = ("https://records.example/customers/" + "a1b2c3d4e5" * 200)[:2000]
@@ -135,6 +137,8 @@ def make_long_rows() -> dict:
     hook = {"url": UNBROKEN, "events": ["call.pending"], "console_url": "http://127.0.0.1/", "description": WORDS[:200]}
     webhook, _ = create_endpoint(hook, admin)
     create_key(admin, name(100, "key", unbroken=True))
+    push_endpoint = "https://push.example/" + UNBROKEN[:1900]
+    devices.turn_on(admin, Browser(push_endpoint).subscription, name(100, "phone", unbroken=True), UNBROKEN[:300])
     calls = make_calls(tool, token, admin)
     # One event of each kind whose data holds long values.
     events = [

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
+from approvals.slack import linking
 from tests.browser.conftest import sign_in
 from tests.browser.long_rows import PEOPLE, make_long_rows
 from tests.fixtures.people import make_user
@@ -39,6 +40,8 @@ OBJECTS = {
     "webhook": lambda rows: [[rows["webhook"].pk]],
     "webhook_rotate": lambda rows: [[rows["webhook"].pk]],
     "webhook_delete": lambda rows: [[rows["webhook"].pk]],
+    # The page a Slack user's link opens, for a link the console signed.
+    "slack_link": lambda rows: [[linking.link_url("", "T0TEAM", "U0LONG", "a-long-slack-name" * 4).split("/")[-2]]],
 }
 # Routes that are no page a person reads, each with why; a route in neither map nor here fails the test.
 EXCLUDED = {
@@ -46,6 +49,7 @@ EXCLUDED = {
     "admin/": "Django's admin",
     # Machine interfaces: MCP, the JSON API and its schema, OAuth's and the console's metadata documents.
     "mcp_endpoint": "MCP",
+    "slack_interactions": "Slack's interactivity endpoint, signed by Slack",
     "api-1:": "the JSON API (its docs page is checked, below)",
     "mcp_resource_metadata": "JSON metadata",
     ".well-known/oauth-protected-resource/mcp": "JSON metadata",
@@ -55,6 +59,8 @@ EXCLUDED = {
     "oauth2_provider:dcr-register": "OAuth's registration endpoint, JSON",
     "oauth2_provider:dcr-register-management": "OAuth's registration endpoint, JSON",
     "upstream_client_metadata": "JSON metadata",
+    "web_manifest": "the web app's manifest, JSON (tests/push/test_pages.py)",
+    "service_worker": "the service worker's script (tests/browser/test_push_browser.py)",
     # The consent page shows only inside an OAuth client's authorization request (tests/oauth drive one).
     "oauth2_provider:authorize": "needs a registered OAuth client's request",
     # Redirects that show nothing of their own.
@@ -96,6 +102,9 @@ EXCLUDED = {
     "api_key_revoke": "POST",
     "account_connect": "POST",
     "account_disconnect": "POST",
+    "slack_unlink": "POST",
+    "push_device_add": "POST",
+    "push_device_remove": "POST",
     "person_roles": "POST",
     "person_deactivate": "POST",
     "person_reactivate": "POST",

@@ -104,7 +104,7 @@ def test_it_shows_server_everythings_legacy_form_and_sends_back_what_the_operato
     expect(form.get_by_label("String", exact=True)).to_have_value("Ada Lovelace")
     form.get_by_label("Drums", exact=True).uncheck()
     form.get_by_role("button", name="Accept").click()
-    expect(queue.locator(".messages")).to_contain_text("Answered.")
+    expect(queue.locator("[data-queue-log]")).to_contain_text(re.compile(r"Input request \d+: Answered\. · view"))
 
     text = client.text()
     assert "User provided the requested information" in text
@@ -144,6 +144,36 @@ def test_it_tells_the_server_that_the_operator_declined_or_cancelled(console, qu
     card = card_of(queue, "Really delete r2?")
     card.get_by_role("button", name=button).click()
     assert client.text() == f"kept r2 ({said})"
+
+
+def test_it_keeps_an_answer_that_did_not_go_on_the_panel_and_sends_it_again(console, queue):
+    client = call(console, "sdk_delete_record", {"target": "r3"})
+    card = card_of(queue, "Really delete r3?")
+    answer = re.compile(r"/inputs/\d+/answer/")
+    queue.route(answer, lambda route: route.abort())
+    card.get_by_role("button", name="Decline").click()
+    unsent = card.locator("[data-unsent]")
+    expect(unsent).to_contain_text("Not sent")
+    expect(queue).to_have_url(re.compile(r"/queue/$"))
+    queue.unroute(answer)
+    unsent.get_by_role("button", name="retry").click()
+    assert client.text() == "kept r3 (decline)"
+    expect(queue.locator("[data-queue-log]")).to_contain_text(re.compile(r"Input request \d+: Declined\. · view"))
+    expect(queue).to_have_url(re.compile(r"/queue/$"))
+
+
+def test_it_shows_what_the_server_refused_in_the_form_without_leaving_the_queue(console, queue):
+    client = call(console, "forms_fill_profile", {"who": "Ada"})
+    card = card_of(queue, "Tell us about Ada.")
+    # What the browser would stop, the server checks too: the form comes back with its errors, in place.
+    card.locator("[data-input-form]").evaluate("form => { form.noValidate = true; }")
+    card.get_by_label("Full name", exact=True).fill("A")
+    card.get_by_role("button", name="Accept").click()
+    expect(card).to_contain_text("The answer was not sent")
+    expect(card.locator(".field.invalid").first).to_contain_text("Full name")
+    expect(queue).to_have_url(re.compile(r"/queue/$"))
+    card.get_by_role("button", name="Decline").click()
+    assert client.text() == "no profile (decline)"
 
 
 def test_it_renders_and_checks_every_field_type_an_sdk_server_asks_for(console, queue):
@@ -215,7 +245,7 @@ def test_it_shows_server_everythings_sampling_request_and_sends_the_operators_re
     form = queue.locator("[data-input-card]")
     form.get_by_label("Your reply, in the model's place").fill("Teal.")
     form.get_by_role("button", name="Send reply").click()
-    expect(queue.locator(".messages")).to_contain_text("Answered.")
+    expect(queue.locator("[data-queue-log]")).to_contain_text(re.compile(r"Input request \d+: Answered\. · view"))
 
     sampled = json.loads(client.text().partition("\n")[2])
     assert sampled["content"] == {"type": "text", "text": "Teal."}

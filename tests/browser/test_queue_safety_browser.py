@@ -13,7 +13,7 @@ from django.utils import timezone
 from playwright.sync_api import expect
 
 from approvals.audit.models import AuditEvent
-from approvals.calls import ending
+from approvals.calls import expiry
 from approvals.calls.models import Call
 from approvals.catalog.models import Server
 from tests.browser.test_queue_browser import DWELL_MS, LOOKUP, ClientCall, console, pick, queue_page, row_of
@@ -83,7 +83,7 @@ def decisions_by(username):
 
 def expire(call_id):
     Call.objects.filter(pk=call_id).update(expires_at=timezone.now() - timedelta(seconds=1))
-    assert ending.expire_stale_calls() == 1
+    assert expiry.expire_stale_calls() == 1
 
 
 @pytest.mark.parametrize(

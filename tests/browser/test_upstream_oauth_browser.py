@@ -19,11 +19,11 @@ from approvals import roles
 from approvals.actions import servers
 from approvals.catalog import sync
 from approvals.catalog.models import Server
-from approvals.catalog.oauth_models import UpstreamGrant
-from approvals.catalog.oauth_tokens import renew_at
 from approvals.policy.models import PolicyRule
 from approvals.protocol.headers import request_headers
 from approvals.tokens.credentials import create_token
+from approvals.upstream_oauth.models import UpstreamGrant
+from approvals.upstream_oauth.server_tokens import renew_at
 from approvals.webhooks import endpoints
 from tests.fixtures.gateway import MODERN, modern_envelope
 from tests.fixtures.people import PASSWORD, make_user

@@ -19,7 +19,7 @@ from django.db.models import Count
 from django.utils import timezone
 
 from approvals.audit.models import AuditEvent
-from approvals.calls import ending, holding, permissions, reads, runner
+from approvals.calls import batched_writes, ending, holding, permissions, reads, runner
 from approvals.calls.models import Call
 from approvals.live import events, waiting
 from approvals.policy import rules
@@ -128,7 +128,7 @@ async def cut_at_random(token, tool, rng: random.Random) -> tuple[list[asyncio.T
     cutter = Cutter(rng)
     tasks, cutting = [], []
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(holding, "write_together", cutter.during_writes(holding.write_together))
+        patch.setattr(batched_writes, "write_together", cutter.during_writes(batched_writes.write_together))
         patch.setattr(holding, "waiting_for_decision", cutter.noting_the_held(holding.waiting_for_decision))
         for n in range(REQUESTS):
             task = asyncio.create_task(as_a_request(request(token, tool, n)))
@@ -181,7 +181,8 @@ async def test_it_cancels_every_call_whose_request_was_cut_at_any_moment(
 
     held = holding.loop_held()
     assert not held.calls and not held.waiting
-    assert not held.writes.queue and held.writes.writing.done()
+    writes = batched_writes.loop_writes()
+    assert not writes.queue and writes.writing.done()
     await eventually(
         lambda: none_but_the_shared_threads(open_connections()),
         message=f"every connection given back: {open_connections()}",

@@ -4,7 +4,7 @@ import pytest
 from django.db import connection
 
 from approvals.audit.models import AuditEvent
-from approvals.calls import deciding, ending, lifecycle
+from approvals.calls import deciding, ending, expiry, lifecycle
 from approvals.calls.models import Call
 from approvals.protocol import revisions
 from approvals.tokens.context import ClientContext
@@ -83,7 +83,7 @@ def test_it_does_not_expire_a_call_that_was_decided(client_token, refund_tool, o
 def test_it_expires_stale_calls_left_behind_by_a_dead_process(client_token, refund_tool, settings):
     settings.APPROVAL_TIMEOUT_SECONDS = 0
     call = pending_call(client_token, refund_tool)
-    assert ending.expire_stale_calls() == 1
+    assert expiry.expire_stale_calls() == 1
     call.refresh_from_db()
     assert call.status == Call.Status.EXPIRED
     assert actions(call)[-1] == "call.expired"
@@ -134,9 +134,9 @@ def test_it_fails_an_approved_call_whose_process_stopped_before_answering(
 ):
     call = pending_call(client_token, refund_tool)
     deciding.decide(call.pk, operators[0], True)
-    assert ending.expire_stale_calls() == 0, "a call just approved is still being run"
+    assert expiry.expire_stale_calls() == 0, "a call just approved is still being run"
     settings.UPSTREAM_CALL_TIMEOUT_SECONDS = -120
-    assert ending.expire_stale_calls() == 1
+    assert expiry.expire_stale_calls() == 1
     call.refresh_from_db()
     assert call.status == Call.Status.FAILED and "stopped before it was answered" in call.error
     assert actions(call)[-1] == "call.failed"

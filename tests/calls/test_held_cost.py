@@ -9,7 +9,7 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from django.test.utils import CaptureQueriesContext
 
 from approvals.audit.models import AuditEvent, AuditHead
-from approvals.calls import holding, lifecycle, runner
+from approvals.calls import batched_writes, holding, lifecycle, runner
 from approvals.calls.models import Call
 from approvals.protocol import revisions
 from approvals.tokens.context import ClientContext
@@ -117,8 +117,10 @@ async def test_it_cancels_every_call_whose_request_was_cut_short_and_gives_back_
 
 async def test_it_records_a_burst_of_calls_in_a_few_transactions(client_token, refund_tool, monkeypatch):
     batches = []
-    write_together = holding.write_together
-    monkeypatch.setattr(holding, "write_together", lambda works: batches.append(len(works)) or write_together(works))
+    write_together = batched_writes.write_together
+    monkeypatch.setattr(
+        batched_writes, "write_together", lambda works: batches.append(len(works)) or write_together(works)
+    )
 
     waiting = await held(client_token, HELD)
 
@@ -132,7 +134,7 @@ async def test_it_records_a_burst_of_calls_in_a_few_transactions(client_token, r
 def test_it_keeps_the_other_writes_of_a_batch_when_one_fails(client_token, refund_tool):
     receive, failing = receiving(client_token, refund_tool)
 
-    outcomes = holding.write_together([lambda: receive(1), failing, lambda: receive(2)])
+    outcomes = batched_writes.write_together([lambda: receive(1), failing, lambda: receive(2)])
 
     assert [error is None for _, error in outcomes] == [True, False, True]
     assert sorted(Call.objects.values_list("arguments__order_id", flat=True)) == [1, 2]
@@ -143,12 +145,12 @@ def test_it_leaves_nothing_of_a_lone_write_that_fails_and_writes_the_next(client
     receive, failing = receiving(client_token, refund_tool)
     head = AuditHead.objects.get(pk=1).seq
 
-    ((_, error),) = holding.write_together([failing])
+    ((_, error),) = batched_writes.write_together([failing])
 
     assert isinstance(error, ValueError)
     assert not Call.objects.exists()
     assert AuditHead.objects.get(pk=1).seq == head
-    (((call, _), error),) = holding.write_together([lambda: receive(1)])
+    (((call, _), error),) = batched_writes.write_together([lambda: receive(1)])
     assert error is None
     assert list(AuditEvent.objects.filter(call_id=call.pk).values_list("seq", flat=True))[0] == head + 1
 
@@ -162,7 +164,7 @@ async def test_it_writes_again_once_what_another_transaction_deadlocked():
             raise OperationalError("deadlock detected")
         return "written"
 
-    assert await holding.write(deadlocked_once) == "written"
+    assert await batched_writes.write(deadlocked_once) == "written"
     assert len(tries) == 2
 
 
@@ -176,7 +178,7 @@ def test_it_reads_the_policy_the_webhooks_and_the_token_once_for_a_batch_and_app
     receive, _ = receiving(client_token, refund_tool)
 
     with CaptureQueriesContext(connection) as queries:
-        outcomes = holding.write_together([lambda n=n: receive(n) for n in range(5)])
+        outcomes = batched_writes.write_together([lambda n=n: receive(n) for n in range(5)])
 
     def reads_of(table):
         return [q["sql"] for q in queries if q["sql"].startswith("SELECT") and f'FROM "{table}"' in q["sql"]]
@@ -193,7 +195,7 @@ def test_it_reads_the_token_again_after_a_call_of_the_batch_rolled_back(client_t
     receive, failing = receiving(client_token, refund_tool)
 
     with CaptureQueriesContext(connection) as queries:
-        holding.write_together([failing, lambda: receive(1)])
+        batched_writes.write_together([failing, lambda: receive(1)])
 
     token_reads = [q for q in queries if q["sql"].startswith("SELECT") and 'FROM "approvals_clienttoken"' in q["sql"]]
     assert len(token_reads) == 2
@@ -211,12 +213,12 @@ async def test_it_writes_a_lone_call_at_once_and_batches_only_what_arrives_while
     async def waiting_for_company(*args, **kwargs):
         raise AssertionError("a write waited for others to join it")
 
-    monkeypatch.setattr(holding, "write_together", write_together)
+    monkeypatch.setattr(batched_writes, "write_together", write_together)
     monkeypatch.setattr(asyncio, "sleep", waiting_for_company)
 
-    lone = holding.write(lambda: "lone")
+    lone = batched_writes.write(lambda: "lone")
     assert await asyncio.to_thread(running.wait, 10)
-    later = [holding.write(lambda n=n: n) for n in range(3)]
+    later = [batched_writes.write(lambda n=n: n) for n in range(3)]
     release.set()
 
     assert await lone == "lone"

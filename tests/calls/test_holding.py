@@ -9,7 +9,7 @@ from django.db import connection
 from django.utils import timezone
 
 from approvals.audit.models import AuditEvent
-from approvals.calls import deciding, ending, holding, lifecycle, runner
+from approvals.calls import deciding, ending, expiry, holding, lifecycle, runner
 from approvals.calls.models import Call
 from approvals.protocol import revisions
 from approvals.tokens.context import ClientContext
@@ -96,7 +96,7 @@ def test_it_ends_a_pending_call_whose_process_stopped_renewing_its_lease_as_aban
     abandoned, held = pending_call(client_token, refund_tool), pending_call(client_token, refund_tool)
     lapse(abandoned)
 
-    assert ending.expire_stale_calls() == 1
+    assert expiry.expire_stale_calls() == 1
 
     abandoned.refresh_from_db()
     held.refresh_from_db()

@@ -10,7 +10,7 @@ from django.db import connection
 from django.urls import reverse
 
 from approvals.audit.models import AuditEvent
-from approvals.calls import deciding, ending, lifecycle, runner
+from approvals.calls import deciding, expiry, lifecycle, runner
 from approvals.calls.models import Call, CallApproval
 from approvals.policy import rules
 from approvals.policy.models import PolicyRule
@@ -126,7 +126,7 @@ def test_it_gives_a_held_call_the_timeout_of_the_rule_that_asked(client_token, r
     ask_rule(approval_timeout_seconds=45)
     call = held_call(client_token, refund_tool)
     assert (call.expires_at - call.received_at).total_seconds() == 45
-    assert ending.expired_reason(call) == "no operator decided within 45 seconds"
+    assert expiry.expired_reason(call) == "no operator decided within 45 seconds"
 
 
 def test_it_falls_back_to_the_global_timeout_for_a_rule_without_its_own(client_token, refund_tool, settings):

@@ -10,9 +10,9 @@ from django.core.management import call_command
 from approvals import roles
 from approvals.calls.upstream_sessions import spec_for
 from approvals.catalog.models import Server
-from approvals.catalog.oauth_models import UpstreamGrant
 from approvals.tokens.credentials import create_token
 from approvals.tokens.models import ClientToken
+from approvals.upstream_oauth.models import UpstreamGrant
 from tests.fixtures.calls import pending_call
 from tests.fixtures.catalog import make_server, make_tool
 from tests.fixtures.people import make_user

@@ -16,8 +16,8 @@ from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 
 from approvals.catalog.models import Server
-from approvals.catalog.oauth_models import UpstreamAuthorization, UpstreamClient, UpstreamGrant
 from approvals.db.sealed import CredentialsUnreadable, configured_keys
+from approvals.upstream_oauth.models import UpstreamAuthorization, UpstreamClient, UpstreamGrant
 from approvals.webhooks.models import WebhookEndpoint
 from tests.fixtures.catalog import make_server
 from tests.fixtures.people import make_user

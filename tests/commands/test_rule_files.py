@@ -67,6 +67,7 @@ def test_it_exports_every_rule_in_order_with_its_uid_and_names(three_rules):
         "approval_timeout_seconds": 120,
         "escalate_before_seconds": None,
         "separation_of_duties": "require",
+        "slack_channel": "",
         "enabled": True,
     }
 

@@ -64,7 +64,7 @@ def signed_in_admin(browser: httpx.Client, base_url: str) -> None:
 
 def connect(server, base_url: str) -> str:
     """Press Connect once and let the browser come back: the console's callback page, as text."""
-    from approvals.catalog.connecting import ConnectError, start_connect
+    from approvals.upstream_oauth.connecting import ConnectError, start_connect
 
     try:
         url = start_connect(server, base_url=base_url)

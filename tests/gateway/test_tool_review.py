@@ -18,7 +18,7 @@ from approvals.actions import servers
 from approvals.audit.models import AuditEvent
 from approvals.catalog import sync
 from approvals.catalog.models import Tool
-from approvals.catalog.watch import watch
+from approvals.catalog.upstream_notifications import watch
 from approvals.policy.models import PolicyRule
 from tests.fixtures.gateway import sdk_client
 from tests.fixtures.people import make_user

@@ -226,3 +226,22 @@ def test_it_leaves_a_required_choice_without_a_default_unchosen(call, login):
     assert re.search(r'<select name="input-\d+-size"[^>]*required[^>]*>\s*<option value="" selected>—</option>', card)
     response = operator.post(f"/inputs/{request.pk}/answer/", form_post(request))
     assert response.status_code == 400 and "This field is required." in response.content.decode()
+
+
+def test_it_answers_the_queues_script_in_json_the_answer_the_loser_and_a_form_to_correct(call, login):
+    operator = login(roles.OPERATOR)
+    ask_name = {"message": "Name?", "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}}
+    request = ask(call, {**ask_name, "requestedSchema": {**ask_name["requestedSchema"], "required": ["name"]}})
+    url, json_only = f"/inputs/{request.pk}/answer/", {"HTTP_ACCEPT": "application/json"}
+
+    wrong = operator.post(url, form_post(request), **json_only)
+    assert wrong.status_code == 400 and wrong.json()["message"] == "Some fields need another look."
+    assert "<form" in wrong.json()["form_html"] and "The answer was not sent:" in wrong.json()["form_html"]
+    assert InputRequest.objects.get(pk=request.pk).status == InputRequest.Status.PENDING
+
+    sent = operator.post(url, form_post(request, name="Ada"), **json_only)
+    assert sent.status_code == 200
+    assert sent.json() == {"input_id": request.pk, "status": "answered", "message": "Answered.", "level": "success"}
+
+    late = operator.post(url, form_post(request, action="decline"), **json_only)
+    assert late.status_code == 409 and late.json()["status"] == "answered" and late.json()["level"] == "warning"

@@ -6,12 +6,12 @@ import pytest
 
 from approvals import roles
 from approvals.audit.models import AuditEvent
-from approvals.catalog.bearer import NeedsAuthorization, bearer_for
-from approvals.catalog.connections import lister
 from approvals.catalog.models import Server
-from approvals.catalog.oauth_models import UpstreamAuthorization, UpstreamGrant
 from approvals.live import events
 from approvals.tokens.credentials import create_token
+from approvals.upstream_oauth.bearer import NeedsAuthorization, bearer_for
+from approvals.upstream_oauth.connections import lister
+from approvals.upstream_oauth.models import UpstreamAuthorization, UpstreamGrant
 from tests.fixtures.calls import pending_call
 from tests.fixtures.catalog import make_server, make_tool
 

@@ -8,12 +8,13 @@ import pytest
 from django.urls import reverse
 
 from approvals.audit.models import AuditEvent
-from approvals.catalog import oauth_tokens, registering, sync
+from approvals.catalog import sync
 from approvals.catalog.models import Server
-from approvals.catalog.oauth_models import UpstreamClient
-from tests.catalog.oauth_server import AS, MCP, PRM, ScriptedAuthServer, bearer
+from approvals.upstream_oauth import registering, server_tokens
+from approvals.upstream_oauth.models import UpstreamClient
 from tests.fixtures.catalog import make_server
 from tests.pages.test_server_form import add, edit
+from tests.upstream_oauth.oauth_server import AS, MCP, PRM, ScriptedAuthServer, bearer
 
 
 @pytest.fixture
@@ -50,7 +51,7 @@ def test_the_form_says_what_an_oauth_setting_lacks(admin_client, no_sync):
 def test_connect_sends_an_admin_to_the_authorization_server_or_back_with_the_reason(admin_client, monkeypatch):
     ScriptedAuthServer().install(monkeypatch)
     server = make_server("Tracker", url=MCP)
-    oauth_tokens.challenged(server, {"resource_metadata": PRM}, "HTTP 401")
+    server_tokens.challenged(server, {"resource_metadata": PRM}, "HTTP 401")
     response = admin_client.post(reverse("server_connect", args=[server.slug]))
     # A page that goes on by itself: a redirect would be bound by the form's CSP form-action.
     assert response.status_code == 200

@@ -132,3 +132,10 @@ def test_it_fills_from_the_arguments_and_else_from_defaults():
 )
 def test_it_knows_which_schemas_a_form_can_edit(schema, arguments, flat):
     assert is_flat(schema, arguments) is flat
+
+
+def test_it_refuses_a_required_multiple_choice_left_empty_as_a_field_error():
+    schema = {**SCHEMA, "required": ["name", "color", "tags"]}
+    form = build_form(schema, data=posted(name="Ada", color="r"))
+    assert not form.is_valid()
+    assert form.errors["tags"] == ["This field is required."]

@@ -56,9 +56,9 @@ def demo_processes() -> list[dict[str, str]]:
     for entry in Path("/proc").iterdir():
         with contextlib.suppress(OSError):
             words = (entry / "cmdline").read_bytes().split(b"\0")
-            if entry.name.isdigit() and words[:3] == [os.fsencode(word) for word in demo.COMMAND]:
-                if descends_from_this_process(entry.name):
-                    found.append(status(entry.name))
+            ours = entry.name.isdigit() and words[:3] == [os.fsencode(word) for word in demo.COMMAND]
+            if ours and descends_from_this_process(entry.name):
+                found.append(status(entry.name))
     return found
 
 

@@ -4,10 +4,11 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from approvals.actions import servers
-from approvals.catalog import credentials, registering, sync
+from approvals.catalog import credentials, sync
 from approvals.catalog.models import Server
 from approvals.catalog.specs import stdio_isolation
 from approvals.upstream import UpstreamError, isolation
+from approvals.upstream_oauth import registering
 
 
 class Command(BaseCommand):

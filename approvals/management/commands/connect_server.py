@@ -2,11 +2,12 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError
 
-from approvals.catalog import oauth_tokens, sync
-from approvals.catalog.connecting import ConnectError, console_url, flow_of, start_connect
+from approvals.catalog import sync
 from approvals.catalog.models import Server
-from approvals.catalog.oauth_models import UpstreamAuthorization
 from approvals.upstream import UpstreamError
+from approvals.upstream_oauth import server_tokens
+from approvals.upstream_oauth.connecting import ConnectError, console_url, flow_of, start_connect
+from approvals.upstream_oauth.models import UpstreamAuthorization
 
 # How often the database is read for the browser's return, which any console process may receive.
 POLL_SECONDS = 0.5
@@ -29,7 +30,7 @@ class Command(BaseCommand):
             raise CommandError(f"no server named {name!r}")
         if server.oauth == Server.OAuth.CLIENT_CREDENTIALS:
             try:
-                oauth_tokens.client_credentials(server, anew=True)
+                server_tokens.client_credentials(server, anew=True)
             except UpstreamError as exc:
                 raise CommandError(f"{server.name}: the client credentials grant failed: {exc.message}") from None
             self.stdout.write(f"{server.name} uses client credentials: a token was obtained without a browser")

@@ -4,8 +4,7 @@ from datetime import UTC, datetime
 from django.core.management.base import BaseCommand, CommandError
 
 from approvals.audit.checkpoints import Refused
-from approvals.audit_log.evidence import Empty
-from approvals.management.evidence import make_pack
+from approvals.audit_log.evidence import Empty, make_pack
 
 
 def moment(text: str) -> datetime:

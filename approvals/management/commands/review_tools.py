@@ -3,7 +3,7 @@ from django.core.management.base import BaseCommand, CommandError
 from approvals.audit.chain import Actor
 from approvals.catalog import review, trust
 from approvals.catalog.models import Server, Tool
-from approvals.catalog.surface import KINDS
+from approvals.catalog.surface_sync import KINDS
 from approvals.management.acting import acting_user
 from approvals.protocol.tool_review import plain_diff
 

@@ -3,7 +3,7 @@ import signal
 
 from django.core.management.base import BaseCommand
 
-from approvals.catalog.watch import watch
+from approvals.catalog.upstream_notifications import watch
 
 
 class Command(BaseCommand):

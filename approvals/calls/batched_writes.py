@@ -1,0 +1,141 @@
+"""The loop's batched writer: the calls one event loop records, answers or cancels, written by one task in batches.
+
+Each write is a piece of work (receiving a call, recording its result, cancelling it) that the loop's writer
+runs in its next batch: up to WRITES_AT_ONCE in one transaction, with one append to the audit chain and the
+reads a batch shares done once; a lone write goes at once, and what arrives while a batch runs waits for the
+next. A write waits for no request, so a request cut short cannot leave it half done.
+"""
+
+import asyncio
+import contextlib
+import contextvars
+import functools
+import logging
+import weakref
+from collections.abc import Callable
+
+from asgiref.sync import sync_to_async
+from django.db import OperationalError, transaction
+
+from approvals.audit import chain
+from approvals.audit.chain import Actor
+from approvals.calls import ending
+from approvals.db import batch_reads, savepoints
+from approvals.db.shared_threads import connection_given_back
+from approvals.live import events
+from approvals.observe import logs
+
+log = logging.getLogger(__name__)
+
+
+# Most calls one transaction records or cancels. A burst of thousands would otherwise start as many threads
+# at once, all taking turns at the interpreter lock and queueing for SQLite's one writer or the pool's
+# connections until some time out; in batches, each is written in a moment, in arrival order.
+WRITES_AT_ONCE = 50
+
+
+@connection_given_back
+def write_together(works: list[Callable]) -> list[tuple]:
+    """Run `works` in one transaction with one append to the audit chain: per work, (its result, None) or (None, error).
+
+    Each work must be atomic itself: a savepoint within the batch, so that one failing leaves the others be. A
+    batch of one work needs none: the work failing rolls back the batch.
+    """
+    outcomes = []
+    alone = savepoints.left_out() if len(works) == 1 else contextlib.nullcontext()
+    with transaction.atomic(), alone, chain.batch() as recorded, batch_reads.shared():
+        for work in works:
+            kept = len(recorded)
+            try:
+                outcomes.append((work(), None))
+            except Exception as exc:
+                # Its savepoint rolled back: its audit events go with it, and the locks its reads took.
+                del recorded[kept:]
+                batch_reads.forget()
+                outcomes.append((None, exc))
+    return outcomes
+
+
+class Writes:
+    """The calls one event loop records or cancels, written by one task of its own in batches.
+
+    A write waits for no request: a request cut short (by daphne, 10 s after its client left)
+    cannot strand it half-done in a thread of that request's that nothing ends, holding a
+    connection the pool never gets back.
+    """
+
+    def __init__(self):
+        self.queue: list[tuple[Callable, asyncio.Future]] = []
+        self.writing: asyncio.Task | None = None
+
+    def submit(self, work: Callable) -> asyncio.Future:
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        # With what the submitter's request bound for the log (its token, its trace): a call's last line names them.
+        self.queue.append((logs.carried(work), future))
+        if self.writing is None or self.writing.done():
+            # A context of its own, not the request's that happened to come first.
+            self.writing = loop.create_task(self.write_all(), context=contextvars.Context())
+        return future
+
+    async def write_all(self):
+        # Announcements after commit go through this loop (approvals.live.events.send_after_commit).
+        events.SERVING_LOOP.set(asyncio.get_running_loop())
+        while self.queue:
+            batch, self.queue = self.queue[:WRITES_AT_ONCE], self.queue[WRITES_AT_ONCE:]
+            outcomes = await self.write_batch([work for work, _ in batch])
+            # Writes another transaction deadlocked (a revocation cancelling many calls) go again, once.
+            again = [i for i, (_, error) in enumerate(outcomes) if isinstance(error, OperationalError)]
+            if again:
+                for i, outcome in zip(again, await self.write_batch([batch[i][0] for i in again]), strict=True):
+                    outcomes[i] = outcome
+            for (_, future), (result, error) in zip(batch, outcomes, strict=True):
+                if not future.done():
+                    if error is None:
+                        future.set_result(result)
+                    else:
+                        future.set_exception(error)
+
+    @staticmethod
+    async def write_batch(works: list[Callable]) -> list[tuple]:
+        try:
+            return await sync_to_async(write_together, thread_sensitive=False)(works)
+        except Exception as exc:
+            return [(None, exc)] * len(works)
+
+
+_WRITES: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Writes]" = weakref.WeakKeyDictionary()
+
+
+def loop_writes() -> Writes:
+    loop = asyncio.get_running_loop()
+    if loop not in _WRITES:
+        _WRITES[loop] = Writes()
+    return _WRITES[loop]
+
+
+def writes_queued() -> int:
+    """How many writes wait for this loop's next batch."""
+    return len(loop_writes().queue)
+
+
+def write(work: Callable) -> asyncio.Future:
+    """The outcome of `work` (recording or cancelling a call), run in this loop's next batch of writes."""
+    return loop_writes().submit(work)
+
+
+CLOSED = "the client closed the request"
+
+
+def cancel_for_the_client(call_id, token) -> asyncio.Future:
+    """The call's cancellation for its client, who closed the request: in this loop's next batch of writes, which
+    goes on whatever becomes of the request."""
+    cancelling = write(functools.partial(ending.cancel_running, call_id, CLOSED, Actor.client(token)))
+    cancelling.add_done_callback(log_failed_cancel)
+    return cancelling
+
+
+def log_failed_cancel(cancelling: asyncio.Future):
+    # Nobody may be left to await it; the call's lease then lapses and ending.end_abandoned_calls ends it.
+    if not cancelling.cancelled() and cancelling.exception() is not None:
+        log.error("a call whose request ended could not be cancelled", exc_info=cancelling.exception())
