@@ -9,7 +9,9 @@ server, an allow rule on its echo and a token; then, per concurrency, sets of ca
 alternately direct and through the console (--sets of each, --calls per path in all),
 so that a spell of the shared machine weighs on both paths alike. Printed per setup, as
 a Markdown table: calls a second, p50 and p95 latency per path, their ratios, the p50
-the console adds, and the CPU the console's web processes spent per call.
+the console adds, and the CPU the console's web processes spent per call (from
+/proc/<pid>/stat, utime and stime), each with its mean and range across the sets; then
+the machine's CPU check before and after (bench/machine.py).
 
 Setups: `embedded` is SQLite in a temporary directory, the in-memory channel layer and
 one daphne process. `services` is PostgreSQL (a database of its own, overhead_bench_ and
@@ -33,6 +35,7 @@ import os
 import sys
 import time
 from contextlib import ExitStack
+from dataclasses import dataclass, field
 
 import httpx
 
@@ -50,7 +53,7 @@ from harness import (
     setup_env,
     upstream,
 )
-from machine import collector_off, process_cpu_ms
+from machine import collector_off, cpu_check_ms, process_cpu_ms
 
 BENCH_DATABASE = "overhead_bench"
 READY_SECONDS = 60
@@ -104,8 +107,22 @@ async def ready(client: McpClient, tool: str, what: str):
     raise BenchError(f"{what} did not answer a tools/call within {READY_SECONDS}s: {last}")
 
 
+@dataclass
+class Spread:
+    """Per alternating set: the console's CPU ms per call and its throughput against direct's in the set before."""
+
+    cpu: list[float] = field(default_factory=list)
+    share: list[float] = field(default_factory=list)
+
+    @staticmethod
+    def cell(values: list[float], form: str) -> str:
+        if not values:
+            return "-"
+        return f"{sum(values) / len(values):{form}} ({min(values):{form}}–{max(values):{form}})"
+
+
 async def compare(args, upstream_url: str, console_urls: list[str], secret: str, pids: list[int]) -> list[tuple]:
-    """Per concurrency: (direct sample, console sample, the console's CPU ms per call)."""
+    """Per concurrency: (direct sample, console sample, the spread across the alternating sets)."""
     most = max(args.concurrency) * 2
     limits = httpx.Limits(max_connections=most, max_keepalive_connections=most)
     async with (
@@ -124,15 +141,25 @@ async def compare(args, upstream_url: str, console_urls: list[str], secret: str,
             # Unmeasured: the first calls at a concurrency open connections and warm both paths.
             await measure(direct, ECHO, Sample("warm-up", concurrency), args.warmup, time.monotonic() + args.seconds)
             await measure(through, TOOL, Sample("warm-up", concurrency), args.warmup, time.monotonic() + args.seconds)
-            pair, cpu = (Sample("direct", concurrency), Sample("console", concurrency)), 0.0
+            pair, spread = (Sample("direct", concurrency), Sample("console", concurrency)), Spread()
             deadline = time.monotonic() + args.seconds
             for n in range(args.sets):
                 share = args.calls // args.sets + (n < args.calls % args.sets)
-                await measure(direct, ECHO, pair[0], share, deadline)
+                sets = (Sample("direct", concurrency), Sample("console", concurrency))
+                await measure(direct, ECHO, sets[0], share, deadline)
                 before = sum(process_cpu_ms(pid) or 0 for pid in pids)
-                await measure(through, TOOL, pair[1], share, deadline)
-                cpu += sum(process_cpu_ms(pid) or 0 for pid in pids) - before
-            rows.append((*pair, cpu / max(1, pair[1].calls + pair[1].errors)))
+                await measure(through, TOOL, sets[1], share, deadline)
+                cpu = sum(process_cpu_ms(pid) or 0 for pid in pids) - before
+                if sets[1].calls:
+                    # Every call the console took is charged, the refused and failed too: the CPU they cost is real.
+                    spread.cpu.append(cpu / (sets[1].calls + sets[1].errors))
+                if sets[0].throughput:
+                    spread.share.append(sets[1].throughput / sets[0].throughput)
+                for whole, part in zip(pair, sets, strict=True):
+                    whole.latencies += part.latencies
+                    whole.errors += part.errors
+                    whole.wall += part.wall
+            rows.append((*pair, spread))
         return rows
 
 
@@ -163,19 +190,20 @@ def table(name: str, rows: list[tuple], load: tuple[float, float]) -> list[str]:
     lines = [
         f"{name}: load average {load[0]:.1f} at the start, {load[1]:.1f} at the end",
         "",
-        "| concurrency | path | calls | errors | calls/s | p50 ms | p95 ms | console CPU ms per call |",
+        "| concurrency | path | calls | errors | calls/s | p50 ms | p95 ms | console CPU ms per call, mean (sets) |",
         "|---:|---|---:|---:|---:|---:|---:|---:|",
     ]
-    for direct, console, cpu in rows:
+    for direct, console, spread in rows:
         for s in (direct, console):
-            cell = f"{cpu:.1f}" if s is console else ""
+            cell = Spread.cell(spread.cpu, ".2f") if s is console else ""
             lines.append(
                 f"| {s.concurrency} | {s.path} | {s.calls} | {s.errors} | {s.throughput:.0f} "
                 f"| {s.percentile(50):.1f} | {s.percentile(95):.1f} | {cell} |"
             )
         added = console.percentile(50) - direct.percentile(50)
         lines.append(
-            f"| {direct.concurrency} | console ÷ direct | | | {ratio(console.throughput, direct.throughput)} "
+            f"| {direct.concurrency} | console ÷ direct | | | {ratio(console.throughput, direct.throughput)}, "
+            f"sets ×{Spread.cell(spread.share, '.2f')} "
             f"| {ratio(console.percentile(50), direct.percentile(50))} (+{added:.1f} ms) "
             f"| {ratio(console.percentile(95), direct.percentile(95))} | |"
         )
@@ -216,6 +244,7 @@ def arguments() -> argparse.Namespace:
 
 def main():
     args = arguments()
+    check = cpu_check_ms()
     lines, summary, failed = [f"tools/call `echo` under an allow rule, revision {args.revision}", ""], [], False
     with ExitStack() as stack:
         upstream_url, _ = upstream(stack)
@@ -226,6 +255,7 @@ def main():
             lines += [*table(name, rows, (before, os.getloadavg()[0])), ""]
             summary += verdicts(name, rows)
             failed = failed or any(s.errors for row in rows for s in row[:2])
+    summary.append(f"- CPU check (bench/machine.py): {check:.0f} ms before, {cpu_check_ms():.0f} ms after")
     print("\n".join(lines + summary))
     if failed:
         sys.exit(1)

@@ -21,6 +21,8 @@ direct, and where the work is done, per call: in the serving processes (floor_ap
 upstream, this client, the rest of the machine (PostgreSQL, Redis, the kernel) and the whole machine. Those are
 instructions, counted by `perf stat` (Debian's linux-perf), where this machine's counters allow it: a busy
 machine slows every path but leaves instruction counts alone. Elsewhere they are CPU milliseconds from /proc.
+The serving processes' CPU milliseconds per call are also given from /proc per set, their mean and range, and the
+machine's CPU check before and after the run (bench/machine.py).
 """
 
 import argparse
@@ -35,9 +37,9 @@ from contextlib import AsyncExitStack, ExitStack, asynccontextmanager
 import httpx
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gateway_overhead import ECHO, TOOL, measure, ready, start_console
+from gateway_overhead import ECHO, TOOL, Spread, measure, ready, start_console
 from harness import LEGACY_REVISION, REPO, BenchError, McpClient, Sample, run_as_script, upstream
-from machine import collector_off, cpu_times, process_cpu_ms
+from machine import collector_off, cpu_check_ms, cpu_times, process_cpu_ms
 
 from tests.fixtures.servers import free_port, running
 
@@ -72,9 +74,22 @@ class Meter:
     def __init__(self, groups: dict[str, list[int]], instructions: bool):
         self.groups, self.instructions = groups, instructions
         self.totals = dict.fromkeys([*groups, "machine"], 0.0)
+        # The serving processes' CPU ms per call in each set, from /proc whatever counts the rest.
+        self.serving_sets: list[float] = []
 
     @asynccontextmanager
-    async def measuring(self):
+    async def measuring(self, sample: Sample):
+        calls, serving = sample.calls + sample.errors, self.serving_cpu_ms()
+        async with self.counting():
+            yield
+        if self.groups["serving"] and sample.calls + sample.errors > calls:
+            self.serving_sets.append((self.serving_cpu_ms() - serving) / (sample.calls + sample.errors - calls))
+
+    def serving_cpu_ms(self) -> float:
+        return sum(process_cpu_ms(pid) or 0.0 for pid in self.groups["serving"])
+
+    @asynccontextmanager
+    async def counting(self):
         counters = {}
         if self.instructions:
             for name, pids in [*self.groups.items(), ("machine", None)]:
@@ -166,7 +181,7 @@ async def measure_paths(args, stack: ExitStack, pools: AsyncExitStack, upstream_
                 share = args.calls // args.sets + (n < args.calls % args.sets)
                 for each in paths:
                     sample, meter = each.at(concurrency)
-                    async with meter.measuring():
+                    async with meter.measuring(sample):
                         await measure(each.clients, each.tool, sample, share, time.monotonic() + args.seconds)
     return paths
 
@@ -175,8 +190,8 @@ def table(paths: list[Path], concurrencies: list[int], perf: bool) -> list[str]:
     unit = "millions of instructions" if perf else "CPU ms"
     lines = [
         f"| concurrency | path | calls | errors | calls/s | × direct | p50 ms | + p50 ms | {unit} per call: serving "
-        "| upstream | client | rest of the machine | whole machine |",
-        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| upstream | client | rest of the machine | whole machine | serving CPU ms per call, mean (sets) |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     direct = next((each for each in paths if each.name == "direct"), None)
     for concurrency in concurrencies:
@@ -189,7 +204,7 @@ def table(paths: list[Path], concurrencies: list[int], perf: bool) -> list[str]:
             cells = " | ".join(f"{work[name]:.2f}" for name in ("serving", "upstream", "client", "rest", "machine"))
             lines.append(
                 f"| {concurrency} | {each.name} | {sample.calls} | {sample.errors} | {sample.throughput:.0f} | {share} "
-                f"| {sample.percentile(50):.1f} | {added} | {cells} |"
+                f"| {sample.percentile(50):.1f} | {added} | {cells} | {Spread.cell(meter.serving_sets, '.2f')} |"
             )
     return lines
 
@@ -211,12 +226,13 @@ def arguments() -> argparse.Namespace:
 
 def main():
     args = arguments()
-    started = time.strftime("%Y-%m-%d %H:%M")
+    started, check = time.strftime("%Y-%m-%d %H:%M"), cpu_check_ms()
     with ExitStack() as stack:
         paths = asyncio.run(run(args, stack))
     perf = paths[0].perf
     print(f"tools/call `echo`, revision {args.revision}, from {started}; work counted by {'perf' if perf else '/proc'}")
     print("\n".join(["", *table(paths, args.concurrency, perf)]))
+    print(f"\nCPU check (bench/machine.py): {check:.0f} ms before, {cpu_check_ms():.0f} ms after")
     if any(sample.errors for each in paths for sample, _ in each.samples.values()):
         raise BenchError("some calls failed")
 

@@ -28,14 +28,14 @@ from django.template import engines  # noqa: E402
 from django.urls import get_resolver  # noqa: E402
 
 from approvals.catalog.specs import stdio_isolation  # noqa: E402
-from approvals.gateway.limits import McpEndpointGuard  # noqa: E402
+from approvals.gateway.application import serve_mcp  # noqa: E402
+from approvals.gateway.guard import McpEndpointGuard  # noqa: E402
 from approvals.gateway.origins import OwnPagesOnly  # noqa: E402
 from approvals.live.events import served_by_its_loop  # noqa: E402
 from approvals.observe import logs, metrics  # noqa: E402
 from approvals.routing import websocket_urlpatterns  # noqa: E402
 from approvals.tasks import housekeeping  # noqa: E402
 from approvals.upstream import probe  # noqa: E402
-from console.endpoint_handler import EndpointHandler  # noqa: E402
 
 # Objects allocated (net of those freed) between two collections of the youngest generation.
 YOUNG_GENERATION = 50_000
@@ -58,7 +58,7 @@ application = traces.served(
     served_by_its_loop(
         ProtocolTypeRouter(
             {
-                "http": McpEndpointGuard(endpoint=EndpointHandler(), pages=ASGIStaticFilesHandler(PagesHandler())),
+                "http": McpEndpointGuard(endpoint=serve_mcp, pages=ASGIStaticFilesHandler(PagesHandler())),
                 # Operators' pages only: a foreign Origin or an anonymous user never gets a socket.
                 "websocket": OwnPagesOnly(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
             }

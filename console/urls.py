@@ -20,7 +20,7 @@ oauth_urlpatterns = [
 
 urlpatterns = [
     path("admin/", admin.site.urls),
-    path("mcp", endpoint.mcp_endpoint, name="mcp_endpoint"),
+    path("mcp", endpoint.named_route, name="mcp_endpoint"),
     path("api/v1/", api.urls),
     # RFC 9728: clients look first under the resource's own path, then at the root.
     path(".well-known/oauth-protected-resource/mcp", endpoint.resource_metadata),

@@ -23,6 +23,7 @@ from approvals.observe import logs, metrics, traces
 from approvals.protocol.jsonrpc import INVALID_PARAMS, JsonRpcError
 from approvals.protocol.results import check_call_result, tool_error_result
 from approvals.protocol.revisions import LOG_LEVELS, META_LOG_LEVEL, MODERN
+from approvals.protocol.schemas import QUICK_SECONDS, NotQuick
 from approvals.tokens.context import ClientContext
 from approvals.upstream import UpstreamError
 
@@ -268,12 +269,12 @@ async def call_upstream(call: Call, emit, log_level, on_request, url_elicitation
             return Call.Status.FAILED, tool_error_result(text), message, started, url_elicitation.error(exc, needed)
         text = ending.upstream_failure_text(tool.server.name, call.tool_name, exc, message)
         return Call.Status.FAILED, tool_error_result(text), message, started, None
-    output_schema = tool.definition.get("outputSchema")
-    checking = functools.partial(check_call_result, result, output_schema, max_bytes=settings.MAX_RESULT_BYTES)
-    # Validating structuredContent against a schema may cost up to the validator's time limit, and the loop holds
-    # every other client's stream: that goes to a thread. Without a schema the check is one pass over the result,
-    # cheaper than the thread hop and than the parse of the same result the loop has just made.
-    check = checking() if output_schema is None else await sync_to_async(checking, thread_sensitive=False)()
+    schema = tool.definition.get("outputSchema")
+    checking = functools.partial(check_call_result, result, schema, max_bytes=settings.MAX_RESULT_BYTES)
+    try:  # The loop holds every stream: a schema check needing more than a quick budget goes to a thread, then always.
+        check = checking(quick=QUICK_SECONDS)
+    except NotQuick:
+        check = await sync_to_async(checking, thread_sensitive=False)()
     metrics.upstream_answered(tool.server.name, time.monotonic() - started, "malformed" if check.errors else None)
     if check.errors:
         problem = "; ".join(check.errors)

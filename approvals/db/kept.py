@@ -9,11 +9,16 @@ counter could come round again to a value that stood for other rows.
 
 Only code that has just refreshed uses what is kept (`load(..., kept=True)`, `peek`): the gateway, once
 per request, and the loop's batch of writes, once per batch. Anything else reads the database.
+
+On a SQLite file the gateway reads the stamp on its event loop (`refresh_on_the_loop`), by a connection of
+the loop's own: in WAL mode a reader waits for no writer, and one row costs less than a hop to a thread.
 """
 
+import sqlite3
+import threading
 from collections.abc import Callable
 
-from django.db import connection
+from django.db import connection, connections
 
 from approvals.db.models import LookupStamp
 
@@ -24,14 +29,48 @@ _stamp = _NEVER
 _kept: dict = {}
 
 
+# A reader has only the one row to read: a lock on the file lasts no longer than a writer's commit.
+LOOP_READ_TIMEOUT_SECONDS = 0.5
+_loop_reader = threading.local()
+
+
+def stamp_sql() -> str:
+    return f"SELECT stamp FROM {connection.ops.quote_name(LookupStamp._meta.db_table)} WHERE id = 1"
+
+
 def refresh():
     """Read the stamp: from now on, only what was kept under it is used."""
-    global _stamp
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT stamp FROM {connection.ops.quote_name(LookupStamp._meta.db_table)} WHERE id = 1")
-        row = cursor.fetchone()
+        cursor.execute(stamp_sql())
+        keep_stamp(cursor.fetchone())
+
+
+def keep_stamp(row):
+    global _stamp
     # No row yet (or emptied by a test's flush) is a stamp like any other.
     _stamp = row[0] if row else None
+
+
+def refresh_on_the_loop() -> bool:
+    """Read the stamp in this thread, an event loop's, without Django's connection; whether it could.
+
+    Only a SQLite file allows it: elsewhere (PostgreSQL, an in-memory database) the caller refreshes in a
+    thread. The connection is this thread's own and lives with it.
+    """
+    database = connections["default"]
+    name = str(database.settings_dict["NAME"])
+    if database.vendor != "sqlite" or name == ":memory:" or "mode=memory" in name:
+        return False
+    reader = getattr(_loop_reader, "connection", None)
+    try:
+        if reader is None or _loop_reader.name != name:
+            reader = sqlite3.connect(name, timeout=LOOP_READ_TIMEOUT_SECONDS, isolation_level=None)
+            _loop_reader.connection, _loop_reader.name = reader, name
+        keep_stamp(reader.execute(stamp_sql()).fetchone())
+    except sqlite3.Error:
+        _loop_reader.connection = None
+        return False
+    return True
 
 
 def peek(kind: str, key):

@@ -5,6 +5,7 @@ import time
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.core.cache import caches
+from django.core.cache.backends.locmem import LocMemCache
 from django.urls import reverse
 
 from approvals.db import kept
@@ -15,7 +16,15 @@ from approvals.oauth import access, scopes
 from approvals.observe import logs, metrics
 from approvals.protocol import identity
 from approvals.tokens import limits
-from approvals.tokens.credentials import PREFIX, UNKNOWN, Admission, admit, anonymous_token, hash_secret
+from approvals.tokens.credentials import (
+    PREFIX,
+    UNKNOWN,
+    Admission,
+    admit,
+    admit_kept,
+    anonymous_token,
+    hash_secret,
+)
 from approvals.tokens.models import ClientToken
 
 REALM = identity.NAME
@@ -33,12 +42,15 @@ async def identify(request) -> ClientToken:
         # Keyed by the credential rather than the row id, which a database may hand out again. During a
         # rotation's grace period the old and the new secret are counted apart.
         key = hash_secret(secret)
-    admitting = in_shared_thread(admitted_and_counted)
-    # Only an OAuth access token names the resource it was issued for: a client token's request builds no URL.
-    resource = (
-        "" if secret is None or client_token_secret(secret) else request.build_absolute_uri(reverse("mcp_endpoint"))
-    )
-    admission, count = await admitting(secret, resource, request.META.get("REMOTE_ADDR") or "", key)
+    found = admitted_on_the_loop(secret, key)
+    if found is None:
+        # Only an OAuth access token names the resource it was issued for: a client token's request builds no URL.
+        resource = (
+            "" if secret is None or client_token_secret(secret) else request.build_absolute_uri(reverse("mcp_endpoint"))
+        )
+        peer = request.META.get("REMOTE_ADDR") or ""
+        found = await in_shared_thread(admitted_and_counted)(secret, resource, peer, key)
+    admission, count = found
     if admission.token is None:
         # Counted for nothing: whatever a client makes up leaves no entry behind to crowd out real tokens' counts.
         await sync_to_async(forget_requests, thread_sensitive=False)(key)
@@ -61,6 +73,25 @@ def admitted_and_counted(secret: str | None, resource: str, peer: str, credentia
     kept.refresh()
     admission = Admission(anonymous_token()) if secret is None else admit_secret(secret, resource, peer)
     return admission, count_request(credential)
+
+
+def admitted_on_the_loop(secret: str | None, credential: str) -> tuple[Admission, int] | None:
+    """admitted_and_counted's answer without leaving the event loop, or None when that needs a thread.
+
+    It can when the stamp can be read here (db.kept.refresh_on_the_loop), the client token's secret and its
+    owner's standing are kept, its use needs no noting, and the rate is counted in this process's memory
+    (LocMemCache: a lock held for an increment, never a trip across the network).
+    """
+    if secret is None or not client_token_secret(secret) or not counted_in_memory():
+        return None
+    if not kept.refresh_on_the_loop():
+        return None
+    admission = admit_kept(secret, credential)
+    return None if admission is None or admission.token is None else (admission, count_request(credential))
+
+
+def counted_in_memory() -> bool:
+    return isinstance(caches["rate_limits"], LocMemCache)
 
 
 # Headers by which a proxy names the client it forwards (Forwarded is RFC 7239's).

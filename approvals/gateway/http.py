@@ -1,7 +1,4 @@
-"""HTTP plumbing of the MCP endpoint: media types, the body's one message, and JSON-RPC error responses."""
-
-from django.core.exceptions import RequestDataTooBig
-from django.http import HttpResponse
+"""HTTP plumbing of the MCP endpoint: its answers, media types, the body's one message, and JSON-RPC error responses."""
 
 from approvals.protocol import jsonrpc
 from approvals.protocol.jsonrpc import INVALID_REQUEST, JsonRpcError, Message, Notification, Request
@@ -11,29 +8,54 @@ SESSION_HEADER = "Mcp-Session-Id"
 VERSION_HEADER = "MCP-Protocol-Version"
 
 
+class Response:
+    """A whole answer, sent as ASGI messages (gateway.application): its status, headers and body."""
+
+    def __init__(self, body: bytes = b"", status: int = 200, headers: dict | None = None):
+        self.status_code, self.content, self.headers = status, body, headers or {}
+
+    def start(self, extra: list[tuple[bytes, bytes]]) -> dict:
+        own = self.headers.items()
+        headers = [(name.lower().encode("latin-1"), str(value).encode("latin-1")) for name, value in own]
+        return {"type": "http.response.start", "status": self.status_code, "headers": headers + extra}
+
+    async def send_to(self, send):
+        # A 204 carries no Content-Length (RFC 9110, 8.6).
+        length = [] if self.status_code == 204 else [(b"content-length", str(len(self.content)).encode())]
+        await send(self.start(length))
+        await send({"type": "http.response.body", "body": self.content})
+
+    def close(self):
+        """Let go of what the answer holds; a whole body holds nothing."""
+
+
 class Refused(Exception):
     """Ends a request early with a finished response (an error the client must see as it is)."""
 
-    def __init__(self, response: HttpResponse):
+    def __init__(self, response: Response):
         super().__init__(response.status_code)
         self.response = response
 
 
-def jsonrpc_response(message: dict, status: int = 200, headers: dict | None = None) -> HttpResponse:
-    return HttpResponse(jsonrpc.encode(message), status=status, content_type="application/json", headers=headers)
+def jsonrpc_response(message: dict, status: int = 200, headers: dict | None = None) -> Response:
+    return Response(jsonrpc.encode(message), status, {"Content-Type": "application/json", **(headers or {})})
 
 
-def error_response(exc: JsonRpcError, status: int, msg_id=None, headers: dict | None = None) -> HttpResponse:
+def error_response(exc: JsonRpcError, status: int, msg_id=None, headers: dict | None = None) -> Response:
     return jsonrpc_response(jsonrpc.error(msg_id, exc), status, headers)
 
 
-def rejection(status: int, message: str, code: int = INVALID_REQUEST, headers: dict | None = None) -> HttpResponse:
+def rejection(status: int, message: str, code: int = INVALID_REQUEST, headers: dict | None = None) -> Response:
     """An HTTP-level refusal; its JSON-RPC error has no id, as the transport spec allows."""
     return error_response(JsonRpcError(code, message), status, None, headers)
 
 
-def accepted(headers: dict | None = None) -> HttpResponse:
-    return HttpResponse(status=202, headers=headers)
+def accepted(headers: dict | None = None) -> Response:
+    return Response(status=202, headers=headers)
+
+
+def no_content() -> Response:
+    return Response(status=204)
 
 
 def accepts(request) -> tuple[bool, bool]:
@@ -62,10 +84,7 @@ def require_event_stream(request):
 
 def read_message(request) -> Message:
     """The body's single JSON-RPC message; a parse error or anything but one message refuses with 400."""
-    try:
-        body = request.body
-    except RequestDataTooBig:
-        raise Refused(rejection(413, "Request body too large")) from None
+    body = request.body
     try:
         value = jsonrpc.decode(body)
         if b"u0000" in body and jsonrpc.has_nul(value):
@@ -94,5 +113,5 @@ def era_of(request, message: Message | None) -> str:
     return MODERN if header is not None and SESSION_HEADER not in request.headers else LEGACY
 
 
-def method_not_allowed() -> HttpResponse:
+def method_not_allowed() -> Response:
     return rejection(405, "Method Not Allowed", headers={"Allow": "GET, POST, DELETE"})

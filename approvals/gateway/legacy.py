@@ -1,7 +1,6 @@
 """The legacy era (2025-03-26 to 2025-11-25): initialize opens a session; GET streams changes; DELETE ends it."""
 
 from asgiref.sync import sync_to_async
-from django.http import HttpResponse
 
 from approvals.calls import ending
 from approvals.catalog import routes
@@ -17,6 +16,7 @@ from approvals.gateway.http import (
     accepts,
     error_response,
     jsonrpc_response,
+    no_content,
     rejection,
     require_event_stream,
 )
@@ -181,4 +181,4 @@ async def open_stream(request, token: ClientToken):
 async def end_session(request, token: ClientToken):
     session = await require_session(request, token)
     await sync_to_async(sessions.close_session)(session)
-    return HttpResponse(status=204)
+    return no_content()

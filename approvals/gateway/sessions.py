@@ -1,6 +1,7 @@
 """Legacy-era sessions: opened by initialize, named by Mcp-Session-Id, ended by DELETE.
 
-A session is a database row so that any web process can serve its next request.
+A session is a database row so that any web process can serve its next request; its pruning is
+actions.mcp_sessions'.
 It never authenticates anything: each request is authenticated by its token, and
 a session answers only to the token that opened it.
 """
@@ -12,6 +13,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from approvals.actions.mcp_sessions import holder
 from approvals.audit.chain import Actor
 from approvals.calls import ending
 from approvals.calls.models import Call
@@ -91,11 +93,6 @@ def set_log_level(session: McpSession, level: str):
     McpSession.objects.filter(pk=session.pk).update(log_level=level)
 
 
-def holder(session_id: str) -> str:
-    """How the upstream session pools name this session as the holder of its resource subscriptions."""
-    return f"session:{session_id}"
-
-
 def subscriptions(session_id: str) -> list[str]:
     return McpSession.objects.filter(pk=session_id).values_list("resource_subscriptions", flat=True).first() or []
 
@@ -162,22 +159,3 @@ def close_session(session: McpSession):
     running = running.values_list("pk", flat=True)
     for call_id in list(running):
         ending.cancel_running(call_id, "the client ended its session", Actor.client(session.token))
-
-
-def prune_sessions(idle=timedelta(days=1)) -> int:
-    """Delete sessions that ended, or that nobody used for `idle`, unless a call of theirs still runs.
-
-    A client that returns after that starts over with initialize, as the spec
-    tells it to when its session is unknown (404).
-    """
-    cutoff = timezone.now() - idle
-    live_sessions = Call.objects.filter(status__in=Call.OPEN).values("session_id")
-    stale = McpSession.objects.filter(last_seen_at__lt=cutoff) | McpSession.objects.filter(closed_at__isnull=False)
-    stale = stale.exclude(pk__in=live_sessions)
-    # An idle session's subscriptions go with it, wherever they are held upstream.
-    for session_id in (
-        stale.filter(closed_at__isnull=True).exclude(resource_subscriptions=[]).values_list("pk", flat=True)
-    ):
-        events.subscriptions_released(holder(session_id))
-    deleted, _ = stale.delete()
-    return deleted

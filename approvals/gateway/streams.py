@@ -1,8 +1,8 @@
 """Server-Sent Events answers: one request's notifications and its response, or a long-lived change feed.
 
-Both are async generators that Django iterates after sending the headers. When
-the client goes away, Django cancels the task iterating them; the `finally`
-blocks below pass that on to the work the stream was carrying.
+Both are async generators that gateway.application iterates after sending the headers. When
+the client goes away, it cancels the task iterating them; the `finally` blocks below pass that
+on to the work the stream was carrying.
 """
 
 import asyncio
@@ -12,9 +12,8 @@ from collections import Counter
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 
 from django.conf import settings
-from django.http import StreamingHttpResponse
 
-from approvals.gateway.http import Refused, error_response, jsonrpc_response
+from approvals.gateway.http import Refused, Response, error_response, jsonrpc_response
 from approvals.live import events, waiting
 from approvals.protocol import jsonrpc
 from approvals.protocol.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, JsonRpcError, Request
@@ -39,7 +38,7 @@ class OpenStreams:
 
     def __init__(self):
         self.counts: Counter = Counter()
-        # Released from Django's response.close, which runs in a worker thread.
+        # Counted from the loop, and read by tests and pages from other threads.
         self.lock = threading.Lock()
 
     @staticmethod
@@ -92,33 +91,36 @@ class OpenStreams:
 OPEN_STREAMS = OpenStreams()
 
 
-class EventStream(StreamingHttpResponse):
+class EventStream(Response):
     """An SSE answer whose events are closed, with the work they carry, within the request however it ends.
 
-    Django closes the iterator it takes from aiter(response), but StreamingHttpResponse wraps ours
-    in generators of its own, so ours would be closed only when collected: later, in a task outside
-    the request, whose thread-sensitive work would start a thread (and a database connection) that
-    nothing gives back. Its place in OPEN_STREAMS goes back with Django's response.close(), which
-    also runs when the client left before the first event was read.
+    Closed here rather than when collected, which would be later, in a task outside the request, whose
+    thread-sensitive work would start a thread (and a database connection) that nothing gives back. Its
+    place in OPEN_STREAMS goes back with close(), which also runs when the client left before the first
+    event was read.
     """
 
     def __init__(self, events: AsyncGenerator[bytes], release: Callable[[], None], headers: dict):
-        super().__init__(events, content_type="text/event-stream", headers=headers)
-        self.events = events
-        self._resource_closers.append(release)
+        super().__init__(status=200, headers={"Content-Type": "text/event-stream", **headers})
+        self.events, self.release = events, release
 
-    async def __aiter__(self):
+    async def send_to(self, send):
+        await send(self.start([]))
         try:
-            async for chunk in super().__aiter__():
-                yield chunk
+            async for chunk in self.events:
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            await send({"type": "http.response.body", "body": b""})
         finally:
             # Passes the end on to the events' own `finally`, which cancels the work they carry.
             await self.events.aclose()
 
+    def close(self):
+        self.release()
+
 
 def sse_response(
     events: AsyncGenerator[bytes], token, session_id: str = "", headers: dict | None = None, msg_id=None
-) -> StreamingHttpResponse:
+) -> EventStream:
     """The events as an SSE answer; 429 with a JSON-RPC error when the token or session holds its most streams."""
     release = OPEN_STREAMS.take(token.pk, session_id)
     if isinstance(release, str):

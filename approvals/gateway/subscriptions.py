@@ -20,6 +20,7 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import transaction
 
+from approvals.actions.mcp_sessions import holder
 from approvals.calls import reads
 from approvals.calls.models import Call
 from approvals.calls.runner import session_pool
@@ -98,7 +99,7 @@ async def subscribe_in_session(ctx: ClientContext, params: dict) -> dict:
     except sessions.TooMany as exc:
         raise JsonRpcError(INVALID_PARAMS, str(exc)) from None
     try:
-        await subscribe_upstream(ctx, uri, sessions.holder(ctx.session_id))
+        await subscribe_upstream(ctx, uri, holder(ctx.session_id))
     except BaseException:
         if added:
             await sync_to_async(sessions.remove_subscription)(ctx.session_id, uri)

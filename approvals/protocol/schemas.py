@@ -45,6 +45,8 @@ MAX_INSTANCE_BYTES = 1024 * 1024
 MAX_DEPTH = 48
 MAX_PATTERN_CHARS = 512
 MAX_SECONDS = 2.0
+# A budget an event loop may give one validation: less than a hop to a thread and back costs it.
+QUICK_SECONDS = 0.001
 MAX_MESSAGES = 20
 MESSAGE_CHARS = 300
 CACHE_SIZE = 256
@@ -176,14 +178,16 @@ def _compile(key: _Key):
     return validator(schema, registry=registry)
 
 
-def _compiled(schema):
+def _compiled(schema) -> tuple[str, object]:
+    """The schema's digest and its compiled validator."""
     if not isinstance(schema, dict):
         raise SchemaError("a schema must be a JSON object")
     try:
         encoded = _encoded(schema, MAX_SCHEMA_BYTES)
     except ValueError as exc:
         raise SchemaError(f"the schema {exc}") from None
-    return _compile(_Key(hashlib.sha256(encoded).hexdigest(), encoded))
+    key = _Key(hashlib.sha256(encoded).hexdigest(), encoded)
+    return key.digest, _compile(key)
 
 
 def check_schema(schema) -> None:
@@ -191,20 +195,32 @@ def check_schema(schema) -> None:
     _compiled(schema)
 
 
-def validate(schema, instance, *, where: str = "arguments") -> list[str]:
+class NotQuick(Exception):
+    """A validation given a short budget (validate's `quick`) did not finish within it."""
+
+
+# Schemas whose validation once ran past a quick budget, by digest: they are not tried quickly again.
+_costly: set[str] = set()
+
+
+def validate(schema, instance, *, where: str = "arguments", quick: float | None = None) -> list[str]:
     """Why ``instance`` does not conform to ``schema``, as messages a model can act on; empty when it does.
 
     Each message starts with the place in the instance, rooted at ``where``
     (``arguments.count: 'x' is not of type 'integer'``). Raises SchemaError
-    when the schema itself is unusable.
+    when the schema itself is unusable. With `quick`, a budget of seconds, raises NotQuick
+    when the validation runs past it (or ran past one before): for an event loop, which
+    then validates in a thread with the whole MAX_SECONDS.
     """
-    validator = _compiled(schema)
+    digest, validator = _compiled(schema)
+    if quick is not None and digest in _costly:
+        raise NotQuick
     try:
         _encoded(instance, MAX_INSTANCE_BYTES)
     except ValueError as exc:
         return [f"{where}: the value {exc}"]
     messages = []
-    token = dialects.deadline.set(time.monotonic() + MAX_SECONDS)
+    token = dialects.deadline.set(time.monotonic() + (MAX_SECONDS if quick is None else quick))
     try:
         for error in validator.iter_errors(instance):
             if len(messages) == MAX_MESSAGES:
@@ -212,6 +228,11 @@ def validate(schema, instance, *, where: str = "arguments") -> list[str]:
                 break
             messages.append(_clip(f"{_location(where, error.absolute_path)}: {error.message}"))
     except dialects.TooCostly:
+        if quick is not None:
+            if len(_costly) >= CACHE_SIZE:
+                _costly.clear()
+            _costly.add(digest)
+            raise NotQuick from None
         messages.append(f"{where}: validation stopped after {MAX_SECONDS:g} seconds; the schema costs too much")
     except RecursionError:
         messages.append(f"{where}: the schema refers to itself too deeply to check this value")

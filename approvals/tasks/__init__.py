@@ -2,13 +2,12 @@
 
 from celery import shared_task
 
-from approvals.actions import notify, revocation, verification
+from approvals.actions import mcp_sessions, notify, revocation, verification
 from approvals.audit import checkpoints, retention, siem_forwarding
 from approvals.calls import expiry
 from approvals.catalog import sync
 from approvals.catalog.models import Server
 from approvals.db import sessions as browser_sessions
-from approvals.gateway import sessions
 from approvals.inputs import requests
 from approvals.oauth import consent_tokens, registrations
 from approvals.slack import messages
@@ -70,7 +69,7 @@ def prune_audit():
 def prune_sessions():
     """Legacy MCP sessions idle for a day, and browser sessions past their expiry."""
     browser_sessions.SessionStore.clear_expired()
-    return sessions.prune_sessions()
+    return mcp_sessions.prune_sessions()
 
 
 @shared_task

@@ -97,6 +97,24 @@ def admit(secret: str, peer: str = "", kept: bool = False) -> Admission:
     found = db_kept.load("secret", digest, functools.partial(holder_of, digest), kept=kept)
     if found is None:
         return Admission(None, UNKNOWN)
+    return admit_found(found, peer, now, kept)
+
+
+def admit_kept(secret: str, digest: str) -> Admission | None:
+    """admit's answer from what db.kept keeps alone, with no query: None when it would need one (the secret or
+    its owner's standing not kept) or would write (its use due to be noted). For an event loop, just refreshed."""
+    found = db_kept.peek("secret", digest) if secret.startswith(PREFIX) else None
+    if found is None:
+        return None
+    token, now = found[0], timezone.now()
+    if token.owner_id is not None and db_kept.peek("standing", token.owner_id) is None:
+        return None
+    if use_due(token, now):
+        return None
+    return admit_found(found, "", now, kept=True)
+
+
+def admit_found(found: tuple, peer: str, now: datetime.datetime, kept: bool) -> Admission:
     token, retired = found
     if retired is not None and retired.valid_until <= now and not (token.revoked or token.expired(now)):
         return Admission(
@@ -138,8 +156,12 @@ def holder_of(digest: str) -> tuple[ClientToken, RetiredSecret | None] | None:
     return (retired.token, retired) if retired is not None else None
 
 
+def use_due(token: ClientToken, now: datetime.datetime) -> bool:
+    return token.last_used_at is None or now - token.last_used_at > TOUCH_INTERVAL
+
+
 def note_use(token: ClientToken, peer: str, now: datetime.datetime):
-    if token.last_used_at is None or now - token.last_used_at > TOUCH_INTERVAL:
+    if use_due(token, now):
         token.last_used_at, token.last_used_from = now, peer[:100]
         ClientToken.objects.filter(pk=token.pk).update(last_used_at=now, last_used_from=token.last_used_from)
 

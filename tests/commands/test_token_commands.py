@@ -2,7 +2,6 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.core.management import CommandError
-from django.urls import reverse
 from django.utils import timezone
 
 from approvals import roles
@@ -13,6 +12,7 @@ from approvals.tokens import credentials, issuing
 from approvals.tokens.models import ClientToken
 from tests.commands.conftest import run
 from tests.fixtures.people import make_user
+from tests.gateway.conftest import IN_PROCESS, InProcess, Raw
 
 
 def test_it_prints_the_secret_as_the_last_line_and_the_secret_authenticates(db):
@@ -91,7 +91,7 @@ def test_it_says_so_when_the_token_was_revoked_already(client_token):
         run("revoke_token", "agent")
 
 
-def test_the_printed_secret_opens_the_mcp_endpoint_until_it_is_revoked(client, transactional_db):
+def test_the_printed_secret_opens_the_mcp_endpoint_until_it_is_revoked(transactional_db):
     secret = run("create_token", "ci-agent").splitlines()[-1]
     initialize = {
         "jsonrpc": "2.0",
@@ -100,13 +100,11 @@ def test_the_printed_secret_opens_the_mcp_endpoint_until_it_is_revoked(client, t
         "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}},
     }
 
+    # /mcp is answered ahead of Django: through the console's ASGI application, as a server hands it requests.
+    client = Raw(IN_PROCESS + "/mcp", secret, transport=InProcess())
+
     def post():
-        return client.post(
-            reverse("mcp_endpoint"),
-            initialize,
-            content_type="application/json",
-            headers={"Authorization": f"Bearer {secret}", "Accept": "application/json, text/event-stream"},
-        )
+        return client.post(initialize)
 
     assert post().status_code == 200
     run("revoke_token", "ci-agent")

@@ -10,7 +10,7 @@ from approvals.actions.revocation import revoke_token
 from approvals.calls import lifecycle
 from approvals.catalog.models import Server
 from approvals.db import batch_reads, kept
-from approvals.gateway import sessions
+from approvals.gateway import auth, sessions
 from approvals.gateway.auth import admitted_and_counted
 from approvals.policy.models import PolicyRule
 from approvals.tokens.credentials import create_token, hash_secret
@@ -114,3 +114,57 @@ def test_it_changes_the_stamp_with_every_kind_of_change_to_each_table_it_watches
     endpoint.delete()
     after_delete = stamp()
     assert len({before, after_insert, after_update, after_endpoint, after_delete}) == 5
+
+
+@pytest.fixture
+def kept_on_the_loop(monkeypatch):
+    """A SQLite file, whose stamp the loop reads itself, and one minute of the token's rate counted afresh."""
+    if connection.vendor != "sqlite":
+        pytest.skip("the loop reads the stamp itself from a SQLite file only")
+    monkeypatch.setattr(auth.time, "time", lambda: 1_800_000_000.0)
+
+
+def on_the_loop(secret):
+    return auth.admitted_on_the_loop(secret, hash_secret(secret))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_admits_and_counts_a_kept_token_on_the_loop(kept_on_the_loop):
+    token, secret = create_token("agent")
+    auth.forget_requests(hash_secret(secret))
+    # Kept once its use is noted: noting it changes its row.
+    assert admitted(secret).token == token
+    assert admitted(secret).token == token
+
+    admission, count = on_the_loop(secret)
+
+    assert admission.token == token
+    assert count == 3
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_leaves_a_kept_token_to_a_thread_once_its_row_changed(kept_on_the_loop):
+    token, secret = create_token("agent")
+    admitted(secret), admitted(secret)
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE approvals_clienttoken SET revoked_at = %s WHERE id = %s", [timezone.now(), token.pk])
+
+    assert on_the_loop(secret) is None
+    assert "was revoked" in admitted(secret).refusal
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_leaves_an_unknown_secret_and_an_unread_stamp_to_a_thread(kept_on_the_loop, monkeypatch):
+    _, secret = create_token("agent")
+    admitted(secret), admitted(secret)
+    assert on_the_loop("mcpc_" + "0" * 40) is None
+
+    monkeypatch.setattr(kept, "refresh_on_the_loop", lambda: False)
+
+    assert on_the_loop(secret) is None
+
+
+def test_it_reads_the_stamp_in_a_thread_on_postgresql():
+    if connection.vendor != "postgresql":
+        pytest.skip("PostgreSQL only")
+    assert kept.refresh_on_the_loop() is False

@@ -3,7 +3,8 @@ from unittest.mock import patch
 
 from django.utils import timezone
 
-from approvals.gateway.sessions import close_session, holder, open_session, prune_sessions
+from approvals.actions.mcp_sessions import holder, prune_sessions
+from approvals.gateway.sessions import close_session, open_session
 from approvals.tokens.credentials import create_token
 from approvals.tokens.models import McpSession
 
@@ -26,7 +27,7 @@ def test_pruning_an_idle_session_lets_go_of_its_resource_subscriptions_in_every_
     McpSession.objects.update(last_seen_at=timezone.now() - timedelta(days=2))
     McpSession.objects.filter(pk=subscribed.pk).update(resource_subscriptions=["docs://readme"])
 
-    with patch("approvals.gateway.sessions.events.subscriptions_released") as released:
+    with patch("approvals.actions.mcp_sessions.events.subscriptions_released") as released:
         assert prune_sessions() == 2
 
     released.assert_called_once_with(holder(subscribed.pk))

@@ -8,6 +8,7 @@ from approvals.protocol.jsonrpc import (
     Request,
     Response,
     decode,
+    encode,
     has_nul,
     parse_message,
     without_nul,
@@ -103,3 +104,21 @@ def test_it_finds_and_replaces_nul_in_keys_and_values():
     value = {"a\x00": ["ok", {"b": "x\x00y"}], "n": 1}
     assert has_nul(value) and not has_nul({"a": ["ok", 1, None]})
     assert without_nul(value) == {"a\ufffd": ["ok", {"b": "x\ufffdy"}], "n": 1}
+
+
+@pytest.mark.parametrize("number", [2**63, 2**64, 10**30, -(10**30)])
+def test_it_reads_and_writes_integers_past_64_bits_unchanged(number):
+    body = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"n":%d}}' % number
+
+    value = decode(body)
+
+    assert value["params"]["n"] == number and isinstance(value["params"]["n"], int)
+    assert encode(value) == body
+
+
+def test_it_writes_compact_utf8_without_escaping_what_utf8_carries():
+    assert encode({"a": "é ✓", "b": [1, 2.5, None, True]}) == '{"a":"é ✓","b":[1,2.5,null,true]}'.encode()
+
+
+def test_it_writes_keys_that_are_not_strings_as_strings():
+    assert encode({1: "one"}) == b'{"1":"one"}'

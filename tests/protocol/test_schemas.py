@@ -5,7 +5,7 @@ import urllib.request
 import pytest
 
 from approvals.protocol import schemas
-from approvals.protocol.schemas import SchemaError, check_schema, validate
+from approvals.protocol.schemas import NotQuick, SchemaError, check_schema, validate
 
 DRAFT_07 = "http://json-schema.org/draft-07/schema#"
 DRAFT_04 = "http://json-schema.org/draft-04/schema#"
@@ -355,3 +355,20 @@ def test_it_never_validates_with_a_stale_validator_after_the_caller_changes_the_
     assert validate(schema, {"a": 1}) != []
     schema["properties"]["a"]["type"] = "integer"
     assert validate(schema, {"a": 1}) == []
+
+
+def test_it_validates_within_a_quick_budget_as_with_the_whole_one():
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+
+    assert validate(schema, {"n": "x"}, quick=1.0) == validate(schema, {"n": "x"})
+    assert validate(schema, {"n": 1}, quick=1.0) == []
+
+
+def test_it_gives_up_a_quick_validation_past_its_budget_and_never_tries_that_schema_quickly_again():
+    schema = {"type": "object", "properties": {"slow": {"type": "string"}}, "title": "quick budget"}
+    with pytest.raises(NotQuick):
+        validate(schema, {"slow": "x"}, quick=-1.0)
+
+    with pytest.raises(NotQuick):
+        validate(schema, {"slow": "x"}, quick=10.0)
+    assert validate(schema, {"slow": 1}) == ["arguments.slow: 1 is not of type 'string'"]

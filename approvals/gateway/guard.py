@@ -1,12 +1,9 @@
-"""The MCP endpoint's outer guard, in front of Django: foreign Host or Origin (403) and oversized bodies (413).
+"""The MCP endpoint's outer guard, in front of everything: foreign Host or Origin (403) and oversized bodies (413).
 
-It runs before Django so that a refusal is in the protocol's terms: Django would
-answer a foreign Host with its own 400 page, and would read a whole body first.
-It also splits the traffic: the endpoint goes to its own Django handler, every
-other path to the pages'.
+It splits the traffic: /mcp goes to the endpoint's own ASGI application (gateway.application),
+which never enters Django's request cycle, every other path to Django's pages. Its refusals are
+in the protocol's terms: Django would answer a foreign Host with its own 400 page.
 """
-
-from collections import deque
 
 from django.conf import settings
 
@@ -48,6 +45,8 @@ async def read_bounded(receive, limit: int) -> list[dict] | None:
 
 
 class McpEndpointGuard:
+    """`endpoint(scope, body, receive, send)` gets /mcp with its whole body read; `pages` is an ASGI application."""
+
     def __init__(self, endpoint, pages):
         self.endpoint, self.pages = endpoint, pages
 
@@ -62,13 +61,11 @@ class McpEndpointGuard:
         length = declared_length(scope)
         if length is not None and length > limit:
             return await refuse(send, 413, too_large)
-        # A chunked body announces no length: count it as it comes, and replay what was read to Django.
+        # A chunked body announces no length: count it as it comes.
         messages = await read_bounded(receive, limit)
         if messages is None:
             return await refuse(send, 413, too_large)
-        pending = deque(messages)
-
-        async def replay():
-            return pending.popleft() if pending else await receive()
-
-        return await self.endpoint(scope, replay, send)
+        if messages[-1]["type"] != "http.request":
+            # The client left before its body was whole: nobody is there to answer.
+            return None
+        return await self.endpoint(scope, b"".join(message.get("body", b"") for message in messages), receive, send)
