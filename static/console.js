@@ -600,8 +600,9 @@ document.addEventListener("DOMContentLoaded", () => {
 
   // An input request's answer: a form to correct comes back in place; one that went, on its own page, returns to
   // where the form was opened from, as without a script.
-  const settleInput = (form, id, response, answer) => {
-    if (response.ok && queueRow(id)) {
+  const settleInput = (form, id, response, answer, inQueue) => {
+    if (response.ok && inQueue) {
+      // The socket may have brought the answer's new state first, and taken the row already.
       dropRow(id, "", { status: answer.status });
       deciding.delete(id);
       logLeft(`Input request ${id.replace("input-", "")}: ${answer.message}`, `/inputs/${id.replace("input-", "")}/`);
@@ -632,6 +633,7 @@ document.addEventListener("DOMContentLoaded", () => {
     if (form.closest(".left")) return;
     // An input form's buttons name the answer (accept, decline, cancel): the one pressed goes with the form.
     const submitter = form.matches("[data-input-form]") ? event.submitter : null;
+    const inQueue = Boolean(document.querySelector("[data-queue]"));
     if (!connected()) {
       showUnsent(form, id, submitter);
       return;
@@ -657,7 +659,7 @@ document.addEventListener("DOMContentLoaded", () => {
       return;
     }
     if (card) {
-      settleInput(form, id, response, answer);
+      settleInput(form, id, response, answer, inQueue);
       buttons.forEach((button) => { button.disabled = !connected(); });
       return;
     }

@@ -11,11 +11,13 @@ connection, only when the request started one. Most requests start none, and cos
 """
 
 import asyncio
+from http import HTTPStatus
 
 from asgiref.sync import SyncToAsync, ThreadSensitiveContext
 from django.core import signals
 from django.core.handlers.asgi import get_script_prefix
 from django.urls import set_script_prefix
+from django.utils.log import log_response
 
 from approvals.gateway import endpoint
 from approvals.gateway.origins import request_scheme
@@ -72,6 +74,10 @@ async def disconnected(receive):
 
 async def answer(request: McpRequest, send):
     response = await endpoint.mcp_endpoint(request)
+    if response.status_code >= 400:
+        # As Django's handler logs a refused request, so that logs and alerts read the same.
+        reason = HTTPStatus(response.status_code).phrase
+        log_response("%s: %s", reason, request.scope["path"], response=response, request=request)
     try:
         await response.send_to(send)
     finally:

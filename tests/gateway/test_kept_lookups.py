@@ -164,7 +164,7 @@ def test_it_leaves_an_unknown_secret_and_an_unread_stamp_to_a_thread(kept_on_the
     assert on_the_loop(secret) is None
 
 
+@pytest.mark.postgres
 def test_it_reads_the_stamp_in_a_thread_on_postgresql():
-    if connection.vendor != "postgresql":
-        pytest.skip("PostgreSQL only")
+    assert connection.vendor == "postgresql"
     assert kept.refresh_on_the_loop() is False
