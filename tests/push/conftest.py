@@ -1,10 +1,8 @@
-import contextlib
-
 import pytest
 from django.conf import settings as django_settings
 
 from console.celery import app
-from tests.fixtures.processes import celery_worker
+from tests.fixtures.processes import worker_on_demand
 from tests.push.service import PushService
 
 
@@ -26,14 +24,9 @@ def push_service(settings):
 @pytest.fixture(scope="module")
 def worker(django_db_setup):
     """A celery worker for the module's tests that want one, started by the first of them, with this process's key."""
-    with contextlib.ExitStack() as stack:
-        started = []
-
-        def start():
-            if not started:
-                env = {"WEB_PUSH_ALLOWED_HOSTS": "127.0.0.1", "WEB_PUSH_VAPID_KEY": django_settings.WEB_PUSH_VAPID_KEY}
-                started.append(stack.enter_context(celery_worker(env)))
-
+    with worker_on_demand(
+        {"WEB_PUSH_ALLOWED_HOSTS": "127.0.0.1", "WEB_PUSH_VAPID_KEY": django_settings.WEB_PUSH_VAPID_KEY}
+    ) as start:
         yield start
 
 

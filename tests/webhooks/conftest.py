@@ -1,12 +1,10 @@
-import contextlib
-
 import pytest
 from django.db.models import Sum
 
 from approvals.webhooks import endpoints
 from approvals.webhooks.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from console.celery import app
-from tests.fixtures.processes import celery_worker
+from tests.fixtures.processes import worker_on_demand
 from tests.fixtures.waiting import wait_until
 from tests.webhooks.receiver import Receiver
 
@@ -17,13 +15,7 @@ FAST = {"WEBHOOK_RETRY_SECONDS": "0.2", "WEBHOOK_TIMEOUT_SECONDS": "20"}
 @pytest.fixture(scope="module")
 def worker(django_db_setup):
     """A celery worker for the module's tests that want one, started by the first of them."""
-    with contextlib.ExitStack() as stack:
-        started = []
-
-        def start():
-            if not started:
-                started.append(stack.enter_context(celery_worker(FAST)))
-
+    with worker_on_demand(FAST) as start:
         yield start
 
 
