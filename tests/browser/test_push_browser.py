@@ -75,15 +75,15 @@ def test_it_subscribes_shows_a_waiting_call_and_opens_it_on_a_phone_to_approve_t
     registrations = []
     devtools.on("ServiceWorker.workerRegistrationUpdated", lambda event: registrations.extend(event["registrations"]))
     devtools.send("ServiceWorker.enable")
-    page.wait_for_function("navigator.serviceWorker.ready")
+    page.evaluate("navigator.serviceWorker.ready.then(() => true)")
     wait_until(lambda: registrations or page.wait_for_timeout(50), timeout=10, message="the worker's registration")
     registration = next(r for r in registrations if r["scopeURL"] == live_console + "/")
     devtools.send(
         "ServiceWorker.deliverPushMessage",
         {"origin": live_console, "registrationId": registration["registrationId"], "data": json.dumps(pushed)},
     )
-    page.wait_for_function(f"({NOTIFICATIONS})().then(shown => shown.length > 0)")
-    [shown] = page.evaluate(NOTIFICATIONS)
+    # wait_for_function takes a promise for a truthy answer at once: the worker's notifications are polled here.
+    [shown] = wait_until(lambda: page.evaluate(NOTIFICATIONS), timeout=10, message="the worker's notification")
     assert shown == {
         "title": f"Call {call.pk} waits for you",
         "body": "agent: shop_issue_refund\norder_id: 31, amount: 12",
