@@ -118,9 +118,9 @@ def test_it_changes_the_stamp_with_every_kind_of_change_to_each_table_it_watches
 
 @pytest.fixture
 def kept_on_the_loop(monkeypatch):
-    """A SQLite file, whose stamp the loop reads itself, and one minute of the token's rate counted afresh."""
-    if connection.vendor != "sqlite":
-        pytest.skip("the loop reads the stamp itself from a SQLite file only")
+    """A SQLite file (the tests using it are marked sqlite), whose stamp the loop reads itself, and one minute of the
+    token's rate counted afresh."""
+    assert connection.vendor == "sqlite"
     monkeypatch.setattr(auth.time, "time", lambda: 1_800_000_000.0)
 
 
@@ -129,6 +129,7 @@ def on_the_loop(secret):
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.sqlite
 def test_it_admits_and_counts_a_kept_token_on_the_loop(kept_on_the_loop):
     token, secret = create_token("agent")
     auth.forget_requests(hash_secret(secret))
@@ -143,6 +144,7 @@ def test_it_admits_and_counts_a_kept_token_on_the_loop(kept_on_the_loop):
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.sqlite
 def test_it_leaves_a_kept_token_to_a_thread_once_its_row_changed(kept_on_the_loop):
     token, secret = create_token("agent")
     admitted(secret), admitted(secret)
@@ -154,6 +156,7 @@ def test_it_leaves_a_kept_token_to_a_thread_once_its_row_changed(kept_on_the_loo
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.sqlite
 def test_it_leaves_an_unknown_secret_and_an_unread_stamp_to_a_thread(kept_on_the_loop, monkeypatch):
     _, secret = create_token("agent")
     admitted(secret), admitted(secret)
