@@ -55,7 +55,7 @@ OAUTH2_PROVIDER = {
     "OAUTH2_RESPONSE_TYPES_SUPPORTED": ["code"],
     "OAUTH2_GRANT_TYPES_SUPPORTED": ["authorization_code", "refresh_token"],
     "OAUTH2_TOKEN_ENDPOINT_AUTH_METHODS_SUPPORTED": ["none", "client_secret_basic", "client_secret_post"],
-    "RESOURCE_SERVER_TOKEN_RESOURCE_VALIDATOR": "approvals.oauth.access.same_resource",
+    "RESOURCE_SERVER_TOKEN_RESOURCE_VALIDATOR": "approvals.oauth.access_tokens.same_resource",
     "COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT": True,
     "COMPLIANT_BCP_RFC9700_PASSWORD_GRANT": True,
     "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,

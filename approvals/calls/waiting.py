@@ -2,8 +2,8 @@
 
 from approvals.calls.models import Call
 from approvals.db import batch_reads
-from approvals.tokens.limits import pending_cap
 from approvals.tokens.models import ClientToken
+from approvals.tokens.quotas import pending_cap
 
 
 def why_no_more_pending(token: ClientToken) -> str:

@@ -12,10 +12,10 @@ from approvals.db import kept
 from approvals.db.shared_threads import in_shared_thread
 from approvals.gateway.http import Refused, rejection
 from approvals.loopback import is_loopback_address
-from approvals.oauth import access, scopes
+from approvals.oauth import access_tokens, scopes
 from approvals.observe import logs, metrics
 from approvals.protocol import identity
-from approvals.tokens import limits
+from approvals.tokens import quotas
 from approvals.tokens.credentials import (
     PREFIX,
     UNKNOWN,
@@ -56,7 +56,7 @@ async def identify(request) -> ClientToken:
         await sync_to_async(forget_requests, thread_sensitive=False)(key)
         raise Refused(unauthorized(request, invalid=bool(header), problem=admission.refusal))
     logs.bind(token=admission.token.name)
-    limit = limits.rate_per_minute(admission.token)
+    limit = quotas.rate_per_minute(admission.token)
     if count > limit:
         metrics.rate_limited()
         raise Refused(too_many_requests(limit))
@@ -118,7 +118,7 @@ def admit_secret(secret: str, resource: str, peer: str) -> Admission:
     """A static client token's secret, or else an OAuth access token issued for this resource."""
     if client_token_secret(secret):
         return admit(secret, peer, kept=True)
-    return access.admit_access_token(secret, resource, peer)
+    return access_tokens.admit_access_token(secret, resource, peer)
 
 
 def client_token_secret(secret: str) -> bool:

@@ -6,7 +6,7 @@ from approvals.calls import ending
 from approvals.catalog import routes
 from approvals.catalog.models import Tool
 from approvals.db.shared_threads import in_shared_thread
-from approvals.gateway import listing, sessions, streams, subscriptions, surface
+from approvals.gateway import listing, resources_prompts, sessions, streams, subscriptions
 from approvals.gateway import tasks as task_methods
 from approvals.gateway.http import (
     SESSION_HEADER,
@@ -158,12 +158,12 @@ async def respond_to_request(request, ctx: ClientContext, session: McpSession, m
     if message.method in task_methods.LEGACY_METHODS:
         result = await task_methods.LEGACY_METHODS[message.method](ctx, message.params)
         return jsonrpc_response(jsonrpc.result(message.id, result), headers=headers)
-    if message.method in surface.GOVERNED:
-        return await surface.respond_to_read(ctx, message, **waiting)
-    if message.method in surface.METHODS or message.method in SUBSCRIPTIONS:
+    if message.method in resources_prompts.GOVERNED:
+        return await resources_prompts.respond_to_read(ctx, message, **waiting)
+    if message.method in resources_prompts.METHODS or message.method in SUBSCRIPTIONS:
         answer = SUBSCRIPTIONS.get(message.method)
         if answer is None:
-            result = await surface.answer(ctx, message.method, message.params)
+            result = await resources_prompts.answer(ctx, message.method, message.params)
         else:
             result = await answer(ctx, message.params)
         return jsonrpc_response(jsonrpc.result(message.id, result), headers=headers)

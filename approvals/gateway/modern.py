@@ -7,7 +7,7 @@ from asgiref.sync import sync_to_async
 from approvals.calls import continuations, runner, task_runner
 from approvals.catalog import routes
 from approvals.catalog.models import Tool
-from approvals.gateway import http, listing, mirrored, streams, subscriptions, surface
+from approvals.gateway import http, listing, mirrored, resources_prompts, streams, subscriptions
 from approvals.gateway import tasks as task_methods
 from approvals.gateway.server_info import INSTRUCTIONS, capabilities, server_info
 from approvals.gateway.tool_calls import called_tool, respond_to_call
@@ -116,12 +116,12 @@ def listed(page: dict) -> dict:
 
 
 async def serve_surface(request, ctx: ClientContext, message: Request):
-    result = await surface.answer(ctx, message.method, message.params)
+    result = await resources_prompts.answer(ctx, message.method, message.params)
     return respond_with(message.id, listed(result) if message.method in listing.LISTINGS else result)
 
 
 async def read(request, ctx: ClientContext, message: Request):
-    return await surface.respond_to_read(
+    return await resources_prompts.respond_to_read(
         ctx, message, stream=http.accepts(request)[1], finish=complete, error_status=error_status
     )
 
@@ -159,6 +159,6 @@ HANDLERS = {
     "tools/list": list_tools,
     "tools/call": call_tool,
     "subscriptions/listen": listen,
-    **dict.fromkeys(surface.METHODS, serve_surface),
-    **dict.fromkeys(surface.GOVERNED, read),
+    **dict.fromkeys(resources_prompts.METHODS, serve_surface),
+    **dict.fromkeys(resources_prompts.GOVERNED, read),
 }

@@ -27,7 +27,7 @@ from approvals.calls.runner import session_pool
 from approvals.catalog import routes
 from approvals.catalog.specs import upstream_spec
 from approvals.gateway import sessions, streams
-from approvals.gateway.surface import (
+from approvals.gateway.resources_prompts import (
     audited,
     clipped,
     failure,

@@ -15,7 +15,7 @@ from django.views.decorators.cache import never_cache
 from approvals.actions import revocation
 from approvals.catalog import routes
 from approvals.display import snippets
-from approvals.tokens import changes, issuing, limits
+from approvals.tokens import changes, issuing, quotas
 from approvals.tokens.models import ClientToken
 from approvals.views.decorators import permission_or_403
 
@@ -64,7 +64,7 @@ def issue_from_post(request, defaults=None):
 
 def global_limits() -> dict:
     """What a token without limits of its own gets, for pages to say."""
-    return {"rate": limits.rate_per_minute(ClientToken()), "cap": limits.pending_cap(None)}
+    return {"rate": quotas.rate_per_minute(ClientToken()), "cap": quotas.pending_cap(None)}
 
 
 def problems_context(problems: issuing.TokenError | None) -> dict:

@@ -17,9 +17,9 @@ from approvals.audit.models import AuditEvent
 from approvals.audit_log import filters, report
 
 ACTION_SHAPE = re.compile(r"^[a-z_]+\.[a-z_]+$")
-# The functions that take an audit action among their arguments and record it: chain.record and those that call it
-# with an action given to them (policy/rules, webhooks/endpoints, catalog/routes, gateway/surface, admin), and the
-# gateway's listings, which name the action each records.
+# The functions that take an audit action among their arguments and record it: chain.record and those that call
+# it with an action given to them (policy/rules, webhooks/endpoints, catalog/routes, gateway/resources_prompts,
+# admin), and the gateway's listings, which name the action each records.
 RECORDERS = {"record", "record_use", "record_unknown", "audited", "prepared", "record_save", "Listing"}
 
 
