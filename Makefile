@@ -54,6 +54,9 @@ run: keys-from-files migrate
 # REDIS_URL's (tests/conftest.py). It prints the slowest tests. When PYTEST_ARGS picks no test the services
 # pass runs, that pass collects none (pytest's exit 5) and is done; the first pass must run some.
 WORKERS ?= 2
+# pytest keeps each test module with its asserts rewritten in __pycache__: where the shell forbids that cache,
+# every worker of both passes would rewrite every test module again.
+unexport PYTHONDONTWRITEBYTECODE
 SUITE := $(BIN)/python -m pytest -n $(WORKERS) --dist loadgroup --durations=25
 test: install node-deps
 	env -u DATABASE_URL -u REDIS_URL SERVICES_PASS_FOLLOWS="$${DATABASE_URL:+1}" $(SUITE) $(PYTEST_ARGS)
