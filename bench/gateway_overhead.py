@@ -47,11 +47,11 @@ from harness import (
     BenchError,
     McpClient,
     Sample,
-    daphne,
     prepare_console,
     run_as_script,
     setup_env,
     upstream,
+    web_process,
 )
 from machine import collector_off, cpu_check_ms, process_cpu_ms
 
@@ -163,15 +163,17 @@ async def compare(args, upstream_url: str, console_urls: list[str], secret: str,
         return rows
 
 
-def start_console(stack: ExitStack, setup: str, upstream_url: str, database: str = BENCH_DATABASE):
-    """The console of `setup`, its server's echo allowed, until `stack` ends: its /mcp URLs, a token's secret and
-    its web processes' pids."""
+def start_console(
+    stack: ExitStack, setup: str, upstream_url: str, database: str = BENCH_DATABASE, server: str = "daphne"
+):
+    """The console of `setup`, its server's echo allowed, served by `server` (harness.WEB_SERVERS) until `stack`
+    ends: its /mcp URLs, a token's secret and its web processes' pids."""
     env = setup_env(stack, setup, database)
     allow = ["--action", "allow", "--server", "bench", "--tool", TOOL, "--name", "gateway overhead bench"]
     secret = prepare_console(
         env, ["bench", "--url", upstream_url, "--prefix", "bench_"], [allow], ["overhead-bench", "--tools", TOOL]
     )
-    consoles = [daphne(stack, env) for _ in range(1 if setup == "embedded" else 2)]
+    consoles = [web_process(stack, env, server) for _ in range(1 if setup == "embedded" else 2)]
     return [f"{base}/mcp" for base, _ in consoles], secret, [pid for _, pid in consoles]
 
 

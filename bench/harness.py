@@ -222,10 +222,26 @@ def setup_env(stack: ExitStack, name: str, database: str) -> dict:
     return env
 
 
+# The ASGI servers a bench may serve the console with; uvicorn's loop and parser and granian are not among the
+# console's dependencies (bench/servers.py).
+WEB_SERVERS = {
+    "daphne": ["-m", "daphne", "-b", "127.0.0.1", "-p", "{port}"],
+    "uvicorn": ["-m", "uvicorn", "--host", "127.0.0.1", "--port", "{port}", "--loop", "uvloop", "--http", "httptools"]
+    + ["--lifespan", "off", "--log-level", "warning"],
+    "granian": ["-m", "granian", "--host", "127.0.0.1", "--port", "{port}", "--interface", "asginl"]
+    + ["--loop", "uvloop", "--workers", "1", "--log-level", "warning"],
+}
+
+
 def daphne(stack: ExitStack, env: dict, output=None) -> tuple[str, int]:
     """A web process serving the console until `stack` ends, printing to `output` if given: its address and pid."""
+    return web_process(stack, env, "daphne", output)
+
+
+def web_process(stack: ExitStack, env: dict, server: str, output=None) -> tuple[str, int]:
+    """The console served by `server` (one of WEB_SERVERS) until `stack` ends: its address and pid."""
     port = free_port()
-    argv = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "console.asgi:application"]
+    argv = [sys.executable, *(arg.format(port=port) for arg in WEB_SERVERS[server]), "console.asgi:application"]
     process = stack.enter_context(running(argv, port=port, env=env, output=output))
     return f"http://127.0.0.1:{port}", process.pid
 

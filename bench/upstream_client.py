@@ -1,0 +1,388 @@
+"""What the upstream client costs the console per call, and what other HTTP clients would: CPU in this process.
+
+    .venv/bin/python bench/upstream_client.py [--clients console httpx httpcore httpcore-asyncio aiohttp]
+                                              [--concurrency 1 10] [--calls 3000] [--sets 6] [--revision 2025-11-25]
+
+One upstream (tests/servers/sdk_server.py, the official SDK's MCPServer over Streamable HTTP), the same echo
+tools/call through each client, one session per client:
+
+- `console`: the console's own UpstreamSession over approvals/upstream/transport_http.py (httpx), what a call
+  through the console spends in its upstream client, the session's bookkeeping included;
+- `httpx`: an httpx.AsyncClient with the console's limits, one streamed POST read to its end;
+- `httpcore`: httpcore's connections under a pool of this bench's own (an idle list; only the connection taken
+  is looked at), anyio as httpcore's network backend, as under httpx;
+- `httpcore-asyncio`: the same on a network backend of this bench's own, asyncio's streams and timeouts;
+- `aiohttp`: an aiohttp.ClientSession with a TCPConnector of the same limits.
+
+The last three do the same work around the request: the JSON-RPC message encoded, the console's headers, the
+status and content type checked, the body read in chunks and its answer parsed with the console's SSE parser
+and JSON-RPC reader. Per concurrency, sets of calls go to each client in turn (--sets of each, --calls per
+client in all), so a spell of the shared machine weighs on all alike. Printed as a Markdown table per client:
+calls a second, p50, and this process's CPU ms per call (user and system, from the kernel), each the mean and
+range across the sets, and the upstream's CPU ms per call; then the machine's CPU check before and after.
+"""
+
+import argparse
+import asyncio
+import itertools
+import os
+import sys
+import time
+from contextlib import AsyncExitStack, ExitStack
+from urllib.parse import urlsplit
+
+import aiohttp
+import httpcore
+import httpx
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gateway_overhead import ECHO, Spread
+from harness import LEGACY_REVISION, MODERN_REVISION, BenchError, Sample, run_as_script, upstream
+from machine import collector_off, cpu_check_ms, process_cpu_ms
+
+from approvals.protocol import jsonrpc
+from approvals.upstream import ServerSpec, SessionPool
+from approvals.upstream.exchange import parse
+from approvals.upstream.spec import HTTP
+from approvals.upstream.sse import SseParser
+from approvals.upstream.transport_http import IDLE_CONNECTION_SECONDS
+
+CLIENTS = ["console", "httpx", "httpcore", "httpcore-asyncio", "aiohttp"]
+TIMEOUT_SECONDS = 30
+MAX_CONNECTIONS = 100
+MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+
+
+class Minimal:
+    """An MCP session over one HTTP library: initialize, then tools/call; `post` is the library's."""
+
+    def __init__(self, url: str, revision: str):
+        self.url, self.revision, self.ids = url, revision, itertools.count(1)
+        self.headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+    async def start(self) -> None:
+        info = {"name": "upstream-client-bench", "version": "1"}
+        params = {"protocolVersion": self.revision, "capabilities": {}, "clientInfo": info}
+        answer, headers = await self.exchange(jsonrpc.request(next(self.ids), "initialize", params))
+        if answer.error is not None:
+            raise BenchError(f"initialize failed: {answer.error.message}")
+        if headers.get("mcp-session-id"):
+            self.headers["Mcp-Session-Id"] = headers["mcp-session-id"]
+        self.headers["MCP-Protocol-Version"] = answer.result["protocolVersion"]
+        await self.post(jsonrpc.encode({"jsonrpc": "2.0", "method": "notifications/initialized"}), self.headers)
+
+    async def call(self, text: str) -> str:
+        message = jsonrpc.request(next(self.ids), "tools/call", {"name": ECHO, "arguments": {"message": text}})
+        answer, _ = await self.exchange(message)
+        return answer.result["content"][0]["text"]
+
+    async def exchange(self, message: dict):
+        status, headers, chunks = await self.post(jsonrpc.encode(message), self.headers)
+        if not 200 <= status < 300:
+            raise BenchError(f"{message['method']}: HTTP {status}")
+        kind = headers.get("content-type", "").partition(";")[0].strip().lower()
+        if kind == "application/json":
+            return parse(b"".join(chunks), "bench"), headers
+        parser = SseParser(MAX_MESSAGE_BYTES)
+        for chunk in chunks:
+            for event in parser.feed(chunk):
+                if event.event == "message" and event.data.strip():
+                    answer = parse(event.data, "bench")
+                    if isinstance(answer, jsonrpc.Response):
+                        return answer, headers
+        raise BenchError(f"{message['method']}: no answer in the stream")
+
+    async def post(self, body: bytes, headers: dict) -> tuple[int, dict, list[bytes]]:
+        raise NotImplementedError
+
+    async def aclose(self) -> None:
+        pass
+
+
+class ViaHttpx(Minimal):
+    def __init__(self, url, revision):
+        super().__init__(url, revision)
+        limits = httpx.Limits(
+            max_connections=MAX_CONNECTIONS, max_keepalive_connections=20, keepalive_expiry=IDLE_CONNECTION_SECONDS
+        )
+        self.client = httpx.AsyncClient(timeout=TIMEOUT_SECONDS, follow_redirects=False, limits=limits)
+        self.target = httpx.URL(url)
+
+    async def post(self, body, headers):
+        async with self.client.stream("POST", self.target, content=body, headers=headers) as response:
+            return response.status_code, response.headers, [chunk async for chunk in response.aiter_bytes()]
+
+    async def aclose(self):
+        await self.client.aclose()
+
+
+class ViaHttpcore(Minimal):
+    """httpcore's connections, pooled here: the last idle one is taken, and only it is looked at."""
+
+    def __init__(self, url, revision):
+        super().__init__(url, revision)
+        self.target = httpcore.URL(url)
+        self.origin = self.target.origin
+        self.host = urlsplit(url).netloc.encode()
+        self.idle: list[httpcore.AsyncHTTPConnection] = []
+        self.timeouts = {"connect": TIMEOUT_SECONDS, "read": TIMEOUT_SECONDS, "write": TIMEOUT_SECONDS}
+
+    async def connection(self) -> httpcore.AsyncHTTPConnection:
+        while self.idle:
+            connection = self.idle.pop()
+            if connection.is_available() and not connection.has_expired():
+                return connection
+            await connection.aclose()
+        return self.new_connection()
+
+    def new_connection(self) -> httpcore.AsyncHTTPConnection:
+        return httpcore.AsyncHTTPConnection(self.origin, keepalive_expiry=IDLE_CONNECTION_SECONDS)
+
+    async def post(self, body, headers):
+        connection = await self.connection()
+        request = httpcore.Request(
+            "POST",
+            self.target,
+            headers=[
+                (b"Host", self.host),
+                (b"Content-Length", str(len(body)).encode()),
+                *((k.encode(), v.encode()) for k, v in headers.items()),
+            ],
+            content=body,
+            extensions={"timeout": self.timeouts},
+        )
+        try:
+            response = await connection.handle_async_request(request)
+            try:
+                chunks = [chunk async for chunk in response.stream]
+            finally:
+                await response.aclose()
+        except BaseException:
+            await connection.aclose()
+            raise
+        if connection.is_idle():
+            self.idle.append(connection)
+        named = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in response.headers}
+        return response.status, named, chunks
+
+    async def aclose(self):
+        for connection in self.idle:
+            await connection.aclose()
+
+
+class AsyncioStream(httpcore.AsyncNetworkStream):
+    """A plain connection on asyncio's streams, its waits bounded by asyncio's own timeouts."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
+        self.reader, self.writer = reader, writer
+
+    async def read(self, max_bytes, timeout=None):
+        try:
+            async with asyncio.timeout(timeout):
+                return await self.reader.read(max_bytes)
+        except TimeoutError:
+            raise httpcore.ReadTimeout() from None
+        except OSError as exc:
+            raise httpcore.ReadError(exc) from None
+
+    async def write(self, buffer, timeout=None):
+        try:
+            async with asyncio.timeout(timeout):
+                self.writer.write(buffer)
+                await self.writer.drain()
+        except TimeoutError:
+            raise httpcore.WriteTimeout() from None
+        except OSError as exc:
+            raise httpcore.WriteError(exc) from None
+
+    async def aclose(self):
+        self.writer.close()
+
+    def get_extra_info(self, info):
+        if info == "is_readable":
+            # Data or the end waiting on an idle connection: the server is closing it.
+            return self.reader.at_eof() or bool(self.reader._buffer)
+        return self.writer.get_extra_info({"socket": "socket", "client_addr": "sockname"}.get(info, info))
+
+
+class AsyncioBackend(httpcore.AsyncNetworkBackend):
+    async def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
+        try:
+            async with asyncio.timeout(timeout):
+                return AsyncioStream(*await asyncio.open_connection(host, port))
+        except TimeoutError:
+            raise httpcore.ConnectTimeout() from None
+        except OSError as exc:
+            raise httpcore.ConnectError(exc) from None
+
+    async def sleep(self, seconds):
+        await asyncio.sleep(seconds)
+
+
+class ViaHttpcoreAsyncio(ViaHttpcore):
+    """The same, on asyncio's streams and timeouts rather than anyio's."""
+
+    def new_connection(self):
+        return httpcore.AsyncHTTPConnection(
+            self.origin, keepalive_expiry=IDLE_CONNECTION_SECONDS, network_backend=AsyncioBackend()
+        )
+
+
+class ViaAiohttp(Minimal):
+    def __init__(self, url, revision):
+        super().__init__(url, revision)
+        connector = aiohttp.TCPConnector(limit=MAX_CONNECTIONS, keepalive_timeout=IDLE_CONNECTION_SECONDS)
+        timeout = aiohttp.ClientTimeout(total=None, connect=TIMEOUT_SECONDS, sock_read=TIMEOUT_SECONDS)
+        self.client = aiohttp.ClientSession(connector=connector, timeout=timeout)
+
+    async def post(self, body, headers):
+        async with self.client.post(self.url, data=body, headers=headers, allow_redirects=False) as response:
+            return response.status, response.headers, [chunk async for chunk in response.content.iter_any()]
+
+    async def aclose(self):
+        await self.client.close()
+
+
+class ViaConsole:
+    """The console's own session over its HTTP transport."""
+
+    def __init__(self, url, revision):
+        self.pool = SessionPool()
+        self.spec = ServerSpec(name="bench", transport=HTTP, url=url, revision=revision, timeout=TIMEOUT_SECONDS)
+
+    async def start(self):
+        await self.pool.get(self.spec)
+
+    async def call(self, text: str) -> str:
+        session = await self.pool.get(self.spec)
+        return (await session.call_tool(ECHO, {"message": text}))["content"][0]["text"]
+
+    async def aclose(self):
+        await self.pool.close_all()
+
+
+MAKERS = {
+    "console": ViaConsole,
+    "httpx": ViaHttpx,
+    "httpcore": ViaHttpcore,
+    "httpcore-asyncio": ViaHttpcoreAsyncio,
+    "aiohttp": ViaAiohttp,
+}
+
+
+class Measured:
+    def __init__(self, name: str, client):
+        self.name, self.client = name, client
+        self.samples: dict[int, Sample] = {}
+        self.cpu: dict[int, Spread] = {}
+        self.upstream_ms: dict[int, float] = {}
+
+    def at(self, concurrency: int) -> tuple[Sample, Spread]:
+        self.samples.setdefault(concurrency, Sample(self.name, concurrency))
+        return self.samples[concurrency], self.cpu.setdefault(concurrency, Spread())
+
+
+async def calls(client, sample: Sample, count: int, deadline: float) -> None:
+    numbers = iter(range(count))
+
+    async def worker():
+        for n in numbers:
+            if time.monotonic() > deadline:
+                return
+            text, started = f"call {n}", time.perf_counter()
+            try:
+                ok = await client.call(text) == text
+            except Exception:  # any failure is a failed call, counted
+                ok = False
+            if ok:
+                sample.latencies.append(time.perf_counter() - started)
+            else:
+                sample.errors += 1
+
+    started = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(sample.concurrency)))
+    sample.wall += time.perf_counter() - started
+
+
+async def run(args, upstream_url: str, upstream_pid: int) -> list[Measured]:
+    async with AsyncExitStack() as stack:
+        measured = []
+        for name in args.clients:
+            client = MAKERS[name](upstream_url, args.revision)
+            stack.push_async_callback(client.aclose)
+            await client.start()
+            measured.append(Measured(name, client))
+        with collector_off():
+            for concurrency in args.concurrency:
+                print(f"concurrency {concurrency}…", file=sys.stderr)
+                for each in measured:
+                    await calls(each.client, Sample("warm-up", concurrency), args.warmup, time.monotonic() + 60)
+                for n in range(args.sets):
+                    share = args.calls // args.sets + (n < args.calls % args.sets)
+                    for each in measured:
+                        sample, spread = each.at(concurrency)
+                        done = sample.calls + sample.errors
+                        set_sample = Sample(each.name, concurrency)
+                        cpu, up = time.process_time(), process_cpu_ms(upstream_pid) or 0.0
+                        await calls(each.client, set_sample, share, time.monotonic() + args.seconds)
+                        count = max(1, set_sample.calls + set_sample.errors)
+                        spread.cpu.append((time.process_time() - cpu) * 1000 / count)
+                        spread.share.append(set_sample.throughput)
+                        each.upstream_ms[concurrency] = each.upstream_ms.get(concurrency, 0.0) + (
+                            (process_cpu_ms(upstream_pid) or 0.0) - up
+                        )
+                        sample.latencies += set_sample.latencies
+                        sample.errors += set_sample.errors
+                        sample.wall += set_sample.wall
+                        assert sample.calls + sample.errors == done + count
+    return measured
+
+
+def table(measured: list[Measured], concurrencies: list[int]) -> list[str]:
+    lines = [
+        "| concurrency | client | calls | errors | calls/s, mean (sets) | p50 ms | client CPU ms per call, mean (sets) "
+        "| upstream CPU ms per call |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for concurrency in concurrencies:
+        for each in measured:
+            sample, spread = each.at(concurrency)
+            upstream_ms = each.upstream_ms.get(concurrency, 0.0) / max(1, sample.calls + sample.errors)
+            lines.append(
+                f"| {concurrency} | {each.name} | {sample.calls} | {sample.errors} "
+                f"| {Spread.cell(spread.share, '.0f')} | {sample.percentile(50):.2f} "
+                f"| {Spread.cell(spread.cpu, '.3f')} | {upstream_ms:.2f} |"
+            )
+    return lines
+
+
+def arguments() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--clients", nargs="+", choices=CLIENTS, default=CLIENTS, help="default: all")
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 10], help="default: 1 10")
+    parser.add_argument("--calls", type=int, default=3000, help="measured calls per client and concurrency (3000)")
+    parser.add_argument("--sets", type=int, default=6, help="sets per client and concurrency, in turn (6)")
+    parser.add_argument("--warmup", type=int, default=100, help="unmeasured calls per client before each concurrency")
+    parser.add_argument("--seconds", type=float, default=120, help="at most this long per set (120)")
+    parser.add_argument("--revision", default=LEGACY_REVISION, choices=[LEGACY_REVISION, MODERN_REVISION])
+    args = parser.parse_args()
+    if args.calls < 1 or args.sets < 1 or min(args.concurrency) < 1:
+        parser.error("--calls, --sets and --concurrency must be at least 1")
+    return args
+
+
+def main():
+    args = arguments()
+    started, check = time.strftime("%Y-%m-%d %H:%M", time.gmtime()), cpu_check_ms()
+    with ExitStack() as stack:
+        upstream_url, upstream_pid = upstream(stack)
+        measured = asyncio.run(run(args, upstream_url, upstream_pid))
+    print(f"tools/call `echo`, revision {args.revision}, from {started} UTC")
+    print("\n".join(["", *table(measured, args.concurrency)]))
+    print(f"\nCPU check (bench/machine.py): {check:.0f} ms before, {cpu_check_ms():.0f} ms after")
+    if any(sample.errors for each in measured for sample in each.samples.values()):
+        raise BenchError("some calls failed")
+
+
+if __name__ == "__main__":
+    run_as_script(main, "upstream_client")
