@@ -69,12 +69,13 @@ class SharedRedisCacheClient(RedisCacheClient):
 
     async def acount(self, key, timeout: int) -> int:
         loop = asyncio.get_running_loop()
-        counting = self._by_loop.get(loop)
-        if counting is None:
+        if loop not in self._by_loop:
             options = {name: value for name, value in self._pool_options.items() if name != "parser_class"}
             client = redis.asyncio.Redis.from_url(self._servers[0], **options)
-            counting = self._by_loop[loop] = client.register_script(COUNT_IN_WINDOW)
-            loop.create_task(self.closed_with_the_loop(loop, client), context=contextvars.Context())
+            # The task kept here too: a loop holds its tasks only weakly.
+            closing = loop.create_task(self.closed_with_the_loop(loop, client), context=contextvars.Context())
+            self._by_loop[loop] = client.register_script(COUNT_IN_WINDOW), closing
+        counting, _ = self._by_loop[loop]
         return await counting(keys=[key], args=[timeout])
 
     async def closed_with_the_loop(self, loop: asyncio.AbstractEventLoop, client: redis.asyncio.Redis):
