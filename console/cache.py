@@ -12,10 +12,16 @@ clients and pools are safe to share between threads and start afresh in a forked
 Django's incr asks whether the key exists, then increments it: two round trips, and a key
 that expires between them comes back from INCR without an expiry. Here the two run as one
 script on the server, as one step.
+
+A count can also be awaited on an event loop (acount), through a client of the loop's own:
+Django's aincr is a get and then a set, each in a thread, and loses counts when processes race.
 """
 
+import asyncio
+import contextvars
 import threading
 
+import redis.asyncio
 from django.core.cache.backends.redis import RedisCache, RedisCacheClient
 
 _clients: dict[tuple, "SharedRedisCacheClient"] = {}
@@ -28,12 +34,22 @@ end
 return false
 """
 
+# A fixed window's count: the key made to expire with its first count, in the same step.
+COUNT_IN_WINDOW = """
+local count = redis.call('INCR', KEYS[1])
+if count == 1 then
+    redis.call('EXPIRE', KEYS[1], ARGV[1])
+end
+return count
+"""
+
 
 class SharedRedisCacheClient(RedisCacheClient):
     def __init__(self, servers, **options):
         super().__init__(servers, **options)
         self._redis_by_pool = {}
         self._incr_existing = None
+        self._by_loop = {}
 
     def get_client(self, key=None, *, write=False):
         pool = self._get_connection_pool(write)
@@ -51,6 +67,27 @@ class SharedRedisCacheClient(RedisCacheClient):
             raise ValueError(f"Key '{key}' not found.")
         return count
 
+    async def acount(self, key, timeout: int) -> int:
+        loop = asyncio.get_running_loop()
+        if loop not in self._by_loop:
+            options = {name: value for name, value in self._pool_options.items() if name != "parser_class"}
+            client = redis.asyncio.Redis.from_url(self._servers[0], **options)
+            # The task kept here too: a loop holds its tasks only weakly.
+            closing = loop.create_task(self.closed_with_the_loop(loop, client), context=contextvars.Context())
+            self._by_loop[loop] = client.register_script(COUNT_IN_WINDOW), closing
+        counting, _ = self._by_loop[loop]
+        return await counting(keys=[key], args=[timeout])
+
+    async def closed_with_the_loop(self, loop: asyncio.AbstractEventLoop, client: redis.asyncio.Redis):
+        """Keeps the loop's client until the loop's tasks are cancelled at its end (asyncio.run), then closes it."""
+        try:
+            await loop.create_future()
+        finally:
+            self._by_loop.pop(loop, None)
+            # Not when the task is merely collected, its loop stopped: nothing would run the close.
+            if loop.is_running():
+                await client.aclose()
+
 
 def shared_client(servers, **options) -> SharedRedisCacheClient:
     key = (tuple(servers), repr(sorted(options.items())))
@@ -64,3 +101,8 @@ class SharedRedisCache(RedisCache):
     def __init__(self, server, params):
         super().__init__(server, params)
         self._class = shared_client
+
+    async def acount(self, key, timeout: int, version=None) -> int:
+        """The count under `key` one up, as one step on the server, the key expiring `timeout` seconds after its
+        first count; awaited on the running event loop, with no thread."""
+        return await self._cache.acount(self.make_and_validate_key(key, version=version), timeout)

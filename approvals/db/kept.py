@@ -10,14 +10,18 @@ counter could come round again to a value that stood for other rows.
 Only code that has just refreshed uses what is kept (`load(..., kept=True)`, `peek`): the gateway, once
 per request, and the loop's batch of writes, once per batch. Anything else reads the database.
 
-On a SQLite file the gateway reads the stamp on its event loop (`refresh_on_the_loop`), by a connection of
-the loop's own: in WAL mode a reader waits for no writer, and one row costs less than a hop to a thread.
+The gateway reads the stamp on its event loop (`refresh_on_the_loop`), by a connection of the loop's own
+rather than Django's, so that a kept token needs no hop to a thread: a SQLite file's at once (in WAL mode a
+reader waits for no writer, and one row costs less than a hop), PostgreSQL's asynchronously (LoopStampReads).
 """
 
+import asyncio
+import contextvars
 import sqlite3
 import threading
 from collections.abc import Callable
 
+import psycopg
 from django.db import connection, connections
 
 from approvals.db.models import LookupStamp
@@ -51,15 +55,24 @@ def keep_stamp(row):
     _stamp = row[0] if row else None
 
 
-def refresh_on_the_loop() -> bool:
-    """Read the stamp in this thread, an event loop's, without Django's connection; whether it could.
+async def refresh_on_the_loop() -> bool:
+    """Read the stamp from an event loop, without Django's connection; whether it could.
 
-    Only a SQLite file allows it: elsewhere (PostgreSQL, an in-memory database) the caller refreshes in a
-    thread. The connection is this thread's own and lives with it.
+    A SQLite file and PostgreSQL allow it; an in-memory database does not, and the caller refreshes in a thread.
     """
     database = connections["default"]
-    name = str(database.settings_dict["NAME"])
-    if database.vendor != "sqlite" or name == ":memory:" or "mode=memory" in name:
+    if database.vendor == "postgresql":
+        try:
+            keep_stamp(await loop_stamp_reads().read())
+        except (psycopg.Error, OSError):
+            return False
+        return True
+    return database.vendor == "sqlite" and refresh_from_the_file(str(database.settings_dict["NAME"]))
+
+
+def refresh_from_the_file(name: str) -> bool:
+    """The stamp read in this thread from a SQLite file, by a connection of the thread's own that lives with it."""
+    if name == ":memory:" or "mode=memory" in name:
         return False
     reader = getattr(_loop_reader, "connection", None)
     try:
@@ -71,6 +84,75 @@ def refresh_on_the_loop() -> bool:
         _loop_reader.connection = None
         return False
     return True
+
+
+class LoopStampReads:
+    """PostgreSQL's stamp read for one event loop, by a connection of its own, one read at a time.
+
+    Whoever asks while a read is under way gets the next read's row: a read sent after they asked, which sees
+    every change committed before they asked, as a read of their own would; all who asked meanwhile share its
+    round trip. The connection is closed as the loop's tasks are cancelled at its end (asyncio.run).
+    """
+
+    def __init__(self):
+        self.asked: asyncio.Future | None = None
+        self.wanted = asyncio.Event()
+        self.serving: asyncio.Task | None = None
+        self.connection: psycopg.AsyncConnection | None = None
+
+    async def read(self):
+        loop = asyncio.get_running_loop()
+        if self.asked is None:
+            self.asked = loop.create_future()
+            self.wanted.set()
+        if self.serving is None:
+            self.serving = loop.create_task(self.serve(loop), context=contextvars.Context())
+        # Shielded: a request cancelled meanwhile leaves the read to the others who asked for it.
+        return await asyncio.shield(self.asked)
+
+    async def serve(self, loop: asyncio.AbstractEventLoop):
+        asked = None
+        try:
+            while True:
+                await self.wanted.wait()
+                self.wanted.clear()
+                asked, self.asked = self.asked, None
+                try:
+                    asked.set_result(await self.read_now())
+                except Exception as exc:
+                    # A connection that failed once is not trusted again: the next read opens another.
+                    await self.close()
+                    asked.set_exception(exc)
+        finally:
+            if asked is not None and not asked.done():
+                asked.cancel()
+            _loop_reads.pop(loop, None)
+            await self.close()
+
+    async def read_now(self):
+        if self.connection is None:
+            params = connections["default"].get_connection_params()
+            # Django's cursor class is for its own, synchronous, connections.
+            params.pop("cursor_factory", None)
+            self.connection = await psycopg.AsyncConnection.connect(**params, autocommit=True)
+        cursor = await self.connection.execute(stamp_sql())
+        return await cursor.fetchone()
+
+    async def close(self):
+        found, self.connection = self.connection, None
+        if found is not None:
+            await found.close()
+
+
+# Each loop's entry goes with its reads' task, at the loop's end.
+_loop_reads: dict[asyncio.AbstractEventLoop, LoopStampReads] = {}
+
+
+def loop_stamp_reads() -> LoopStampReads:
+    loop = asyncio.get_running_loop()
+    if loop not in _loop_reads:
+        _loop_reads[loop] = LoopStampReads()
+    return _loop_reads[loop]
 
 
 def peek(kind: str, key):

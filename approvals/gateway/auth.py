@@ -42,7 +42,7 @@ async def identify(request) -> ClientToken:
         # Keyed by the credential rather than the row id, which a database may hand out again. During a
         # rotation's grace period the old and the new secret are counted apart.
         key = hash_secret(secret)
-    found = admitted_on_the_loop(secret, key)
+    found = await admitted_on_the_loop(secret, key)
     if found is None:
         # Only an OAuth access token names the resource it was issued for: a client token's request builds no URL.
         resource = (
@@ -75,23 +75,35 @@ def admitted_and_counted(secret: str | None, resource: str, peer: str, credentia
     return admission, count_request(credential)
 
 
-def admitted_on_the_loop(secret: str | None, credential: str) -> tuple[Admission, int] | None:
+async def admitted_on_the_loop(secret: str | None, credential: str) -> tuple[Admission, int] | None:
     """admitted_and_counted's answer without leaving the event loop, or None when that needs a thread.
 
-    It can when the stamp can be read here (db.kept.refresh_on_the_loop), the client token's secret and its
-    owner's standing are kept, its use needs no noting, and the rate is counted in this process's memory
-    (LocMemCache: a lock held for an increment, never a trip across the network).
+    It can when the stamp can be read from the loop (db.kept.refresh_on_the_loop), the client token's secret
+    and its owner's standing are kept, its use needs no noting, and the rate is counted from the loop: in this
+    process's memory (LocMemCache: a lock held for an increment) or awaited from Redis (console.cache's acount).
+    Nothing is counted unless the token is admitted here, so a request left to a thread is counted once.
     """
-    if secret is None or not client_token_secret(secret) or not counted_in_memory():
+    if secret is None or not client_token_secret(secret) or not counted_from_the_loop():
         return None
-    if not kept.refresh_on_the_loop():
+    if not await kept.refresh_on_the_loop():
         return None
     admission = admit_kept(secret, credential)
-    return None if admission is None or admission.token is None else (admission, count_request(credential))
+    if admission is None or admission.token is None:
+        return None
+    return admission, await count_request_on_the_loop(credential)
 
 
-def counted_in_memory() -> bool:
-    return isinstance(caches["rate_limits"], LocMemCache)
+def counted_from_the_loop() -> bool:
+    cache = caches["rate_limits"]
+    return isinstance(cache, LocMemCache) or hasattr(cache, "acount")
+
+
+async def count_request_on_the_loop(credential: str) -> int:
+    """count_request's count, from an event loop: in memory at once, or one script awaited on Redis."""
+    cache = caches["rate_limits"]
+    if isinstance(cache, LocMemCache):
+        return count_request(credential)
+    return await cache.acount(rate_key(credential), WINDOW_EXPIRY_SECONDS)
 
 
 # Headers by which a proxy names the client it forwards (Forwarded is RFC 7239's).
@@ -164,13 +176,17 @@ def count_request(credential: str) -> int:
         return cache.incr(key)
     except ValueError:
         # The window's first request: start it, unless another request just did.
-        if cache.add(key, 1, timeout=61):
+        if cache.add(key, 1, timeout=WINDOW_EXPIRY_SECONDS):
             return 1
         return cache.incr(key)
 
 
 def forget_requests(credential: str):
     caches["rate_limits"].delete(rate_key(credential))
+
+
+# Longer than a window's key is used: from its first request, at most a minute.
+WINDOW_EXPIRY_SECONDS = 61
 
 
 def rate_key(credential: str) -> str:

@@ -1,7 +1,11 @@
 """What a request looks up (its token, session and tool; its batch's rules) is kept in the process only until the
 rows it comes from change, however they change: the ORM, a plain UPDATE, another process."""
 
+import asyncio
+
 import pytest
+from asgiref.sync import async_to_sync, sync_to_async
+from django.core.cache import caches
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
@@ -16,6 +20,7 @@ from approvals.policy.models import PolicyRule
 from approvals.tokens.credentials import create_token, hash_secret
 from approvals.webhooks.models import WebhookEndpoint
 from tests.fixtures.catalog import make_server, make_tool
+from tests.fixtures.servers import free_port
 
 pytestmark = pytest.mark.django_db
 
@@ -118,18 +123,16 @@ def test_it_changes_the_stamp_with_every_kind_of_change_to_each_table_it_watches
 
 @pytest.fixture
 def kept_on_the_loop(monkeypatch):
-    """A SQLite file (the tests using it are marked sqlite), whose stamp the loop reads itself, and one minute of the
-    token's rate counted afresh."""
-    assert connection.vendor == "sqlite"
+    """One minute of the token's rate counted afresh, in memory or on Redis; the stamp read from the loop by a
+    connection of its own, which sees only what was committed (hence the tests' transaction=True)."""
     monkeypatch.setattr(auth.time, "time", lambda: 1_800_000_000.0)
 
 
 def on_the_loop(secret):
-    return auth.admitted_on_the_loop(secret, hash_secret(secret))
+    return async_to_sync(auth.admitted_on_the_loop)(secret, hash_secret(secret))
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.sqlite
 def test_it_admits_and_counts_a_kept_token_on_the_loop(kept_on_the_loop):
     token, secret = create_token("agent")
     auth.forget_requests(hash_secret(secret))
@@ -141,10 +144,10 @@ def test_it_admits_and_counts_a_kept_token_on_the_loop(kept_on_the_loop):
 
     assert admission.token == token
     assert count == 3
+    assert admitted_and_counted(secret, "", "", hash_secret(secret))[1] == 4
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.sqlite
 def test_it_leaves_a_kept_token_to_a_thread_once_its_row_changed(kept_on_the_loop):
     token, secret = create_token("agent")
     admitted(secret), admitted(secret)
@@ -156,18 +159,112 @@ def test_it_leaves_a_kept_token_to_a_thread_once_its_row_changed(kept_on_the_loo
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.sqlite
-def test_it_leaves_an_unknown_secret_and_an_unread_stamp_to_a_thread(kept_on_the_loop, monkeypatch):
+def test_it_leaves_an_unknown_secret_and_an_unread_stamp_to_a_thread_uncounted(kept_on_the_loop, monkeypatch):
     _, secret = create_token("agent")
+    auth.forget_requests(hash_secret(secret))
     admitted(secret), admitted(secret)
     assert on_the_loop("mcpc_" + "0" * 40) is None
 
-    monkeypatch.setattr(kept, "refresh_on_the_loop", lambda: False)
+    async def unread():
+        return False
+
+    monkeypatch.setattr(kept, "refresh_on_the_loop", unread)
 
     assert on_the_loop(secret) is None
+    assert admitted_and_counted(secret, "", "", hash_secret(secret))[1] == 3
 
 
+@pytest.mark.django_db(transaction=True)
 @pytest.mark.postgres
-def test_it_reads_the_stamp_in_a_thread_on_postgresql():
-    assert connection.vendor == "postgresql"
-    assert kept.refresh_on_the_loop() is False
+def test_it_refuses_on_the_loop_a_token_revoked_by_another_connection_at_once(kept_on_the_loop):
+    token, secret = create_token("agent")
+    admitted(secret), admitted(secret)
+
+    async def before_and_after_the_revocation():
+        before = await auth.admitted_on_the_loop(secret, hash_secret(secret))
+        # Django's connection, in a thread: to the loop's own connection, another process's.
+        await sync_to_async(revoke_token)(token)
+        return before, await auth.admitted_on_the_loop(secret, hash_secret(secret))
+
+    before, after = async_to_sync(before_and_after_the_revocation)()
+
+    assert before[0].token == token
+    assert after is None
+    assert "was revoked" in admitted(secret).refusal
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.postgres
+def test_it_closes_the_loops_connection_with_the_loop():
+    async def read():
+        assert await kept.refresh_on_the_loop()
+        reads = kept.loop_stamp_reads()
+        return asyncio.get_running_loop(), reads.connection
+
+    loop, reader = async_to_sync(read)()
+
+    assert reader.closed
+    assert loop not in kept._loop_reads
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.postgres
+def test_it_leaves_the_stamp_to_a_thread_when_the_loop_cannot_reach_postgresql(monkeypatch):
+    database = connection.settings_dict
+    monkeypatch.setitem(database, "PORT", free_port())
+
+    assert async_to_sync(kept.refresh_on_the_loop)() is False
+
+
+class Reads(kept.LoopStampReads):
+    """Reads whose rows come from the test: each waits for its turn and answers how many reads were sent before it."""
+
+    def __init__(self):
+        super().__init__()
+        self.sent = 0
+        self.turns: list[asyncio.Event] = []
+
+    async def read_now(self):
+        self.sent += 1
+        turn = asyncio.Event()
+        self.turns.append(turn)
+        await turn.wait()
+        return (f"read {self.sent}",)
+
+
+async def sent(reads: Reads, count: int):
+    while reads.sent < count:
+        await asyncio.sleep(0)
+
+
+def test_it_answers_whoever_asks_during_a_read_with_the_next_read():
+    async def asking():
+        reads = Reads()
+        first = asyncio.create_task(reads.read())
+        await sent(reads, 1)
+        # Asked after the first read was sent: it may have missed a change committed meanwhile.
+        second, third = asyncio.create_task(reads.read()), asyncio.create_task(reads.read())
+        await asyncio.sleep(0)
+        reads.turns[0].set()
+        assert await first == ("read 1",)
+        await sent(reads, 2)
+        reads.turns[1].set()
+        return await second, await third, reads.sent
+
+    assert async_to_sync(asking)() == (("read 2",), ("read 2",), 2)
+
+
+@pytest.mark.redis
+def test_it_counts_on_the_loop_and_in_a_thread_alike_in_one_window_that_expires(kept_on_the_loop):
+    credential = hash_secret("mcpc_" + "1" * 40)
+    auth.forget_requests(credential)
+
+    counts = [auth.count_request(credential), async_to_sync(auth.count_request_on_the_loop)(credential)]
+    counts.append(auth.count_request(credential))
+
+    assert counts == [1, 2, 3]
+    cache = caches["rate_limits"]
+    ttl = cache._cache.get_client(write=True).ttl(cache.make_and_validate_key(auth.rate_key(credential)))
+    assert 0 < ttl <= auth.WINDOW_EXPIRY_SECONDS
+    auth.forget_requests(credential)
+    assert async_to_sync(auth.count_request_on_the_loop)(credential) == 1

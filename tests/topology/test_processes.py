@@ -4,12 +4,14 @@ import asyncio
 import os
 import subprocess
 import sys
+import time
 
 import httpx
 import pytest
 
 from approvals import demo
 from approvals.actions import servers
+from approvals.actions.revocation import revoke_token
 from approvals.calls.models import Call
 from approvals.catalog import sync
 from approvals.catalog.models import Tool
@@ -20,6 +22,7 @@ from tests.fixtures.people import PASSWORD, make_user
 from tests.fixtures.processes import celery_worker, child_database_env, daphne
 from tests.fixtures.servers import free_port
 from tests.fixtures.waiting import eventually, wait_until
+from tests.gateway.conftest import Raw
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -108,3 +111,31 @@ def test_it_answers_a_held_call_once_another_process_approves_it(redis_required,
         result = asyncio.run(call_and_wait_for_decision())
     assert not result.is_error
     assert "C007" in " ".join(block.text for block in result.content if block.type == "text")
+
+
+def listed(port: int, secret: str) -> httpx.Response:
+    client = Raw(f"http://127.0.0.1:{port}/mcp", secret)
+    try:
+        return client.modern("tools/list")
+    finally:
+        client.client.close()
+
+
+def test_it_counts_a_tokens_rate_across_processes_and_refuses_it_everywhere_once_revoked_elsewhere(redis_required):
+    """Each process admits a kept token on its event loop: the rate's count and the token's revocation still reach
+    every process at once."""
+    _, counted = create_token("counted", rate_per_minute=6)
+    revoked, secret = create_token("revoked")
+    web = [free_port(), free_port()]
+    with daphne(web[0]), daphne(web[1]):
+        # The count runs in one minute's window: not across the turn of one.
+        wait_until(lambda: time.time() % 60 < 50, timeout=15, message="a minute with time to spare")
+        statuses = [listed(port, counted).status_code for port in web * 4]
+        # Its first request notes the token's use; each later one finds it kept.
+        assert [listed(port, secret).status_code for port in web * 2] == [200] * 4
+        revoke_token(revoked)
+        refusals = [listed(port, secret) for port in web]
+
+    assert statuses == [200] * 6 + [429] * 2
+    assert [response.status_code for response in refusals] == [401, 401]
+    assert all("was revoked" in response.json()["error"]["message"] for response in refusals)
