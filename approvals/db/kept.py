@@ -29,7 +29,9 @@ from approvals.db.models import LookupStamp
 # More entries than this and all are dropped: a flood of sessions must not grow the process without bound.
 MOST = 20_000
 _NEVER = object()
-_stamp = _NEVER
+# The stamp is the reading request's own (each task and thread has its context): a batch's thread that read
+# an older stamp, and kept it a moment after a request read a newer one, must not lend that request its age.
+_stamp: contextvars.ContextVar = contextvars.ContextVar("kept_stamp", default=_NEVER)
 _kept: dict = {}
 
 
@@ -50,9 +52,8 @@ def refresh():
 
 
 def keep_stamp(row):
-    global _stamp
     # No row yet (or emptied by a test's flush) is a stamp like any other.
-    _stamp = row[0] if row else None
+    _stamp.set(row[0] if row else None)
 
 
 async def refresh_on_the_loop() -> bool:
@@ -157,8 +158,8 @@ def loop_stamp_reads() -> LoopStampReads:
 
 def peek(kind: str, key):
     """What is kept of `key` under the stamp last read, or None."""
-    entry = _kept.get((kind, key))
-    if entry is not None and entry[0] == _stamp and _stamp is not _NEVER:
+    entry, stamp = _kept.get((kind, key)), _stamp.get()
+    if entry is not None and entry[0] == stamp and stamp is not _NEVER:
         return entry[1]
     return None
 
@@ -170,7 +171,7 @@ def load(kind: str, key, loader: Callable, kept: bool = False):
     """
     if not kept:
         return loader()
-    stamp = _stamp
+    stamp = _stamp.get()
     found = peek(kind, key)
     if found is not None:
         return found

@@ -2,6 +2,7 @@
 rows it comes from change, however they change: the ORM, a plain UPDATE, another process."""
 
 import asyncio
+import threading
 
 import pytest
 from asgiref.sync import async_to_sync, sync_to_async
@@ -34,6 +35,22 @@ def stamp() -> str | None:
 
 def admitted(secret):
     return admitted_and_counted(secret, "http://127.0.0.1/mcp", "127.0.0.1", hash_secret(secret))[0]
+
+
+def test_it_keeps_to_the_stamp_its_own_request_read_when_another_thread_keeps_an_older_one():
+    token, secret = create_token("agent")
+    # The first admission notes the token's use, a change of its own; the second keeps it under the stamp after.
+    assert admitted(secret).token == token and admitted(secret).token == token
+    before = stamp()
+    assert kept.peek("secret", hash_secret(secret))[0] == token
+    revoke_token(token)
+    kept.refresh()
+    assert stamp() != before
+    # A batch's thread that read the stamp before the revocation keeps it only now, after this request's read.
+    late = threading.Thread(target=kept.keep_stamp, args=((before,),))
+    late.start()
+    late.join()
+    assert kept.peek("secret", hash_secret(secret)) is None
 
 
 def test_it_reads_a_kept_token_with_one_query_for_the_stamp():
