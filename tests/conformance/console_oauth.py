@@ -1,4 +1,4 @@
-"""The conformance adapter's part as an admin connecting a server that requires OAuth (console_client.py).
+"""The conformance adapter's part as an admin connecting a server that requires OAuth (console_driver.py).
 
 The suite's mock authorization endpoints consent at once: they redirect straight to the redirect_uri with a
 code. So the admin's browser is an HTTP GET of the console's authorization URL, whose redirect is followed
@@ -8,10 +8,13 @@ takes such a flow from no other.
 """
 
 import json
-import os
 import secrets
 
 import httpx
+from django.contrib.auth import get_user_model
+
+from approvals.catalog.models import Server
+from approvals.upstream_oauth.connecting import ConnectError, start_connect
 
 # How many times the stand-in admin presses Connect for one server: the console's own retry limit must stop
 # a server that keeps refusing before this does (auth/scope-retry-limit counts the authorization requests).
@@ -22,22 +25,20 @@ SUITE_CIMD_URL = "https://conformance-test.local/client-metadata.json"
 ADMIN = "conformance-admin"
 
 
-def context() -> dict:
-    """What the scenario hands its client: pre-registered or client-credentials credentials, if any."""
+def context(given: str) -> dict:
+    """What the scenario hands its client (MCP_CONFORMANCE_CONTEXT): pre-registered or client-credentials
+    credentials, if any."""
     try:
-        value = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+        value = json.loads(given or "{}")
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}
 
 
-def server_options(scenario: str) -> dict:
+def server_options(scenario: str, given: dict) -> dict:
     """add_server's OAuth arguments for this scenario, from its context."""
-    given = context()
     if not given.get("client_id"):
         return {}
-    from approvals.catalog.models import Server
-
     options = {"client_id": given["client_id"], "client_secret": given.get("client_secret", "")}
     options["private_key"] = given.get("private_key_pem", "")
     if scenario.startswith("auth/client-credentials"):
@@ -51,8 +52,6 @@ def console_base(console_mcp_url: str) -> str:
 
 def signed_in_admin(browser: httpx.Client, base_url: str) -> None:
     """Signs the browser in to the console through its sign-in form, as an admin made for it."""
-    from django.contrib.auth import get_user_model
-
     users, password = get_user_model().objects, secrets.token_urlsafe(16)
     admin = users.filter(username=ADMIN).first() or users.create_superuser(ADMIN)
     admin.set_password(password)
@@ -64,8 +63,6 @@ def signed_in_admin(browser: httpx.Client, base_url: str) -> None:
 
 def connect(server, base_url: str) -> str:
     """Press Connect once and let the browser come back: the console's callback page, as text."""
-    from approvals.upstream_oauth.connecting import ConnectError, start_connect
-
     try:
         url = start_connect(server, base_url=base_url)
     except ConnectError as exc:
@@ -79,16 +76,14 @@ def connect(server, base_url: str) -> str:
         return browser.get(location).text
 
 
-def connect_while_needed(server, base_url: str) -> None:
+def connect_while_needed(server, base_url: str, say) -> None:
     """Connect until the server no longer needs authorization, or MAX_CONNECTS presses."""
-    from approvals.catalog.models import Server
-
     for _ in range(MAX_CONNECTS):
         server.refresh_from_db()
         if server.health != Server.Health.NEEDS_AUTHORIZATION:
             return
         page = connect(server, base_url)
-        print("connect:", " ".join(page.split())[:300])
+        say("connect:", " ".join(page.split())[:300])
 
 
 def needs_authorization(text: str) -> bool:

@@ -35,14 +35,16 @@ from approvals.catalog.sync import sync_server
 from approvals.inputs import requests
 from approvals.inputs.models import InputRequest
 from approvals.policy.models import PolicyRule
-from tests.fixtures.processes import child_database_env, daphne
+from tests.conformance.console_driver import console_driver
+from tests.fixtures.processes import daphne
 from tests.fixtures.servers import NODE_DIR, REPO, SERVERS, free_port, node_bin, node_env
 
 pytestmark = pytest.mark.node
 
 CONFORMANCE = NODE_DIR / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
 NODE_MAJOR = 22
-# The console as the client: console_client.py adds the suite's mock server as an upstream and calls its tools.
+# The console as the client: console_client.py hands the suite's mock server to console_driver.py, which adds it as an
+# upstream and calls its tools.
 CLIENT = ["initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry"]
 CONSOLE_CLIENT = Path(__file__).with_name("console_client.py")
 # The client authorization scenarios of 2025-03-26, 2025-06-18 and 2025-11-25, the draft revision's, and the client
@@ -105,9 +107,11 @@ def conformance_console(django_db_setup):
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
         # With REDIS_URL set a task would otherwise wait for a worker nobody started.
         "CELERY_TASK_ALWAYS_EAGER": "1",
-        # A server console_client.py deleted is announced in its own process only: the console's sweep finds it,
+        # A server console_driver.py deleted is announced in the test process only: the console's sweep finds it,
         # and closes its session to the mock, which ends the scenario.
         "STALE_CALLS_INTERVAL_SECONDS": "0.5",
+        # An operator's answer, given in the test process, reaches a call waiting in the console by its re-read only.
+        "CALL_REREAD_SECONDS": "0.5",
     }
     with daphne(port, env):
         yield f"http://127.0.0.1:{port}/mcp"
@@ -115,9 +119,23 @@ def conformance_console(django_db_setup):
 
 @pytest.fixture
 def console_allowing_all(transactional_db, conformance_console):
-    """The console's /mcp with an allow-all rule: what the client scenarios need, console_client.py adding the mock."""
+    """The console's /mcp with an allow-all rule: what the client scenarios need, console_driver.py adding the mock."""
     PolicyRule.objects.create(name="allow all", action=PolicyRule.Action.ALLOW, tool_glob="*")
     return conformance_console
+
+
+@pytest.fixture(scope="module")
+def driver(conformance_console):
+    """Where console_client.py hands each client scenario to the test process (console_driver.py)."""
+    with console_driver(conformance_console) as url:
+        yield url
+
+
+@pytest.fixture
+def console_as_client(console_allowing_all, driver) -> dict[str, str]:
+    """What the CLI's client command needs in its environment to play the console."""
+    # The suite's mock servers listen without naming a host: the preload keeps them on loopback.
+    return {**node_env(), "CONSOLE_CLIENT_DRIVER": driver}
 
 
 @pytest.fixture
@@ -189,22 +207,17 @@ def run_all(node: str, target: list[str], scenarios: list[str], tmp_path: Path, 
     assert not failing, f"conformance scenarios failed:\n{summary(results)}"
 
 
-def test_it_passes_the_client_scenarios_with_the_console_as_the_client(
-    conformance_node, console_allowing_all, tmp_path
-):
+def test_it_passes_the_client_scenarios_with_the_console_as_the_client(conformance_node, console_as_client, tmp_path):
     command = f"{sys.executable} {CONSOLE_CLIENT}"
-    # The suite's mock servers listen without naming a host: the preload keeps them on loopback.
-    env = {**child_database_env(), **node_env(), "CONSOLE_MCP_URL": console_allowing_all}
-    run_all(conformance_node, ["client", "--command", command], CLIENT, tmp_path, env)
+    run_all(conformance_node, ["client", "--command", command], CLIENT, tmp_path, console_as_client)
 
 
 @pytest.mark.parametrize("scenario", AUTH_CLIENT)
 def test_it_passes_the_authorization_scenarios_with_the_console_as_the_oauth_client(
-    conformance_node, console_allowing_all, tmp_path, scenario
+    conformance_node, console_as_client, tmp_path, scenario
 ):
     command = f"{sys.executable} {CONSOLE_CLIENT}"
-    env = {**child_database_env(), **node_env(), "CONSOLE_MCP_URL": console_allowing_all}
-    run_all(conformance_node, ["client", "--command", command], [scenario], tmp_path, env)
+    run_all(conformance_node, ["client", "--command", command], [scenario], tmp_path, console_as_client)
 
 
 def run_suite(node: str, url: str, suite: str, output: Path) -> tuple[str, dict[str, list[dict]]]:
