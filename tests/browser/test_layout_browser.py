@@ -43,9 +43,7 @@ def console_data(live_console):
     return {"server": server, "shadowed": shadowed, "token": token}
 
 
-def test_it_flags_the_shadowed_rule_and_shows_the_verdict_beside_the_try_form(
-    live_console, console_data, open_page, tmp_path
-):
+def test_it_flags_the_shadowed_rule_and_shows_the_verdict_beside_the_try_form(live_console, console_data, open_page):
     page = open_page()
     sign_in(page, live_console, "ada")
     page.goto(live_console + reverse("rules"))
@@ -69,7 +67,6 @@ def test_it_flags_the_shadowed_rule_and_shows_the_verdict_beside_the_try_form(
     expect(verdict.locator("[data-decision]")).to_contain_text("allow, by records are fine")
     form = page.locator("form[data-try-form]").bounding_box()
     assert verdict.bounding_box()["y"] < 300 and abs(verdict.bounding_box()["y"] - form["y"]) < 5
-    page.screenshot(path=tmp_path / "try.png")
 
 
 def test_it_opens_the_admin_menu_by_keyboard(live_console, console_data, open_page):
@@ -89,11 +86,10 @@ def test_it_opens_the_admin_menu_by_keyboard(live_console, console_data, open_pa
     expect(page.locator("summary.current")).to_have_text("Admin")
 
 
-def test_it_opens_the_admin_menu_without_script_and_fits_a_phone(live_console, console_data, open_browser, tmp_path):
+def test_it_opens_the_admin_menu_without_script_and_fits_a_phone(live_console, console_data, open_browser):
     page = open_browser().new_page(java_script_enabled=False, viewport={"width": 390, "height": 844})
     sign_in(page, live_console, "ada")
     page.get_by_text("Admin", exact=True).click()
     page.get_by_role("link", name="Policy").click()
     expect(page.get_by_role("heading", name="Policy")).to_be_visible()
     assert page.evaluate("() => document.documentElement.scrollWidth <= document.documentElement.clientWidth")
-    page.screenshot(path=tmp_path / "policy-390.png", full_page=True)
