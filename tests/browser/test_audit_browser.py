@@ -86,7 +86,6 @@ def test_it_lets_an_auditor_filter_open_an_event_and_export_csv(live_console, hi
     expect(rows).to_have_count(1)
     expect(rows.first).to_contain_text("call.denied")
     expect(rows.first).to_contain_text("bob")
-    page.screenshot(path="/tmp/console-audit.png", full_page=True)
 
     rows.first.get_by_role("link").first.click()
     expect(page.get_by_role("heading", name="call.denied")).to_be_visible()
@@ -95,7 +94,6 @@ def test_it_lets_an_auditor_filter_open_an_event_and_export_csv(live_console, hi
     for step, action in enumerate(["call.received", "call.policy", "call.pending", "call.denied"]):
         expect(timeline.nth(step)).to_contain_text(action)
     expect(page.get_by_text("needs a manager").first).to_be_visible()
-    page.screenshot(path="/tmp/console-audit-event.png", full_page=True)
 
     page.go_back()
     with page.expect_download() as download:

@@ -48,5 +48,4 @@ def test_it_shows_an_auditor_the_last_days_report_with_its_charts(live_console, 
     box = outcome.bounding_box()
     assert box["width"] > 200 and box["height"] > 20
     expect(page.locator("table").first).to_contain_text("shop_issue_refund")
-    page.screenshot(path="/tmp/console-audit-report.png", full_page=True)
     assert not problems

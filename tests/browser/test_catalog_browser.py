@@ -1,7 +1,6 @@
 """An admin adds the demo server through the pages, syncs it and reads its catalog, in Chromium."""
 
 import re
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
@@ -11,8 +10,6 @@ from tests.browser.conftest import go_to
 from tests.fixtures.people import PASSWORD
 
 pytestmark = pytest.mark.browser
-
-SCREENSHOTS = Path("/tmp")
 
 
 def test_it_adds_syncs_and_browses_the_demo_server(live_console, admin, open_page):
@@ -25,7 +22,6 @@ def test_it_adds_syncs_and_browses_the_demo_server(live_console, admin, open_pag
     expect(page).to_have_url(re.compile(r"/login/"))
     page.get_by_label("Username").fill(admin)
     page.get_by_label("Password").fill(PASSWORD)
-    page.screenshot(path=SCREENSHOTS / "console-login.png")
     page.get_by_role("button", name="Log in").click()
     expect(page).to_have_url(re.compile(r"/queue/"))
     go_to(page, "Servers")
@@ -38,7 +34,6 @@ def test_it_adds_syncs_and_browses_the_demo_server(live_console, admin, open_pag
     page.get_by_label("Command").fill(demo.COMMAND_LINE)
     page.get_by_label("Trusted").check()
     page.get_by_label("Accept its tools now").check()
-    page.screenshot(path=SCREENSHOTS / "console-add.png", full_page=True)
     page.get_by_role("button", name="Add server").click()
     expect(page.get_by_role("heading", name="Demo records")).to_be_visible()
 
@@ -48,19 +43,16 @@ def test_it_adds_syncs_and_browses_the_demo_server(live_console, admin, open_pag
     tools = page.locator("table.tools")
     expect(tools.get_by_role("link", name="demo_records_lookup_customer")).to_be_visible()
     expect(tools.get_by_text("Look up a customer")).to_be_visible()
-    page.screenshot(path=SCREENSHOTS / "console-server.png", full_page=True)
 
     go_to(page, "Servers")
     row = page.locator("table.list tr", has_text="Demo records")
     expect(row).to_contain_text("Healthy")
     expect(row).to_contain_text(re.compile(r"[1-9]\d* active"))
-    page.screenshot(path=SCREENSHOTS / "console-servers.png")
 
     go_to(page, "Catalog")
     expect(page.get_by_role("link", name="demo_records_lookup_customer")).to_be_visible()
     expect(page.get_by_role("link", name="demo_records_delete_record")).to_be_visible()
     expect(page.get_by_text("Price an order", exact=True)).to_be_visible()
-    page.screenshot(path=SCREENSHOTS / "console-catalog.png", full_page=True)
 
     page.get_by_role("link", name="demo_records_quote_order").click()
     expect(page.get_by_role("heading", name="Input schema")).to_be_visible()
@@ -68,6 +60,5 @@ def test_it_adds_syncs_and_browses_the_demo_server(live_console, admin, open_pag
     schema = page.locator("table.schema").first
     expect(schema.get_by_role("columnheader", name="Required")).to_be_visible()
     expect(schema.locator("td.prop").first).to_be_visible()
-    page.screenshot(path=SCREENSHOTS / "console-tool.png", full_page=True)
 
     assert problems == [], problems

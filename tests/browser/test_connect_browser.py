@@ -1,7 +1,5 @@
 """An admin creates a token on the Connect page and copies a snippet holding it, in Chromium."""
 
-from pathlib import Path
-
 import pytest
 from playwright.sync_api import expect
 
@@ -9,8 +7,6 @@ from approvals.tokens import credentials
 from tests.fixtures.people import PASSWORD
 
 pytestmark = pytest.mark.browser
-
-SCREENSHOTS = Path("/tmp")
 
 
 def test_it_creates_a_token_for_the_snippets_and_copies_one(live_console, admin, open_browser):
@@ -34,7 +30,6 @@ def test_it_creates_a_token_for_the_snippets_and_copies_one(live_console, admin,
     assert secret.startswith(credentials.PREFIX)
     expect(page.locator("#snippet-environment")).to_have_text(f"export APPROVAL_CONSOLE_TOKEN={secret}")
     expect(page.locator("#snippet-cursor")).to_contain_text("Bearer ${env:APPROVAL_CONSOLE_TOKEN}")
-    page.screenshot(path=SCREENSHOTS / "console-connect-token.png", full_page=True)
 
     copy = page.locator('button[data-copy="snippet-claude-code"]')
     expect(copy).to_be_visible()

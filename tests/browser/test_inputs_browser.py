@@ -83,7 +83,6 @@ def test_it_shows_server_everythings_legacy_form_and_sends_back_what_the_operato
     expect(card.get_by_label("String with date format", exact=True)).to_have_attribute("type", "date")
     expect(card.get_by_label("String with email format", exact=True)).to_have_attribute("type", "email")
     expect(card.get_by_label("String with uri format", exact=True)).to_have_attribute("type", "url")
-    queue.screenshot(path="/tmp/console-input-form.png", full_page=True)
 
     card.get_by_label("Integer", exact=True).fill("500")
     assert card.get_by_label("Integer", exact=True).evaluate("input => input.validity.rangeOverflow")
@@ -238,7 +237,6 @@ def test_it_shows_server_everythings_sampling_request_and_sends_the_operators_re
     expect(card.locator("[data-sampling-system]")).to_have_text("You are a helpful test server.")
     expect(card.locator("[data-sampling-max-tokens]")).to_have_text("30 tokens")
     expect(card.get_by_role("button", name="Cancel")).to_have_count(0)
-    queue.screenshot(path="/tmp/console-sampling-request.png", full_page=True)
 
     card.get_by_role("button", name="Send reply").click()
     expect(queue.locator(".message.error")).to_contain_text("Write the reply the model would give, or decline.")

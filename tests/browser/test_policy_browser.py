@@ -76,7 +76,6 @@ def test_it_builds_tries_moves_disables_and_deletes_a_rule_with_every_change_aud
     page.get_by_label("Path", exact=True).fill("order_id")
     page.get_by_label("Operator", exact=True).select_option("eq")
     page.get_by_label("Value", exact=True).fill("7")
-    page.screenshot(path="/tmp/console-rule-form.png", full_page=True)
     page.get_by_role("button", name="Add rule").click()
 
     rows = page.locator("table.rules tbody tr[data-rule]")
@@ -88,7 +87,6 @@ def test_it_builds_tries_moves_disables_and_deletes_a_rule_with_every_change_aud
     expect(page.locator('[data-trial="small"]')).to_contain_text("condition 1 (amount lt 500) does not hold")
     decision = try_call(page, live_console, {"order_id": 7, "amount": 20})
     expect(decision).to_have_text("allow, by small")
-    page.screenshot(path="/tmp/console-try.png", full_page=True)
 
     page.goto(live_console + "/policy/")
     page.get_by_role("button", name="Move no order 7 up").click()

@@ -11,9 +11,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from playwright.sync_api import expect
 
 from approvals import roles
-from approvals.actions import servers
 from approvals.calls import lifecycle
-from approvals.catalog import sync
 from approvals.catalog.models import Server, Tool
 from approvals.demo import COMMAND_LINE
 from approvals.policy import rules
@@ -64,11 +62,9 @@ class ClientCall:
 
 
 @pytest.fixture
-def console(live_console, transactional_db, person):
+def console(live_console, transactional_db, person, add_fixed_server):
     """The demo server synced, a client token, and the session cookies of operators ann and bob."""
-    command = COMMAND_LINE
-    demo = servers.add_server(name="Demo", transport="stdio", command=command, accept_tools=True, schedule_sync=False)
-    assert sync.sync_server(demo).ok
+    add_fixed_server("Demo", transport="stdio", command=COMMAND_LINE)
     _, secret = credentials.create_token("browser agent")
     sessions = {}
     for username in ("ann", "bob"):
@@ -111,7 +107,7 @@ def left_queue(page):
     return page.locator("[data-queue-log]")
 
 
-def test_it_shows_a_new_call_to_both_operators_and_the_second_sees_who_approved(console, open_browser, tmp_path):
+def test_it_shows_a_new_call_to_both_operators_and_the_second_sees_who_approved(console, open_browser):
     browser = open_browser()
     ann, bob = queue_page(browser, console, "ann"), queue_page(browser, console, "bob")
 
@@ -123,7 +119,6 @@ def test_it_shows_a_new_call_to_both_operators_and_the_second_sees_who_approved(
         expect(page).to_have_title(re.compile(r"^\(1\) Queue"))
     detail = pick(bob)
     expect(detail).to_contain_text("the console's shared connection to Demo")
-    bob.screenshot(path=tmp_path / "console-queue.png", full_page=True)
 
     pick(ann).get_by_role("button", name="Approve").click()
     # Ann's decision confirms beside her panel; Bob, who had the call open, keeps it in place, read-only.

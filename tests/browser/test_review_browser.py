@@ -92,7 +92,6 @@ def test_it_reviews_a_changed_tool_and_the_count_drops_on_another_admins_page(li
     expect(schema_row.locator("del")).to_have_text('"string"')
     expect(schema_row.locator("ins")).to_have_text('"integer"')
     expect(page.locator(".hidden-content")).to_contain_text("U+200B ZERO WIDTH SPACE")
-    page.screenshot(path="/tmp/console-review.png", full_page=True)
 
     page.get_by_label("Note").first.fill("checked with the vendor")
     page.get_by_role("button", name="Accept").click()

@@ -59,7 +59,6 @@ def test_it_places_a_no_exports_rule_before_the_catch_all_and_it_decides_the_nex
     expect(page.locator(".message.warning")).to_contain_text(partly)
     page.locator('tr[data-rule="demo is fine"]').get_by_role("link", name="demo is fine").click()
     expect(page.locator("[data-partly-covered]")).to_contain_text("no exports")
-    page.screenshot(path="/tmp/rule-partly-covered.png", full_page=True)
 
 
 def test_it_adds_a_rule_for_the_tool_from_a_held_call_and_approves_it_and_the_next_alike(
@@ -74,7 +73,6 @@ def test_it_adds_a_rule_for_the_tool_from_a_held_call_and_approves_it_and_the_ne
     expect(page.get_by_label(f"This tool: every call to {LOOKUP}")).to_be_checked()
     page.get_by_role("button", name="Preview").click()
     expect(page.locator("[data-preview]")).to_contain_text("above ask everything")
-    page.screenshot(path=f"/tmp/like-this-{viewport['width']}.png", full_page=True)
     page.get_by_role("button", name="Add rule and approve").click()
     expect(page.locator(".message.success")).to_contain_text(f"allow {LOOKUP}")
     assert "Customer C010" in first.text()
