@@ -99,9 +99,25 @@ class Writes:
     @staticmethod
     async def write_batch(works: list[Callable]) -> list[tuple]:
         try:
-            return await sync_to_async(write_together, thread_sensitive=False)(works)
+            outcomes, handed = await sync_to_async(write_gathered, thread_sensitive=False)(
+                works, asyncio.get_running_loop()
+            )
         except Exception as exc:
             return [(None, exc)] * len(works)
+        # The batch's announcements, after its commit and before its requests go on.
+        events.run_gathered(handed)
+        return outcomes
+
+
+def write_gathered(works: list[Callable], loop: asyncio.AbstractEventLoop) -> tuple[list[tuple], list[Callable]]:
+    """write_together's outcomes, and what its commit hands to `loop`, gathered for the loop to run when they are
+    back rather than each waking it from this thread."""
+    with events.gathered_for_the_loop(loop) as handed:
+        try:
+            return write_together(works), handed
+        except Exception as exc:
+            # Whatever committed before the failure is announced all the same.
+            return [(None, exc)] * len(works), handed
 
 
 _WRITES: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Writes]" = weakref.WeakKeyDictionary()

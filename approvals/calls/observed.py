@@ -19,6 +19,8 @@ def observed(call: Call, decided: bool):
     if call.status in Call.FINAL:
         server = call.server.name if call.server else ""
         metrics.call_ended(server, call.status)
+        if not log.isEnabledFor(logging.INFO):
+            return
         fields = {"call_id": call.pk, "server": server, "tool": call.tool_name, "outcome": call.status}
         # The line names what the change's request bound (its token, its trace): its context, not the committer's.
         context = contextvars.copy_context()

@@ -12,7 +12,11 @@ goes through the ORM as before.
 import functools
 
 from django.db import connection
-from django.db.models import signals
+from django.db.models import CharField, TextField, signals
+
+# Fields whose get_db_prep_save gives back a str, or None, as it is (through to_python and get_prep_value): most of a
+# call's and an audit event's columns, prepared per write.
+AS_THEY_ARE = (CharField, TextField)
 
 
 def insert(obj) -> None:
@@ -26,7 +30,7 @@ def insert(obj) -> None:
         obj.save(force_insert=True)
         return
     with connection.cursor() as cursor:
-        prepared = [field.get_db_prep_save(value, cursor.db) for field, value in zip(fields, values, strict=True)]
+        prepared = prepared_values(fields, values, cursor.db)
         sql, returning = _insert_sql(model)
         cursor.execute(sql, prepared)
         meta = model._meta
@@ -46,10 +50,20 @@ def update_if_status(model, pk, sources, changes: dict) -> bool:
         return bool(model.objects.filter(pk=pk, status__in=sources).update(**changes))
     sources = list(sources)
     with connection.cursor() as cursor:
-        prepared = [field.get_db_prep_save(value, cursor.db) for field, value in zip(fields, values, strict=True)]
+        prepared = prepared_values(fields, values, cursor.db)
         sql = _update_sql(model, tuple(field.column for field in fields), len(sources))
         cursor.execute(sql, [*prepared, pk, *sources])
         return cursor.rowcount > 0
+
+
+def prepared_values(fields, values, database) -> list:
+    """`values` as the database takes them, each by its field's get_db_prep_save, as the ORM prepares them."""
+    return [
+        value
+        if (value is None or type(value) is str) and type(field) in AS_THEY_ARE
+        else field.get_db_prep_save(value, database)
+        for field, value in zip(fields, values, strict=True)
+    ]
 
 
 def _resolved_by_orm(values) -> bool:

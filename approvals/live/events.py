@@ -5,9 +5,13 @@ event always finds what the event announces.
 """
 
 import asyncio
+import functools
 import hashlib
 import logging
+import threading
+from collections.abc import Callable
 from concurrent.futures import Future
+from contextlib import contextmanager
 from contextvars import ContextVar
 
 from asgiref.sync import async_to_sync
@@ -60,21 +64,60 @@ def send_after_commit(*sends: tuple[str, dict]):
     Elsewhere (a celery worker, a command) the thread sends and waits.
     """
 
-    async def send_all():
-        layer = get_channel_layer()
-        await asyncio.gather(*(layer.group_send(group, message) for group, message in sends))
-
     def send():
         loop = SERVING_LOOP.get()
         if loop is None or loop.is_closed():
-            async_to_sync(send_all)()
+            async_to_sync(send_all)(sends)
         else:
-            asyncio.run_coroutine_threadsafe(send_all(), loop).add_done_callback(log_failed_send)
+            to_the_loop(loop, start_sending, sends)
 
     transaction.on_commit(send)
 
 
-def log_failed_send(future: Future):
+async def send_all(sends: tuple[tuple[str, dict], ...]):
+    layer = get_channel_layer()
+    await asyncio.gather(*(layer.group_send(group, message) for group, message in sends))
+
+
+def start_sending(sends: tuple[tuple[str, dict], ...]):
+    """On the serving loop: send them, nobody waiting."""
+    asyncio.ensure_future(send_all(sends)).add_done_callback(log_failed_send)
+
+
+_gathering = threading.local()
+
+
+@contextmanager
+def gathered_for_the_loop(loop: asyncio.AbstractEventLoop):
+    """Within it, what this thread hands to `loop` (to_the_loop) is kept in the list it gives, for the loop to run
+    once the thread's work is back (run_gathered): the loop's batch of writes, whose commit announces each of its
+    calls, then wakes the loop once rather than once per call."""
+    _gathering.loop, _gathering.callbacks = loop, []
+    try:
+        yield _gathering.callbacks
+    finally:
+        _gathering.loop, _gathering.callbacks = None, None
+
+
+def to_the_loop(loop: asyncio.AbstractEventLoop, callback: Callable, *args):
+    """`callback(*args)` on `loop`, from a thread: at once, or with what this thread gathers for it
+    (gathered_for_the_loop)."""
+    if getattr(_gathering, "loop", None) is loop:
+        _gathering.callbacks.append(functools.partial(callback, *args))
+    else:
+        loop.call_soon_threadsafe(callback, *args)
+
+
+def run_gathered(callbacks: list[Callable]):
+    """On the loop: what a thread gathered for it, in order; one failing keeps none of the others from running."""
+    for callback in callbacks:
+        try:
+            callback()
+        except Exception:
+            log.exception("work handed to the event loop failed")
+
+
+def log_failed_send(future: Future | asyncio.Future):
     # Nobody awaits these sends; their listeners re-read the database now and then anyway.
     if not future.cancelled() and future.exception() is not None:
         log.error("an event could not be sent to the channel layer", exc_info=future.exception())

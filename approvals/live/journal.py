@@ -126,7 +126,7 @@ class RedisWindow:
         if loop is None or loop.is_closed():
             self.client.xadd(STREAM_KEY, fields, maxlen=WINDOW, approximate=True)
         else:
-            loop.call_soon_threadsafe(self.writer(loop).add, fields)
+            events.to_the_loop(loop, self.writer(loop).add, fields)
 
     def writer(self, loop: asyncio.AbstractEventLoop) -> "LoopWriter":
         if loop not in self.writers:

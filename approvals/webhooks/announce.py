@@ -21,13 +21,13 @@ from approvals.webhooks.models import WebhookDelivery, WebhookEndpoint
 
 def call_changed(event_type: str, call):
     """A call moved on; `call` is any row with a call's fields (its id, tool name, status, token, server)."""
-    announce(event_type, lambda: {"call": call_data(call)}, path=reverse("call", args=[call.pk]))
+    announce(event_type, lambda: {"call": call_data(call)}, path=("call", call.pk))
 
 
 def call_escalated(call):
     """A pending call came within its rule's escalation time of expiring: when it expires, and who is on it."""
     data = {"call": call_data(call) | {"expires_at": stamp(call.expires_at), "claimed_by": call.claimed_by_name}}
-    announce("call.escalated", lambda: data, path=reverse("call", args=[call.pk]))
+    announce("call.escalated", lambda: data, path=("call", call.pk))
 
 
 def input_requested(request):
@@ -35,7 +35,7 @@ def input_requested(request):
     announce(
         "input.requested",
         lambda: {"input": input_data(request), "call": call_data(request.call)},
-        path=reverse("input", args=[request.pk]),
+        path=("input", request.pk),
     )
 
 
@@ -44,7 +44,7 @@ def entries_need_review(server, exposed_names: list[str], surface: dict[str, lis
     surface = {label: sorted(names) for label, names in surface.items() if names}
     if exposed_names or surface:
         data = {"server": {"id": server.pk, "name": server.name}, "tools": sorted(exposed_names), **surface}
-        announce("tool.needs_review", lambda: data, path=reverse("review"))
+        announce("tool.needs_review", lambda: data, path=("review",))
 
 
 def server_needs_authorization(server, user, scope: str, reason: str):
@@ -56,7 +56,7 @@ def server_needs_authorization(server, user, scope: str, reason: str):
         "scope": scope,
         "reason": reason,
     }
-    announce("server.needs_authorization", lambda: data, path=reverse("server", args=[server.slug]))
+    announce("server.needs_authorization", lambda: data, path=("server", server.slug))
 
 
 def verification_failed(verification):
@@ -70,18 +70,20 @@ def verification_failed(verification):
             "finished_at": verification.finished_at.isoformat(),
         }
     }
-    announce("audit.verification_failed", lambda: data, path=reverse("audit"))
+    announce("audit.verification_failed", lambda: data, path=("audit",))
 
 
-def announce(event_type: str, data, path: str):
-    """A delivery of `event_type` for each enabled endpoint that wants it; `data()` builds the body's data once."""
+def announce(event_type: str, data, path: tuple):
+    """A delivery of `event_type` for each enabled endpoint that wants it; `data()` builds the body's data once.
+    `path` is the page's URL name and arguments: reversed only when some endpoint wants the event, as a call's
+    every step passes here."""
     enabled = batch_reads.once_kept("webhook endpoints", lambda: list(WebhookEndpoint.objects.filter(enabled=True)))
     endpoints = [e for e in enabled if event_type in e.events]
     if not endpoints:
         return
     from approvals.webhooks import sending
 
-    body, now = data(), timezone.now()
+    body, now, page = data(), timezone.now(), reverse(path[0], args=path[1:])
     deliveries = WebhookDelivery.objects.bulk_create(
         WebhookDelivery(
             endpoint=endpoint,
@@ -90,7 +92,7 @@ def announce(event_type: str, data, path: str):
             payload={
                 "type": event_type,
                 "timestamp": now.isoformat(),
-                "data": {**body, "url": endpoint.console_url.rstrip("/") + path},
+                "data": {**body, "url": endpoint.console_url.rstrip("/") + page},
             },
             created_at=now,
             next_attempt_at=now,

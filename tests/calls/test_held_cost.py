@@ -4,6 +4,7 @@ import asyncio
 import threading
 
 import pytest
+from channels.layers import get_channel_layer
 from django.db import OperationalError, connection, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.test.utils import CaptureQueriesContext
@@ -11,6 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from approvals.audit.models import AuditEvent, AuditHead
 from approvals.calls import batched_writes, holding, lifecycle, runner
 from approvals.calls.models import Call
+from approvals.live import events
 from approvals.protocol import revisions
 from approvals.tokens.context import ClientContext
 from approvals.webhooks import endpoints
@@ -224,3 +226,26 @@ async def test_it_writes_a_lone_call_at_once_and_batches_only_what_arrives_while
     assert await lone == "lone"
     assert await asyncio.gather(*later) == [0, 1, 2]
     assert batches == [1, 3]
+
+
+async def test_it_hands_a_batchs_announcements_to_the_loop_with_its_outcomes_waking_the_loop_once(
+    client_token, refund_tool, monkeypatch
+):
+    receive, _ = receiving(client_token, refund_tool)
+    layer = get_channel_layer()
+    operators = await layer.new_channel()
+    await layer.group_add(events.OPERATORS, operators)
+    loop, wakes = asyncio.get_running_loop(), []
+    wake = loop.call_soon_threadsafe
+    monkeypatch.setattr(
+        loop, "call_soon_threadsafe", lambda *args, **kwargs: wakes.append(args) or wake(*args, **kwargs)
+    )
+
+    # Queued before the writer runs: one batch of five calls, each announced to the operators once it commits.
+    calls = await asyncio.gather(*(batched_writes.write(lambda n=n: receive(n)) for n in range(5)))
+
+    assert [call.status for call, _ in calls] == [Call.Status.PENDING] * 5
+    announced = [await asyncio.wait_for(layer.receive(operators), 5) for _ in calls]
+    assert sorted(message["call_id"] for message in announced) == sorted(call.pk for call, _ in calls)
+    # The thread's one wake is its outcomes coming back; the announcements came with them.
+    assert len(wakes) == 1
