@@ -41,14 +41,14 @@ import httpx
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (
-    LEGACY_REVISION,
-    MODERN_REVISION,
     SETUPS,
     BenchError,
     McpClient,
     Sample,
+    checked_sets,
     prepare_console,
     run_as_script,
+    sets_options,
     setup_env,
     upstream,
     web_process,
@@ -231,15 +231,10 @@ def verdicts(name: str, rows: list[tuple]) -> list[str]:
 def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--setup", choices=[*SETUPS, "both"], default="both")
-    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 10, 50], help="default: 1 10 50")
-    parser.add_argument("--calls", type=int, default=300, help="measured calls per path and concurrency (300)")
-    parser.add_argument("--sets", type=int, default=3, help="alternating sets per path and concurrency (3)")
-    parser.add_argument("--warmup", type=int, default=20, help="unmeasured calls per path before each concurrency")
-    parser.add_argument("--seconds", type=float, default=60, help="at most this long per concurrency (60)")
-    parser.add_argument("--revision", default=LEGACY_REVISION, choices=[LEGACY_REVISION, MODERN_REVISION])
-    args = parser.parse_args()
-    if args.calls < 1 or args.sets < 1 or min(args.concurrency) < 1:
-        parser.error("--calls, --sets and --concurrency must be at least 1")
+    sets_options(
+        parser, calls=300, sets=3, warmup=20, seconds=60, what="path", concurrency=(1, 10, 50), bound="concurrency"
+    )
+    args = checked_sets(parser)
     args.setup = SETUPS if args.setup == "both" else [args.setup]
     return args
 

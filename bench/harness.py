@@ -36,6 +36,38 @@ class BenchError(RuntimeError):
     pass
 
 
+def sets_options(
+    parser: argparse.ArgumentParser,
+    *,
+    calls: int,
+    sets: int,
+    warmup: int,
+    seconds: float,
+    concurrency=(1, 10),
+    what: str = "path",
+    bound: str = "set",
+) -> None:
+    """The options of a bench that measures in sets taken in turn: how many calls, sets and warm-up calls per
+    `what` and concurrency, how long at most, which revision."""
+    default = " ".join(map(str, concurrency))
+    parser.add_argument("--concurrency", type=int, nargs="+", default=list(concurrency), help=f"default: {default}")
+    parser.add_argument("--calls", type=int, default=calls, help=f"measured calls per {what} and concurrency ({calls})")
+    parser.add_argument("--sets", type=int, default=sets, help=f"sets per {what} and concurrency, in turn ({sets})")
+    parser.add_argument(
+        "--warmup", type=int, default=warmup, help=f"unmeasured calls per {what} before each concurrency"
+    )
+    parser.add_argument("--seconds", type=float, default=seconds, help=f"at most this long per {bound} ({seconds:g})")
+    parser.add_argument("--revision", default=LEGACY_REVISION, choices=[LEGACY_REVISION, MODERN_REVISION])
+
+
+def checked_sets(parser: argparse.ArgumentParser) -> argparse.Namespace:
+    """The arguments, refused unless the calls, sets and concurrencies are at least 1."""
+    args = parser.parse_args()
+    if args.calls < 1 or args.sets < 1 or min(args.concurrency) < 1:
+        parser.error("--calls, --sets and --concurrency must be at least 1")
+    return args
+
+
 def run_as_script(main, name: str):
     os.chdir(REPO)
     # A plain kill still unwinds main's ExitStack, so nothing started there outlives the run.

@@ -29,7 +29,7 @@ import httpx
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gateway_overhead import TOOL, Spread, measure, ready, start_console
-from harness import LEGACY_REVISION, BenchError, McpClient, Sample, run_as_script, upstream
+from harness import BenchError, McpClient, Sample, checked_sets, run_as_script, sets_options, upstream
 from machine import collector_off, cpu_check_ms, process_cpu_ms
 
 SERVERS = {"daphne": ["daphne"], "uvicorn": ["uvicorn", "uvloop", "httptools"], "granian": ["granian", "uvloop"]}
@@ -116,15 +116,8 @@ def table(served: list[Served], concurrencies: list[int]) -> list[str]:
 def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--servers", nargs="+", choices=list(SERVERS), default=list(SERVERS), help="default: all")
-    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 10], help="default: 1 10")
-    parser.add_argument("--calls", type=int, default=1500, help="measured calls per server and concurrency (1500)")
-    parser.add_argument("--sets", type=int, default=5, help="sets per server and concurrency, in turn (5)")
-    parser.add_argument("--warmup", type=int, default=50, help="unmeasured calls per server before each concurrency")
-    parser.add_argument("--seconds", type=float, default=120, help="at most this long per set (120)")
-    parser.add_argument("--revision", default=LEGACY_REVISION)
-    args = parser.parse_args()
-    if args.calls < 1 or args.sets < 1 or min(args.concurrency) < 1:
-        parser.error("--calls, --sets and --concurrency must be at least 1")
+    sets_options(parser, calls=1500, sets=5, warmup=50, seconds=120, what="server")
+    args = checked_sets(parser)
     missing = {name for name in args.servers for module in SERVERS[name] if importlib.util.find_spec(module) is None}
     for name in sorted(missing):
         print(f"{name}: left out, {', '.join(SERVERS[name])} not all installed", file=sys.stderr)

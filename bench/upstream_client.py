@@ -37,7 +37,14 @@ import httpx
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gateway_overhead import ECHO, Spread
-from harness import LEGACY_REVISION, MODERN_REVISION, BenchError, Sample, run_as_script, upstream
+from harness import (
+    BenchError,
+    Sample,
+    checked_sets,
+    run_as_script,
+    sets_options,
+    upstream,
+)
 from machine import collector_off, cpu_check_ms, process_cpu_ms
 
 from approvals.protocol import jsonrpc
@@ -359,15 +366,8 @@ def table(measured: list[Measured], concurrencies: list[int]) -> list[str]:
 def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--clients", nargs="+", choices=CLIENTS, default=CLIENTS, help="default: all")
-    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 10], help="default: 1 10")
-    parser.add_argument("--calls", type=int, default=3000, help="measured calls per client and concurrency (3000)")
-    parser.add_argument("--sets", type=int, default=6, help="sets per client and concurrency, in turn (6)")
-    parser.add_argument("--warmup", type=int, default=100, help="unmeasured calls per client before each concurrency")
-    parser.add_argument("--seconds", type=float, default=120, help="at most this long per set (120)")
-    parser.add_argument("--revision", default=LEGACY_REVISION, choices=[LEGACY_REVISION, MODERN_REVISION])
-    args = parser.parse_args()
-    if args.calls < 1 or args.sets < 1 or min(args.concurrency) < 1:
-        parser.error("--calls, --sets and --concurrency must be at least 1")
+    sets_options(parser, calls=3000, sets=6, warmup=100, seconds=120, what="client")
+    args = checked_sets(parser)
     return args
 
 
