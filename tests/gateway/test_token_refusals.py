@@ -12,6 +12,7 @@ from approvals.tokens.changes import rotate_token
 from approvals.tokens.credentials import create_token
 from approvals.tokens.models import ClientToken
 from tests.fixtures.gateway import sdk_client
+from tests.fixtures.waiting import a_minute_with_time_to_spare
 from tests.gateway.conftest import Raw
 
 REASONS = ("expired", "revoked", "replaced by rotation")
@@ -142,6 +143,7 @@ def test_it_holds_each_token_to_its_own_rate_and_others_to_the_global_one(mcp_ur
     _, slow = create_token("slow", rate_per_minute=2)
     _, other = create_token("other")
 
+    a_minute_with_time_to_spare()
     statuses = [refusal(mcp_url, slow).status_code for _ in range(3)]
     refused = refusal(mcp_url, slow)
 

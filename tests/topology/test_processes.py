@@ -4,7 +4,6 @@ import asyncio
 import os
 import subprocess
 import sys
-import time
 
 import httpx
 import pytest
@@ -21,7 +20,7 @@ from tests.fixtures.gateway import sdk_client
 from tests.fixtures.people import PASSWORD, make_user
 from tests.fixtures.processes import celery_worker, child_database_env, daphne
 from tests.fixtures.servers import free_port
-from tests.fixtures.waiting import eventually, wait_until
+from tests.fixtures.waiting import a_minute_with_time_to_spare, eventually, wait_until
 from tests.gateway.conftest import Raw
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -128,8 +127,7 @@ def test_it_counts_a_tokens_rate_across_processes_and_refuses_it_everywhere_once
     revoked, secret = create_token("revoked")
     web = [free_port(), free_port()]
     with daphne(web[0]), daphne(web[1]):
-        # The count runs in one minute's window: not across the turn of one.
-        wait_until(lambda: time.time() % 60 < 50, timeout=15, message="a minute with time to spare")
+        a_minute_with_time_to_spare()
         statuses = [listed(port, counted).status_code for port in web * 4]
         # Its first request notes the token's use; each later one finds it kept.
         assert [listed(port, secret).status_code for port in web * 2] == [200] * 4
