@@ -20,15 +20,9 @@ import time
 import httpx
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (
-    TIMEOUT_SECONDS,
-    BenchError,
-    calling_arguments,
-    each_setup,
-    manage,
-    run_as_script,
-)
+from harness import TIMEOUT_SECONDS, BenchError, each_setup, manage, run_as_script
 from operators import OPERATOR, prepare_asking
+from options import calling_arguments
 from push_latency import Timings, measure, run_setup, span_rows
 
 MAKE_KEY = (

@@ -45,15 +45,14 @@ from harness import (
     BenchError,
     McpClient,
     Sample,
-    checked_sets,
     prepare_console,
     run_as_script,
-    sets_options,
     setup_env,
     upstream,
     web_process,
 )
 from machine import collector_off, cpu_check_ms, process_cpu_ms
+from options import checked_sets, sets_options
 
 BENCH_DATABASE = "overhead_bench"
 READY_SECONDS = 60

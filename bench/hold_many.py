@@ -44,16 +44,10 @@ import httpx
 import psycopg
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (
-    BenchError,
-    daphne,
-    each_setup,
-    holding_arguments,
-    run_as_script,
-    setup_env,
-)
+from harness import BenchError, daphne, each_setup, run_as_script, setup_env
 from machine import process_cpu_ms
 from operators import Operator, prepare_asking
+from options import holding_arguments
 
 from tests.fixtures.gateway import hold_call
 

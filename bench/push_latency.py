@@ -51,20 +51,10 @@ from dataclasses import dataclass, field
 import httpx
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (
-    TIMEOUT_SECONDS,
-    BenchError,
-    McpClient,
-    Sample,
-    calling_arguments,
-    daphne,
-    each_setup,
-    manage,
-    run_as_script,
-    setup_env,
-)
+from harness import TIMEOUT_SECONDS, BenchError, McpClient, Sample, daphne, each_setup, manage, run_as_script, setup_env
 from machine import collector_off, cpu_check_ms, cpu_times, process_cpu_ms, stolen_share
 from operators import Operator, prepare_asking
+from options import calling_arguments
 
 BENCH_DATABASE = "push_bench"
 NONCE = re.compile(r"push-bench (\d+)")

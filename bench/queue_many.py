@@ -24,9 +24,10 @@ import sys
 from contextlib import ExitStack
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import holding_arguments, manage, run_as_script
+from harness import manage, run_as_script
 from hold_many import FEW, PAGE_LOADS, PROBES, Bench, measured_setups, started_bench
 from machine import process_cpu_ms
+from options import holding_arguments
 
 BENCH_DATABASE = "queue_bench"
 # Copies of the newest held call, one second apart and older than it, each a request of its own.

@@ -29,8 +29,9 @@ import httpx
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gateway_overhead import TOOL, Spread, measure, ready, start_console
-from harness import BenchError, McpClient, Sample, checked_sets, run_as_script, sets_options, upstream
+from harness import BenchError, McpClient, Sample, run_as_script, upstream
 from machine import collector_off, cpu_check_ms, process_cpu_ms
+from options import checked_sets, sets_options
 
 SERVERS = {"daphne": ["daphne"], "uvicorn": ["uvicorn", "uvloop", "httptools"], "granian": ["granian", "uvloop"]}
 CALL_TIMEOUT_SECONDS = 30

@@ -38,17 +38,9 @@ import httpx
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gateway_overhead import ECHO, TOOL, Spread, measure, ready, start_console
-from harness import (
-    REPO,
-    BenchError,
-    McpClient,
-    Sample,
-    checked_sets,
-    run_as_script,
-    sets_options,
-    upstream,
-)
+from harness import REPO, BenchError, McpClient, Sample, run_as_script, upstream
 from machine import collector_off, cpu_check_ms, cpu_times, process_cpu_ms
+from options import checked_sets, sets_options
 
 from tests.fixtures.servers import free_port, running
 
