@@ -51,9 +51,11 @@ run: keys-from-files migrate
 # them (tests/services_pass.py), on PostgreSQL and Redis when DATABASE_URL and REDIS_URL name them (as
 # .ci/run does); SERVICES_PASS_FOLLOWS tells the first pass so. WORKERS processes share each
 # pass (0: the test process alone); on the services pass each takes the next Redis database after
-# REDIS_URL's (tests/conftest.py). It prints the slowest tests. When PYTEST_ARGS picks no test the services
-# pass runs, that pass collects none (pytest's exit 5) and is done; the first pass must run some.
-WORKERS ?= 2
+# REDIS_URL's (tests/conftest.py). One worker more than two cores: much of a test's time is spent waiting
+# on the browser, Node and the servers it starts, and the third worker runs while others wait. It prints
+# the slowest tests. When PYTEST_ARGS picks no test the services pass runs, that pass collects none
+# (pytest's exit 5) and is done; the first pass must run some.
+WORKERS ?= 3
 # pytest keeps each test module with its asserts rewritten in __pycache__: where the shell forbids that cache,
 # every worker of both passes would rewrite every test module again.
 unexport PYTHONDONTWRITEBYTECODE
