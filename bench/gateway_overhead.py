@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/gateway_overhead.py [--setup embedded|services|both] [--concurrency 1 10 50]
                                                [--calls 300] [--sets 3] [--seconds 60] [--revision 2025-11-25]
+                                               [--server granian|daphne|uvicorn]
 
 One upstream (tests/servers/sdk_server.py, the official SDK's MCPServer over Streamable
 HTTP) serves the whole run. Per setup, the console is started under granian with a
@@ -42,6 +43,7 @@ import httpx
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (
     SETUPS,
+    WEB_SERVERS,
     BenchError,
     McpClient,
     Sample,
@@ -178,7 +180,7 @@ def start_console(
 
 def run_setup(name: str, upstream_url: str, args) -> list[tuple]:
     with ExitStack() as stack:
-        urls, secret, pids = start_console(stack, name, upstream_url)
+        urls, secret, pids = start_console(stack, name, upstream_url, server=args.server)
         with collector_off():
             return asyncio.run(compare(args, upstream_url, urls, secret, pids))
 
@@ -230,6 +232,7 @@ def verdicts(name: str, rows: list[tuple]) -> list[str]:
 def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--setup", choices=[*SETUPS, "both"], default="both")
+    parser.add_argument("--server", choices=list(WEB_SERVERS), default="granian", help="the console's; default granian")
     sets_options(
         parser, calls=300, sets=3, warmup=20, seconds=60, what="path", concurrency=(1, 10, 50), bound="concurrency"
     )

@@ -40,6 +40,7 @@ def test_it_runs_a_task_approved_after_its_process_stopped_when_another_process_
     deciding.decide(Call.objects.get().pk, operator, True)
 
     with web_process(second) as polled:
+        worker = serving_pid(polled)
         client = Raw(f"http://127.0.0.1:{second}/mcp", secret)
         deadline = time.monotonic() + 30
         while (task := client.legacy(session_id, "tasks/get", taskId=task_id).json()["result"])["status"] == "working":
@@ -52,4 +53,4 @@ def test_it_runs_a_task_approved_after_its_process_stopped_when_another_process_
     assert "C007" in answer["content"][0]["text"]
     call = Call.objects.get()
     # Run by the process that answered the polls, the first being gone.
-    assert call.status == Call.Status.COMPLETED and call.holder.endswith(f":{serving_pid(polled)}")
+    assert call.status == Call.Status.COMPLETED and call.holder.endswith(f":{worker}")
