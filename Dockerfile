@@ -21,4 +21,7 @@ RUN pip install -c constraints.txt -e . \
     && chmod 700 /app/var
 USER console
 EXPOSE 8000
-CMD ["daphne", "-b", "0.0.0.0", "-p", "8000", "--proxy-headers", "console.asgi:application"]
+# One worker a container (the recipe scales by replicas); the client's address from nginx: TRUSTED_PROXIES.
+CMD ["granian", "--interface", "asgi", "--workers", "1", "--loop", "asyncio", "--backpressure", "10000", \
+     "--workers-kill-timeout", "5", "--no-access-log", "--log-level", "warning", \
+     "--host", "0.0.0.0", "--port", "8000", "console.asgi:application"]

@@ -27,7 +27,7 @@ node-deps:
 migrate: install
 	$(BIN)/python manage.py migrate --noinput
 
-# make stays daphne's parent, and any process of its user may read make's environment in /proc: the keys come
+# make stays the web server's parent, and any process of its user may read make's environment in /proc: the keys come
 # from var/ or from files (SECRET_KEY_FILE, ...), never from make's environment. Run as root, the console runs
 # stdio servers as mcp-stdio, which is created here when missing.
 KEYS := SECRET_KEY AUDIT_KEY AUDIT_SIGNING_KEY CREDENTIALS_KEY WEB_PUSH_VAPID_KEY
@@ -39,13 +39,17 @@ keys-from-files:
 		fi; \
 	done
 
+# granian, as in the production recipe (Dockerfile; tests/fixtures/servers.py says why each option); one worker,
+# which the in-memory channel layer requires.
+WEB_SERVER := --interface asgi --workers 1 --loop asyncio --backpressure 10000 --workers-kill-timeout 5
+WEB_SERVER += --no-access-log --log-level warning
 run: keys-from-files migrate
 	@if [ "$$(id -u)" = 0 ] && ! id mcp-stdio >/dev/null 2>&1; then \
 		useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin mcp-stdio; \
 	fi
 	HOST=$(HOST) PORT=$(PORT) $(BIN)/python manage.py seed_demo
 	$(BIN)/python manage.py clear_metrics
-	exec $(BIN)/daphne -b $(HOST) -p $(PORT) console.asgi:application
+	exec $(BIN)/granian $(WEB_SERVER) --host $(HOST) --port $(PORT) console.asgi:application
 
 # The suite runs on the embedded defaults, then again, the tests of code that behaves differently on
 # them (tests/services_pass.py), on PostgreSQL and Redis when DATABASE_URL and REDIS_URL name them (as

@@ -9,7 +9,7 @@ class ApprovalsConfig(AppConfig):
     def ready(self):
         from approvals.upstream.isolation import make_undumpable
 
-        # Every process kind sets Django up (daphne, celery, manage.py), and each holds the console's keys in
+        # Every process kind sets Django up (granian's worker, celery, manage.py), and each holds the console's keys in
         # its environment and memory: none may be read through /proc by a stdio server of the same user.
         make_undumpable()
         from approvals import tasks  # noqa: F401 (registers the celery tasks that db.after_commit enqueues by name)

@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/fuzz_mcp.py [--requests 10000] [--seconds 900] [--concurrency 8] [--seed N]
 
-It starts the console under daphne on a free loopback port, with SQLite in a temporary
+It starts the console under granian on a free loopback port, with SQLite in a temporary
 directory (with DATABASE_URL and REDIS_URL set, those), the demo server over stdio as its
 upstream, an allow rule for the demo's read-only tools, a client token and a legacy session;
 held calls and input requests give up after two seconds. Then it sends the requests, each
@@ -45,7 +45,7 @@ from harness import (
     LEGACY_REVISION,
     MODERN_REVISION,
     BenchError,
-    daphne,
+    console_process,
     inherited_env,
     prepare_console,
     run_as_script,
@@ -185,8 +185,8 @@ def main():
             for glob in ("demo_lookup_*", "demo_search_*", "demo_quote_*")
         ]
         secret = prepare_console(env, ["demo", "--command", demo, "--prefix", "demo_"], reads, ["fuzz"])
-        log = stack.enter_context(open(Path(var_dir) / "daphne.log", "w+b"))
-        url, _ = daphne(stack, env, output=log)
+        log = stack.enter_context(open(Path(var_dir) / "web.log", "w+b"))
+        url, _ = console_process(stack, env, output=log)
         session = start_session(url, secret)
         print(f"console {url}/mcp; {args.requests} requests, seed {args.seed}", file=sys.stderr)
         started = time.monotonic()

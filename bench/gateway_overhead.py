@@ -2,9 +2,10 @@
 
     .venv/bin/python bench/gateway_overhead.py [--setup embedded|services|both] [--concurrency 1 10 50]
                                                [--calls 300] [--sets 3] [--seconds 60] [--revision 2025-11-25]
+                                               [--server granian|daphne|uvicorn]
 
 One upstream (tests/servers/sdk_server.py, the official SDK's MCPServer over Streamable
-HTTP) serves the whole run. Per setup, the console is started under daphne with a
+HTTP) serves the whole run. Per setup, the console is started under granian with a
 server, an allow rule on its echo and a token; then, per concurrency, sets of calls go
 alternately direct and through the console (--sets of each, --calls per path in all),
 so that a spell of the shared machine weighs on both paths alike. Printed per setup, as
@@ -14,9 +15,9 @@ the console adds, and the CPU the console's web processes spent per call (from
 the machine's CPU check before and after (bench/machine.py).
 
 Setups: `embedded` is SQLite in a temporary directory, the in-memory channel layer and
-one daphne process. `services` is PostgreSQL (a database of its own, overhead_bench_ and
+one web process. `services` is PostgreSQL (a database of its own, overhead_bench_ and
 the name of DATABASE_URL's database, created and dropped here) and Redis (REDIS_URL,
-default redis://127.0.0.1:6379/14) with two daphne processes, the clients' calls spread
+default redis://127.0.0.1:6379/14) with two web processes, the clients' calls spread
 over both. Targets: at concurrency 10 at least half the direct throughput, and at
 concurrency 1 at most 5 ms added to the p50.
 
@@ -42,6 +43,7 @@ import httpx
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (
     SETUPS,
+    WEB_SERVERS,
     BenchError,
     McpClient,
     Sample,
@@ -92,7 +94,7 @@ async def measure(clients: list[McpClient], tool: str, sample: Sample, calls: in
 
 
 async def ready(client: McpClient, tool: str, what: str):
-    """Poll until an echo goes through: daphne listening is not yet the endpoint working."""
+    """Poll until an echo goes through: a server listening is not yet the endpoint working."""
     deadline, last = time.monotonic() + READY_SECONDS, None
     while time.monotonic() < deadline:
         try:
@@ -163,7 +165,7 @@ async def compare(args, upstream_url: str, console_urls: list[str], secret: str,
 
 
 def start_console(
-    stack: ExitStack, setup: str, upstream_url: str, database: str = BENCH_DATABASE, server: str = "daphne"
+    stack: ExitStack, setup: str, upstream_url: str, database: str = BENCH_DATABASE, server: str = "granian"
 ):
     """The console of `setup`, its server's echo allowed, served by `server` (harness.WEB_SERVERS) until `stack`
     ends: its /mcp URLs, a token's secret and its web processes' pids."""
@@ -178,7 +180,7 @@ def start_console(
 
 def run_setup(name: str, upstream_url: str, args) -> list[tuple]:
     with ExitStack() as stack:
-        urls, secret, pids = start_console(stack, name, upstream_url)
+        urls, secret, pids = start_console(stack, name, upstream_url, server=args.server)
         with collector_off():
             return asyncio.run(compare(args, upstream_url, urls, secret, pids))
 
@@ -230,6 +232,7 @@ def verdicts(name: str, rows: list[tuple]) -> list[str]:
 def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--setup", choices=[*SETUPS, "both"], default="both")
+    parser.add_argument("--server", choices=list(WEB_SERVERS), default="granian", help="the console's; default granian")
     sets_options(
         parser, calls=300, sets=3, warmup=20, seconds=60, what="path", concurrency=(1, 10, 50), bound="concurrency"
     )

@@ -21,7 +21,7 @@ import psycopg
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.fixtures.servers import SERVERS, free_port, running  # noqa: E402
+from tests.fixtures.servers import SERVERS, WEB_SERVER, free_port, running, serving_pid  # noqa: E402
 
 LEGACY_REVISION = "2025-11-25"
 MODERN_REVISION = "2026-07-28"
@@ -221,28 +221,29 @@ def setup_env(stack: ExitStack, name: str, database: str) -> dict:
     return env
 
 
-# The ASGI servers a bench may serve the console with; uvicorn's loop and parser and granian are not among the
-# console's dependencies (bench/servers.py).
+# The ASGI servers a bench may serve the console with: granian as `make run` and the recipe run it; uvicorn's loop
+# and parser are not among the console's dependencies (bench/servers.py).
 WEB_SERVERS = {
+    "granian": ["-m", *WEB_SERVER, "--host", "127.0.0.1", "--port", "{port}"],
     "daphne": ["-m", "daphne", "-b", "127.0.0.1", "-p", "{port}"],
     "uvicorn": ["-m", "uvicorn", "--host", "127.0.0.1", "--port", "{port}", "--loop", "uvloop", "--http", "httptools"]
     + ["--lifespan", "off", "--log-level", "warning"],
-    "granian": ["-m", "granian", "--host", "127.0.0.1", "--port", "{port}", "--interface", "asginl"]
-    + ["--loop", "uvloop", "--workers", "1", "--log-level", "warning"],
 }
 
 
-def daphne(stack: ExitStack, env: dict, output=None) -> tuple[str, int]:
-    """A web process serving the console until `stack` ends, printing to `output` if given: its address and pid."""
-    return web_process(stack, env, "daphne", output)
+def console_process(stack: ExitStack, env: dict, output=None) -> tuple[str, int]:
+    """The console as `make run` and the recipe serve it until `stack` ends, printing to `output` if given: its
+    address and the pid of the process that serves."""
+    return web_process(stack, env, "granian", output)
 
 
 def web_process(stack: ExitStack, env: dict, server: str, output=None) -> tuple[str, int]:
-    """The console served by `server` (one of WEB_SERVERS) until `stack` ends: its address and pid."""
+    """The console served by `server` (one of WEB_SERVERS) until `stack` ends: its address and the pid of the
+    process that serves (granian's worker, not the process that started it)."""
     port = free_port()
     argv = [sys.executable, *(arg.format(port=port) for arg in WEB_SERVERS[server]), "console.asgi:application"]
     process = stack.enter_context(running(argv, port=port, env=env, output=output))
-    return f"http://127.0.0.1:{port}", process.pid
+    return f"http://127.0.0.1:{port}", serving_pid(process) if server == "granian" else process.pid
 
 
 def upstream(stack: ExitStack) -> tuple[str, int]:

@@ -1,4 +1,4 @@
-"""Many calls held at once in one daphne process: what they cost while they wait.
+"""Many calls held at once in one web process (granian, as `make run` serves it): what they cost while they wait.
 
     .venv/bin/python bench/hold_many.py [--calls 2000] [--setup embedded services] [--database hold_bench]
 
@@ -9,7 +9,7 @@ With 10 calls held, then with --calls held, it measures:
 
 - recorded: from sending the burst of calls to the last one recorded as pending, and from
   the first of them recorded to the last (Call.received_at); target: within 60 s of the first;
-- RSS: the daphne process's resident memory with every call held (and its peak); target < 400 MB;
+- RSS: the serving process's resident memory with every call held (and its peak); target < 400 MB;
 - queue page: GET /queue/ signed in as an operator, first and median of five; target < 300 ms;
 - push: a new call's arrival on an open queue websocket (the page's), from the client sending
   it, median of nine sent half a second apart, with 10 held and with --calls held (right after
@@ -17,7 +17,7 @@ With 10 calls held, then with --calls held, it measures:
   The probes come from an HTTP client of their own, as a new agent's call would: sent through
   the fleet's client they would also time its pool walking every connection it holds open;
 - cancel: the client streams all closed at once, until every held call is cancelled;
-- CPU: daphne's CPU time per call while the burst is recorded and while the calls are cancelled,
+- CPU: the serving process's CPU time per call while the burst is recorded and while the calls are cancelled,
   which other work on a shared machine disturbs less than the wall-clock figures.
 
 Setups: `embedded` is SQLite in a temporary directory and the in-memory channel layer.
@@ -44,7 +44,7 @@ import httpx
 import psycopg
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import BenchError, daphne, each_setup, run_as_script, setup_env
+from harness import BenchError, console_process, each_setup, run_as_script, setup_env
 from machine import process_cpu_ms
 from operators import Operator, prepare_asking
 from options import holding_arguments
@@ -60,7 +60,7 @@ PROBE_GAP_SECONDS = 0.5
 # Long enough for the burst's own aftermath (its pushes, its first keep-alives) to pass.
 SETTLE_SECONDS = 10
 PAGE_LOADS = 5
-# Connections being opened at once: daphne listens with twisted's backlog of 50.
+# Connections being opened at once: as when daphne served the console, with twisted's backlog of 50.
 OPENING_AT_ONCE = 50
 RECORD_SECONDS = 180
 PROBE = re.compile(r"hold-many probe \d+")
@@ -259,7 +259,7 @@ def started_bench(stack: ExitStack, name: str, upstream_url: str, args) -> tuple
     env = setup_env(stack, name, args.database)
     env.update(MAX_PENDING_CALLS_PER_TOKEN="0", MCP_MAX_STREAMS_PER_TOKEN="0")
     tool, secret = prepare_asking(env, upstream_url)
-    base, pid = daphne(stack, env)
+    base, pid = console_process(stack, env)
     return Bench(base, pid, secret, tool, Database(env)), env
 
 

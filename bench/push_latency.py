@@ -30,7 +30,7 @@ With --stages it also prints where the time goes: the p50 and p95 of each step
 between two moments the clients, the operator or the console wrote down.
 
 Setups: `embedded` is SQLite in a temporary directory, the in-memory channel layer and
-one daphne process. `services` is PostgreSQL and Redis with two daphne processes, the
+one web process. `services` is PostgreSQL and Redis with two web processes, the
 clients on one and the operator's socket and POSTs on the other, so every event crosses
 Redis. It uses DATABASE_URL's server (default postgres://postgres@127.0.0.1:5432) with
 a database of its own, push_bench_ and the name of DATABASE_URL's database, created and
@@ -51,7 +51,17 @@ from dataclasses import dataclass, field
 import httpx
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import TIMEOUT_SECONDS, BenchError, McpClient, Sample, daphne, each_setup, manage, run_as_script, setup_env
+from harness import (
+    TIMEOUT_SECONDS,
+    BenchError,
+    McpClient,
+    Sample,
+    console_process,
+    each_setup,
+    manage,
+    run_as_script,
+    setup_env,
+)
 from machine import collector_off, cpu_check_ms, cpu_times, process_cpu_ms, stolen_share
 from operators import Operator, prepare_asking
 from options import calling_arguments
@@ -178,8 +188,11 @@ def run_setup(name: str, upstream_url: str, args, measure=measure, prepare=prepa
         env = setup_env(stack, name, BENCH_DATABASE)
         tool, secret = prepare(env, upstream_url)
         with ExitStack() as consoles:
-            client_base, client_pid = daphne(consoles, env)
-            operator_base, operator_pid = (client_base, client_pid) if name == "embedded" else daphne(consoles, env)
+            client_base, client_pid = console_process(consoles, env)
+            if name == "embedded":
+                operator_base, operator_pid = client_base, client_pid
+            else:
+                operator_base, operator_pid = console_process(consoles, env)
             pids = {client_pid, operator_pid}
             before, check_before, console_before = cpu_times(), cpu_check_ms(), console_cpu_ms(pids)
             with collector_off():

@@ -167,7 +167,8 @@ async def measure_paths(args, stack: ExitStack, pools: AsyncExitStack, upstream_
             url, pid = start_floor(stack, upstream_url if name == "floor" else "")
             paths.append(await path(name, [url], ECHO, [pid]))
         else:
-            urls, secret, pids = start_console(stack, name, upstream_url, BENCH_DATABASE)
+            # On daphne, as the floor is, so that the two differ by the console's own work alone.
+            urls, secret, pids = start_console(stack, name, upstream_url, BENCH_DATABASE, server="daphne")
             paths.append(await path(name, urls, TOOL, pids, secret))
         for client in paths[-1].clients:
             await ready(client, paths[-1].tool, name)

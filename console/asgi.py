@@ -1,7 +1,6 @@
 import gc
 import os
 import sys
-import threading
 from pathlib import Path
 
 from asgiref.sync import sync_to_async
@@ -26,16 +25,15 @@ from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: 
 from django.core.handlers.asgi import ASGIHandler  # noqa: E402
 from django.template import engines  # noqa: E402
 from django.urls import get_resolver  # noqa: E402
+from granian.utils.proxies import wrap_asgi_with_proxy_headers  # noqa: E402
 
-from approvals.catalog.specs import stdio_isolation  # noqa: E402
 from approvals.gateway.application import serve_mcp  # noqa: E402
 from approvals.gateway.guard import McpEndpointGuard  # noqa: E402
 from approvals.gateway.origins import OwnPagesOnly  # noqa: E402
 from approvals.live.events import served_by_its_loop  # noqa: E402
 from approvals.observe import logs, metrics  # noqa: E402
 from approvals.routing import websocket_urlpatterns  # noqa: E402
-from approvals.tasks import housekeeping  # noqa: E402
-from approvals.upstream import probe  # noqa: E402
+from console import lifespan  # noqa: E402
 
 # Objects allocated (net of those freed) between two collections of the youngest generation.
 YOUNG_GENERATION = 50_000
@@ -55,22 +53,29 @@ class PagesHandler(ASGIHandler):
 
 
 application = traces.served(
-    served_by_its_loop(
-        ProtocolTypeRouter(
-            {
-                "http": McpEndpointGuard(endpoint=serve_mcp, pages=ASGIStaticFilesHandler(PagesHandler())),
-                # Operators' pages only: a foreign Origin or an anonymous user never gets a socket.
-                "websocket": OwnPagesOnly(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
-            }
+    logs.access_logged(
+        served_by_its_loop(
+            ProtocolTypeRouter(
+                {
+                    "http": McpEndpointGuard(endpoint=serve_mcp, pages=ASGIStaticFilesHandler(PagesHandler())),
+                    # Operators' pages only: a foreign Origin or an anonymous user never gets a socket.
+                    "websocket": OwnPagesOnly(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+                    "lifespan": lifespan.lifespan,
+                }
+            )
         )
     )
 )
+if settings.TRUSTED_PROXIES:
+    # The client's address and scheme as the proxy in front says them (X-Forwarded-For, X-Forwarded-Proto),
+    # believed from those peers only: granian has no option for it, and its own helper wraps the application.
+    application = wrap_asgi_with_proxy_headers(application, trusted_hosts=settings.TRUSTED_PROXIES)
 
 
 def freeze_what_start_up_made():
     """Compile the console's templates and URL map now, then keep every object made so far out of the collector's walks.
 
-    A full garbage collection walks every object Python tracks, and in a daphne process
+    A full garbage collection walks every object Python tracks, and in a web process
     every call and socket it holds waits meanwhile (it shows in bench/push_latency.py's
     tail). Modules, models, templates and URLs live as long as the process, so gc.freeze()
     takes them out of those walks, which then cover little more than what requests made.
@@ -89,27 +94,6 @@ def freeze_what_start_up_made():
     gc.set_threshold(YOUNG_GENERATION, *gc.get_threshold()[1:])
 
 
-def run_periodic_work_with_the_server():
-    """Under daphne, start the process's periodic work once the server's event loop runs (approvals.tasks.housekeeping).
-
-    Daphne sends no ASGI lifespan events; it runs its asyncio loop as twisted's reactor,
-    installed before it imports this module, so the reactor says when the loop runs.
-    """
-    if "twisted.internet.reactor" in sys.modules:
-        from twisted.internet import reactor
-
-        reactor.callWhenRunning(reactor.callLater, 0, housekeeping.start)
-
-
-def check_stdio_isolation_at_start():
-    """Under daphne, find now what a stdio server would reach of the console, and log it; the server pages then
-    show what was found at start (approvals.upstream.probe keeps it for the process)."""
-    if "twisted.internet.reactor" in sys.modules:
-        threading.Thread(target=probe.log_finding, args=(stdio_isolation(),), daemon=True).start()
-
-
 freeze_what_start_up_made()
-run_periodic_work_with_the_server()
-check_stdio_isolation_at_start()
+lifespan.under_daphne()
 metrics.watch_this_process()
-logs.access_log(as_json=settings.LOG_FORMAT == "json")

@@ -1,7 +1,7 @@
 """Django's Redis cache with one client, and so one connection pool, per process.
 
 Django keeps a cache object per async context, and each object's Redis client
-makes its own connection pool. Under daphne every request runs in a context of its
+makes its own connection pool. In a web process every request runs in a context of its
 own, so every request opened a new connection to Redis for the one or two commands
 it sends (the rate limit's count, a session read), and redis-py's handshake costs
 several times a command on an open connection. Django also builds

@@ -94,7 +94,7 @@ DATABASE_URL = os.environ.get("DATABASE_URL")
 if DATABASE_URL:
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL)}
     if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-        # Under daphne every request runs its ORM work in a thread of its own, so
+        # In a web process every request runs its ORM work in a thread of its own, so
         # persistent per-thread connections would pile up: a pool shares them.
         DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
             "min_size": 1,
@@ -180,7 +180,7 @@ CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_IGNORE_RESULT = True
 # How often calls and input requests past their deadline, or whose process died, are ended.
 STALE_CALLS_INTERVAL_SECONDS = float(os.environ.get("STALE_CALLS_INTERVAL_SECONDS", 15))
-# Without celery beat (embedded), each daphne process runs the schedule below itself.
+# Without celery beat (embedded), each web process runs the schedule below itself.
 PERIODIC_WORK_IN_PROCESS = env_bool("PERIODIC_WORK_IN_PROCESS", not REDIS_URL)
 # The fewest seconds between two syncs of one server that its announced list changes start.
 SYNC_MIN_SECONDS = float(os.environ.get("SYNC_MIN_SECONDS", 10))
@@ -245,6 +245,9 @@ CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 # the browser's connection was HTTPS; trusted only when set, since a client could send it to any other setup.
 if env_bool("SECURE_PROXY_SSL_HEADER"):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# The peers (addresses, networks, or * for any) whose X-Forwarded-For names the client (console/asgi.py): the
+# recipe's nginx, which overwrites it. Empty, the peer is the client.
+TRUSTED_PROXIES = env_list("TRUSTED_PROXIES", [])
 SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", 0))
 
 # text (the default, for a person at a terminal) or json: one object a line, with the call's context

@@ -59,7 +59,7 @@ def write_together(works: list[Callable]) -> list[tuple]:
 class Writes:
     """The calls one event loop records or cancels, written by one task of its own in batches.
 
-    A write waits for no request: a request cut short (by daphne, 10 s after its client left)
+    A write waits for no request: a request cut short (by its server, as its client left)
     cannot strand it half-done in a thread of that request's that nothing ends, holding a
     connection the pool never gets back.
     """

@@ -87,7 +87,7 @@ async def record_arrival(ctx: ClientContext, receive) -> tuple[Call | None, dict
         # Shielded: the row is written however often the request is cancelled meanwhile.
         return await asyncio.shield(receiving)
     except asyncio.CancelledError:
-        # The request ends now, without waiting for a write that a second cancellation (daphne's) could cut
+        # The request ends now, without waiting for a write that a second cancellation (a server's) could cut
         # again: the loop cancels the call once it is recorded.
         receiving.add_done_callback(functools.partial(cancel_once_recorded, ctx))
         raise

@@ -2,7 +2,7 @@
 
 Channels closes the thread's connection before every event a consumer handles, and
 its database_sync_to_async before and after every call, unless CONN_MAX_AGE keeps
-it, and the console needs CONN_MAX_AGE 0: under daphne each request has a thread of
+it, and the console needs CONN_MAX_AGE 0: in a web process each request has a thread of
 its own, so kept connections would pile up. Consumers all share asgiref's one thread
 for synchronous code, so there a working connection stays open between events and
 only one that failed is closed. Opening a connection (a new one on SQLite, one from

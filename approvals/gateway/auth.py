@@ -115,7 +115,7 @@ def anonymous_allowed(request) -> bool:
 
     Settings refuse to start with anonymous clients unless the console answers only local
     names; the loopback peer also keeps out a remote client that reaches it through some
-    forwarded port. Behind a proxy, daphne's --proxy-headers puts into REMOTE_ADDR what
+    forwarded port. Behind a proxy, TRUSTED_PROXIES (console/asgi.py) puts into REMOTE_ADDR what
     X-Forwarded-For says, which a client can write itself: any forwarding header at all
     means the peer is not known, and the request is no anonymous client's.
     """

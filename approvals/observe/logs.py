@@ -1,6 +1,6 @@
 """Logs as one JSON object a line (LOG_FORMAT=json), carrying what is known of the call being served.
 
-The console, Django, daphne and celery all log through the standard library; structlog's
+The console, Django, the web server and celery all log through the standard library; structlog's
 ProcessorFormatter renders each record as JSON, so no call site changes, and adds the
 context bound here: the call's id, its token's name, its server and tool, and its trace id.
 Context lives in contextvars, which follow a request from the event loop into the threads
@@ -53,26 +53,50 @@ def message_and_origin(logger, method_name, event_dict):
     return event_dict
 
 
-# What a line may name besides the bound context, passed as logging's `extra`: daphne's access log, and a call's end.
+# What a line may name besides the bound context, passed as logging's `extra`: an access line, and a call's end.
 EXTRA_FIELDS = ("client", "request_line", "status", "status_code", "size", "call_id", "server", "tool", "outcome")
 
+access = logging.getLogger("console.access")
 
-def access_log(as_json: bool):
-    """Daphne's access log with the credentials a URL may carry redacted (observe/redaction). Daphne writes it
-    straight to stdout as NCSA text; `as_json` sends each entry through logging instead."""
-    from daphne.access import AccessLogGenerator
 
-    access = logging.getLogger("console.access")
-    as_text = AccessLogGenerator.write_entry
+def access_logged(application):
+    """ASGI middleware: a line for each request once it is answered, or each websocket once it ends, with the
+    credentials a URL may carry redacted (observe/redaction), whichever server runs the console; the servers'
+    own access logs, which would write them, are off."""
 
-    def write_entry(self, host, date, request, status=None, length=None, ident=None, user=None):
-        request = redaction.redacted(request)
-        if not as_json:
-            return as_text(self, host, date, request, status, length, ident, user)
-        fields = {"client": host, "request_line": request, "status": status, "size": length}
-        access.info("%s %s", request, status if status is not None else "-", extra=fields)
+    async def serve(scope, receive, send):
+        if scope["type"] not in ("http", "websocket"):
+            return await application(scope, receive, send)
+        answer = {"status": None, "size": 0}
 
-    AccessLogGenerator.write_entry = write_entry
+        async def noted(message):
+            kind = message["type"]
+            if kind == "http.response.start":
+                answer["status"] = message["status"]
+            elif kind == "http.response.body":
+                answer["size"] += len(message.get("body", b""))
+            elif kind == "websocket.accept":
+                answer["status"] = 101
+            elif kind == "websocket.close" and answer["status"] is None:
+                answer["status"] = 403
+            await send(message)
+
+        try:
+            return await application(scope, receive, noted)
+        finally:
+            write_access_line(scope, answer["status"], answer["size"])
+
+    return serve
+
+
+def write_access_line(scope, status: int | None, size: int):
+    client = scope.get("client")
+    method = scope.get("method", "WEBSOCKET")
+    query = scope.get("query_string", b"").decode("latin-1")
+    request = redaction.redacted(f"{method} {scope.get('path', '')}{'?' + query if query else ''}")
+    fields = {"client": f"{client[0]}:{client[1]}" if client else "-", "request_line": request}
+    fields.update(status=status, size=size)
+    access.info('%s "%s" %s %s', fields["client"], request, "-" if status is None else status, size, extra=fields)
 
 
 class JsonFormatter(structlog.stdlib.ProcessorFormatter):

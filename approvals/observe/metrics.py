@@ -1,6 +1,6 @@
 """The console's Prometheus metrics, added up over every process of a deployment.
 
-Each process (daphne, the celery worker, a command) writes its samples into files of its own
+Each process (a web process, the celery worker, a command) writes its samples into files of its own
 in PROMETHEUS_MULTIPROC_DIR (prometheus-client's multiprocess mode), and /metrics adds them
 up: a scrape of any one web process gives the whole deployment. What counts a committed fact
 (a call's end, a webhook delivery) is taken when its transaction commits, so a change rolled

@@ -1,6 +1,6 @@
 """The periodic work of CELERY_BEAT_SCHEDULE, run inside a web process when no celery beat runs it.
 
-Embedded (`make run`) there is no beat: each daphne process runs the schedule itself, in one
+Embedded (`make run`) there is no beat: each web process runs the schedule itself, in one
 asyncio task of its event loop, each job in a worker thread so that the loop goes on serving.
 The jobs are the celery tasks of the schedule, called directly, so beat and the process run
 the same functions at the same intervals: expiry of calls and input requests, abandoned calls,

@@ -1,4 +1,4 @@
-"""Long-lived sessions, one per server and identity, for one event loop (the gateway's, inside daphne).
+"""Long-lived sessions, one per server and identity, for one event loop (the gateway's, inside the web process).
 
 A server whose callers each connect their own account gets a session per person (ServerSpec.identity): an
 upstream binds a session to the credential that opened it, and one person's session must never carry another's
@@ -166,7 +166,7 @@ _POOLS: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, SessionPool]" = we
 
 
 def running_loop_pool(make: Callable[[], SessionPool]) -> SessionPool:
-    """The running event loop's pool, made on first use: under daphne one loop serves the whole process.
+    """The running event loop's pool, made on first use: in a web process one loop serves the whole process.
 
     Sessions belong to the loop that opened them, so a pool is never shared across loops.
     """

@@ -5,7 +5,7 @@ capabilities, sandbox and environment). It says which user it runs as and which 
 it holds, and tries to open each private path (var/, the database), each file in a private
 directory, and the environment and memory of the console and every ancestor of it. Nothing is
 taken from the settings on trust: a layer that does not hold shows as what the probe opened.
-Once per process and isolation asked for: daphne asks at start, and logs what was found.
+Once per process and isolation asked for: a web process asks at start (console/lifespan.py), and logs what was found.
 """
 
 import functools

@@ -1,4 +1,4 @@
-"""The event stream across two daphne processes on PostgreSQL and Redis: a bot on one hears of what the
+"""The event stream across two web processes on PostgreSQL and Redis: a bot on one hears of what the
 other does, and resumes on either."""
 
 import httpx
@@ -8,7 +8,7 @@ from asgiref.sync import sync_to_async
 from approvals.api.models import ApiKey
 from tests.api.conftest import bearer
 from tests.api.streams import opened, receive
-from tests.fixtures.processes import daphne
+from tests.fixtures.processes import web_process
 from tests.fixtures.servers import free_port
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis]
@@ -17,7 +17,7 @@ pytestmark = [pytest.mark.postgres, pytest.mark.redis]
 async def test_it_streams_what_another_process_decided_and_resumes_on_either(refund, operator_keys):
     ann, bob = operator_keys
     web = [free_port(), free_port()]
-    with daphne(web[0]), daphne(web[1]):
+    with web_process(web[0]), web_process(web[1]):
         first, second = (httpx.AsyncClient(base_url=f"http://127.0.0.1:{p}", timeout=10) for p in web)
         async with first, second:
             events = await opened(first, ann)

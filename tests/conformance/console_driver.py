@@ -2,7 +2,7 @@
 
 For each scenario the CLI runs console_client.py, which posts the mock server's URL, the scenario and its
 context here. This adds that URL as an upstream server of the console (in the test database), syncs it, and
-calls each of its tools through the console's /mcp (a daphne the test started with an allow-all rule), so
+calls each of its tools through the console's /mcp (a web process the test started with an allow-all rule), so
 that every message the mock sees comes from the console's upstream client. What it would have printed goes
 back to console_client.py, which prints it for the CLI.
 

@@ -36,7 +36,7 @@ from approvals.inputs import requests
 from approvals.inputs.models import InputRequest
 from approvals.policy.models import PolicyRule
 from tests.conformance.console_driver import console_driver
-from tests.fixtures.processes import daphne
+from tests.fixtures.processes import web_process
 from tests.fixtures.servers import NODE_DIR, REPO, SERVERS, free_port, node_bin, node_env
 
 pytestmark = pytest.mark.node
@@ -113,7 +113,7 @@ def conformance_console(django_db_setup):
         # An operator's answer, given in the test process, reaches a call waiting in the console by its re-read only.
         "CALL_REREAD_SECONDS": "0.5",
     }
-    with daphne(port, env):
+    with web_process(port, env):
         yield f"http://127.0.0.1:{port}/mcp"
 
 

@@ -1,6 +1,6 @@
-"""A schema that costs the most to check never stalls the console: its daphne process keeps answering others.
+"""A schema that costs the most to check never stalls the console: its web process keeps answering others.
 
-The console runs as production runs it, a daphne process of its own, so that a
+The console runs as production runs it, a web process of its own, so that a
 stalled interpreter there cannot stall the test that measures it.
 """
 
@@ -16,7 +16,7 @@ import pytest
 from approvals.policy.models import PolicyRule
 from approvals.protocol.schemas import MAX_MATCHED_CHARS, MAX_SECONDS
 from approvals.tokens import credentials
-from tests.fixtures.processes import daphne
+from tests.fixtures.processes import web_process
 from tests.fixtures.servers import REPO, SERVERS, free_port
 from tests.gateway.conftest import Raw
 
@@ -34,13 +34,13 @@ CALL_TIMEOUT_SECONDS = 20
 
 @pytest.fixture
 def costly_url(add_fixed_server):
-    """/mcp of a daphne process whose upstream `costly` lists the tools of tests/servers/stdio_scenarios.py."""
+    """/mcp of a web process whose upstream `costly` lists the tools of tests/servers/stdio_scenarios.py."""
     command = shlex.join([sys.executable, str(SERVERS / "stdio_scenarios.py"), "costly"])
     add_fixed_server("costly", transport="stdio", command=command)
     PolicyRule.objects.create(name="let every call through", action="allow", tool_glob="*")
     port = free_port()
     # The pings alone make more requests a minute than a token may.
-    with daphne(port, env={"MCP_RATE_LIMIT_PER_MINUTE": "100000"}):
+    with web_process(port, env={"MCP_RATE_LIMIT_PER_MINUTE": "100000"}):
         yield f"http://127.0.0.1:{port}/mcp"
 
 

@@ -2,13 +2,12 @@
 
 import asyncio
 import json
-import sys
 
 import httpx
 import pytest
 
-from tests.fixtures.processes import child_database_env, start_console
-from tests.fixtures.servers import free_port, running
+from tests.fixtures.processes import start_console, web_process
+from tests.fixtures.servers import free_port
 from tests.observe.scraping import TRACE_ID, calls_of_every_fate, demo_console
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -26,14 +25,12 @@ def mistakes(port: int):
 def test_it_writes_every_line_as_a_json_object_naming_the_call_token_server_and_trace(tmp_path):
     secrets = demo_console()
     port, metrics_folder = free_port(), str(tmp_path / "metrics")
-    argv = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "console.asgi:application"]
     env = {
-        **child_database_env(),
         "LOG_FORMAT": "json",
         "LOG_LEVEL": "INFO",
         "PROMETHEUS_MULTIPROC_DIR": metrics_folder,
     }
-    with (tmp_path / "console.log").open("wb") as output, running(argv, port=port, env=env, output=output):
+    with (tmp_path / "console.log").open("wb") as output, web_process(port, env, output=output):
         asyncio.run(calls_of_every_fate(port, secrets, metrics_folder))
         mistakes(port)
     lines = (tmp_path / "console.log").read_text().splitlines()

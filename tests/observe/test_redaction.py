@@ -1,18 +1,16 @@
 """An OAuth authorization response's code and state reach neither the access log nor a trace's URL attributes:
 whoever reads either could otherwise finish someone's Connect, or replay the console's own sign-in."""
 
-import io
+import asyncio
 import json
-import sys
 
 import httpx
 import pytest
-from daphne.access import AccessLogGenerator
 
 from approvals.observe import logs
 from approvals.observe.redaction import redacted
-from tests.fixtures.processes import child_database_env
-from tests.fixtures.servers import free_port, running
+from tests.fixtures.processes import web_process
+from tests.fixtures.servers import free_port
 from tests.fixtures.waiting import wait_until
 from tests.observe.otlp import Collector, serving
 
@@ -33,15 +31,25 @@ def test_it_redacts_the_secret_parameters_of_a_url_a_request_line_or_a_query():
     )
 
 
-def test_the_text_access_log_names_no_code_or_state(monkeypatch):
-    monkeypatch.setattr(AccessLogGenerator, "write_entry", AccessLogGenerator.write_entry)
-    logs.access_log(as_json=False)
-    stream = io.StringIO()
-    for path in CALLBACKS:
-        details = {"client": "127.0.0.1:5000", "method": "GET", "path": path, "status": 400, "size": 10}
-        AccessLogGenerator(stream)("http", "complete", details)
-    lines = stream.getvalue().splitlines()
-    assert len(lines) == 2 and "/oauth/upstream/callback?code=[redacted]&state=[redacted]&iss=" in lines[0]
+async def refused(scope, receive, send):
+    await send({"type": "http.response.start", "status": 400, "headers": []})
+    await send({"type": "http.response.body", "body": b"0123456789"})
+
+
+async def sent_nowhere(message):
+    pass
+
+
+def test_the_access_log_names_no_code_or_state(caplog):
+    caplog.set_level("INFO", logger="console.access")
+    for url in CALLBACKS:
+        path, _, query = url.partition("?")
+        scope = {"type": "http", "method": "GET", "path": path, "query_string": query.encode(), "headers": []}
+        asyncio.run(logs.access_logged(refused)({**scope, "client": ("127.0.0.1", 5000)}, None, sent_nowhere))
+    lines = [record.getMessage() for record in caplog.records if record.name == "console.access"]
+    assert len(lines) == 2, lines
+    assert lines[0].startswith('127.0.0.1:5000 "GET /oauth/upstream/callback?code=[redacted]&state=[redacted]&iss=')
+    assert lines[0].endswith('" 400 10')
     assert not [line for line in lines if CODE in line or STATE in line]
 
 
@@ -53,17 +61,15 @@ def attributes(spans) -> list[tuple[str, str]]:
 def test_a_console_logging_json_and_tracing_keeps_no_code_or_state_of_a_callback(tmp_path):
     spans = []
     port = free_port()
-    argv = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "console.asgi:application"]
     with serving(Collector, spans=spans) as collector, (tmp_path / "console.log").open("wb") as output:
         env = {
-            **child_database_env(),
             "LOG_FORMAT": "json",
             "LOG_LEVEL": "INFO",
             "PROMETHEUS_MULTIPROC_DIR": str(tmp_path),
             "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{collector}",
             "OTEL_BSP_SCHEDULE_DELAY": "100",
         }
-        with running(argv, port=port, env=env, output=output):
+        with web_process(port, env, output=output):
             for path in CALLBACKS:
                 httpx.get(f"http://127.0.0.1:{port}{path}")
             wait_until(

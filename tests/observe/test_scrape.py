@@ -6,7 +6,7 @@ from contextlib import ExitStack
 
 import pytest
 
-from tests.fixtures.processes import daphne
+from tests.fixtures.processes import web_process
 from tests.fixtures.servers import free_port
 from tests.observe.scraping import calls_of_every_fate, demo_console, promtool, promtool_verdict, samples, scrape, value
 
@@ -19,7 +19,7 @@ def made_through(ports: list[int], folder: str) -> tuple[list[str], int]:
     env = {"PROMETHEUS_MULTIPROC_DIR": folder}
     with ExitStack() as running:
         for port in ports:
-            running.enter_context(daphne(port, env))
+            running.enter_context(web_process(port, env))
         limited = sum(asyncio.run(calls_of_every_fate(port, secrets, folder)) for port in ports)
         return [scrape(port) for port in ports], limited
 

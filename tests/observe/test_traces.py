@@ -16,7 +16,7 @@ from approvals.policy.models import PolicyRule
 from approvals.tokens.credentials import create_token
 from tests.fixtures.http_answers import send, send_json
 from tests.fixtures.people import make_user
-from tests.fixtures.processes import daphne
+from tests.fixtures.processes import web_process
 from tests.fixtures.servers import REPO, free_port
 from tests.fixtures.waiting import eventually, wait_until
 from tests.observe.otlp import Collector, serving
@@ -115,7 +115,7 @@ def test_it_sends_one_trace_per_call_continuing_the_clients_and_passes_it_upstre
         env = {"OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{collector}", "OTEL_BSP_SCHEDULE_DELAY": "100"}
         quick, held = "a" * 31 + "1", "b" * 31 + "2"
         port = free_port()
-        with daphne(port, {**env, "PROMETHEUS_MULTIPROC_DIR": str(tmp_path)}):
+        with web_process(port, {**env, "PROMETHEUS_MULTIPROC_DIR": str(tmp_path)}):
 
             async def both():
                 waiting = asyncio.ensure_future(call_echo(port, asked_secret, held))

@@ -18,7 +18,7 @@ def test_it_sends_every_context_s_cache_commands_over_one_process_wide_pool(monk
     seen = []
 
     def one_request(number):
-        # A thread, like each daphne request, gets a cache object of its own.
+        # A thread, like each request of a web process, gets a cache object of its own.
         cache = caches["default"]
         seen.append(cache)
         cache.add(f"test-shared-cache-{number}", number, timeout=5)

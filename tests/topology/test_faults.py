@@ -7,6 +7,7 @@ that what takes under a minute with the defaults takes seconds here.
 import asyncio
 import contextlib
 import logging
+import os
 import signal
 import time
 
@@ -24,7 +25,7 @@ from approvals.tokens.credentials import create_token
 from tests.fixtures.catalog import add_synced_server
 from tests.fixtures.gateway import hold_call
 from tests.fixtures.people import PASSWORD, make_user
-from tests.fixtures.processes import celery_beat, celery_worker, daphne
+from tests.fixtures.processes import celery_beat, celery_worker, web_process
 from tests.fixtures.servers import free_port
 from tests.fixtures.waiting import eventually, wait_until
 from tests.topology.test_processes import logged_in
@@ -77,7 +78,8 @@ def pending(count):
 
 
 def kill(process):
-    process.send_signal(signal.SIGKILL)
+    """The web process dies as a container does: granian's process and its worker together."""
+    os.killpg(process.pid, signal.SIGKILL)
     process.wait(10)
 
 
@@ -105,10 +107,10 @@ def test_it_ends_the_calls_of_a_killed_embedded_process_once_the_console_runs_ag
             kill(process)
             await asyncio.gather(*holding)
 
-    with daphne(first, embedded) as process:
+    with web_process(first, embedded) as process:
         asyncio.run(hold_two_and_kill(process))
     killed_at = time.monotonic()
-    with daphne(second, embedded):
+    with web_process(second, embedded):
         held = wait_until(
             calls_with(Call.Status.CANCELLED, 2), timeout=WITHIN_A_MINUTE, message="the dead process's calls ended"
         )
@@ -124,7 +126,7 @@ def test_it_ends_the_calls_of_a_killed_embedded_process_once_the_console_runs_ag
 @pytest.mark.redis
 @pytest.mark.django_db(transaction=True)
 def test_it_accounts_for_every_call_of_a_process_killed_while_it_holds_calls_and_forwards_one():
-    """Two daphne processes, a worker and beat on PostgreSQL and Redis; one process dies by SIGKILL."""
+    """Two web processes, a worker and beat on PostgreSQL and Redis; one process dies by SIGKILL."""
     ann = make_user("ann", superuser=True)
     _, secret = create_token("agent")
     add_synced_server("Demo", transport="stdio", command=COMMAND_LINE)
@@ -179,7 +181,7 @@ def test_it_accounts_for_every_call_of_a_process_killed_while_it_holds_calls_and
             message="the survivor's client leaving",
         )
 
-    with celery_worker(FAST), celery_beat(FAST), daphne(ports[0], FAST) as doomed, daphne(ports[1], FAST):
+    with celery_worker(FAST), celery_beat(FAST), web_process(ports[0], FAST) as doomed, web_process(ports[1], FAST):
         asyncio.run(scenario(doomed))
 
     calls = {call.pk: call for call in Call.objects.all()}

@@ -100,7 +100,7 @@ def test_it_answers_probes_to_get_only(client):
 async def test_it_leaves_no_redis_subscription_behind(settings):
     import redis.asyncio
 
-    # Within one event loop, as under daphne, where the layer lives as long as the process.
+    # Within one event loop, as in a web process, where the layer lives as long as the process.
     await health.channel_layer_round_trip()
     client = redis.asyncio.Redis.from_url(settings.REDIS_URL)
     assert await client.pubsub_channels("*readiness.*") == []

@@ -1,4 +1,4 @@
-"""The production topology as plain processes: two daphne processes, a celery worker, PostgreSQL and Redis."""
+"""The production topology as plain processes: two web processes, a celery worker, PostgreSQL and Redis."""
 
 import asyncio
 import os
@@ -18,7 +18,7 @@ from approvals.tokens.credentials import create_token
 from console.celery import app
 from tests.fixtures.gateway import sdk_client
 from tests.fixtures.people import PASSWORD, make_user
-from tests.fixtures.processes import celery_worker, child_database_env, daphne
+from tests.fixtures.processes import celery_worker, child_database_env, web_process
 from tests.fixtures.servers import free_port
 from tests.fixtures.waiting import a_minute_with_time_to_spare, eventually, wait_until
 from tests.gateway.conftest import Raw
@@ -54,7 +54,7 @@ def logged_in(base_url, username, password):
 def test_it_syncs_a_new_server_in_the_worker_and_every_web_process_shows_its_tools(tasks_go_to_the_worker):
     make_user("root", superuser=True)
     web = [free_port(), free_port()]
-    with celery_worker(), daphne(web[0]), daphne(web[1]):
+    with celery_worker(), web_process(web[0]), web_process(web[1]):
         server = servers.add_server(
             name="Demo",
             transport="stdio",
@@ -106,7 +106,7 @@ def test_it_answers_a_held_call_once_another_process_approves_it(redis_required,
             assert decided.returncode == 0, decided.stderr
             return await asyncio.wait_for(answer, timeout=15)
 
-    with daphne(port, {"CALL_REREAD_SECONDS": "60", "CALL_LEASE_SECONDS": "600"}):
+    with web_process(port, {"CALL_REREAD_SECONDS": "60", "CALL_LEASE_SECONDS": "600"}):
         result = asyncio.run(call_and_wait_for_decision())
     assert not result.is_error
     assert "C007" in " ".join(block.text for block in result.content if block.type == "text")
@@ -126,7 +126,7 @@ def test_it_counts_a_tokens_rate_across_processes_and_refuses_it_everywhere_once
     _, counted = create_token("counted", rate_per_minute=6)
     revoked, secret = create_token("revoked")
     web = [free_port(), free_port()]
-    with daphne(web[0]), daphne(web[1]):
+    with web_process(web[0]), web_process(web[1]):
         a_minute_with_time_to_spare()
         statuses = [listed(port, counted).status_code for port in web * 4]
         # Its first request notes the token's use; each later one finds it kept.

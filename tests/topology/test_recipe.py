@@ -1,10 +1,12 @@
-"""The production recipe's pieces that can be checked without Docker: nginx's configuration and the proxy settings."""
+"""The production recipe's pieces that can be checked without Docker: its web server, nginx's configuration and the
+proxy settings."""
 
+import json
 import os
 import subprocess
 import sys
 
-from tests.fixtures.servers import REPO
+from tests.fixtures.servers import REPO, WEB_SERVER
 from tests.fixtures.tools import require
 
 NGINX_CONF = REPO / "deploy" / "nginx.conf"
@@ -30,6 +32,16 @@ def self_signed_certificate(directory):
     )
 
 
+def test_it_serves_the_recipe_make_run_and_the_topology_tests_with_one_server_command():
+    dockerfile = (REPO / "Dockerfile").read_text().replace("\\\n", "")
+    command = json.loads(next(line for line in dockerfile.splitlines() if line.startswith("CMD "))[len("CMD ") :])
+    assert command == [*WEB_SERVER, "--host", "0.0.0.0", "--port", "8000", "console.asgi:application"]
+    makefile = (REPO / "Makefile").read_text()
+    options = [line.split("=", 1)[1] for line in makefile.splitlines() if line.startswith("WEB_SERVER ")]
+    assert ["granian", *" ".join(options).split()] == WEB_SERVER
+    assert "\texec $(BIN)/granian $(WEB_SERVER) --host $(HOST) --port $(PORT) console.asgi:application\n" in makefile
+
+
 def test_it_ships_an_nginx_configuration_that_nginx_accepts(tmp_path):
     require("nginx", "openssl")
     self_signed_certificate(tmp_path)
@@ -52,6 +64,8 @@ def test_it_has_nginx_send_https_and_overwrite_what_a_client_claims():
     assert "Strict-Transport-Security" in conf
     assert "proxy_set_header X-Forwarded-Proto $scheme;" in conf
     assert "proxy_set_header X-Forwarded-For $remote_addr;" in conf
+    # So the web processes may believe it from any peer: only nginx reaches them.
+    assert 'TRUSTED_PROXIES: "*"' in (REPO / "docker-compose.yml").read_text()
 
 
 SETTINGS_PROBE = "from django.conf import settings; print(getattr(settings, 'SECURE_PROXY_SSL_HEADER', None))"

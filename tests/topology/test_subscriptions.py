@@ -1,4 +1,4 @@
-"""Resource subscriptions across two daphne processes sharing PostgreSQL and Redis.
+"""Resource subscriptions across two web processes sharing PostgreSQL and Redis.
 
 A legacy client's session lives in the database, so its requests may reach any
 process: here it holds its GET stream on one, and subscribes and touches the
@@ -19,7 +19,7 @@ from approvals.actions import servers
 from approvals.catalog import sync
 from approvals.policy.models import PolicyRule
 from approvals.tokens.credentials import create_token
-from tests.fixtures.processes import daphne
+from tests.fixtures.processes import web_process
 from tests.fixtures.servers import SERVERS, free_port
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -79,7 +79,7 @@ def test_an_update_heard_in_one_process_reaches_the_stream_another_holds(redis_r
                 update = await asyncio.wait_for(next_message(lines, "notifications/resources/updated"), 15)
             return subscribed.json(), touched, update
 
-    with daphne(holding), daphne(subscribing):
+    with web_process(holding), web_process(subscribing):
         subscribed, touched, update = asyncio.run(subscribe_through_one_and_listen_on_the_other())
     assert subscribed["result"] == {}
     assert "updated" in touched.text

@@ -11,8 +11,8 @@ from approvals.calls.models import Call
 from approvals.catalog import sync
 from approvals.tokens.credentials import create_token
 from tests.fixtures.people import make_user
-from tests.fixtures.processes import daphne
-from tests.fixtures.servers import free_port
+from tests.fixtures.processes import web_process
+from tests.fixtures.servers import free_port, serving_pid
 from tests.gateway.conftest import Raw
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -28,7 +28,7 @@ def test_it_runs_a_task_approved_after_its_process_stopped_when_another_process_
     assert sync.sync_server(server).ok
     first, second = free_port(), free_port()
 
-    with daphne(first):
+    with web_process(first):
         client = Raw(f"http://127.0.0.1:{first}/mcp", secret)
         session_id = client.initialize()
         arguments = {"customer_id": "C007"}
@@ -39,7 +39,8 @@ def test_it_runs_a_task_approved_after_its_process_stopped_when_another_process_
 
     deciding.decide(Call.objects.get().pk, operator, True)
 
-    with daphne(second) as polled:
+    with web_process(second) as polled:
+        worker = serving_pid(polled)
         client = Raw(f"http://127.0.0.1:{second}/mcp", secret)
         deadline = time.monotonic() + 30
         while (task := client.legacy(session_id, "tasks/get", taskId=task_id).json()["result"])["status"] == "working":
@@ -52,4 +53,4 @@ def test_it_runs_a_task_approved_after_its_process_stopped_when_another_process_
     assert "C007" in answer["content"][0]["text"]
     call = Call.objects.get()
     # Run by the process that answered the polls, the first being gone.
-    assert call.status == Call.Status.COMPLETED and call.holder.endswith(f":{polled.pid}")
+    assert call.status == Call.Status.COMPLETED and call.holder.endswith(f":{worker}")
