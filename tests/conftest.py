@@ -100,6 +100,8 @@ def mark(item):
         item.add_marker(pytest.mark.xdist_group(folder))
 
 
+# First: xdist's worker reads the groups in its own pass over the items, which would otherwise come before this one.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     # PostgreSQL-only and Redis-only tests belong to the services pass of `make test`, SQLite-only ones and those
     # that reach no service to the embedded pass; in the other pass they are left out rather than skipped.
