@@ -36,6 +36,9 @@ if not 0 < CALL_REREAD_SECONDS < CALL_LEASE_SECONDS / 2:
         "once half is left, so a longer interval lets them lapse and ends every held call as abandoned; "
         f"CALL_REREAD_SECONDS is {CALL_REREAD_SECONDS:g}, CALL_LEASE_SECONDS {CALL_LEASE_SECONDS:g}"
     )
+# How often a client following a call as a task is asked to poll it: a person's decision takes seconds at best,
+# and each poll is a query.
+TASK_POLL_INTERVAL_MS = int(os.environ.get("TASK_POLL_INTERVAL_MS", 2000))
 UPSTREAM_CALL_TIMEOUT_SECONDS = float(os.environ.get("UPSTREAM_CALL_TIMEOUT_SECONDS", 600))
 # How long what an upstream server asks for mid-call waits for its answer (an operator's form, or the
 # client's). Shorter than the upstream call's own timeout, which also covers the time spent waiting.

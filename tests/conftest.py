@@ -45,11 +45,13 @@ TESTS = Path(__file__).parent
 # Settings for every test, which the consoles and workers tests start inherit, and test_settings gives the
 # settings already loaded here: webhook receivers and upstream authorization servers listen on loopback (over
 # plain http), which a console refuses unless listed;
-# and a server's list changes sync at once, each test's servers taking the pks of the last test's.
+# a server's list changes sync at once, each test's servers taking the pks of the last test's;
+# and a client following a call as a task polls it often, the test's operator deciding at once.
 TEST_ENVIRONMENT = {
     "WEBHOOK_ALLOWED_HOSTS": "127.0.0.1",
     "UPSTREAM_ALLOWED_HOSTS": "127.0.0.1,localhost",
     "SYNC_MIN_SECONDS": "0",
+    "TASK_POLL_INTERVAL_MS": "200",
 }
 for name, value in TEST_ENVIRONMENT.items():
     os.environ.setdefault(name, value)

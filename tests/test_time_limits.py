@@ -52,12 +52,15 @@ async def test_it_awaits_something_that_refuses_every_question():
 """
 
 
+# Each inner test hangs until this limit: time enough for its setup to reach the test's body on a loaded machine.
+TIME_LIMIT_SECONDS = 1
+
+
 def run_with_the_plugin(pytester, monkeypatch):
     # The run of its own loads the suite's plugin from this checkout, and leaves Django out.
     monkeypatch.setenv("PYTHONPATH", str(REPO))
-    return pytester.runpytest_subprocess(
-        "-p", "tests.fixtures.time_limits", "-p", "no:django", "-o", "asyncio_mode=auto", "--timeout=2", timeout=60
-    )
+    plugin = ("-p", "tests.fixtures.time_limits", "-p", "no:django", "-o", "asyncio_mode=auto")
+    return pytester.runpytest_subprocess(*plugin, f"--timeout={TIME_LIMIT_SECONDS}", timeout=60)
 
 
 def test_it_fails_a_hanging_test_with_the_stacks_of_its_threads_and_tasks(pytester, monkeypatch):
@@ -70,7 +73,7 @@ def test_it_fails_a_hanging_test_with_the_stacks_of_its_threads_and_tasks(pytest
     result.assert_outcomes(failed=2)
     # The failures themselves, not the summary, which repeats them in full when CI is set.
     failures = result.stdout.str().partition("short test summary info")[0]
-    assert failures.count("Timeout: the test took more than 2s") == 2
+    assert failures.count(f"Timeout: the test took more than {TIME_LIMIT_SECONDS}s") == 2
     # The async test: its task's chain of awaits, down to the coroutine it waited in and the line there.
     result.stdout.fnmatch_lines(
         [
@@ -93,7 +96,7 @@ def test_it_reports_a_timeout_whatever_the_test_holds(pytester, monkeypatch):
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
         [
-            "*Timeout: the test took more than 2s",
+            f"*Timeout: the test took more than {TIME_LIMIT_SECONDS}s",
             "*---- task * in the loop of thread MainThread",
             "*test_hostile.py*, in test_it_awaits_something_that_refuses_every_question",
             "*awaiting a test_hostile.Hostile",

@@ -23,8 +23,6 @@ from approvals.tokens.models import ClientToken
 
 WORKING, COMPLETED, FAILED, CANCELLED = "working", "completed", "failed", "cancelled"
 TERMINAL = {COMPLETED, FAILED, CANCELLED}
-# How often a client is asked to poll: a person's decision takes seconds at best, and each poll is a query.
-POLL_INTERVAL_MS = 2000
 # How a task's result names the task it answers (2025-11-25).
 RELATED_TASK = "io.modelcontextprotocol/related-task"
 # What a page of tasks/list holds at most.
@@ -99,7 +97,7 @@ def task_fields(call: Call) -> dict:
         "createdAt": iso(call.received_at),
         "lastUpdatedAt": iso(last_updated(call)),
         "ttl": call.task_ttl_ms,
-        "pollInterval": POLL_INTERVAL_MS,
+        "pollInterval": settings.TASK_POLL_INTERVAL_MS,
     }
 
 
@@ -112,7 +110,7 @@ def modern_task_fields(call: Call) -> dict:
         "createdAt": iso(call.received_at),
         "lastUpdatedAt": iso(last_updated(call)),
         "ttlMs": call.task_ttl_ms,
-        "pollIntervalMs": POLL_INTERVAL_MS,
+        "pollIntervalMs": settings.TASK_POLL_INTERVAL_MS,
     }
     if call.ended:
         fields["result"] = result_of(call)

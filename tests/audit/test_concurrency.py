@@ -3,7 +3,6 @@
 import os
 import subprocess
 import sys
-import time
 from itertools import pairwise
 
 import pytest
@@ -17,7 +16,6 @@ pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
 PROCESSES = 4
 EACH = 50
-SETUP_SECONDS = 8
 
 
 def test_it_keeps_one_gap_free_chain_under_concurrent_appends_from_several_processes():
@@ -25,15 +23,27 @@ def test_it_keeps_one_gap_free_chain_under_concurrent_appends_from_several_proce
     db = connection.settings_dict
     password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
     url = f"postgres://{db['USER']}{password}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
-    start_at = f"{time.time() + SETUP_SECONDS:.3f}"
     env = {**os.environ, "DATABASE_URL": url}
     writers = [
         subprocess.Popen(
-            [sys.executable, "-m", "tests.audit.appender", str(n), str(EACH), start_at], env=env, cwd=settings.BASE_DIR
+            [sys.executable, "-m", "tests.audit.appender", str(n), str(EACH)],
+            env=env,
+            cwd=settings.BASE_DIR,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
         )
         for n in range(PROCESSES)
     ]
-    assert [writer.wait(120) for writer in writers] == [0] * PROCESSES
+    try:
+        assert [writer.stdout.readline() for writer in writers] == ["ready\n"] * PROCESSES
+        for writer in writers:
+            writer.stdin.close()
+        assert [writer.wait(120) for writer in writers] == [0] * PROCESSES
+    finally:
+        for writer in writers:
+            writer.kill()
+            writer.wait()
 
     seqs = list(AuditEvent.objects.order_by("seq").values_list("seq", flat=True))
     assert seqs == list(range(1, PROCESSES * EACH + 1))

@@ -4,6 +4,7 @@ import json
 import os
 import re
 import socket
+import struct
 import threading
 import time
 
@@ -183,9 +184,12 @@ def test_it_never_holds_up_an_append_while_it_waits_on_a_receiver(forward_to, se
     append(50, "call.received")
     # Appended while the forwarder still waits for an acknowledgement that never comes.
     assert waiting.is_alive()
+    # The receiver then drops the connection, which fails the send as its timeout would, without waiting it out.
+    receiver = held[0][0]
+    receiver.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    receiver.close()
     waiting.join()
     listener.close()
-    held[0][0].close()
     assert results[0].error and results[0].seq == 0
     assert AuditEvent.objects.count() == 55
 

@@ -1,6 +1,10 @@
 """export_report takes its time: it reports progress, and it stops when the client cancels it."""
 
+from approvals.demo.reports import STEP_SECONDS
 from tests.demo.conftest import both_eras, connect, envelope, tools_call
+
+# An export the cancellation missed reports progress at each of its steps: two steps of quiet say it stopped.
+QUIET_SECONDS = 2 * STEP_SECONDS
 
 
 @both_eras
@@ -41,7 +45,7 @@ async def test_it_stops_an_export_the_client_cancels_and_never_answers_it(raw):
     await raw.notify("notifications/cancelled", {"requestId": 1, "reason": "changed my mind"})
     await raw.request(2, "ping")
 
-    assert await raw.quiet_for(1.5) == []
+    assert await raw.quiet_for(QUIET_SECONDS) == []
     assert all(message.get("id") != 1 for message in raw.others)
 
 
@@ -53,7 +57,7 @@ async def test_it_stops_a_2026_export_the_client_cancels(raw):
     await raw.notify("notifications/cancelled", {"requestId": 1})
     await raw.request(2, "tools/list", envelope())
 
-    assert await raw.quiet_for(1.5) == []
+    assert await raw.quiet_for(QUIET_SECONDS) == []
 
 
 async def test_it_withdraws_its_form_when_the_call_waiting_on_it_is_cancelled(raw):

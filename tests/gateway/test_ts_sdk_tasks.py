@@ -1,7 +1,7 @@
 """The official TypeScript SDK's client (tests/node/task-client.mjs) following a held call as a task.
 
 Each request of the client times out after CLIENT_TIMEOUT_MS, as the SDK's 60 s default would after a minute;
-the operator decides after HOLD_SECONDS, well past it.
+the operator decides after HOLD_SECONDS, past it.
 """
 
 import asyncio
@@ -19,7 +19,7 @@ from tests.fixtures.servers import NODE_DIR, node_env, require_everything
 from tests.fixtures.waiting import eventually
 
 CLIENT_TIMEOUT_MS = 1500
-HOLD_SECONDS = 3
+HOLD_SECONDS = 2
 LOOKUP = ("demo_lookup_customer", {"customer_id": "C007"})
 
 
