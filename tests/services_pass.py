@@ -12,6 +12,7 @@ or it is named in EXERCISED_BY with a test module of the services pass that runs
 SERVICE_TESTS = {
     # the audit chain: the head's row lock, hand-written inserts, the triggers, pg_trgm search, roles, the witness
     "tests/audit/test_chain.py": "appends under the head's row lock, batches as one statement",
+    "tests/audit/test_append.py": "a batch's events in one hand-written insert, its rows as the ORM writes them",
     "tests/audit/test_concurrency.py": "appends racing from several connections",
     "tests/audit/test_database_roles.py": "the triggers and the roles that may not change the log",
     "tests/audit/test_query.py": "the trigram search and the counting budget",

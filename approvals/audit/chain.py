@@ -32,6 +32,7 @@ import json
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from decimal import Decimal
 
 from django.apps import apps as global_apps
@@ -40,7 +41,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from approvals.audit.actions import registered
-from approvals.audit.encoding import encode_event, hashed_row, keyed_hash
+from approvals.audit.encoding import HASHED, encode_event, hashed_row, keyed_hash
 from approvals.audit.models import AuditEvent, AuditHead
 from approvals.audit.public_chain import public_chain_value
 
@@ -66,21 +67,45 @@ SYSTEM = Actor("system", None, "system")
 _batches = threading.local()
 
 
+@dataclass(slots=True, eq=False)
+class Event:
+    """An audit event on its way into the chain: its fields as the table holds them, no model instance.
+
+    append() numbers, links and hashes it; its row is then written with the batch's one INSERT.
+    """
+
+    at: datetime
+    actor_type: str
+    actor_id: int | None
+    actor_name: str
+    action: str
+    request_id: str
+    call_id: int | None
+    server_id: int | None
+    tool_id: int | None
+    token_id: int | None
+    data: dict
+    seq: int = 0
+    prev_hash: str = ""
+    hash: str = ""
+    public_hash: str = ""
+
+
 def record(
     action: str, actor: Actor, *, data=None, request_id="", call=None, server=None, tool=None, token=None
-) -> AuditEvent:
-    event = AuditEvent(
-        at=timezone.now(),
-        actor_type=actor.type,
-        actor_id=actor.id,
-        actor_name=actor.name,
-        action=registered(action),
-        request_id=request_id or (call.request_id if call is not None else ""),
-        call_id=call.pk if call is not None else None,
-        server_id=pk_of(server) if server is not None else (call.server_id if call is not None else None),
-        tool_id=pk_of(tool) if tool is not None else (call.tool_id if call is not None else None),
-        token_id=pk_of(token) if token is not None else (call.token_id if call is not None else None),
-        data=stored_form(data or {}),
+) -> Event:
+    event = Event(
+        timezone.now(),
+        actor.type,
+        actor.id,
+        actor.name,
+        registered(action),
+        request_id or (call.request_id if call is not None else ""),
+        call.pk if call is not None else None,
+        pk_of(server) if server is not None else (call.server_id if call is not None else None),
+        pk_of(tool) if tool is not None else (call.tool_id if call is not None else None),
+        pk_of(token) if token is not None else (call.token_id if call is not None else None),
+        stored_form(data or {}),
     )
     pending = getattr(_batches, "events", None)
     if pending is not None:
@@ -109,37 +134,58 @@ def batch():
         append(events)
 
 
-def append(events: list[AuditEvent]):
+def append(events: list[Event]):
     """Chain `events` onto the head and store them: lock the head, insert, move the head.
 
-    The three statements are written out rather than built by the ORM, whose building of
-    the SQL costs more than the database's running it, and an audited step lies on the
-    path of every call several times.
+    The statements are written out, and each row's values adapted here, rather than through the ORM, whose
+    model instances and preparing of every field cost more than the database's running them, and an audited
+    step lies on the path of every call several times.
     """
     for event in events:
         registered(event.action)
     # No savepoint: inside a caller's transaction the events must stand or fall with its change anyway.
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
         seq, prev_hash, public = locked_tip(cursor)
-        # The thread's connection itself: the proxy `connection` looks it up again at every use, for every field.
-        database = cursor.db
+        # The thread's connection's own: the proxy `connection` looks it up again at every use.
+        operations = cursor.db.ops
         rows = []
         for event in events:
             event.seq, event.prev_hash = seq + 1, prev_hash
             encoded = encode_event(hashed_row(event))
             event.hash, event.public_hash = keyed_hash(encoded), public_chain_value(public, encoded)
             seq, prev_hash, public = event.seq, event.hash, event.public_hash
-            rows.append([field.get_db_prep_save(getattr(event, field.attname), database) for field in _STORED])
+            rows.append(stored_row(event, operations))
         tip = [seq, prev_hash, public]
         cursor.execute(*_insert(rows, tip))
-        inserted = cursor.fetchall()
         if connection.vendor != "postgresql":
             cursor.execute(_move_head_sql(), tip)
-        for event, (pk,) in zip(events, inserted, strict=True):
-            event.pk, event._state.adding, event._state.db = pk, False, connection.alias
 
 
-_STORED = [field for field in AuditEvent._meta.concrete_fields if not field.primary_key]
+# The columns an append writes, in the order of stored_row's values.
+_STORED = [AuditEvent._meta.get_field(name) for name in (*HASHED, "hash", "public_hash")]
+
+
+def stored_row(event: Event, operations) -> tuple:
+    """The event's values as the database driver takes them, each adapted by the backend as its field would
+    prepare it (the integers, the time, `data`), the strings as they are."""
+    integer = operations.adapt_integerfield_value
+    return (
+        integer(event.seq, "BigIntegerField"),
+        operations.adapt_datetimefield_value(event.at),
+        event.actor_type,
+        integer(event.actor_id, "BigIntegerField"),
+        event.actor_name,
+        event.action,
+        event.request_id,
+        integer(event.call_id, "BigIntegerField"),
+        integer(event.server_id, "BigIntegerField"),
+        integer(event.tool_id, "BigIntegerField"),
+        integer(event.token_id, "BigIntegerField"),
+        operations.adapt_json_value(event.data, None),
+        event.prev_hash,
+        event.hash,
+        event.public_hash,
+    )
 
 
 def _table(model) -> str:
@@ -156,7 +202,7 @@ def _move_head_sql() -> str:
 MOST_PARSED_ONCE = 50
 
 
-def _insert(rows: list[list], tip: list) -> tuple[str, list]:
+def _insert(rows: list[tuple], tip: list) -> tuple[str, list]:
     """The insert of `rows` and its parameters; on PostgreSQL the head moves to `tip` in the same statement, one
     round trip to the server rather than two (elsewhere the caller moves it).
 
@@ -179,7 +225,7 @@ def _insert_sql(vendor: str, rows: int) -> str:
         source = f"VALUES {', '.join([row] * rows)}"
     else:
         source = "SELECT * FROM unnest(" + ", ".join(f"%s::{field.db_type(connection)}[]" for field in _STORED) + ")"
-    insert = f"INSERT INTO {_table(AuditEvent)} ({columns}) {source} RETURNING id"
+    insert = f"INSERT INTO {_table(AuditEvent)} ({columns}) {source}"
     if vendor == "postgresql":
         return f"WITH moved AS ({_move_head_sql()}) {insert}"
     return insert

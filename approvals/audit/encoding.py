@@ -6,8 +6,6 @@ from json.encoder import c_make_encoder, encode_basestring
 
 from django.conf import settings
 
-from approvals.audit.models import AuditEvent
-
 HASHED = (
     "seq",
     "at",
@@ -91,5 +89,6 @@ def _keyed(key: str):
     return hmac.new(key.encode(), digestmod="sha256")
 
 
-def hashed_row(event: AuditEvent) -> tuple:
+def hashed_row(event) -> tuple:
+    """The HASHED fields of an event: a stored AuditEvent's, or one being appended (chain.Event)."""
     return tuple(getattr(event, name) for name in HASHED)

@@ -140,7 +140,7 @@ def not_verified(walk, unreachable) -> Verdict:
     return Verdict(False, walk.checked, walk.first_seq, walk.last_seq, problem=problem)
 
 
-def reset_witness(actor: Actor) -> AuditEvent:
+def reset_witness(actor: Actor) -> chain.Event:
     """Make the current head the witnessed one, whatever the witness held: after restoring the database from a backup.
 
     Audited first, in an `audit.witness_reset` event naming what was witnessed before; the witness then holds

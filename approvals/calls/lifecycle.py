@@ -158,7 +158,8 @@ def receive_call(
         tool_digest=tool.digest,
         **(task or {}),
     )
-    errors = validate(tool.definition.get("inputSchema") or {}, arguments)
+    # The tool's digest is of its whole definition: it stands for the schema in it.
+    errors = validate(tool.definition.get("inputSchema") or {}, arguments, known=(tool.digest, "inputSchema"))
     if errors:
         call.status, call.error, call.is_error, call.answered_at = (
             Call.Status.REJECTED,

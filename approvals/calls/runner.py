@@ -270,7 +270,9 @@ async def call_upstream(call: Call, emit, log_level, on_request, url_elicitation
         text = ending.upstream_failure_text(tool.server.name, call.tool_name, exc, message)
         return Call.Status.FAILED, tool_error_result(text), message, started, None
     schema = tool.definition.get("outputSchema")
-    checking = functools.partial(check_call_result, result, schema, max_bytes=settings.MAX_RESULT_BYTES)
+    # The tool's digest is of its whole definition: it stands for the schema in it.
+    known = (tool.digest, "outputSchema")
+    checking = functools.partial(check_call_result, result, schema, max_bytes=settings.MAX_RESULT_BYTES, known=known)
     try:  # The loop holds every stream: a schema check needing more than a quick budget goes to a thread, then always.
         check = checking(quick=QUICK_SECONDS)
     except NotQuick:

@@ -3,20 +3,33 @@
 Django's ORM builds the SQL of an INSERT or UPDATE anew at every save, walking the model's
 fields, quoting names and compiling lookups, which costs more than the database's running
 it; every call through the gateway is inserted and then updated. Here the statement is
-built once per model and set of columns and kept; each write only prepares its values, by
-the fields' own get_db_prep_save as the ORM does. A write whose values the ORM would have
-to resolve (an expression, a database default), or of a model with save signals connected,
-goes through the ORM as before.
+built once per model and set of columns and kept; each write only prepares its values as the
+fields' own get_db_prep_save does, calling the backend's adapter for the common columns itself.
+A write whose values the ORM would have to resolve (an expression, a database default), or of
+a model with save signals connected, goes through the ORM as before.
 """
 
 import functools
+from datetime import datetime
 
 from django.db import connection
-from django.db.models import CharField, TextField, signals
-
-# Fields whose get_db_prep_save gives back a str, or None, as it is (through to_python and get_prep_value): most of a
-# call's and an audit event's columns, prepared per write.
-AS_THEY_ARE = (CharField, TextField)
+from django.db.models import (
+    AutoField,
+    BigAutoField,
+    BigIntegerField,
+    BooleanField,
+    CharField,
+    DateTimeField,
+    ForeignKey,
+    IntegerField,
+    JSONField,
+    PositiveBigIntegerField,
+    PositiveIntegerField,
+    PositiveSmallIntegerField,
+    SmallIntegerField,
+    TextField,
+    signals,
+)
 
 
 def insert(obj) -> None:
@@ -57,13 +70,83 @@ def update_if_status(model, pk, sources, changes: dict) -> bool:
 
 
 def prepared_values(fields, values, database) -> list:
-    """`values` as the database takes them, each by its field's get_db_prep_save, as the ORM prepares them."""
-    return [
-        value
-        if (value is None or type(value) is str) and type(field) in AS_THEY_ARE
-        else field.get_db_prep_save(value, database)
-        for field, value in zip(fields, values, strict=True)
-    ]
+    """`values` as the database takes them: as each field's get_db_prep_save prepares them, which for a plain value
+    of a common column (text, a number, a flag, an aware time, JSON, a key) is one call of the backend's adapter or
+    none; for anything else it is called itself."""
+    operations = database.ops
+    return [_preparer(field)(operations, field, value) for field, value in zip(fields, values, strict=True)]
+
+
+def _by_the_field(operations, field, value):
+    return field.get_db_prep_save(value, operations.connection)
+
+
+def _text(operations, field, value):
+    return value if value is None or type(value) is str else _by_the_field(operations, field, value)
+
+
+def _integer(operations, field, value):
+    if value is None or type(value) is int:
+        return operations.adapt_integerfield_value(value, field.get_internal_type())
+    return _by_the_field(operations, field, value)
+
+
+def _key(operations, field, value):
+    # A key to an automatic primary key: checked as one, not adapted as an integer (AutoFieldMixin).
+    if value is None or type(value) is int:
+        return operations.validate_autopk_value(value)
+    return _by_the_field(operations, field, value)
+
+
+def _flag(operations, field, value):
+    return value if value is None or type(value) is bool else _by_the_field(operations, field, value)
+
+
+def _moment(operations, field, value):
+    if value is None:
+        return None
+    # A naive time the field would warn of, and interpret: left to it.
+    if type(value) is datetime and value.tzinfo is not None:
+        return operations.adapt_datetimefield_value(value)
+    return _by_the_field(operations, field, value)
+
+
+def _json(operations, field, value):
+    if value is None:
+        # SQL NULL, as the field stores None.
+        return None
+    if type(value) in _JSON_TYPES:
+        return operations.adapt_json_value(value, field.encoder)
+    return _by_the_field(operations, field, value)
+
+
+_JSON_TYPES = {dict, list, str, int, float, bool}
+_PREPARERS = {
+    CharField: _text,
+    TextField: _text,
+    BooleanField: _flag,
+    DateTimeField: _moment,
+    JSONField: _json,
+    **dict.fromkeys(
+        [
+            IntegerField,
+            BigIntegerField,
+            SmallIntegerField,
+            PositiveIntegerField,
+            PositiveSmallIntegerField,
+            PositiveBigIntegerField,
+        ],
+        _integer,
+    ),
+}
+
+
+@functools.cache
+def _preparer(field):
+    """How `field`'s values are prepared: by the exact class of the field, a subclass may prepare otherwise."""
+    if type(field) is ForeignKey and type(field.target_field) in (AutoField, BigAutoField):
+        return _key
+    return _PREPARERS.get(type(field), _by_the_field)
 
 
 def _resolved_by_orm(values) -> bool:

@@ -93,12 +93,14 @@ def _envelope_errors(result, max_bytes: int) -> list[str]:
     return []
 
 
-def check_call_result(result, output_schema: dict | None, *, max_bytes: int, quick: float | None = None) -> ResultCheck:
+def check_call_result(
+    result, output_schema: dict | None, *, max_bytes: int, quick: float | None = None, known=None
+) -> ResultCheck:
     """Why a tools/call result must not be passed on as it is; no errors when it may.
 
     ``structuredContent`` is validated against ``output_schema`` and required by
     it, except on an error result (``isError: true``), which need not follow it. With `quick`,
-    NotQuick when that validation would take longer (schemas.validate).
+    NotQuick when that validation would take longer; `known` stands for the schema (schemas.validate).
     """
     errors = _envelope_errors(result, max_bytes)
     if errors:
@@ -121,13 +123,13 @@ def check_call_result(result, output_schema: dict | None, *, max_bytes: int, qui
         if structured is None:
             errors.append("structuredContent is missing, but the tool declares an outputSchema")
         else:
-            errors += _structured_errors(output_schema, structured, quick)
+            errors += _structured_errors(output_schema, structured, quick, known)
     return ResultCheck(errors)
 
 
-def _structured_errors(output_schema: dict, structured: dict, quick: float | None) -> list[str]:
+def _structured_errors(output_schema: dict, structured: dict, quick: float | None, known) -> list[str]:
     try:
-        return validate(output_schema, structured, where="structuredContent", quick=quick)
+        return validate(output_schema, structured, where="structuredContent", quick=quick, known=known)
     except SchemaError as exc:
         return [f"the tool's outputSchema is not usable: {exc.reason}"]
 

@@ -178,8 +178,14 @@ def _compile(key: _Key):
     return validator(schema, registry=registry)
 
 
-def _compiled(schema) -> tuple[str, object]:
-    """The schema's digest and its compiled validator."""
+# Digests and validators by a key that their callers vouch stands for the schema's content (validate's `known`).
+_known: dict = {}
+
+
+def _compiled(schema, known=None) -> tuple[str, object]:
+    """The schema's digest and its compiled validator; by `known` when it was given before."""
+    if known is not None and (found := _known.get(known)) is not None:
+        return found
     if not isinstance(schema, dict):
         raise SchemaError("a schema must be a JSON object")
     try:
@@ -187,7 +193,12 @@ def _compiled(schema) -> tuple[str, object]:
     except ValueError as exc:
         raise SchemaError(f"the schema {exc}") from None
     key = _Key(hashlib.sha256(encoded).hexdigest(), encoded)
-    return key.digest, _compile(key)
+    compiled = key.digest, _compile(key)
+    if known is not None:
+        if len(_known) >= CACHE_SIZE:
+            _known.clear()
+        _known[known] = compiled
+    return compiled
 
 
 def check_schema(schema) -> None:
@@ -203,16 +214,18 @@ class NotQuick(Exception):
 _costly: set[str] = set()
 
 
-def validate(schema, instance, *, where: str = "arguments", quick: float | None = None) -> list[str]:
+def validate(schema, instance, *, where: str = "arguments", quick: float | None = None, known=None) -> list[str]:
     """Why ``instance`` does not conform to ``schema``, as messages a model can act on; empty when it does.
 
     Each message starts with the place in the instance, rooted at ``where``
     (``arguments.count: 'x' is not of type 'integer'``). Raises SchemaError
     when the schema itself is unusable. With `quick`, a budget of seconds, raises NotQuick
     when the validation runs past it (or ran past one before): for an event loop, which
-    then validates in a thread with the whole MAX_SECONDS.
+    then validates in a thread with the whole MAX_SECONDS. `known`, a key that stands for the schema's content
+    wherever it is given (a tool definition's digest and the schema's place in it), finds the schema's validator
+    without encoding and hashing the schema again, as every call to a tool would.
     """
-    digest, validator = _compiled(schema)
+    digest, validator = _compiled(schema, known)
     if quick is not None and digest in _costly:
         raise NotQuick
     try:

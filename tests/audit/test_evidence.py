@@ -52,7 +52,7 @@ def events(count):
     made = []
     for start in range(0, count, 1000):
         batch = [
-            AuditEvent(
+            chain.Event(
                 at=timezone.now(),
                 actor_type="user",
                 actor_id=n % 7,
@@ -223,7 +223,7 @@ def test_it_checkpoints_the_head_once_and_refuses_a_public_chain_recomputed_over
         for event in made[2:] + more:
             event.data = {"changed": True} if event is made[2] else event.data
             value = public_chain_value(value, encoding.encode_event(encoding.hashed_row(event)))
-            AuditEvent.objects.filter(pk=event.pk).update(data=event.data, public_hash=value)
+            AuditEvent.objects.filter(seq=event.seq).update(data=event.data, public_hash=value)
         AuditHead.objects.update(public_hash=value)
     with pytest.raises(checkpoints.Refused, match="at seq 6"):
         checkpoints.take()

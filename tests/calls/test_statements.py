@@ -3,6 +3,7 @@
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.db.models import F
 from django.db.models.signals import post_save
 from django.utils import timezone
@@ -20,6 +21,13 @@ def stored(call_id) -> dict:
     return Call.objects.filter(pk=call_id).values().get()
 
 
+def raw(call_id) -> dict:
+    """The row as the database driver gives it back, before any field's conversion."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT * FROM {connection.ops.quote_name(Call._meta.db_table)} WHERE id = %s", [call_id])
+        return dict(zip([column[0] for column in cursor.description], cursor.fetchone(), strict=True))
+
+
 def test_it_inserts_a_call_as_the_orm_would(client_token):
     tool = make_tool(make_server(), "lookup")
     rule = PolicyRule.objects.create(name="lookups", action="ask", tool_glob="records_*")
@@ -35,6 +43,13 @@ def test_it_inserts_a_call_as_the_orm_would(client_token):
         "received_at": now,
         "expires_at": now + timedelta(minutes=5),
         "status": Call.Status.PENDING,
+        # A column of each other kind: a small and a large integer, flags, JSON null as SQL NULL, a person's key.
+        "approvals_needed": 2,
+        "task_ttl_ms": 2**31 - 1,
+        "separation_of_duties": True,
+        "is_error": False,
+        "progress_token": None,
+        "decided_by": make_user("olga"),
     }
     written, saved = Call(request_id="one", **fields), Call(request_id="two", **fields)
 
@@ -42,10 +57,11 @@ def test_it_inserts_a_call_as_the_orm_would(client_token):
     saved.save(force_insert=True)
 
     assert written.pk is not None and written.pk != saved.pk and not written._state.adding
-    mine, orms = stored(written.pk), stored(saved.pk)
-    for key in ("id", "request_id"):
-        mine.pop(key), orms.pop(key)
-    assert mine == orms
+    for read in (stored, raw):
+        mine, orms = read(written.pk), read(saved.pk)
+        for key in ("id", "request_id"):
+            mine.pop(key), orms.pop(key)
+        assert mine == orms
     assert Call.objects.get(pk=written.pk).arguments == {"order": [1, 2.5, None], "note": "née"}
 
 
