@@ -29,6 +29,7 @@ from tests.services_pass import SERVICE_TESTS
 pytest_plugins = [
     "pytester",
     "tests.fixtures.time_limits",
+    "tests.fixtures.databases",
     "tests.fixtures.waiting",
     "tests.fixtures.servers",
     "tests.fixtures.catalog",

@@ -2,7 +2,7 @@
 row locks, writes SQL by hand, counts on triggers, or reaches the channel layer, the cache or celery has tests there."""
 
 import ast
-import os
+import json
 import re
 import subprocess
 import sys
@@ -94,26 +94,46 @@ MIXED = [
 ]
 
 
-def collected(**env) -> tuple[set[str], int]:
-    """The tests a pass of `make test` runs of MIXED, and how many MIXED has in all."""
-    environment = {key: value for key, value in os.environ.items() if key not in ("DATABASE_URL", "REDIS_URL")}
+# What each pass's environment sets of those the suite's conftest reads when it selects a pass's tests. Collecting
+# connects to neither service: the URLs only say which pass this is.
+PASSES = {
+    "embedded": {"SERVICES_PASS_FOLLOWS": "1"},
+    "services": {"DATABASE_URL": "postgres://nobody@127.0.0.1:9/none", "REDIS_URL": "redis://127.0.0.1:9/15"},
+}
+# One process collects for both passes, each in its environment: a second process would start Django, pytest and
+# the modules again for the same tests.
+COLLECT = """
+import json, os, sys
+import pytest
+for name, environment in json.loads(sys.argv[1]).items():
+    for key in ("SERVICES_PASS_FOLLOWS", "DATABASE_URL", "REDIS_URL"):
+        os.environ.pop(key, None)
+    os.environ.update(environment)
+    print("== " + name, flush=True)
+    pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", *sys.argv[2:]])
+"""
+
+
+def collected() -> tuple[dict[str, set[str]], int]:
+    """The tests each pass of `make test` runs of MIXED, and how many MIXED has in all."""
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", *MIXED],
+        [sys.executable, "-c", COLLECT, json.dumps(PASSES), *MIXED],
         cwd=ROOT,
-        env={**environment, **env},
         capture_output=True,
         text=True,
         timeout=300,
     )
-    total = re.search(r"(?:\d+/)?(\d+) tests? collected", done.stdout)
-    assert total, done.stdout + done.stderr
-    return {line for line in done.stdout.splitlines() if "::" in line}, int(total[1])
+    outputs = dict(re.findall(r"^== (\w+)\n(.*?)(?=^== |\Z)", done.stdout, re.MULTILINE | re.DOTALL))
+    assert outputs.keys() == PASSES.keys(), done.stdout + done.stderr
+    totals = {int(total) for total in re.findall(r"(?:\d+/)?(\d+) tests? collected", done.stdout)}
+    assert len(totals) == 1, done.stdout + done.stderr
+    tests = {name: {line for line in output.splitlines() if "::" in line} for name, output in outputs.items()}
+    return tests, totals.pop()
 
 
 def test_it_runs_every_test_in_one_pass_or_the_other_and_only_marked_ones_twice():
-    embedded, total = collected(SERVICES_PASS_FOLLOWS="1")
-    # Collecting connects to neither: the URLs only say which pass this is.
-    services, _ = collected(DATABASE_URL="postgres://nobody@127.0.0.1:9/none", REDIS_URL="redis://127.0.0.1:9/15")
+    tests, total = collected()
+    embedded, services = tests["embedded"], tests["services"]
     assert len(embedded | services) == total
     assert any("test_hostile_inputs" in test for test in services - embedded)
     assert not any("test_report.py" in test for test in services)

@@ -137,9 +137,10 @@ def make_long_rows() -> dict:
     hook = {"url": UNBROKEN, "events": ["call.pending"], "console_url": "http://127.0.0.1/", "description": WORDS[:200]}
     webhook, _ = create_endpoint(hook, admin)
     create_key(admin, name(100, "key", unbroken=True))
+    calls = make_calls(tool, token, admin)
+    # After the calls: a device turned on before them would be sent a notification of each, looking push.example up.
     push_endpoint = "https://push.example/" + UNBROKEN[:1900]
     devices.turn_on(admin, Browser(push_endpoint).subscription, name(100, "phone", unbroken=True), UNBROKEN[:300])
-    calls = make_calls(tool, token, admin)
     # One event of each kind whose data holds long values.
     events = [
         AuditEvent.objects.filter(action=action).latest("seq").seq
