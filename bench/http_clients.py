@@ -18,9 +18,9 @@ from harness import BenchError
 from approvals.protocol import jsonrpc
 from approvals.upstream import ServerSpec, SessionPool
 from approvals.upstream.exchange import parse
+from approvals.upstream.http_client import IDLE_CONNECTION_SECONDS
 from approvals.upstream.spec import HTTP
 from approvals.upstream.sse import SseParser
-from approvals.upstream.transport_http import IDLE_CONNECTION_SECONDS
 
 TIMEOUT_SECONDS = 30
 MAX_CONNECTIONS = 100

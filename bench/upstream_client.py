@@ -6,7 +6,7 @@
 One upstream (tests/servers/sdk_server.py, the official SDK's MCPServer over Streamable HTTP), the same echo
 tools/call through each client, one session per client:
 
-- `console`: the console's own UpstreamSession over approvals/upstream/transport_http.py (httpx), what a call
+- `console`: the console's own UpstreamSession over approvals/upstream/transport_http.py (aiohttp), what a call
   through the console spends in its upstream client, the session's bookkeeping included;
 - `httpx`: an httpx.AsyncClient with the console's limits, one streamed POST read to its end;
 - `httpcore`: httpcore's connections under a pool of this bench's own (an idle list; only the connection taken

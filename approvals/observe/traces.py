@@ -2,8 +2,8 @@
 
 Without that variable nothing of OpenTelemetry is imported: span() is a null context and
 carried() hands back what it is given, so an untraced console pays for neither. With it, a
-request's server span continues the client's W3C traceparent, Django, httpx and psycopg
-add theirs, httpx passes the trace on to upstream servers in its own traceparent, and the
+request's server span continues the client's W3C traceparent, Django, aiohttp, httpx and
+psycopg add theirs, aiohttp passes the trace on to upstream servers in its own traceparent, and the
 console adds its steps of a call: receive, policy, hold, forward and record. A request's URL
 is kept with its credentials redacted (observe/redaction).
 """
@@ -29,6 +29,7 @@ def start():
         return
     from opentelemetry import trace
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.instrumentation.aiohttp_client import AioHttpClientInstrumentor
     from opentelemetry.instrumentation.django import DjangoInstrumentor
     from opentelemetry.instrumentation.httpx import HTTPXClientInstrumentor
     from opentelemetry.instrumentation.psycopg import PsycopgInstrumentor
@@ -41,7 +42,8 @@ def start():
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
     trace.set_tracer_provider(provider)
     DjangoInstrumentor().instrument(request_hook=redaction.redact_span)
-    HTTPXClientInstrumentor().instrument()
+    AioHttpClientInstrumentor().instrument()  # the upstream client's Streamable HTTP
+    HTTPXClientInstrumentor().instrument()  # the rest of the outbound HTTP
     PsycopgInstrumentor().instrument()
     _tracer = trace.get_tracer("approvals")
 

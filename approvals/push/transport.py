@@ -8,15 +8,13 @@ small size.
 """
 
 import asyncio
-import ssl
 from dataclasses import dataclass
-from functools import lru_cache
 
 import httpx
 from pywebpush import WebPusher, WebPushException
 
 from approvals.push import vapid
-from approvals.upstream.outbound import PinnedTransport, Refused, url_problem
+from approvals.upstream.outbound import PinnedTransport, Refused, tls_context, url_problem
 
 MAX_RESPONSE_BYTES = 16 * 1024
 # Gone for good: the browser unsubscribed, or the push service expired the subscription (RFC 8030, 7.3).
@@ -45,13 +43,6 @@ class Push:
     ttl: int = 600
 
 
-@lru_cache(maxsize=1)
-def tls() -> ssl.SSLContext:
-    """httpx's own context (the system's CAs, or SSL_CERT_FILE's), made once per process: a notification waits on
-    nothing that a tenth of a second of loading CAs would add to each."""
-    return httpx.create_ssl_context()
-
-
 def encrypted(push: Push) -> tuple[bytes, dict[str, str]]:
     try:
         body = WebPusher(push.subscription).encode(push.payload, "aes128gcm")["body"]
@@ -76,7 +67,9 @@ class Transport:
         the error."""
 
         async def all_of():
-            pinned = PinnedTransport(self.allowed_hosts, "WEB_PUSH_ALLOWED_HOSTS", https_only=True, verify=tls())
+            pinned = PinnedTransport(
+                self.allowed_hosts, "WEB_PUSH_ALLOWED_HOSTS", https_only=True, verify=tls_context()
+            )
             async with httpx.AsyncClient(timeout=self.timeout, follow_redirects=False, transport=pinned) as client:
                 return await asyncio.gather(*(self.outcome(client, push) for push in pushes))
 

@@ -1,6 +1,6 @@
 """The console's client toward upstream MCP servers: Streamable HTTP or stdio, both protocol eras.
 
-Pure asyncio and httpx; no Django import belongs here.
+Pure asyncio, with aiohttp for Streamable HTTP and httpx for OAuth; no Django import belongs here.
 
     async with open_session(spec, on_request=..., on_notification=...) as session:
         session.identity                      # revision and era to remember in spec.revision

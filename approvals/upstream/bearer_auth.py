@@ -5,7 +5,7 @@ request needs. Either goes to the spec's Authorizer, once per request: it answer
 or raises AuthorizationRequired.
 """
 
-import httpx
+from collections.abc import Mapping
 
 from approvals.protocol.oauth_discovery import bearer_challenge
 
@@ -17,9 +17,10 @@ class Refused(AuthorizationRequired):
     """The first refusal of a request: a new token may still get it through."""
 
 
-def check_refusal(spec: ServerSpec, response: httpx.Response, method: str) -> None:
-    status = response.status_code
-    challenge = bearer_challenge(response.headers.get("www-authenticate", ""))
+def check_refusal(spec: ServerSpec, status: int, headers: Mapping[str, str], method: str) -> None:
+    """Raise Refused for an answer of `status` that refuses the request's authorization; `headers` are the
+    answer's, looked up without regard to case."""
+    challenge = bearer_challenge(headers.get("www-authenticate", ""))
     if status == 401 or (status == 403 and challenge.get("error") == "insufficient_scope"):
         wanted = f" (scope {challenge['scope']!r})" if challenge.get("scope") else ""
         reason = "needs authorization" if status == 401 else "needs a token with more scope"

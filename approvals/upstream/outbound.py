@@ -1,5 +1,6 @@
 """Reaching a URL someone else chose (a webhook endpoint an admin typed, the endpoints an upstream server's
-metadata names): the one address policy and the one pinned connection, for every such request.
+metadata names): the one address policy and the one pinned connection, for every such request; and the CAs the
+console's outbound HTTPS trusts, an upstream server's included.
 
 A host is resolved once and reached at the address checked, never resolved again (a name that answers a public
 address to the check and a private one to the connection gets nowhere); loopback, private, link-local (cloud
@@ -11,6 +12,8 @@ as local development and test servers do. httpx, no Django: the callers pass the
 import asyncio
 import ipaddress
 import socket
+import ssl
+from functools import lru_cache
 from urllib.parse import urlsplit
 
 import httpx
@@ -101,6 +104,13 @@ def refused_at(url: str, allowed_hosts, setting: str, timeout: float) -> str:
     except Refused as exc:
         return str(exc)
     return ""
+
+
+@lru_cache(maxsize=1)
+def tls_context() -> ssl.SSLContext:
+    """The CAs the console's outbound HTTPS trusts, as httpx picks them (SSL_CERT_FILE, else SSL_CERT_DIR, else
+    certifi's), loaded once per process: loading them takes a tenth of a second no request should wait on."""
+    return httpx.create_ssl_context()
 
 
 def pinned_url(url: httpx.URL, address) -> httpx.URL:

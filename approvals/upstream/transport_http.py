@@ -1,16 +1,18 @@
-"""Streamable HTTP toward an upstream server, over httpx: one POST per message, JSON or SSE answers."""
+"""Streamable HTTP toward an upstream server, over aiohttp: one POST per message, JSON or SSE answers."""
 
 import asyncio
 import contextlib
 import logging
 
-import httpx
+import aiohttp
+from yarl import URL
 
 from approvals.protocol import jsonrpc
 
-from . import bearer_auth
+from . import bearer_auth, http_client
 from .errors import UpstreamError
 from .exchange import MAX_MESSAGE_BYTES, Exchange, Serve, parse
+from .http_client import NETWORK_ERRORS, content_type, read_clock_stopped
 from .spec import ServerSpec
 from .sse import SseError, SseParser
 
@@ -19,11 +21,6 @@ log = logging.getLogger(__name__)
 MAX_ERROR_BODY_BYTES = 64 * 1024
 # Reconnections in a row that brought no new event before a stream is given up.
 MAX_RESUMES = 3
-# How long an idle connection is kept for the next request: well under the keep-alive after which servers close
-# theirs (gunicorn's 2 seconds; uvicorn's, Node's and Apache's 5, which is httpx's own default). A request sent as
-# the server closes the connection is lost unanswered, which cannot be told from a server failing in the middle of
-# it; the console sends no request twice, so a tools/call would fail.
-IDLE_CONNECTION_SECONDS = 1.0
 JSON = "application/json"
 EVENT_STREAM = "text/event-stream"
 
@@ -39,24 +36,23 @@ class HttpTransport:
         self._serve = serve
         self._listener: asyncio.Task | None = None
         self._bearer: str | None = None  # the OAuth access token, when the server's spec has an authorizer
-        self._url: httpx.URL | None = None  # the spec's URL, parsed once by start() rather than on every request
-        # httpx's own limits on connections, and a shorter life for the idle ones.
-        limits = httpx.Limits(
-            max_connections=100, max_keepalive_connections=20, keepalive_expiry=IDLE_CONNECTION_SECONDS
-        )
-        self._client = httpx.AsyncClient(timeout=spec.timeout, follow_redirects=False, limits=limits)
+        self._url: URL | None = None  # the spec's URL, parsed once by start() rather than on every request
+        # Made by start(), on the event loop that uses it: an aiohttp session belongs to the loop it was made on.
+        self._client: aiohttp.ClientSession | None = None
 
     async def start(self) -> None:
         """Check what the admin configured, so a mistake reads as one rather than as an outage."""
         try:
-            self._url = httpx.URL(self.spec.url)
-            self._client.headers.update(self.spec.headers)
-        except (httpx.InvalidURL, UnicodeEncodeError) as exc:
+            self._url = URL(self.spec.url)
+            for text in (*self.spec.headers, *self.spec.headers.values()):
+                text.encode("ascii")  # as HTTP/1.1 carries them
+        except (ValueError, UnicodeError) as exc:
             raise UpstreamError(f"{self.spec.name}: the URL or a header is not valid: {exc}") from None
         if self._url.scheme not in ("http", "https") or not self._url.host:
             raise UpstreamError(f"{self.spec.name}: the URL {self.spec.url!r} is not an http(s) URL")
         if any(c in value for value in self.spec.headers.values() for c in "\r\n\0"):
             raise UpstreamError(f"{self.spec.name}: a configured header value holds a line break")
+        self._client = http_client.client(self.spec, self._url)
 
     async def request(self, message: dict, headers: dict[str, str], exchange: Exchange) -> jsonrpc.Response:
         if self.spec.authorizer is not None:
@@ -72,13 +68,11 @@ class HttpTransport:
     async def _request(self, message: dict, headers: dict[str, str], exchange: Exchange) -> jsonrpc.Response:
         method = message["method"]
         try:
-            async with self._client.stream(
-                "POST", self._url, content=jsonrpc.encode(message), headers=self._headers(headers)
-            ) as response:
+            async with await self._send("POST", self._headers(headers), jsonrpc.encode(message)) as response:
                 await self._check_status(response, method, expect_body=True)
                 if method == "initialize":
                     self.session_id = response.headers.get("mcp-session-id") or None
-                kind = _content_type(response)
+                kind = content_type(response)
                 if kind == JSON:
                     return self._own_response(
                         parse(await self._read_body(response, MAX_MESSAGE_BYTES), self.spec.name), exchange
@@ -86,10 +80,10 @@ class HttpTransport:
                 if kind != EVENT_STREAM:
                     raise UpstreamError(f"{self.spec.name}: answered {method} with content type {kind or 'none'!r}")
                 parser = SseParser(MAX_MESSAGE_BYTES)
-                response = await self._read_events(response, parser, exchange)
-            return response or await self._resume(parser, exchange)
-        except httpx.HTTPError as exc:
-            raise self._transport_error(method, exc) from None
+                answer = await self._read_events(response, parser, exchange)
+            return answer or await self._resume(parser, exchange)
+        except NETWORK_ERRORS as exc:
+            raise http_client.network_error(self.spec, method, exc) from None
 
     async def notify(self, message: dict, headers: dict[str, str]) -> None:
         try:
@@ -98,8 +92,8 @@ class HttpTransport:
             except bearer_auth.Refused as refused:
                 self._bearer = await bearer_auth.replace(self.spec, self._bearer, refused)
                 await self._post(message, headers)
-        except httpx.HTTPError as exc:
-            raise self._transport_error(message["method"], exc) from None
+        except NETWORK_ERRORS as exc:
+            raise http_client.network_error(self.spec, message["method"], exc) from None
 
     async def start_listening(self) -> None:
         """Open the legacy GET stream, where a server sends what belongs to no request (list changes, logs).
@@ -115,12 +109,13 @@ class HttpTransport:
 
     async def end_session(self) -> None:
         """DELETE the legacy session; a server that does not allow it (405) or is gone is no concern here."""
-        if self.session_id is None:
+        if self.session_id is None or self._client is None:
             return
         try:
-            await self._client.delete(self._url, headers=self._headers({}))
-        except httpx.HTTPError as exc:
-            log.info("%s: ending the session failed: %s", self.spec.name, exc)
+            async with await self._send("DELETE", self._headers({})):
+                pass
+        except NETWORK_ERRORS as exc:
+            log.info("ending the session failed: %s", http_client.network_error(self.spec, "DELETE", exc).message)
         self.session_id = None
 
     async def close(self) -> None:
@@ -129,7 +124,8 @@ class HttpTransport:
             self._listener.cancel()
             await asyncio.gather(self._listener, return_exceptions=True)
         await self.end_session()
-        await self._client.aclose()
+        if self._client is not None:
+            await self._client.close()
 
     def _headers(self, extra: dict[str, str]) -> dict[str, str]:
         headers = {"Accept": f"{JSON}, {EVENT_STREAM}", "Content-Type": JSON}
@@ -142,14 +138,22 @@ class HttpTransport:
         headers.update(extra)
         return headers
 
+    async def _send(self, method: str, headers: dict[str, str], body: bytes | None = None) -> aiohttp.ClientResponse:
+        """The answer, once its head came; the caller reads its body and releases it (`async with`).
+
+        aiohttp bounds getting a connection and, once the request is sent, each wait for bytes, but not the sending:
+        a server that stops taking the body is bounded here, by one timeout for each of the three steps.
+        """
+        async with asyncio.timeout(3 * self.spec.timeout):
+            return await self._client.request(method, self._url, data=body, headers=headers, allow_redirects=False)
+
     async def _post(self, message: dict, headers: dict[str, str]) -> None:
         """POST what expects no answer: a notification, or our response to a server's request."""
-        body = jsonrpc.encode(message)
-        async with self._client.stream("POST", self._url, content=body, headers=self._headers(headers)) as response:
+        async with await self._send("POST", self._headers(headers), jsonrpc.encode(message)) as response:
             await self._check_status(response, message.get("method", "a response"), expect_body=False)
 
-    async def _check_status(self, response: httpx.Response, method: str, *, expect_body: bool) -> None:
-        status = response.status_code
+    async def _check_status(self, response: aiohttp.ClientResponse, method: str, *, expect_body: bool) -> None:
+        status = response.status
         if 200 <= status < 300:
             if expect_body and status in (202, 204):
                 raise UpstreamError(f"{self.spec.name}: answered {method} with HTTP {status} and no message")
@@ -157,7 +161,7 @@ class HttpTransport:
         if 300 <= status < 400:
             location = response.headers.get("location", "")
             raise UpstreamError(f"{self.spec.name}: {method}: redirected to {location!r}; redirects are not followed")
-        bearer_auth.check_refusal(self.spec, response, method)
+        bearer_auth.check_refusal(self.spec, status, response.headers, method)
         detail, code = f"HTTP {status}", None
         try:
             error = parse(await self._read_body(response, MAX_ERROR_BODY_BYTES), self.spec.name)
@@ -175,9 +179,9 @@ class HttpTransport:
             f"{self.spec.name}: {method}: {detail}", retryable=status >= 500 or status in (408, 429), code=code
         )
 
-    async def _read_body(self, response: httpx.Response, limit: int) -> bytes:
+    async def _read_body(self, response: aiohttp.ClientResponse, limit: int) -> bytes:
         chunks, size = [], 0
-        async for chunk in response.aiter_bytes():
+        async for chunk in response.content.iter_any():
             size += len(chunk)
             if size > limit:
                 raise UpstreamError(f"{self.spec.name}: sent a message larger than {limit} bytes")
@@ -191,11 +195,11 @@ class HttpTransport:
         raise UpstreamError(f"{self.spec.name}: answered {exchange.method} with something other than its response")
 
     async def _read_events(
-        self, response: httpx.Response, parser: SseParser, exchange: Exchange | None
+        self, response: aiohttp.ClientResponse, parser: SseParser, exchange: Exchange | None
     ) -> jsonrpc.Response | None:
         """Serve what arrives on a stream until our response does; None when the stream ends first."""
         try:
-            async for chunk in response.aiter_bytes():
+            async for chunk in response.content.iter_any():
                 for event in parser.feed(chunk):
                     # Priming events carry only an id to resume from; other event types are not MCP's.
                     if event.event != "message" or not event.data.strip():
@@ -208,9 +212,10 @@ class HttpTransport:
                         continue
                     if exchange is not None:
                         exchange.touch()
-                    reply = await self._serve(message, exchange)
-                    if reply is not None:
-                        await self._post(reply, {})
+                    with read_clock_stopped(response):
+                        reply = await self._serve(message, exchange)
+                        if reply is not None:
+                            await self._post(reply, {})
         except SseError as exc:
             raise UpstreamError(f"{self.spec.name}: sent a malformed event stream: {exc}") from None
         return None
@@ -223,14 +228,14 @@ class HttpTransport:
             seen = parser.last_event_id
             await asyncio.sleep(min((parser.retry_ms or 1000) / 1000, self.spec.timeout))
             headers = self._headers({"Accept": EVENT_STREAM, "Last-Event-ID": seen})
-            async with self._client.stream("GET", self._url, headers=headers) as response:
+            async with await self._send("GET", headers) as response:
                 await self._check_status(response, exchange.method, expect_body=True)
-                if _content_type(response) != EVENT_STREAM:
+                if content_type(response) != EVENT_STREAM:
                     break
                 parser = SseParser(MAX_MESSAGE_BYTES, last_event_id=seen)
-                response = await self._read_events(response, parser, exchange)
-            if response is not None:
-                return response
+                answer = await self._read_events(response, parser, exchange)
+            if answer is not None:
+                return answer
             if parser.last_event_id != seen:
                 attempts = 0
         raise UpstreamError(
@@ -246,30 +251,17 @@ class HttpTransport:
             headers.pop("Content-Type")
             parser = SseParser(MAX_MESSAGE_BYTES, last_event_id=last_event_id)
             try:
-                async with self._client.stream("GET", self._url, headers=headers) as response:
+                async with await self._send("GET", headers) as response:
                     settled.set()
-                    if response.status_code != 200 or _content_type(response) != EVENT_STREAM:
+                    if response.status != 200 or content_type(response) != EVENT_STREAM:
                         return  # 405 and the like: this server offers no such stream
                     failures = 0
                     await self._read_events(response, parser, None)
-            except httpx.ReadTimeout:
+            except aiohttp.SocketTimeoutError:
                 pass  # a quiet stream; open it again
-            except (httpx.HTTPError, UpstreamError) as exc:
+            except (*NETWORK_ERRORS, UpstreamError) as exc:
                 failures += 1
                 log.info("%s: the GET stream failed: %s", self.spec.name, exc)
             settled.set()
             last_event_id, retry_ms = parser.last_event_id, parser.retry_ms or retry_ms
             await asyncio.sleep(min((retry_ms or 1000) / 1000, self.spec.timeout))
-
-    def _transport_error(self, method: str, exc: httpx.HTTPError) -> UpstreamError:
-        if isinstance(exc, httpx.TimeoutException):
-            return UpstreamError(
-                f"{self.spec.name}: no answer to {method} within {self.spec.timeout:g}s", retryable=True
-            )
-        return UpstreamError(
-            f"{self.spec.name}: {method}: cannot talk to {self.spec.url}: {type(exc).__name__}: {exc}", retryable=True
-        )
-
-
-def _content_type(response: httpx.Response) -> str:
-    return response.headers.get("content-type", "").partition(";")[0].strip().lower()

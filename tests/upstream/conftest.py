@@ -1,6 +1,7 @@
 import os
 import subprocess
 
+import aiohttp
 import pytest
 
 from approvals.upstream.isolation import account, can_switch_users
@@ -21,3 +22,19 @@ def stdio_user() -> str:
             check=True,
         )
     return STDIO_USER
+
+
+@pytest.fixture(autouse=True)
+def closes_its_http_clients(monkeypatch):
+    """Fails a test that leaves an HTTP client of the upstream client unclosed. aiohttp would warn only once it is
+    collected ("Unclosed client session"), at any later time or never."""
+    made = []
+    make = aiohttp.ClientSession.__init__
+
+    def recording(client, *args, **kwargs):
+        make(client, *args, **kwargs)
+        made.append(client)
+
+    monkeypatch.setattr(aiohttp.ClientSession, "__init__", recording)
+    yield
+    assert [client for client in made if not client.closed] == []

@@ -1,4 +1,4 @@
-"""The upstream client stays pure asyncio and httpx, usable outside Django."""
+"""The upstream client stays pure asyncio, aiohttp and httpx, usable outside Django."""
 
 import subprocess
 import sys
