@@ -12,7 +12,11 @@ import pytest
 
 from tests.fixtures.people import PASSWORD, make_user
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+# The full browser, for what the headless shell has not: notifications, a page's own and a service worker's.
+FULL_CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+# Chromium's headless shell, where installed: the same engine without the full browser's windows, tabs and
+# address bar, which its headless mode still lays out and draws, unseen, on every navigation.
+CHROMIUM = shutil.which("chromium-headless-shell") or FULL_CHROMIUM
 VIEWPORT = {"width": 1366, "height": 860}
 LAUNCH_ARGS = [
     "--no-sandbox",
@@ -24,7 +28,8 @@ LAUNCH_ARGS = [
 
 
 class SharedChromium:
-    """This worker's Chromium and the Playwright that drives it, lent to one test at a time.
+    """This worker's Chromium (and the full one, once a test asks for it) and the Playwright that drives them, lent
+    to one test at a time.
 
     Playwright's sync API runs its event loop in a greenlet of the calling thread, and marks that loop as the
     thread's running one between its calls. Django refuses database access where a loop runs, so the loop is
@@ -33,12 +38,13 @@ class SharedChromium:
     """
 
     def __init__(self):
-        self.playwright = self.browser = self.loop = None
+        self.playwright = self.loop = None
+        self.browsers = {}
 
-    def lend(self):
-        if self.browser is None:
-            if not os.path.exists(CHROMIUM):
-                pytest.skip(f"Chromium is not installed at {CHROMIUM} (apt-get install chromium)")
+    def lend(self, executable=CHROMIUM):
+        if not os.path.exists(executable):
+            pytest.skip(f"Chromium is not installed at {executable} (apt-get install chromium-headless-shell chromium)")
+        if self.playwright is None:
             from playwright.sync_api import expect, sync_playwright
 
             # What a page shows after a push or a redirect comes later on a loaded CI machine than on a quiet one;
@@ -46,27 +52,29 @@ class SharedChromium:
             expect.set_options(timeout=15_000)
             self.playwright = sync_playwright().start()
             self.loop = asyncio.get_running_loop()
-            self.browser = self.playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS)
         else:
             asyncio._set_running_loop(self.loop)
-            if not self.browser.is_connected():
-                self.browser = self.playwright.chromium.launch(
-                    executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS
-                )
-        return self.browser
+        browser = self.browsers.get(executable)
+        if browser is None or not browser.is_connected():
+            browser = self.browsers[executable] = self.playwright.chromium.launch(
+                executable_path=executable, headless=True, args=LAUNCH_ARGS
+            )
+        return browser
 
     def take_back(self):
-        if self.browser is None or asyncio._get_running_loop() is not self.loop:
+        if self.playwright is None or asyncio._get_running_loop() is not self.loop:
             return
-        for context in self.browser.contexts:
-            context.close()
+        for browser in self.browsers.values():
+            for context in browser.contexts:
+                context.close()
         asyncio._set_running_loop(None)
 
     def stop(self):
         if self.playwright is None:
             return
         asyncio._set_running_loop(self.loop)
-        self.browser.close()
+        for browser in self.browsers.values():
+            browser.close()
         self.playwright.stop()
         asyncio._set_running_loop(None)
 
@@ -108,6 +116,12 @@ def open_browser(_browser):
     The same rule as open_page: call it after any ORM work of the test's own thread.
     """
     return _browser
+
+
+@pytest.fixture
+def open_full_browser(_browser):
+    """The full Chromium, as open_browser lends the shell: for tests of notifications."""
+    return lambda: _browser(FULL_CHROMIUM)
 
 
 @pytest.fixture

@@ -31,10 +31,10 @@ RECORD_NOTIFICATIONS = """
 
 
 def test_it_raises_a_notification_for_a_new_call_that_opens_the_call_s_page(
-    live_console, demo_server, secret, person, open_browser
+    live_console, demo_server, secret, person, open_full_browser
 ):
     _, operator = person("olivia", roles.OPERATOR)
-    context = open_browser().new_context()
+    context = open_full_browser().new_context()
     context.grant_permissions(["notifications"], origin=live_console)
     context.add_init_script(RECORD_NOTIFICATIONS)
     context.add_cookies([{"name": "sessionid", "value": operator.cookies["sessionid"].value, "url": live_console}])

@@ -107,7 +107,7 @@ class Operator:
 @asynccontextmanager
 async def chromium():
     if not Path(CHROMIUM).exists():
-        pytest.skip(f"Chromium is not installed at {CHROMIUM} (apt-get install chromium)")
+        pytest.skip(f"Chromium is not installed at {CHROMIUM} (apt-get install chromium-headless-shell)")
     from playwright.async_api import async_playwright
 
     async with async_playwright() as playwright:

@@ -47,12 +47,12 @@ def push_service(settings):
 
 
 def test_it_subscribes_shows_a_waiting_call_and_opens_it_on_a_phone_to_approve_through_push(
-    live_console, push_service, person, client_token, refund_tool, open_browser
+    live_console, push_service, person, client_token, refund_tool, open_full_browser
 ):
     browser_keys = push_service.browser("ann-phone")
     _, signed_in = person("ann", roles.OPERATOR)
     key = public_key()
-    context = open_browser().new_context(viewport=PHONE, has_touch=True, is_mobile=True)
+    context = open_full_browser().new_context(viewport=PHONE, has_touch=True, is_mobile=True)
     context.grant_permissions(["notifications"], origin=live_console)
     context.add_cookies([{"name": "sessionid", "value": signed_in.cookies["sessionid"].value, "url": live_console}])
     context.add_init_script(f"({SUBSCRIBE})({json.dumps(browser_keys.subscription)})")
