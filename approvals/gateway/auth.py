@@ -1,5 +1,6 @@
 """Who is calling: the client token behind a request, and whether it may call again this minute."""
 
+import asyncio
 import time
 
 from asgiref.sync import sync_to_async
@@ -43,13 +44,14 @@ async def identify(request) -> ClientToken:
         # rotation's grace period the old and the new secret are counted apart.
         key = hash_secret(secret)
     found = await admitted_on_the_loop(secret, key)
-    if found is None:
+    if found is None or found[0] is None:
         # Only an OAuth access token names the resource it was issued for: a client token's request builds no URL.
         resource = (
             "" if secret is None or client_token_secret(secret) else request.build_absolute_uri(reverse("mcp_endpoint"))
         )
         peer = request.META.get("REMOTE_ADDR") or ""
-        found = await in_shared_thread(admitted_and_counted)(secret, resource, peer, key)
+        counted = None if found is None else found[1]
+        found = await in_shared_thread(admitted_and_counted)(secret, resource, peer, key, counted)
     admission, count = found
     if admission.token is None:
         # Counted for nothing: whatever a client makes up leaves no entry behind to crowd out real tokens' counts.
@@ -63,8 +65,11 @@ async def identify(request) -> ClientToken:
     return admission.token
 
 
-def admitted_and_counted(secret: str | None, resource: str, peer: str, credential: str) -> tuple[Admission, int]:
-    """The admission of `secret` (an anonymous client's without one) and the credential's count this minute.
+def admitted_and_counted(
+    secret: str | None, resource: str, peer: str, credential: str, count: int | None = None
+) -> tuple[Admission, int]:
+    """The admission of `secret` (an anonymous client's without one) and the credential's count this minute:
+    `count` when the event loop counted it already.
 
     In one trip to the loop's shared threads, the stamp of the kept lookups read first (db.kept): the
     rest of the request (its token here, its session and tool after) may use what the process keeps.
@@ -72,25 +77,30 @@ def admitted_and_counted(secret: str | None, resource: str, peer: str, credentia
     """
     kept.refresh()
     admission = Admission(anonymous_token()) if secret is None else admit_secret(secret, resource, peer)
-    return admission, count_request(credential)
+    return admission, count_request(credential) if count is None else count
 
 
-async def admitted_on_the_loop(secret: str | None, credential: str) -> tuple[Admission, int] | None:
-    """admitted_and_counted's answer without leaving the event loop, or None when that needs a thread.
+async def admitted_on_the_loop(secret: str | None, credential: str) -> tuple[Admission | None, int] | None:
+    """The credential's count this minute made from the event loop, with its admission when that needs no thread
+    either (else None there); None when the loop cannot count it.
 
-    It can when the stamp can be read from the loop (db.kept.refresh_on_the_loop), the client token's secret
-    and its owner's standing are kept, its use needs no noting, and the rate is counted from the loop: in this
-    process's memory (LocMemCache: a lock held for an increment) or awaited from Redis (console.cache's acount).
-    Nothing is counted unless the token is admitted here, so a request left to a thread is counted once.
+    The loop counts a client token's secret when the rate is counted in this process's memory (LocMemCache: a lock
+    held for an increment) or by one script on Redis (console.cache's acount), sent beside the stamp's read so that
+    the request waits for one round trip, not two in turn. It admits it when the stamp can be read from the loop
+    (db.kept.refresh_on_the_loop), the secret and its owner's standing are kept, and its use needs no noting; a
+    request it does not admit is admitted in a thread (admitted_and_counted) with this count, so counted once.
     """
     if secret is None or not client_token_secret(secret) or not counted_from_the_loop():
         return None
-    if not await kept.refresh_on_the_loop():
-        return None
-    admission = admit_kept(secret, credential)
+    counting = asyncio.ensure_future(count_request_on_the_loop(credential))
+    try:
+        fresh = await kept.refresh_on_the_loop()
+    finally:
+        count = await counting
+    admission = admit_kept(secret, credential) if fresh else None
     if admission is None or admission.token is None:
-        return None
-    return admission, await count_request_on_the_loop(credential)
+        return None, count
+    return admission, count
 
 
 def counted_from_the_loop() -> bool:

@@ -5,8 +5,7 @@ import asyncio
 import threading
 
 import pytest
-from asgiref.sync import async_to_sync, sync_to_async
-from django.core.cache import caches
+from asgiref.sync import async_to_sync
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
@@ -15,7 +14,7 @@ from approvals.actions.revocation import revoke_token
 from approvals.calls import lifecycle
 from approvals.catalog.models import Server
 from approvals.db import batch_reads, kept
-from approvals.gateway import auth, sessions
+from approvals.gateway import sessions
 from approvals.gateway.auth import admitted_and_counted
 from approvals.policy.models import PolicyRule
 from approvals.tokens.credentials import create_token, hash_secret
@@ -138,78 +137,6 @@ def test_it_changes_the_stamp_with_every_kind_of_change_to_each_table_it_watches
     assert len({before, after_insert, after_update, after_endpoint, after_delete}) == 5
 
 
-@pytest.fixture
-def kept_on_the_loop(monkeypatch):
-    """One minute of the token's rate counted afresh, in memory or on Redis; the stamp read from the loop by a
-    connection of its own, which sees only what was committed (hence the tests' transaction=True)."""
-    monkeypatch.setattr(auth.time, "time", lambda: 1_800_000_000.0)
-
-
-def on_the_loop(secret):
-    return async_to_sync(auth.admitted_on_the_loop)(secret, hash_secret(secret))
-
-
-@pytest.mark.django_db(transaction=True)
-def test_it_admits_and_counts_a_kept_token_on_the_loop(kept_on_the_loop):
-    token, secret = create_token("agent")
-    auth.forget_requests(hash_secret(secret))
-    # Kept once its use is noted: noting it changes its row.
-    assert admitted(secret).token == token
-    assert admitted(secret).token == token
-
-    admission, count = on_the_loop(secret)
-
-    assert admission.token == token
-    assert count == 3
-    assert admitted_and_counted(secret, "", "", hash_secret(secret))[1] == 4
-
-
-@pytest.mark.django_db(transaction=True)
-def test_it_leaves_a_kept_token_to_a_thread_once_its_row_changed(kept_on_the_loop):
-    token, secret = create_token("agent")
-    admitted(secret), admitted(secret)
-    with connection.cursor() as cursor:
-        cursor.execute("UPDATE approvals_clienttoken SET revoked_at = %s WHERE id = %s", [timezone.now(), token.pk])
-
-    assert on_the_loop(secret) is None
-    assert "was revoked" in admitted(secret).refusal
-
-
-@pytest.mark.django_db(transaction=True)
-def test_it_leaves_an_unknown_secret_and_an_unread_stamp_to_a_thread_uncounted(kept_on_the_loop, monkeypatch):
-    _, secret = create_token("agent")
-    auth.forget_requests(hash_secret(secret))
-    admitted(secret), admitted(secret)
-    assert on_the_loop("mcpc_" + "0" * 40) is None
-
-    async def unread():
-        return False
-
-    monkeypatch.setattr(kept, "refresh_on_the_loop", unread)
-
-    assert on_the_loop(secret) is None
-    assert admitted_and_counted(secret, "", "", hash_secret(secret))[1] == 3
-
-
-@pytest.mark.django_db(transaction=True)
-@pytest.mark.postgres
-def test_it_refuses_on_the_loop_a_token_revoked_by_another_connection_at_once(kept_on_the_loop):
-    token, secret = create_token("agent")
-    admitted(secret), admitted(secret)
-
-    async def before_and_after_the_revocation():
-        before = await auth.admitted_on_the_loop(secret, hash_secret(secret))
-        # Django's connection, in a thread: to the loop's own connection, another process's.
-        await sync_to_async(revoke_token)(token)
-        return before, await auth.admitted_on_the_loop(secret, hash_secret(secret))
-
-    before, after = async_to_sync(before_and_after_the_revocation)()
-
-    assert before[0].token == token
-    assert after is None
-    assert "was revoked" in admitted(secret).refusal
-
-
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.postgres
 def test_it_closes_the_loops_connection_with_the_loop():
@@ -269,19 +196,3 @@ def test_it_answers_whoever_asks_during_a_read_with_the_next_read():
         return await second, await third, reads.sent
 
     assert async_to_sync(asking)() == (("read 2",), ("read 2",), 2)
-
-
-@pytest.mark.redis
-def test_it_counts_on_the_loop_and_in_a_thread_alike_in_one_window_that_expires(kept_on_the_loop):
-    credential = hash_secret("mcpc_" + "1" * 40)
-    auth.forget_requests(credential)
-
-    counts = [auth.count_request(credential), async_to_sync(auth.count_request_on_the_loop)(credential)]
-    counts.append(auth.count_request(credential))
-
-    assert counts == [1, 2, 3]
-    cache = caches["rate_limits"]
-    ttl = cache._cache.get_client(write=True).ttl(cache.make_and_validate_key(auth.rate_key(credential)))
-    assert 0 < ttl <= auth.WINDOW_EXPIRY_SECONDS
-    auth.forget_requests(credential)
-    assert async_to_sync(auth.count_request_on_the_loop)(credential) == 1
