@@ -14,9 +14,10 @@ from django.conf import settings
 from approvals.protocol.canonical import canonical_json
 
 
-def value_fields(name: str, value) -> dict:
-    """`name` (the value, when small) or `name_preview`, with `name_digest` and `name_bytes`."""
-    encoded = canonical_json(value)
+def value_fields(name: str, value, encoded: bytes | None = None) -> dict:
+    """`name` (the value, when small) or `name_preview`, with `name_digest` and `name_bytes`; `encoded`, the value's
+    canonical JSON when the caller has it."""
+    encoded = canonical_json(value) if encoded is None else encoded
     # protocol.canonical.sha256_digest, without encoding the value a second time.
     fields = {f"{name}_digest": hashlib.sha256(encoded).hexdigest(), f"{name}_bytes": len(encoded)}
     cap = settings.AUDIT_PREVIEW_BYTES

@@ -7,6 +7,7 @@ calls.deciding has an operator's decision on a held call, calls.ending how a cal
 """
 
 import functools
+import hashlib
 import os
 import socket
 import uuid
@@ -33,7 +34,7 @@ from approvals.live import events
 from approvals.observe import metrics, traces
 from approvals.policy import engine, rules
 from approvals.policy.models import PolicyRule
-from approvals.protocol.canonical import sha256_digest
+from approvals.protocol.canonical import canonical_json, sha256_digest
 from approvals.protocol.results import tool_error_result
 from approvals.protocol.schemas import validate
 from approvals.protocol.tools import annotations
@@ -118,8 +119,11 @@ def policy_rules(rows: list[PolicyRule] | None = None):
     return [rules.engine_rule(r) for r in (enabled_rules() if rows is None else rows)]
 
 
-def new_call(ctx: ClientContext, jsonrpc_id, progress_token, arguments: dict, **fields) -> Call:
-    """A call's row as it arrives, before any check or rule: what it is, from whom, held by this process."""
+def new_call(
+    ctx: ClientContext, jsonrpc_id, progress_token, arguments: dict, encoded: bytes | None = None, **fields
+) -> Call:
+    """A call's row as it arrives, before any check or rule: what it is, from whom, held by this process (`encoded`:
+    the arguments' canonical JSON, when the caller has it)."""
     now = timezone.now()
     return Call(
         token=ctx.token,
@@ -130,7 +134,7 @@ def new_call(ctx: ClientContext, jsonrpc_id, progress_token, arguments: dict, **
         jsonrpc_id=jsonrpc_id,
         progress_token=progress_token,
         arguments=arguments,
-        arguments_digest=sha256_digest(arguments),
+        arguments_digest=hashlib.sha256(canonical_json(arguments) if encoded is None else encoded).hexdigest(),
         received_at=now,
         holder=holding_process(),
         lease_expires_at=now + timedelta(seconds=settings.CALL_LEASE_SECONDS),
@@ -147,11 +151,14 @@ def receive_call(
     `task` ({task_id, task_ttl_ms}) makes it an MCP task (calls.tasks). A call that would wait for a decision
     while its token is at its cap of pending calls is refused unrecorded.
     """
+    # Encoded once for the digest, the size check and the audit events.
+    encoded = canonical_json(arguments)
     call = new_call(
         ctx,
         jsonrpc_id,
         progress_token,
         arguments,
+        encoded,
         tool=tool,
         server=tool.server,
         tool_name=tool.exposed_name,
@@ -159,7 +166,9 @@ def receive_call(
         **(task or {}),
     )
     # The tool's digest is of its whole definition: it stands for the schema in it.
-    errors = validate(tool.definition.get("inputSchema") or {}, arguments, known=(tool.digest, "inputSchema"))
+    errors = validate(
+        tool.definition.get("inputSchema") or {}, arguments, known=(tool.digest, "inputSchema"), encoded=encoded
+    )
     if errors:
         call.status, call.error, call.is_error, call.answered_at = (
             Call.Status.REJECTED,
@@ -169,21 +178,22 @@ def receive_call(
         )
         call.save(force_insert=True)
         with chain.batch():
-            record_received(ctx, call, {})
+            record_received(ctx, call, {}, value_fields("arguments", arguments, encoded))
             chain.record("call.rejected", SYSTEM, call=call, data={"errors": errors})
         observed(call, decided=False)
         return call, tool_error_result(invalid_arguments_text(tool, errors))
     with traces.span("policy"):
         verdict = engine.evaluate(policy_rules(), call_facts(ctx.token, tool, arguments))
-    return settle(ctx, call, verdict, Call.Status.FORWARDED)
+    return settle(ctx, call, verdict, Call.Status.FORWARDED, encoded=encoded)
 
 
-def settle(ctx: ClientContext, call: Call, verdict: engine.Verdict, allowed, received: dict | None = None, result=None):
+def settle(ctx: ClientContext, call: Call, verdict: engine.Verdict, allowed, received=None, result=None, encoded=None):
     """Apply the policy's verdict to a new call and record it: (call, answer) as receive_call gives them.
 
     `allowed` is the status an allowed call takes at once, in this same transaction so that nobody
     can decide it otherwise: a tool call is forwarded, a permission request is completed with `result`.
-    Everything is worked out first, so the call is one insert and its events one append.
+    Everything is worked out first, so the call is one insert and its events one append. `encoded` is the call's
+    arguments' canonical JSON when the caller has it.
     """
     now = call.received_at
     call.policy_action, call.rule_id, call.rule_name, call.policy_at = (
@@ -221,7 +231,7 @@ def settle(ctx: ClientContext, call: Call, verdict: engine.Verdict, allowed, rec
         call.escalates_at = escalation_time(verdict.rule, rows, call.expires_at)
     statements.insert(call)
     # Encoded once for both events that carry the arguments.
-    arguments = value_fields("arguments", call.arguments)
+    arguments = value_fields("arguments", call.arguments, encoded)
     with chain.batch():
         record_received(ctx, call, received or {}, arguments)
         if call.task_id:

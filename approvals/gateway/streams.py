@@ -8,7 +8,7 @@ on to the work the stream was carrying.
 import asyncio
 import logging
 import threading
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 
 from django.conf import settings
@@ -27,6 +27,10 @@ OPENING = b": stream open\n\n"
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 Emit = Callable[[dict], Awaitable[None]]
+
+
+class Final(bytes):
+    """A stream's last chunk: sent with the end of the body, one message to the server rather than two."""
 
 
 class OpenStreams:
@@ -108,7 +112,10 @@ class EventStream(Response):
         await send(self.start([]))
         try:
             async for chunk in self.events:
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                final = type(chunk) is Final
+                await send({"type": "http.response.body", "body": chunk, "more_body": not final})
+                if final:
+                    return
             await send({"type": "http.response.body", "body": b""})
         finally:
             # Passes the end on to the events' own `finally`, which cancels the work they carry.
@@ -139,31 +146,38 @@ async def response_events(respond: Callable[[Emit], Awaitable[dict]]) -> AsyncIt
     its own so that keep-alives flow while it waits, and it is cancelled, and
     waited for, when the stream ends early.
     """
-    queue: asyncio.Queue[dict] = asyncio.Queue()
+    loop = asyncio.get_running_loop()
+    queue: deque[dict] = deque()
+    # The wait under way for a message, the task's end or the keep-alive's time, whichever comes first: one future
+    # rather than a task reading a queue and asyncio.wait's own future and callbacks, at every wait.
+    woken: asyncio.Future | None = None
+
+    def wake(*_):
+        if woken is not None and not woken.done():
+            woken.set_result(None)
 
     async def emit(message: dict):
-        queue.put_nowait(message)
+        queue.append(message)
+        wake()
 
     task = asyncio.create_task(respond(emit))
+    task.add_done_callback(wake)
     try:
         yield OPENING
         while True:
-            if not queue.empty():
-                yield event(queue.get_nowait())
+            if queue:
+                yield event(queue.popleft())
             elif task.done():
-                yield event(task.result())
+                yield Final(event(task.result()))
                 return
             else:
-                getter = asyncio.ensure_future(queue.get())
+                woken = loop.create_future()
+                timer = loop.call_later(settings.MCP_SSE_KEEPALIVE_SECONDS, wake)
                 try:
-                    await asyncio.wait(
-                        {getter, task}, timeout=settings.MCP_SSE_KEEPALIVE_SECONDS, return_when=asyncio.FIRST_COMPLETED
-                    )
+                    await woken
                 finally:
-                    getter.cancel()
-                if getter.done() and not getter.cancelled():
-                    yield event(getter.result())
-                elif not task.done():
+                    timer.cancel()
+                if not queue and not task.done():
                     yield KEEP_ALIVE
     finally:
         if not task.done():

@@ -104,13 +104,14 @@ def _shape_problem(value) -> str | None:
     return None
 
 
-def _encoded(value, limit: int) -> bytes:
-    """Canonical JSON of ``value`` within the bounds; ValueError says how it is out of them."""
+def _encoded(value, limit: int, encoded: bytes | None = None) -> bytes:
+    """Canonical JSON of ``value`` (``encoded`` when the caller has it) within the bounds; ValueError says how it
+    is out of them."""
     problem = _shape_problem(value)
     if problem is not None:
         raise ValueError(problem)
     try:
-        encoded = canonical_json(value)
+        encoded = canonical_json(value) if encoded is None else encoded
     except ValueError as exc:
         raise ValueError(f"is not plain JSON: {exc}") from None
     if len(encoded) > limit:
@@ -214,7 +215,9 @@ class NotQuick(Exception):
 _costly: set[str] = set()
 
 
-def validate(schema, instance, *, where: str = "arguments", quick: float | None = None, known=None) -> list[str]:
+def validate(
+    schema, instance, *, where: str = "arguments", quick: float | None = None, known=None, encoded: bytes | None = None
+) -> list[str]:
     """Why ``instance`` does not conform to ``schema``, as messages a model can act on; empty when it does.
 
     Each message starts with the place in the instance, rooted at ``where``
@@ -223,13 +226,14 @@ def validate(schema, instance, *, where: str = "arguments", quick: float | None 
     when the validation runs past it (or ran past one before): for an event loop, which
     then validates in a thread with the whole MAX_SECONDS. `known`, a key that stands for the schema's content
     wherever it is given (a tool definition's digest and the schema's place in it), finds the schema's validator
-    without encoding and hashing the schema again, as every call to a tool would.
+    without encoding and hashing the schema again, as every call to a tool would. `encoded`, the instance's
+    canonical JSON when the caller has it, spares encoding it again for its size.
     """
     digest, validator = _compiled(schema, known)
     if quick is not None and digest in _costly:
         raise NotQuick
     try:
-        _encoded(instance, MAX_INSTANCE_BYTES)
+        _encoded(instance, MAX_INSTANCE_BYTES, encoded)
     except ValueError as exc:
         return [f"{where}: the value {exc}"]
     messages = []

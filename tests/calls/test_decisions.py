@@ -3,10 +3,11 @@ import threading
 import pytest
 from django.db import connection
 
+from approvals.audit import values
 from approvals.audit.models import AuditEvent
 from approvals.calls import deciding, ending, expiry, lifecycle
 from approvals.calls.models import Call
-from approvals.protocol import revisions
+from approvals.protocol import canonical, revisions, schemas
 from approvals.tokens.context import ClientContext
 from tests.fixtures.calls import pending_call
 
@@ -140,3 +141,23 @@ def test_it_fails_an_approved_call_whose_process_stopped_before_answering(
     call.refresh_from_db()
     assert call.status == Call.Status.FAILED and "stopped before it was answered" in call.error
     assert actions(call)[-1] == "call.failed"
+
+
+def test_it_encodes_a_calls_arguments_once_for_its_digest_size_check_and_audit(client_token, refund_tool, monkeypatch):
+    arguments = {"order_id": 7, "amount": 20}
+    encodings, encode = [], canonical.canonical_json
+
+    def counted(value):
+        encodings.append(value is arguments)
+        return encode(value)
+
+    for module in (canonical, lifecycle, schemas, values):
+        monkeypatch.setattr(module, "canonical_json", counted)
+    call, _ = lifecycle.receive_call(
+        ClientContext(client_token, revisions.MODERN, "2026-07-28"), refund_tool, arguments, 1, None
+    )
+
+    assert encodings.count(True) == 1
+    received = AuditEvent.objects.get(call_id=call.pk, action="call.received")
+    assert call.arguments_digest == received.data["arguments_digest"] == canonical.sha256_digest(arguments)
+    assert received.data["arguments"] == arguments and received.data["arguments_bytes"] == len(encode(arguments))

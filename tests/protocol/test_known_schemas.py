@@ -10,7 +10,7 @@ def test_it_encodes_a_schema_given_with_a_known_key_only_the_first_time(monkeypa
     schema = {"type": "object", "properties": {"a": {"type": "string"}}, "title": "known once"}
     encoded, encode = [], schemas._encoded
     monkeypatch.setattr(
-        schemas, "_encoded", lambda value, limit: encoded.append(value is schema) or encode(value, limit)
+        schemas, "_encoded", lambda value, limit, *more: encoded.append(value is schema) or encode(value, limit, *more)
     )
 
     assert validate(schema, {"a": "x"}, known=("digest-1", "inputSchema")) == []
