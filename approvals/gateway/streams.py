@@ -21,8 +21,8 @@ from approvals.protocol.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, JsonRpcE
 log = logging.getLogger(__name__)
 
 KEEP_ALIVE = b": keep-alive\n\n"
-# Daphne sends the headers with the first body bytes: a stream opens with a comment so that its
-# client sees it open at once, not at the first event or keep-alive.
+# An ASGI server may hold the headers until the first body bytes (daphne, which the tests' in-thread console
+# runs, does): a stream opens with a comment so that its client sees it open at once, not at the first event.
 OPENING = b": stream open\n\n"
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
