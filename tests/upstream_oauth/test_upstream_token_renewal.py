@@ -157,9 +157,12 @@ def test_it_exchanges_a_code_once_and_outside_any_transaction(expiring, token_en
     writer, written = in_thread(lambda: chain.record("call.received", SYSTEM, server=expiring, data={}))
     writer.join(WRITE_SECONDS)
     held_up = writer.is_alive()
-    _, again = in_thread(lambda: finish_connect(state, "code-1", None, by=admin))
+    second, again = in_thread(lambda: finish_connect(state, "code-1", None, by=admin))
+    # Refused, it ends while the first exchange is still held; taken twice, it waits at the endpoint too.
+    second.join(WRITE_SECONDS)
     token_endpoint.let_go.set()
     returned.join(30)
+    second.join(30)
 
     assert not held_up, "a write waited for the token endpoint"
     assert isinstance(again.get("error"), ConnectError), "the same state came back twice and was taken twice"
