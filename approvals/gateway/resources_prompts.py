@@ -17,8 +17,8 @@ from asgiref.sync import sync_to_async
 
 from approvals.calls import reads
 from approvals.calls.models import Call
-from approvals.calls.runner import session_pool, without_envelope
-from approvals.calls.upstream_sessions import spec_for
+from approvals.calls.upstream_call import without_envelope
+from approvals.calls.upstream_sessions import session_pool, spec_for
 from approvals.catalog import routes
 from approvals.catalog.models import Server
 from approvals.catalog.surface_models import Prompt, Resource, ResourceTemplate

@@ -23,7 +23,7 @@ from django.db import transaction
 from approvals.actions.mcp_sessions import holder
 from approvals.calls import reads
 from approvals.calls.models import Call
-from approvals.calls.runner import session_pool
+from approvals.calls.upstream_sessions import session_pool
 from approvals.catalog import routes
 from approvals.catalog.specs import upstream_spec
 from approvals.gateway import sessions, streams

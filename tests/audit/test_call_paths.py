@@ -7,7 +7,7 @@ from asgiref.sync import sync_to_async
 
 from approvals.audit import verify
 from approvals.audit.models import AuditEvent
-from approvals.calls import deciding, holding, runner
+from approvals.calls import deciding, holding, runner, upstream_call
 from approvals.policy.models import PolicyRule
 from approvals.protocol import revisions
 from approvals.protocol.canonical import canonical_json, sha256_digest
@@ -45,7 +45,7 @@ class Upstream:
 def upstream(monkeypatch):
     def answer_with(outcome):
         fake = Upstream(outcome)
-        monkeypatch.setattr(runner, "session_pool", fake)
+        monkeypatch.setattr(upstream_call, "session_pool", fake)
         return fake
 
     return answer_with

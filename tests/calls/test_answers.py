@@ -1,4 +1,4 @@
-from approvals.calls.runner import severe_enough, without_envelope
+from approvals.calls.upstream_call import severe_enough, without_envelope
 
 
 def test_it_answers_in_its_own_name_not_the_upstreams():

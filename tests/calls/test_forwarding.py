@@ -9,7 +9,7 @@ from approvals import demo
 from approvals.actions import servers
 from approvals.audit.chain import Actor
 from approvals.audit.models import AuditEvent
-from approvals.calls import deciding, ending, lifecycle, runner
+from approvals.calls import deciding, ending, lifecycle, runner, upstream_sessions
 from approvals.calls.models import Call
 from approvals.catalog import sync
 from approvals.catalog.models import Tool
@@ -50,7 +50,7 @@ async def run(client_token):
 
     call.sent = sent
     yield call
-    await runner.session_pool().close_all()
+    await upstream_sessions.session_pool().close_all()
 
 
 async def test_it_forwards_an_allowed_call_and_returns_the_result(demo_server, run):
@@ -129,7 +129,7 @@ async def test_it_does_not_answer_an_approved_call_cancelled_before_it_was_forwa
         async with asyncio.timeout(30):
             result = await runner.forward(approval.row, lambda message: None)
     finally:
-        await runner.session_pool().close_all()
+        await upstream_sessions.session_pool().close_all()
     assert result["isError"] is True
     assert "cancelled: the client cancelled" in result["content"][0]["text"]
     call = await Call.objects.aget()

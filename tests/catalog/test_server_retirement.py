@@ -45,7 +45,7 @@ def family(transactional_db, settings):
 
 async def running_child(server) -> tuple[object, int]:
     """The session this event loop's pool holds to `server`, and the pid of its child process."""
-    session = await runner.session_pool().get(await sync_to_async(upstream_spec)(server))
+    session = await upstream_sessions.session_pool().get(await sync_to_async(upstream_spec)(server))
     pids = json.loads((await session.call_tool("pids", {}))["content"][0]["text"])
     return session, pids["child"]
 
@@ -145,12 +145,12 @@ async def test_it_keeps_the_session_of_a_server_unchanged_across_sweeps(family, 
     await asyncio.sleep(0.5)
 
     assert session.alive and not gone(child)
-    assert await runner.session_pool().get(await sync_to_async(upstream_spec)(family)) is session
+    assert await upstream_sessions.session_pool().get(await sync_to_async(upstream_spec)(family)) is session
 
 
 async def test_it_keeps_a_session_asked_for_again_while_the_sweep_read_the_servers(family, monkeypatch):
     session, child = await running_child(family)
-    pool, loop = runner.session_pool(), asyncio.get_running_loop()
+    pool, loop = upstream_sessions.session_pool(), asyncio.get_running_loop()
     spec = await sync_to_async(upstream_spec)(family)
 
     def read_as_the_server_comes_back(names):
@@ -166,7 +166,7 @@ async def test_it_keeps_a_session_asked_for_again_while_the_sweep_read_the_serve
 
 
 async def test_it_keeps_a_persons_session_to_a_server_unchanged_across_sweeps(family):
-    pool = runner.session_pool()
+    pool = upstream_sessions.session_pool()
     persons = replace(await sync_to_async(upstream_spec)(family), identity="7")
     session = await pool.get(persons)
 
@@ -177,7 +177,7 @@ async def test_it_keeps_a_persons_session_to_a_server_unchanged_across_sweeps(fa
 
 
 async def test_it_closes_one_persons_sessions_everywhere_when_their_connection_changes(family):
-    pool = runner.session_pool()
+    pool = upstream_sessions.session_pool()
     shared_spec = await sync_to_async(upstream_spec)(family)
     ann = await pool.get(replace(shared_spec, identity="7"))
     bob = await pool.get(replace(shared_spec, identity="8"))

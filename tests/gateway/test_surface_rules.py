@@ -7,7 +7,7 @@ import pytest
 from asgiref.sync import async_to_sync, sync_to_async
 
 from approvals.audit.models import AuditEvent
-from approvals.calls.runner import session_pool
+from approvals.calls.upstream_sessions import session_pool
 from approvals.catalog import sync
 from approvals.catalog.surface_models import ResourceTemplate
 from approvals.gateway import streams, subscriptions
