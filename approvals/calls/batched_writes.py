@@ -14,7 +14,6 @@ import logging
 import weakref
 from collections.abc import Callable
 
-from asgiref.sync import sync_to_async
 from django.db import OperationalError, transaction
 
 from approvals.audit import chain
@@ -67,6 +66,8 @@ class Writes:
     def __init__(self):
         self.queue: list[tuple[Callable, asyncio.Future]] = []
         self.writing: asyncio.Task | None = None
+        # The context every batch runs in, the writer's own: it names the loop that announcements go to.
+        self.context: contextvars.Context | None = None
 
     def submit(self, work: Callable) -> asyncio.Future:
         loop = asyncio.get_running_loop()
@@ -79,8 +80,10 @@ class Writes:
         return future
 
     async def write_all(self):
-        # Announcements after commit go through this loop (approvals.live.events.send_after_commit).
-        events.SERVING_LOOP.set(asyncio.get_running_loop())
+        if self.context is None:
+            # Announcements after commit go through this loop (approvals.live.events.send_after_commit).
+            events.SERVING_LOOP.set(asyncio.get_running_loop())
+            self.context = contextvars.copy_context()
         while self.queue:
             batch, self.queue = self.queue[:WRITES_AT_ONCE], self.queue[WRITES_AT_ONCE:]
             outcomes = await self.write_batch([work for work, _ in batch])
@@ -96,12 +99,13 @@ class Writes:
                     else:
                         future.set_exception(error)
 
-    @staticmethod
-    async def write_batch(works: list[Callable]) -> list[tuple]:
+    async def write_batch(self, works: list[Callable]) -> list[tuple]:
+        loop = asyncio.get_running_loop()
         try:
-            outcomes, handed = await sync_to_async(write_gathered, thread_sensitive=False)(
-                works, asyncio.get_running_loop()
-            )
+            # In the loop's shared threads, as sync_to_async(thread_sensitive=False) would run it, less its carrying
+            # of the caller's context there and back: one batch runs at a time, always in the writer's context, and
+            # Django's connections are the thread's own whatever the context.
+            outcomes, handed = await loop.run_in_executor(None, self.context.run, write_gathered, works, loop)
         except Exception as exc:
             return [(None, exc)] * len(works)
         # The batch's announcements, after its commit and before its requests go on.
