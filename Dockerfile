@@ -22,6 +22,6 @@ RUN pip install -c constraints.txt -e . \
 USER console
 EXPOSE 8000
 # One worker a container (the recipe scales by replicas); the client's address from nginx: TRUSTED_PROXIES.
-CMD ["granian", "--interface", "asgi", "--workers", "1", "--loop", "asyncio", "--backpressure", "10000", \
+CMD ["granian", "--interface", "asgi", "--workers", "1", "--loop", "uvloop", "--backpressure", "10000", \
      "--workers-kill-timeout", "5", "--no-access-log", "--log-level", "warning", \
      "--host", "0.0.0.0", "--port", "8000", "console.asgi:application"]

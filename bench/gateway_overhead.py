@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/gateway_overhead.py [--setup embedded|services|both] [--concurrency 1 10 50]
                                                [--calls 300] [--sets 3] [--seconds 60] [--revision 2025-11-25]
-                                               [--server granian|daphne|uvicorn]
+                                               [--server granian|granian-asyncio|daphne|uvicorn]
 
 One upstream (tests/servers/sdk_server.py, the official SDK's MCPServer over Streamable
 HTTP) serves the whole run. Per setup, the console is started under granian with a

@@ -221,10 +221,12 @@ def setup_env(stack: ExitStack, name: str, database: str) -> dict:
     return env
 
 
-# The ASGI servers a bench may serve the console with: granian as `make run` and the recipe run it; uvicorn's loop
-# and parser are not among the console's dependencies (bench/servers.py).
+# The ASGI servers a bench may serve the console with: granian as `make run` and the recipe run it, and with asyncio's
+# own loop in place of uvloop's; uvicorn's parser is not among the console's dependencies (bench/servers.py).
 WEB_SERVERS = {
     "granian": ["-m", *WEB_SERVER, "--host", "127.0.0.1", "--port", "{port}"],
+    "granian-asyncio": ["-m", *(arg if arg != "uvloop" else "asyncio" for arg in WEB_SERVER)]
+    + ["--host", "127.0.0.1", "--port", "{port}"],
     "daphne": ["-m", "daphne", "-b", "127.0.0.1", "-p", "{port}"],
     "uvicorn": ["-m", "uvicorn", "--host", "127.0.0.1", "--port", "{port}", "--loop", "uvloop", "--http", "httptools"]
     + ["--lifespan", "off", "--log-level", "warning"],
@@ -243,7 +245,7 @@ def web_process(stack: ExitStack, env: dict, server: str, output=None) -> tuple[
     port = free_port()
     argv = [sys.executable, *(arg.format(port=port) for arg in WEB_SERVERS[server]), "console.asgi:application"]
     process = stack.enter_context(running(argv, port=port, env=env, output=output))
-    return f"http://127.0.0.1:{port}", serving_pid(process) if server == "granian" else process.pid
+    return f"http://127.0.0.1:{port}", serving_pid(process) if server.startswith("granian") else process.pid
 
 
 def upstream(stack: ExitStack) -> tuple[str, int]:

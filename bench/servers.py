@@ -1,17 +1,18 @@
 """The console's own application under each ASGI server, side by side: what its server costs an allowed call.
 
-    .venv/bin/python bench/servers.py [--servers daphne uvicorn granian] [--concurrency 1 10]
+    .venv/bin/python bench/servers.py [--servers daphne uvicorn granian granian-asyncio] [--concurrency 1 10]
                                       [--calls 1500] [--sets 5]
 
 One upstream (tests/servers/sdk_server.py); per server, an embedded console (SQLite, the in-memory channel
 layer, an allow rule on the echo, as gateway_overhead.py's embedded setup) served by one process of it:
 
 - `granian`, as `make run` and the production recipe serve it (tests/fixtures/servers.WEB_SERVER): ASGI with
-  lifespan events, asyncio's loop, one worker;
+  lifespan events, uvloop's loop, one worker;
+- `granian-asyncio`, the same on asyncio's own loop;
 - `daphne`, which served them before;
 - `uvicorn` with uvloop and httptools, no lifespan (daphne sends none either).
 
-uvloop, httptools and uvicorn are not the console's dependencies: install them beside it to run uvicorn (a server
+httptools and uvicorn are not the console's dependencies: install them beside it to run uvicorn (a server
 whose module is missing is left out, saying so). Per concurrency, sets of calls go to each console in turn
 (--sets of each, --calls per server in all), so a spell of the shared machine weighs on all alike. Printed as a
 Markdown table per server: calls a second, p50 and p95, and the CPU ms per call of the serving process and its
@@ -34,7 +35,12 @@ from harness import BenchError, McpClient, Sample, run_as_script, upstream
 from machine import collector_off, cpu_check_ms, process_cpu_ms
 from options import checked_sets, sets_options
 
-SERVERS = {"daphne": ["daphne"], "uvicorn": ["uvicorn", "uvloop", "httptools"], "granian": ["granian"]}
+SERVERS = {
+    "daphne": ["daphne"],
+    "uvicorn": ["uvicorn", "uvloop", "httptools"],
+    "granian": ["granian", "uvloop"],
+    "granian-asyncio": ["granian"],
+}
 CALL_TIMEOUT_SECONDS = 30
 
 
