@@ -1,0 +1,76 @@
+"""The live pages' connection in Chromium: what a page catches up on at its first connection and once back from an
+outage, and a page whose user may no longer watch calls."""
+
+import pytest
+from playwright.sync_api import expect
+
+from approvals import roles
+from approvals.calls import deciding, lifecycle
+from approvals.protocol import revisions
+from approvals.tokens import credentials
+from approvals.tokens.context import ClientContext
+from tests.browser.test_tokens_browser import in_thread
+
+pytestmark = pytest.mark.browser
+
+
+def hold_refund(tool, token, order_id):
+    ctx = ClientContext(token, revisions.MODERN, "2026-07-28")
+    return lifecycle.receive_call(ctx, tool, {"order_id": order_id, "amount": 40}, 1, None)[0]
+
+
+def operator_page(browser, base, session):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.add_cookies([{"name": "sessionid", "value": session, "url": base}])
+    page = context.new_page()
+    page.set_default_timeout(15_000)
+    return page
+
+
+def loaded_once_as_rendered(page, url, meanwhile):
+    """Opens `url` on `page`, running `meanwhile` after the console rendered it and before its script runs: what
+    happens then is announced while the page's socket is not yet listening. Returns the main frame's navigations."""
+
+    def read_then_hand_over(route):
+        rendered = route.fetch()
+        in_thread(meanwhile)
+        route.fulfill(response=rendered)
+
+    navigations = []
+    page.on("framenavigated", lambda frame: navigations.append(frame.url) if frame == page.main_frame else None)
+    # Once: the page's own reads of itself pass untouched.
+    page.route(url, read_then_hand_over, times=1)
+    page.goto(url)
+    return navigations
+
+
+def test_it_shows_a_call_that_arrived_between_the_queue_s_render_and_its_socket(
+    live_console, person, refund_tool, open_browser
+):
+    _, client = person("ann", roles.OPERATOR)
+    token = credentials.create_token("late agent")[0]
+    ann = operator_page(open_browser(), live_console, client.cookies["sessionid"].value)
+    url = live_console + "/queue/"
+
+    navigations = loaded_once_as_rendered(ann, url, lambda: hold_refund(refund_tool, token, 1012))
+
+    expect(ann.locator("[data-queue] [data-call-row]", has_text="1012")).to_be_visible()
+    expect(ann.locator("[data-pending-count]")).to_have_text("1")
+    expect(ann.locator("body")).to_have_attribute("data-live", "connected")
+    assert navigations == [url]
+
+
+def test_it_shows_a_call_s_page_the_decision_taken_between_its_render_and_its_socket(
+    live_console, person, refund_tool, open_browser
+):
+    _, client = person("ann", roles.OPERATOR)
+    bob, _ = person("bob", roles.OPERATOR)
+    call = hold_refund(refund_tool, credentials.create_token("late agent")[0], 1012)
+    ann = operator_page(open_browser(), live_console, client.cookies["sessionid"].value)
+    url = f"{live_console}/calls/{call.pk}/"
+
+    navigations = loaded_once_as_rendered(ann, url, lambda: deciding.decide(call.pk, bob, False, "wrong order"))
+
+    expect(ann.locator(f"[data-call-body='{call.pk}']")).to_contain_text("Denied by bob: wrong order")
+    expect(ann.get_by_role("button", name="Approve", exact=True)).to_have_count(0)
+    assert navigations == [url]
