@@ -519,11 +519,14 @@ document.addEventListener("DOMContentLoaded", () => {
   let socket = null;
   let retry = null;
   let attempts = 0;
-  const connect = (path) => {
+  // `since`, on the first connection only: what the page was rendered from, for the console to say whether anything
+  // happened before the socket listened. Connecting again, the page reads itself anyway.
+  const connect = (path, since = "") => {
     clearTimeout(retry);
     retry = null;
     const scheme = location.protocol === "https:" ? "wss://" : "ws://";
-    const opened = new WebSocket(scheme + location.host + path);
+    const marked = since ? `${path.includes("?") ? "&" : "?"}since=${encodeURIComponent(since)}` : "";
+    const opened = new WebSocket(scheme + location.host + path + marked);
     socket = opened;
     opened.addEventListener("open", () => {
       if (socket !== opened) return;
@@ -533,6 +536,10 @@ document.addEventListener("DOMContentLoaded", () => {
     });
     opened.addEventListener("message", (event) => {
       const message = JSON.parse(event.data);
+      if (message.event === "stale") {
+        resync();
+        return;
+      }
       if (typeof message.pending_count === "number") showCount(message.pending_count);
       if (typeof message.review_count === "number") showReviewCount(message.review_count);
       // The list of tools to review is read afresh whenever a catalog changes.
@@ -873,7 +880,7 @@ document.addEventListener("DOMContentLoaded", () => {
     const path = document.body.dataset.livePath;
     if (path) {
       showLive("connecting");
-      connect(path);
+      connect(path, document.body.dataset.liveSince);
       // The browser knows first when the network goes or comes back.
       window.addEventListener("offline", () => { if (socket) socket.close(); });
       window.addEventListener("online", () => { if (retry !== null) connect(path); });

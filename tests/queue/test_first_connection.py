@@ -29,7 +29,12 @@ async def operator(person):
 
 @pytest.mark.parametrize(
     ("path", "query"),
-    [("/queue/", "view=queue"), ("/calls/", "view=recent"), ("/review/", ""), ("/calls/{call}/", "view=call&id={call}")],
+    [
+        ("/queue/", "view=queue"),
+        ("/calls/", "view=recent"),
+        ("/review/", ""),
+        ("/calls/{call}/", "view=call&id={call}"),
+    ],
 )
 async def test_it_tells_a_page_that_a_call_arrived_after_its_render_to_read_itself_again(
     person, make_call, refund_tool, path, query
