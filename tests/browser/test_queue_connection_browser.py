@@ -76,3 +76,33 @@ def test_it_shows_a_call_s_page_the_decision_taken_between_its_render_and_its_so
     expect(ann.locator(f"[data-call-body='{call.pk}']")).to_contain_text("Denied by bob: wrong order")
     expect(ann.get_by_role("button", name="Approve", exact=True)).to_have_count(0)
     assert navigations == [url]
+
+
+def test_it_keeps_a_call_pushed_while_the_page_reads_itself_again(live_console, person, refund_tool, open_browser):
+    _, client = person("ann", roles.OPERATOR)
+    token = credentials.create_token("late agent")[0]
+    ann = operator_page(open_browser(), live_console, client.cookies["sessionid"].value)
+    url = live_console + "/queue/"
+    sockets = []
+    ann.on("websocket", lambda socket: sockets.append(socket))
+
+    def pushed_while_read(route):
+        rendered = route.fetch()
+        with sockets[-1].expect_event("framereceived", predicate=lambda frame: '"call.pending"' in frame):
+            in_thread(lambda: hold_refund(refund_tool, token, 2024))
+        route.fulfill(response=rendered)
+
+    def script_after_the_first_call(route):
+        script = route.fetch()
+        in_thread(lambda: hold_refund(refund_tool, token, 1012))
+        # The page's read of itself, which that call makes it do, is read before the second call and handed over
+        # after the page was told of it.
+        ann.route(url, pushed_while_read, times=1)
+        route.fulfill(response=script)
+
+    ann.route("**/static/console.js", script_after_the_first_call, times=1)
+    ann.goto(url)
+
+    expect(ann.locator("[data-queue] [data-call-row]", has_text="1012")).to_be_visible()
+    expect(ann.locator("[data-queue] [data-call-row]", has_text="2024")).to_be_visible()
+    expect(ann.locator("[data-pending-count]")).to_have_text("2")
