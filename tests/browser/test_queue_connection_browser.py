@@ -1,6 +1,8 @@
 """The live pages' connection in Chromium: what a page catches up on at its first connection and once back from an
 outage, and a page whose user may no longer watch calls."""
 
+import re
+
 import pytest
 from playwright.sync_api import expect
 
@@ -9,9 +11,11 @@ from approvals.calls import deciding, lifecycle
 from approvals.protocol import revisions
 from approvals.tokens import credentials
 from approvals.tokens.context import ClientContext
+from tests.browser.queue_pages import LOOKUP, ClientCall, console, pick, queue_page, row_of
 from tests.browser.test_tokens_browser import in_thread
 
 pytestmark = pytest.mark.browser
+__all__ = ["console"]  # the fixture, used by name
 
 
 def hold_refund(tool, token, order_id):
@@ -106,3 +110,35 @@ def test_it_keeps_a_call_pushed_while_the_page_reads_itself_again(live_console, 
     expect(ann.locator("[data-queue] [data-call-row]", has_text="1012")).to_be_visible()
     expect(ann.locator("[data-queue] [data-call-row]", has_text="2024")).to_be_visible()
     expect(ann.locator("[data-pending-count]")).to_have_text("2")
+
+
+def test_it_says_when_it_is_reconnecting_and_catches_up_once_back(console, open_browser):
+    browser = open_browser()
+    ann, bob = queue_page(browser, console, "ann"), queue_page(browser, console, "bob")
+    body = ann.locator("body")
+
+    ann.context.set_offline(True)
+    expect(body).to_have_attribute("data-live", "reconnecting", timeout=3_000)
+    expect(ann.locator("[data-live-status]")).to_contain_text("reconnecting")
+    client = ClientCall(console["mcp"], console["secret"], LOOKUP, {"customer_id": "C005"})
+    expect(row_of(bob)).to_be_visible()
+    expect(row_of(ann)).to_have_count(0)
+
+    ann.context.set_offline(False)
+    expect(body).to_have_attribute("data-live", "connected")
+    expect(ann.locator("[data-live-status]")).to_have_text("Live")
+    expect(row_of(ann)).to_contain_text("C005")
+    pick(ann, "C005").get_by_role("button", name="Approve", exact=True).click()
+    assert "Customer C005" in client.text()
+
+
+def test_it_takes_the_queue_away_from_a_tab_whose_user_logged_out_in_another(console, open_browser):
+    browser = open_browser()
+    watching = queue_page(browser, console, "ann")
+    other_tab = watching.context.new_page()
+    other_tab.goto(console["url"] + "/queue/")
+
+    other_tab.get_by_role("button", name="Log out").click()
+
+    expect(watching).to_have_url(re.compile(r"/login/"))
+    expect(watching.get_by_role("button", name="Approve")).to_have_count(0)

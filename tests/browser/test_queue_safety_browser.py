@@ -16,7 +16,7 @@ from approvals.audit.models import AuditEvent
 from approvals.calls import expiry
 from approvals.calls.models import Call
 from approvals.catalog.models import Server
-from tests.browser.test_queue_browser import DWELL_MS, LOOKUP, ClientCall, console, pick, queue_page, row_of
+from tests.browser.queue_pages import DWELL_MS, LOOKUP, ClientCall, console, pick, queue_page, row_of
 from tests.browser.test_tokens_browser import in_thread
 from tests.fixtures.gateway import hold_call
 from tests.fixtures.outage import Forwarder
