@@ -4,7 +4,8 @@ Every change of a call or an input request, and of the catalog, appends to the a
 and is announced to the live groups once that commits. A page marks the chain's head before it reads what it shows;
 its socket, once it has joined the live groups, reads the head again. What committed between the two was announced
 while nobody on that page listened; what commits later reaches the socket. An event the page does not show (a client
-listing its tools) costs the page one read of itself.
+listing its tools) costs the page one read of itself. A server's health is not recorded in the chain: a change of it
+in that moment shows at the next.
 """
 
 from approvals.audit.models import AuditHead
