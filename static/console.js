@@ -430,8 +430,48 @@ document.addEventListener("DOMContentLoaded", () => {
     note.onclick = () => { window.focus(); location.assign(`/calls/${message.call_id}/`); };
   };
 
-  // Back from an outage: the page reads itself again for what it missed, keeping the selection and what was typed.
+  // What the socket brings while the page reads itself waits for that read, then applies to what was read: applied
+  // at once, it would be swapped away by a read made before it.
+  let held = null;
+  const receive = (message) => {
+    if (held) {
+      held.push(message);
+      return;
+    }
+    if (message.event === "stale") {
+      resync();
+      return;
+    }
+    if (typeof message.pending_count === "number") showCount(message.pending_count);
+    if (typeof message.review_count === "number") showReviewCount(message.review_count);
+    // The list of tools to review is read afresh whenever a catalog changes.
+    if (message.event === "catalog.review" && document.querySelector("[data-review-list]")) resync();
+    if (message.input_id !== undefined && typeof message.input_html === "string") placeInput(message);
+    else if (message.event === "server.status") showServer(message);
+    else if (message.event === "call.progress") showProgress(message);
+    else placeCall(message);
+    if (message.event === "call.pending") announce(message);
+  };
+
+  // Back from an outage, or told it missed something: the page reads itself again, keeping the selection and what
+  // was typed.
   const resync = async () => {
+    // Asked again meanwhile (back from an outage during it): the read in hand may predate what was missed.
+    if (held) {
+      held.push({ event: "stale" });
+      return;
+    }
+    held = [];
+    try {
+      await readAgain();
+    } finally {
+      const waiting = held;
+      held = null;
+      waiting.forEach(receive);
+    }
+  };
+
+  const readAgain = async () => {
     const regions = ["[data-queue]", "[data-recent]", "[data-call-body]", "[data-review-list]"];
     const response = await fetch(location.href, { credentials: "same-origin" });
     if (!response.ok) return;
@@ -519,11 +559,14 @@ document.addEventListener("DOMContentLoaded", () => {
   let socket = null;
   let retry = null;
   let attempts = 0;
-  const connect = (path) => {
+  // `since`, on the first connection only: what the page was rendered from, for the console to say whether anything
+  // happened before the socket listened. Connecting again, the page reads itself anyway.
+  const connect = (path, since = "") => {
     clearTimeout(retry);
     retry = null;
     const scheme = location.protocol === "https:" ? "wss://" : "ws://";
-    const opened = new WebSocket(scheme + location.host + path);
+    const marked = since ? `${path.includes("?") ? "&" : "?"}since=${encodeURIComponent(since)}` : "";
+    const opened = new WebSocket(scheme + location.host + path + marked);
     socket = opened;
     opened.addEventListener("open", () => {
       if (socket !== opened) return;
@@ -531,18 +574,7 @@ document.addEventListener("DOMContentLoaded", () => {
       if (attempts > 0) resync();
       attempts = 0;
     });
-    opened.addEventListener("message", (event) => {
-      const message = JSON.parse(event.data);
-      if (typeof message.pending_count === "number") showCount(message.pending_count);
-      if (typeof message.review_count === "number") showReviewCount(message.review_count);
-      // The list of tools to review is read afresh whenever a catalog changes.
-      if (message.event === "catalog.review" && document.querySelector("[data-review-list]")) resync();
-      if (message.input_id !== undefined && typeof message.input_html === "string") placeInput(message);
-      else if (message.event === "server.status") showServer(message);
-      else if (message.event === "call.progress") showProgress(message);
-      else placeCall(message);
-      if (message.event === "call.pending") announce(message);
-    });
+    opened.addEventListener("message", (event) => receive(JSON.parse(event.data)));
     opened.addEventListener("close", (event) => {
       if (socket !== opened) return;
       // The console closed it because this user may no longer watch calls (signed out, role removed).
@@ -873,7 +905,7 @@ document.addEventListener("DOMContentLoaded", () => {
     const path = document.body.dataset.livePath;
     if (path) {
       showLive("connecting");
-      connect(path);
+      connect(path, document.body.dataset.liveSince);
       // The browser knows first when the network goes or comes back.
       window.addEventListener("offline", () => { if (socket) socket.close(); });
       window.addEventListener("online", () => { if (retry !== null) connect(path); });

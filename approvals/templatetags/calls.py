@@ -5,6 +5,7 @@ import functools
 from django import template
 from django.urls import get_script_prefix, reverse
 from django.utils import timezone
+from django.utils.html import format_html
 
 from approvals import roles
 from approvals.calls import agent_tools, deciding, lifecycle, taking, tasks
@@ -105,7 +106,12 @@ def structured_tree(call):
     return results.structured_tree(call.result, output_schema(call))
 
 
-@register.simple_tag
-def live_url(query=""):
-    """The websocket path, with what this page shows (view=queue, ...); the page's script opens it."""
-    return f"/{LIVE_PATH}?{query}" if query else f"/{LIVE_PATH}"
+@register.simple_tag(takes_context=True)
+def live_attributes(context, query=""):
+    """The body's attributes the page's script opens its socket by: the websocket path, with what this page shows
+    (view=queue, ...), and on a live page the mark of what it was rendered from (views/decorators.live_page)."""
+    path = f"/{LIVE_PATH}?{query}" if query else f"/{LIVE_PATH}"
+    since = getattr(context.get("request"), "live_since", None)
+    if since is None:
+        return format_html(' data-live-path="{}"', path)
+    return format_html(' data-live-path="{}" data-live-since="{}"', path, since)

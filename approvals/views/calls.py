@@ -10,10 +10,11 @@ from approvals.calls.models import Call
 from approvals.display import results, rows
 from approvals.push import devices
 from approvals.roles import VIEW_CALLS
-from approvals.views.decorators import permission_or_403
+from approvals.views.decorators import live_page, permission_or_403
 
 
 @permission_or_403(VIEW_CALLS)
+@live_page
 def recent(request):
     statuses = rows.chosen_statuses(request.GET.getlist("status"))
     return render(
@@ -30,6 +31,7 @@ def recent(request):
 
 
 @permission_or_403(VIEW_CALLS)
+@live_page
 def detail(request, pk):
     call = get_object_or_404(rows.shown_calls(), pk=pk)
     live = {"view": "call", "id": pk}

@@ -1,7 +1,8 @@
 """The operators' websocket: each event re-reads what it names and pushes the fragment the page shows.
 
 A page says what it shows in the query string (view=queue, view=recent with
-status filters, view=call with id); every page also gets the pending count.
+status filters, view=call with id), and on its first connection what it was
+rendered from (since, live/marks); every page also gets the pending count.
 Fragments are rendered for this connection's user with the page's own
 templates, so a pushed row and a reloaded row are the same markup.
 """
@@ -22,7 +23,7 @@ from approvals.db.consumer_db import KeepsItsConnection, db_sync_to_async
 from approvals.display import rows, timeline
 from approvals.display.queue import QueueFilter, arriving_group, group_key, pending_counts
 from approvals.forms.fields import whole_number
-from approvals.live import access_changes, events
+from approvals.live import access_changes, events, marks
 from approvals.views.input_events import InputEvents
 
 log = logging.getLogger(__name__)
@@ -64,6 +65,11 @@ class OperatorConsumer(KeepsItsConnection, InputEvents, AsyncJsonWebsocketConsum
         for group in self.live_groups:
             await self.channel_layer.group_add(group, self.channel_name)
         await self.accept()
+        # Listening now, it can tell a page connecting for the first time whether anything happened since its
+        # render, which no event will bring it; a page connecting again reads itself anyway, and names no mark.
+        since = whole_number(query.get("since", [""])[0])
+        if since is not None and await db_sync_to_async(marks.changed_since)(since):
+            await self.send_json({"event": "stale"})
         self.rechecks = asyncio.ensure_future(self.recheck_access_now_and_then())
 
     async def disconnect(self, code):

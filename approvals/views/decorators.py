@@ -1,10 +1,12 @@
-"""The permission decorators every page wears: signed in with a role, an admin, or holding a permission; else 403."""
+"""The permission decorators every page wears (signed in with a role, an admin, or holding a permission; else 403),
+and the mark a live page carries."""
 
 from functools import wraps
 
 from django.contrib.auth.decorators import login_required, permission_required
 from django.core.exceptions import PermissionDenied
 
+from approvals.live import marks
 from approvals.roles import has_role, is_admin
 
 
@@ -44,3 +46,17 @@ def permission_or_403(perm):
         return role_required(permission_required(perm, raise_exception=True)(view))
 
     return decorate
+
+
+def live_page(view):
+    """A page the operators' socket keeps live: the state it is read from is marked before it reads anything it shows
+    (`request.live_since`, which base.html hands the page's script), so that its socket, once listening, can tell it
+    whether anything happened in between (live/marks). Worn inside the permission decorator: a refused request
+    reads nothing."""
+
+    @wraps(view)
+    def marked(request, *args, **kwargs):
+        request.live_since = marks.now()
+        return view(request, *args, **kwargs)
+
+    return marked

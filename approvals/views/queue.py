@@ -23,10 +23,11 @@ from approvals.display import rows
 from approvals.display.queue import QueueFilter, filter_choices, queue_page
 from approvals.push import devices
 from approvals.roles import DECIDE_CALLS, VIEW_CALLS
-from approvals.views.decorators import permission_or_403
+from approvals.views.decorators import live_page, permission_or_403
 
 
 @permission_or_403(VIEW_CALLS)
+@live_page
 def queue(request):
     chosen = QueueFilter.from_query(request.GET)
     page = queue_page(chosen, request.GET.get("page"))

@@ -17,7 +17,7 @@ from approvals.display.history import history
 from approvals.forms.fields import whole_number
 from approvals.protocol.hidden_text import Mentions
 from approvals.views.catalog import PAGE_SIZE
-from approvals.views.decorators import admin_required, role_required
+from approvals.views.decorators import admin_required, live_page, role_required
 
 MAX_NOTE = 500
 TOOLS = "tools"
@@ -80,6 +80,7 @@ def by_risk(items: list) -> list[review.Review]:
 
 
 @role_required
+@live_page
 def review_list(request):
     """What awaits review, riskiest first, a page at a time, each risk split by server for its bulk decision;
     narrowed by `?server=` and `?q=`."""

@@ -16,7 +16,7 @@ from playwright.sync_api import expect
 from approvals import roles
 from approvals.policy.models import PolicyRule
 from approvals.tokens import credentials
-from tests.browser.test_queue_browser import ClientCall
+from tests.browser.queue_pages import ClientCall
 from tests.fixtures.servers import SERVERS
 
 pytestmark = pytest.mark.browser

@@ -6,7 +6,7 @@ import pytest
 from playwright.sync_api import expect
 
 from approvals import roles
-from tests.browser.test_queue_browser import LOOKUP, ClientCall
+from tests.browser.queue_pages import LOOKUP, ClientCall
 from tests.fixtures.waiting import wait_until
 
 pytestmark = pytest.mark.browser

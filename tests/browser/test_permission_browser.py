@@ -6,7 +6,7 @@ import pytest
 from playwright.sync_api import expect
 
 from approvals import roles
-from tests.browser.test_queue_browser import ClientCall, one_operator_console, pick, queue_page
+from tests.browser.queue_pages import ClientCall, one_operator_console, pick, queue_page
 
 pytestmark = pytest.mark.browser
 

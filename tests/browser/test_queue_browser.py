@@ -1,110 +1,17 @@
 """Two operators work the queue in Chromium while a real MCP client waits on the console for their decisions."""
 
-import asyncio
 import re
-import threading
 
 import pytest
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 from playwright.sync_api import expect
 
 from approvals import roles
-from approvals.calls import lifecycle
-from approvals.catalog.models import Server, Tool
-from approvals.demo import COMMAND_LINE
+from approvals.catalog.models import Server
 from approvals.policy import rules
-from approvals.protocol import revisions
-from approvals.protocol.tools import tool_digest
-from approvals.tokens import credentials
-from approvals.tokens.context import ClientContext
+from tests.browser.queue_pages import DWELL_MS, LOOKUP, ClientCall, console, left_queue, pick, queue_page, row_of
 
 pytestmark = pytest.mark.browser
-
-LOOKUP = "demo_lookup_customer"
-# A little longer than the page's dwell (console.js): a decision key acts only on a call selected this long.
-DWELL_MS = 500
-HOSTILE = '<img src=x onerror=alert(1)><script>alert("pwned")</script>'
-
-
-class ClientCall:
-    """One tools/call made with the official SDK client in a thread of its own, as an agent would.
-
-    `ask`, given the client, asks something else instead (a resource read, a prompt).
-    """
-
-    def __init__(self, mcp_url, secret, name, arguments, ask=None):
-        self.result = self.error = None
-        ask = ask or (lambda client: client.call_tool(name, arguments))
-        self.thread = threading.Thread(target=self.run, args=(mcp_url, secret, ask), daemon=True)
-        self.thread.start()
-
-    def run(self, mcp_url, secret, ask):
-        async def call():
-            http = create_mcp_http_client(headers={"Authorization": f"Bearer {secret}"})
-            async with Client(streamable_http_client(mcp_url, http_client=http)) as client:
-                return await ask(client)
-
-        try:
-            self.result = asyncio.run(call())
-        except Exception as exc:  # the assertion below reports it
-            self.error = exc
-
-    def answer(self, timeout=30):
-        self.thread.join(timeout)
-        assert not self.thread.is_alive(), "the client got no answer"
-        assert self.error is None, repr(self.error)
-        return self.result
-
-    def text(self, timeout=30):
-        return " ".join(block.text for block in self.answer(timeout).content if block.type == "text")
-
-
-@pytest.fixture
-def console(live_console, transactional_db, person, add_fixed_server):
-    """The demo server synced, a client token, and the session cookies of operators ann and bob."""
-    add_fixed_server("Demo", transport="stdio", command=COMMAND_LINE)
-    _, secret = credentials.create_token("browser agent")
-    sessions = {}
-    for username in ("ann", "bob"):
-        _, browser_client = person(username, roles.OPERATOR)
-        sessions[username] = browser_client.cookies["sessionid"].value
-    return {"url": live_console, "mcp": live_console + "/mcp", "secret": secret, "sessions": sessions}
-
-
-def one_operator_console(live_console, person, token_name) -> dict:
-    """The console as a test with one client token and one operator, ann, sees it."""
-    _, secret = credentials.create_token(token_name)
-    _, browser_client = person("ann", roles.OPERATOR)
-    sessions = {"ann": browser_client.cookies["sessionid"].value}
-    return {"url": live_console, "mcp": live_console + "/mcp", "secret": secret, "sessions": sessions}
-
-
-def queue_page(browser, console, username):
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    context.add_cookies([{"name": "sessionid", "value": console["sessions"][username], "url": console["url"]}])
-    page = context.new_page()
-    page.set_default_timeout(15_000)
-    page.goto(console["url"] + "/queue/")
-    expect(page.locator("body")).to_have_attribute("data-live", "connected")
-    return page
-
-
-def row_of(page, tool=LOOKUP):
-    return page.locator("[data-queue] [data-call-row]", has_text=tool)
-
-
-def pick(page, tool=LOOKUP):
-    """Select the call whose row shows `tool` (a name or an argument) with a click: the pane then shows it whole."""
-    row = row_of(page, tool)
-    row.locator(".row-main").click()
-    expect(row).to_have_class(re.compile(r"\bselected\b"))
-    return page.locator("[data-queue-pane] [data-call-detail]")
-
-
-def left_queue(page):
-    return page.locator("[data-queue-log]")
+__all__ = ["console"]  # the fixture, used by name
 
 
 def test_it_shows_a_new_call_to_both_operators_and_the_second_sees_who_approved(console, open_browser):
@@ -137,18 +44,6 @@ def test_it_shows_a_new_call_to_both_operators_and_the_second_sees_who_approved(
     result = client.answer()
     assert not result.is_error
     assert "Customer C007" in client.text()
-
-
-def test_it_takes_the_queue_away_from_a_tab_whose_user_logged_out_in_another(console, open_browser):
-    browser = open_browser()
-    watching = queue_page(browser, console, "ann")
-    other_tab = watching.context.new_page()
-    other_tab.goto(console["url"] + "/queue/")
-
-    other_tab.get_by_role("button", name="Log out").click()
-
-    expect(watching).to_have_url(re.compile(r"/login/"))
-    expect(watching.get_by_role("button", name="Approve")).to_have_count(0)
 
 
 def test_it_answers_a_denial_with_its_reason(console, open_browser):
@@ -259,63 +154,6 @@ def test_it_denies_the_selected_calls_with_one_reason_and_the_other_operator_see
     assert "Customer C003" in clients[2].text()
 
 
-def hostile_tool():
-    server = Server.objects.create(name="Shady <b>server</b>", transport="stdio", command="true", tool_prefix="shady_")
-    definition = {
-        "name": "export",
-        "title": f"Export {HOSTILE}",
-        "description": f"Exports everything. {HOSTILE}",
-        "inputSchema": {
-            "type": "object",
-            "properties": {"target": {"type": "string", "title": HOSTILE, "description": HOSTILE}},
-        },
-    }
-    return Tool.objects.create(
-        server=server,
-        upstream_name="export",
-        exposed_name="shady_export",
-        definition=definition,
-        digest=tool_digest(definition),
-    )
-
-
-def hold_call(tool, token):
-    ctx = ClientContext(token, revisions.MODERN, "2026-07-28")
-    return lifecycle.receive_call(ctx, tool, {"target": HOSTILE}, 1, None)[0]
-
-
-def test_it_shows_markup_from_upstream_and_clients_as_text_and_runs_none_of_it(console, open_browser):
-    tool = hostile_tool()
-    token = credentials.create_token("hostile agent")[0]
-    waiting = hold_call(tool, token)
-    browser = open_browser()
-    dialogs, errors = [], []
-    ann = queue_page(browser, console, "ann")
-    ann.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
-    ann.on("pageerror", lambda error: errors.append(str(error)))
-
-    # One call was there when the page loaded; another arrives over the websocket.
-    pushed = threading.Thread(target=hold_call, args=(tool, token))
-    pushed.start()
-    pushed.join()
-    rows = row_of(ann, "shady_export")
-    expect(rows).to_have_count(2)
-    for index in range(2):
-        expect(rows.nth(index).get_by_text(HOSTILE).first).to_be_visible()
-        rows.nth(index).locator(".row-main").click()
-        detail = ann.locator("[data-queue-pane] [data-call-detail]")
-        expect(detail.get_by_text(f"Exports everything. {HOSTILE}")).to_be_visible()
-        expect(detail.get_by_text(HOSTILE).first).to_be_visible()
-    expect(ann.locator("img[src=x]")).to_have_count(0)
-
-    ann.goto(f"{console['url']}/calls/{waiting.pk}/")
-    expect(ann.get_by_text(HOSTILE).first).to_be_visible()
-    # A real pause, not a wait: nothing may happen, and a payload that got through would need a moment to act.
-    ann.wait_for_timeout(300)
-    assert dialogs == [] and errors == []
-    assert ann.evaluate("document.querySelectorAll('script:not([src])').length") == 0
-
-
 def test_it_tells_a_late_click_who_decided_first(console, open_browser):
     browser = open_browser()
     ann = queue_page(browser, console, "ann")
@@ -365,98 +203,6 @@ def test_it_forwards_a_quorum_call_only_when_a_second_operator_approves_it(conso
     expect(left_queue(ann)).to_contain_text("Approved by ann and bob")
     expect(left_queue(bob)).to_contain_text(re.compile("approved", re.IGNORECASE))
     assert "Customer C004" in client.text()
-
-
-def test_it_places_a_live_call_by_its_group_without_breaking_an_earlier_page(console, open_browser, settings):
-    settings.QUEUE_PAGE_SIZE = 2
-    tool = hostile_tool()
-    first, second = (credentials.create_token(name)[0] for name in ("first agent", "second agent"))
-    for _ in range(3):
-        hold_call(tool, first)
-    browser = open_browser()
-    earlier, last = queue_page(browser, console, "ann"), queue_page(browser, console, "bob")
-    last.goto(console["url"] + "/queue/?page=2")
-    expect(last.locator("body")).to_have_attribute("data-live", "connected")
-    expect(row_of(earlier, "shady_export")).to_have_count(2)
-    expect(row_of(last, "shady_export")).to_have_count(1)
-
-    for token in (first, second):
-        arriving = threading.Thread(target=hold_call, args=(tool, token))
-        arriving.start()
-        arriving.join()
-
-    # The last page takes the new call in its group and the new group; the earlier page keeps its rows.
-    expect(last.locator("[data-group]")).to_have_count(2)
-    expect(row_of(last, "shady_export")).to_have_count(3)
-    expect(earlier.locator("[data-queue-elsewhere]")).to_have_text("2 new calls arrived for other pages.")
-    expect(row_of(earlier, "shady_export")).to_have_count(2)
-    expect(earlier.locator("[data-group] [data-group-count]")).to_have_text("4")
-    expect(last.locator("[data-group] [data-group-count]").first).to_have_text("4")
-
-
-def hold_lookups(count):
-    """`count` pending calls to the demo's lookup, made in-process by two clients (each has a cap of pending calls)."""
-    tool = Tool.objects.get(exposed_name=LOOKUP)
-    contexts = [
-        ClientContext(credentials.create_token(name)[0], revisions.MODERN, "2026-07-28")
-        for name in ("busy agent", "other agent")
-    ]
-    return [
-        lifecycle.receive_call(contexts[n % 2], tool, {"customer_id": f"C{n:03d}"}, n, None)[0]
-        for n in range(1, count + 1)
-    ]
-
-
-OVERFLOWING = """() => [...document.querySelectorAll("body *")]
-    .filter((el) => el.getClientRects().length && el.getBoundingClientRect().right > window.innerWidth + 1)
-    .map((el) => el.tagName + "." + el.className)"""
-VISIBLE_ROWS = """() => [...document.querySelectorAll("[data-queue] [data-call-row]")].filter((row) => {
-    const box = row.getBoundingClientRect();
-    return box.height > 0 && box.top >= 0 && box.bottom <= window.innerHeight;
-}).length"""
-
-
-def test_it_shows_a_busy_queue_compactly_and_nothing_runs_off_the_side(console, open_browser, tmp_path, settings):
-    held = hold_lookups(30)
-    shown = min(30, settings.QUEUE_PAGE_SIZE)
-    assert len(held) == 30 and all(call.status == "pending" for call in held)
-    shots = tmp_path / "screenshots"
-    browser = open_browser()
-    ann = queue_page(browser, console, "ann")
-    for width, height in ((1440, 900), (1280, 800)):
-        ann.set_viewport_size({"width": width, "height": height})
-        ann.goto(console["url"] + "/queue/")
-        expect(row_of(ann)).to_have_count(shown)
-        pick(ann, "C002")
-        ann.evaluate("window.scrollTo(0, 0)")
-        if width == 1440:
-            assert ann.evaluate(VISIBLE_ROWS) >= 12
-        assert ann.evaluate(OVERFLOWING) == []
-        ann.screenshot(path=shots / f"queue-{width}x{height}.png")
-        ann.goto(f"{console['url']}/calls/{held[1].pk}/")
-        assert ann.evaluate(OVERFLOWING) == []
-        ann.screenshot(path=shots / f"call-{width}x{height}.png", full_page=True)
-    assert len(list(shots.iterdir())) == 4
-
-
-def test_it_says_when_it_is_reconnecting_and_catches_up_once_back(console, open_browser):
-    browser = open_browser()
-    ann, bob = queue_page(browser, console, "ann"), queue_page(browser, console, "bob")
-    body = ann.locator("body")
-
-    ann.context.set_offline(True)
-    expect(body).to_have_attribute("data-live", "reconnecting", timeout=3_000)
-    expect(ann.locator("[data-live-status]")).to_contain_text("reconnecting")
-    client = ClientCall(console["mcp"], console["secret"], LOOKUP, {"customer_id": "C005"})
-    expect(row_of(bob)).to_be_visible()
-    expect(row_of(ann)).to_have_count(0)
-
-    ann.context.set_offline(False)
-    expect(body).to_have_attribute("data-live", "connected")
-    expect(ann.locator("[data-live-status]")).to_have_text("Live")
-    expect(row_of(ann)).to_contain_text("C005")
-    pick(ann, "C005").get_by_role("button", name="Approve", exact=True).click()
-    assert "Customer C005" in client.text()
 
 
 def test_it_decides_on_one_key_a_call_a_trusted_server_marks_read_only(console, open_browser):

@@ -13,7 +13,7 @@ from approvals.catalog.models import Server, Tool
 from approvals.protocol import revisions
 from approvals.tokens import credentials
 from approvals.tokens.context import ClientContext
-from tests.browser.test_queue_browser import LOOKUP, OVERFLOWING, ClientCall, console, pick, queue_page, row_of
+from tests.browser.queue_pages import LOOKUP, ClientCall, console, pick, queue_page, row_of
 from tests.fixtures.waiting import wait_until
 
 pytestmark = pytest.mark.browser
@@ -21,6 +21,15 @@ __all__ = ["console"]  # the fixture, used by name
 
 SHOTS = Path(__file__).resolve().parents[2] / "test-results" / "screenshots"
 PHONE = {"width": 390, "height": 844}
+# Every element that runs off the right edge of the window.
+OVERFLOWING = """() => [...document.querySelectorAll("body *")]
+    .filter((el) => el.getClientRects().length && el.getBoundingClientRect().right > window.innerWidth + 1)
+    .map((el) => el.tagName + "." + el.className)"""
+# How many of the queue's rows are wholly in sight.
+VISIBLE_ROWS = """() => [...document.querySelectorAll("[data-queue] [data-call-row]")].filter((row) => {
+    const box = row.getBoundingClientRect();
+    return box.height > 0 && box.top >= 0 && box.bottom <= window.innerHeight;
+}).length"""
 # Every pair of the parts of one row that overlap on screen, by class name.
 OVERLAPS = """() => [...document.querySelectorAll("[data-queue] .row-line")].flatMap((line) => {
     const parts = [...line.querySelectorAll(".row-tool, .row-client, .row-args, .row-flags, .row-left, input")]
@@ -106,3 +115,39 @@ def test_it_opens_a_tapped_call_on_a_phone_and_approves_it_from_the_sticky_bar(c
     assert "Customer C014" in client.text()
     expect(row_of(ann, "C014")).to_have_count(0)
     context.close()
+
+
+def hold_lookups(count):
+    """`count` pending calls to the demo's lookup, made in-process by two clients (each has a cap of pending calls)."""
+    tool = Tool.objects.get(exposed_name=LOOKUP)
+    contexts = [
+        ClientContext(credentials.create_token(name)[0], revisions.MODERN, "2026-07-28")
+        for name in ("busy agent", "other agent")
+    ]
+    return [
+        lifecycle.receive_call(contexts[n % 2], tool, {"customer_id": f"C{n:03d}"}, n, None)[0]
+        for n in range(1, count + 1)
+    ]
+
+
+def test_it_shows_a_busy_queue_compactly_and_nothing_runs_off_the_side(console, open_browser, tmp_path, settings):
+    held = hold_lookups(30)
+    shown = min(30, settings.QUEUE_PAGE_SIZE)
+    assert len(held) == 30 and all(call.status == "pending" for call in held)
+    shots = tmp_path / "screenshots"
+    browser = open_browser()
+    ann = queue_page(browser, console, "ann")
+    for width, height in ((1440, 900), (1280, 800)):
+        ann.set_viewport_size({"width": width, "height": height})
+        ann.goto(console["url"] + "/queue/")
+        expect(row_of(ann)).to_have_count(shown)
+        pick(ann, "C002")
+        ann.evaluate("window.scrollTo(0, 0)")
+        if width == 1440:
+            assert ann.evaluate(VISIBLE_ROWS) >= 12
+        assert ann.evaluate(OVERFLOWING) == []
+        ann.screenshot(path=shots / f"queue-{width}x{height}.png")
+        ann.goto(f"{console['url']}/calls/{held[1].pk}/")
+        assert ann.evaluate(OVERFLOWING) == []
+        ann.screenshot(path=shots / f"call-{width}x{height}.png", full_page=True)
+    assert len(list(shots.iterdir())) == 4

@@ -16,7 +16,7 @@ from approvals.audit.models import AuditEvent
 from approvals.calls import expiry
 from approvals.calls.models import Call
 from approvals.catalog.models import Server
-from tests.browser.test_queue_browser import DWELL_MS, LOOKUP, ClientCall, console, pick, queue_page, row_of
+from tests.browser.queue_pages import DWELL_MS, LOOKUP, ClientCall, console, pick, queue_page, row_of
 from tests.browser.test_tokens_browser import in_thread
 from tests.fixtures.gateway import hold_call
 from tests.fixtures.outage import Forwarder
@@ -99,8 +99,6 @@ def test_it_keeps_a_call_that_left_in_place_and_no_key_decides_until_the_operato
 ):
     Server.objects.filter(name="Demo").update(trusted=True)  # one key decides a read-only call: the easiest to leak
     first = held.hold(LOOKUP, {"customer_id": "C001"})
-    # Recorded before the queue is read: a call arriving before the page's socket listens shows only on a reload.
-    wait_until(Call.objects.filter(status=Call.Status.PENDING).exists, timeout=10, message="the first call held")
     browser = open_browser()
     ann = queue_page(browser, console, "ann")
     expect(row_of(ann)).to_have_count(1)

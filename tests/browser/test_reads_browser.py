@@ -7,7 +7,7 @@ from playwright.sync_api import expect
 
 from approvals.calls.models import Call
 from approvals.policy import rules
-from tests.browser.test_queue_browser import ClientCall, one_operator_console, pick, queue_page
+from tests.browser.queue_pages import ClientCall, one_operator_console, pick, queue_page
 from tests.browser.test_tokens_browser import in_thread
 
 pytestmark = pytest.mark.browser

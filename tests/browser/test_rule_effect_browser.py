@@ -6,7 +6,7 @@ from playwright.sync_api import expect
 
 from approvals import roles
 from approvals.policy import rules
-from tests.browser.test_queue_browser import LOOKUP, ClientCall, console, pick, row_of  # noqa: F401
+from tests.browser.queue_pages import LOOKUP, ClientCall, console, pick, row_of  # noqa: F401
 
 pytestmark = pytest.mark.browser
 VIEWPORTS = [{"width": 1440, "height": 900}, {"width": 1280, "height": 800}]

@@ -8,8 +8,8 @@ import time
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.test_queue_browser import LOOKUP, pick, queue_page, row_of
-from tests.browser.test_queue_browser import console as queue_console  # noqa: F401 (a fixture, used by name)
+from tests.browser.queue_pages import LOOKUP, pick, queue_page, row_of
+from tests.browser.queue_pages import console as queue_console  # noqa: F401 (a fixture, used by name)
 from tests.fixtures.servers import NODE_DIR, node_env, require_everything
 
 pytestmark = pytest.mark.browser
