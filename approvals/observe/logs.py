@@ -65,7 +65,8 @@ def access_logged(application):
     own access logs, which would write them, are off."""
 
     async def serve(scope, receive, send):
-        if scope["type"] not in ("http", "websocket"):
+        if scope["type"] not in ("http", "websocket") or not access.isEnabledFor(logging.INFO):
+            # Nothing would be written: the answer goes out as the application sends it, its status and size uncounted.
             return await application(scope, receive, send)
         answer = {"status": None, "size": 0}
 
