@@ -90,13 +90,25 @@ async def serve_mcp(scope, body: bytes, receive, send):
         set_script_prefix(get_script_prefix(scope))
         # A client that disconnects cancels the answer, as under Django's handler: a call it brought is cancelled.
         listening = asyncio.create_task(disconnected(receive))
-        answering = asyncio.create_task(answer(McpRequest(scope, body), send))
+        ending = False
+
+        async def sent(message):
+            nonlocal ending
+            if message["type"] == "http.response.body" and not message.get("more_body", False):
+                # The answer's last message: a client leaving now cancels nothing. Stopped listening first, the
+                # server's end of the response does not wake the loop from another thread to say so.
+                ending = True
+                listening.cancel()
+            await send(message)
+
+        answering = asyncio.create_task(answer(McpRequest(scope, body), sent))
         try:
             await asyncio.wait([listening, answering], return_when=asyncio.FIRST_COMPLETED)
         finally:
-            for task in (listening, answering):
-                if not task.done():
-                    task.cancel()
+            if not answering.done() and not ending:
+                answering.cancel()
+            if not listening.done():
+                listening.cancel()
             # The answer's own cancellation handling runs to its end before the request's thread is let go of.
             await asyncio.gather(listening, answering, return_exceptions=True)
             if thread_of_this_request_started():
