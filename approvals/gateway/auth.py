@@ -90,7 +90,7 @@ async def admitted_on_the_loop(secret: str | None, credential: str) -> tuple[Adm
     (db.kept.refresh_on_the_loop), the secret and its owner's standing are kept, and its use needs no noting; a
     request it does not admit is admitted in a thread (admitted_and_counted) with this count, so counted once.
     """
-    cache = caches["rate_limits"]
+    cache = rate_cache()
     if secret is None or not client_token_secret(secret) or not counted_from_the_loop(cache):
         return None
     if isinstance(cache, LocMemCache):
@@ -115,7 +115,7 @@ def counted_from_the_loop(cache) -> bool:
 
 async def count_request_on_the_loop(credential: str, cache=None) -> int:
     """count_request's count, from an event loop: in memory at once, or one script awaited on Redis."""
-    cache = cache or caches["rate_limits"]
+    cache = cache or rate_cache()
     if isinstance(cache, LocMemCache):
         return count_request(credential, cache)
     return await cache.acount(rate_key(credential), WINDOW_EXPIRY_SECONDS)
@@ -186,7 +186,7 @@ def count_request(credential: str, cache=None) -> int:
     incr is atomic in both caches the console uses (a script on Redis: console.cache, LocMemCache under
     its lock); Django's async aincr is not (a get, then a set), and lost counts when processes raced.
     """
-    cache, key = cache or caches["rate_limits"], rate_key(credential)
+    cache, key = cache or rate_cache(), rate_key(credential)
     try:
         return cache.incr(key)
     except ValueError:
@@ -197,7 +197,24 @@ def count_request(credential: str, cache=None) -> int:
 
 
 def forget_requests(credential: str):
-    caches["rate_limits"].delete(rate_key(credential))
+    rate_cache().delete(rate_key(credential))
+
+
+_rate_cache: tuple = (None, None)
+
+
+def rate_cache():
+    """settings.CACHES["rate_limits"], one object for the process while that setting stands.
+
+    Django makes a cache object per thread and per asyncio context, which is every request on an event loop:
+    an object made anew, its backend imported by name, for each request's count. Both the counting caches are
+    safe to share between threads: LocMemCache locks its entries, and Redis's client keeps a pool.
+    """
+    global _rate_cache
+    configured = caches.settings.get("rate_limits")
+    if _rate_cache[0] is not configured:
+        _rate_cache = (configured, caches["rate_limits"])
+    return _rate_cache[1]
 
 
 # Longer than a window's key is used: from its first request, at most a minute.
