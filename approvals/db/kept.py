@@ -61,14 +61,16 @@ async def refresh_on_the_loop() -> bool:
 
     A SQLite file and PostgreSQL allow it; an in-memory database does not, and the caller refreshes in a thread.
     """
-    database = connections["default"]
-    if database.vendor == "postgresql":
+    # The database's settings as its connection holds them (the very dict, which a test database renames), read
+    # without connections["default"], which on an event loop makes a connection object anew for each request.
+    database = connections.settings["default"]
+    if database["ENGINE"] == "django.db.backends.postgresql":
         try:
             keep_stamp(await loop_stamp_reads().read())
         except (psycopg.Error, OSError):
             return False
         return True
-    return database.vendor == "sqlite" and refresh_from_the_file(str(database.settings_dict["NAME"]))
+    return database["ENGINE"] == "django.db.backends.sqlite3" and refresh_from_the_file(str(database["NAME"]))
 
 
 def refresh_from_the_file(name: str) -> bool:
