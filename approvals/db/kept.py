@@ -17,6 +17,7 @@ reader waits for no writer, and one row costs less than a hop), PostgreSQL's asy
 
 import asyncio
 import contextvars
+import functools
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -40,7 +41,10 @@ LOOP_READ_TIMEOUT_SECONDS = 0.5
 _loop_reader = threading.local()
 
 
+@functools.cache
 def stamp_sql() -> str:
+    # Made once: reading `connection` on an event loop makes a connection object for each request. SQLite and
+    # PostgreSQL quote a table's name alike.
     return f"SELECT stamp FROM {connection.ops.quote_name(LookupStamp._meta.db_table)} WHERE id = 1"
 
 
