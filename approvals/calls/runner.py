@@ -169,15 +169,16 @@ async def forward(
     """
     tool = call.tool
 
-    @traces.traced("record")
     async def recorded(outcome: tuple) -> dict:
         *recordable, relayed = outcome
         # In the loop's batch of writes, like the arrival: one transaction for the results of the calls that
         # answered meanwhile, on the batch's connection. Shielded: the answer is recorded however the request ends.
-        result = await asyncio.shield(batched_writes.write(functools.partial(ending.record_result, call, *recordable)))
-        if relayed is not None and url_elicitation_client:
-            raise relayed
-        return result
+        with traces.span("record"):
+            recording = batched_writes.write(functools.partial(ending.record_result, call, *recordable))
+            result = await asyncio.shield(recording)
+            if relayed is not None and url_elicitation_client:
+                raise relayed
+            return result
 
     if call.status != Call.Status.APPROVED:
         return await recorded(await call_upstream(call, emit, log_level, on_request, url_elicitation_client))

@@ -17,6 +17,7 @@ reader waits for no writer, and one row costs less than a hop), PostgreSQL's asy
 
 import asyncio
 import contextvars
+import functools
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -40,7 +41,10 @@ LOOP_READ_TIMEOUT_SECONDS = 0.5
 _loop_reader = threading.local()
 
 
+@functools.cache
 def stamp_sql() -> str:
+    # Made once: reading `connection` on an event loop makes a connection object for each request. SQLite and
+    # PostgreSQL quote a table's name alike.
     return f"SELECT stamp FROM {connection.ops.quote_name(LookupStamp._meta.db_table)} WHERE id = 1"
 
 
@@ -61,14 +65,16 @@ async def refresh_on_the_loop() -> bool:
 
     A SQLite file and PostgreSQL allow it; an in-memory database does not, and the caller refreshes in a thread.
     """
-    database = connections["default"]
-    if database.vendor == "postgresql":
+    # The database's settings as its connection holds them (the very dict, which a test database renames), read
+    # without connections["default"], which on an event loop makes a connection object anew for each request.
+    database = connections.settings["default"]
+    if database["ENGINE"] == "django.db.backends.postgresql":
         try:
             keep_stamp(await loop_stamp_reads().read())
         except (psycopg.Error, OSError):
             return False
         return True
-    return database.vendor == "sqlite" and refresh_from_the_file(str(database.settings_dict["NAME"]))
+    return database["ENGINE"] == "django.db.backends.sqlite3" and refresh_from_the_file(str(database["NAME"]))
 
 
 def refresh_from_the_file(name: str) -> bool:

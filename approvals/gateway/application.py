@@ -11,6 +11,7 @@ connection, only when the request started one. Most requests start none, and cos
 """
 
 import asyncio
+import functools
 from http import HTTPStatus
 
 from asgiref.sync import SyncToAsync, ThreadSensitiveContext
@@ -30,7 +31,8 @@ class Headers(dict):
         super().__init__()
         for name, value in raw:
             key, text = name.decode("latin-1").lower(), value.decode("latin-1")
-            super().__setitem__(key, f"{super().get(key)},{text}" if key in self else text)
+            known = dict.get(self, key)
+            dict.__setitem__(self, key, text if known is None else f"{known},{text}")
 
     def __getitem__(self, name: str) -> str:
         return super().__getitem__(name.lower())
@@ -50,10 +52,15 @@ class McpRequest:
         self.method = scope["method"]
         self.headers = Headers(scope["headers"])
         self.content_type = self.headers.get("Content-Type", "").split(";")[0].strip().lower()
-        client = scope.get("client")
-        # The names Django's request.META gives the peer and the headers (HTTP_X_FORWARDED_FOR, …).
-        self.META = {f"HTTP_{name.upper().replace('-', '_')}": value for name, value in self.headers.items()}
-        self.META["REMOTE_ADDR"] = client[0] if client else ""
+
+    @functools.cached_property
+    def META(self) -> dict:
+        """The names Django's request.META gives the peer and the headers (HTTP_X_FORWARDED_FOR, …), made only for a
+        request that reads them: an anonymous client's, one admitted in a thread, a refused one's."""
+        meta = {f"HTTP_{name.upper().replace('-', '_')}": value for name, value in self.headers.items()}
+        client = self.scope.get("client")
+        meta["REMOTE_ADDR"] = client[0] if client else ""
+        return meta
 
     def build_absolute_uri(self, location: str) -> str:
         """`location` (a path, as reverse() gives it) on the scheme and Host this request came by."""
@@ -90,13 +97,25 @@ async def serve_mcp(scope, body: bytes, receive, send):
         set_script_prefix(get_script_prefix(scope))
         # A client that disconnects cancels the answer, as under Django's handler: a call it brought is cancelled.
         listening = asyncio.create_task(disconnected(receive))
-        answering = asyncio.create_task(answer(McpRequest(scope, body), send))
+        ending = False
+
+        async def sent(message):
+            nonlocal ending
+            if message["type"] == "http.response.body" and not message.get("more_body", False):
+                # The answer's last message: a client leaving now cancels nothing. Stopped listening first, the
+                # server's end of the response does not wake the loop from another thread to say so.
+                ending = True
+                listening.cancel()
+            await send(message)
+
+        answering = asyncio.create_task(answer(McpRequest(scope, body), sent))
         try:
             await asyncio.wait([listening, answering], return_when=asyncio.FIRST_COMPLETED)
         finally:
-            for task in (listening, answering):
-                if not task.done():
-                    task.cancel()
+            if not answering.done() and not ending:
+                answering.cancel()
+            if not listening.done():
+                listening.cancel()
             # The answer's own cancellation handling runs to its end before the request's thread is let go of.
             await asyncio.gather(listening, answering, return_exceptions=True)
             if thread_of_this_request_started():

@@ -90,29 +90,34 @@ async def admitted_on_the_loop(secret: str | None, credential: str) -> tuple[Adm
     (db.kept.refresh_on_the_loop), the secret and its owner's standing are kept, and its use needs no noting; a
     request it does not admit is admitted in a thread (admitted_and_counted) with this count, so counted once.
     """
-    if secret is None or not client_token_secret(secret) or not counted_from_the_loop():
+    cache = rate_cache()
+    if secret is None or not client_token_secret(secret) or not counted_from_the_loop(cache):
         return None
-    counting = asyncio.ensure_future(count_request_on_the_loop(credential))
-    try:
+    if isinstance(cache, LocMemCache):
+        # Counted at once: a task beside the stamp's read would cost more than the count.
+        count = count_request(credential, cache)
         fresh = await kept.refresh_on_the_loop()
-    finally:
-        count = await counting
+    else:
+        counting = asyncio.ensure_future(count_request_on_the_loop(credential, cache))
+        try:
+            fresh = await kept.refresh_on_the_loop()
+        finally:
+            count = await counting
     admission = admit_kept(secret, credential) if fresh else None
     if admission is None or admission.token is None:
         return None, count
     return admission, count
 
 
-def counted_from_the_loop() -> bool:
-    cache = caches["rate_limits"]
+def counted_from_the_loop(cache) -> bool:
     return isinstance(cache, LocMemCache) or hasattr(cache, "acount")
 
 
-async def count_request_on_the_loop(credential: str) -> int:
+async def count_request_on_the_loop(credential: str, cache=None) -> int:
     """count_request's count, from an event loop: in memory at once, or one script awaited on Redis."""
-    cache = caches["rate_limits"]
+    cache = cache or rate_cache()
     if isinstance(cache, LocMemCache):
-        return count_request(credential)
+        return count_request(credential, cache)
     return await cache.acount(rate_key(credential), WINDOW_EXPIRY_SECONDS)
 
 
@@ -174,14 +179,14 @@ def unauthorized(request, invalid: bool, problem: str = ""):
     return rejection(401, message, headers={"WWW-Authenticate": challenge})
 
 
-def count_request(credential: str) -> int:
+def count_request(credential: str, cache=None) -> int:
     """This minute's requests with this credential so far, this one included: a fixed one-minute
     window counted in a cache of its own (settings.CACHES["rate_limits"]), so that every web process agrees.
 
     incr is atomic in both caches the console uses (a script on Redis: console.cache, LocMemCache under
     its lock); Django's async aincr is not (a get, then a set), and lost counts when processes raced.
     """
-    cache, key = caches["rate_limits"], rate_key(credential)
+    cache, key = cache or rate_cache(), rate_key(credential)
     try:
         return cache.incr(key)
     except ValueError:
@@ -192,7 +197,24 @@ def count_request(credential: str) -> int:
 
 
 def forget_requests(credential: str):
-    caches["rate_limits"].delete(rate_key(credential))
+    rate_cache().delete(rate_key(credential))
+
+
+_rate_cache: tuple = (None, None)
+
+
+def rate_cache():
+    """settings.CACHES["rate_limits"], one object for the process while that setting stands.
+
+    Django makes a cache object per thread and per asyncio context, which is every request on an event loop:
+    an object made anew, its backend imported by name, for each request's count. Both the counting caches are
+    safe to share between threads: LocMemCache locks its entries, and Redis's client keeps a pool.
+    """
+    global _rate_cache
+    configured = caches.settings.get("rate_limits")
+    if _rate_cache[0] is not configured:
+        _rate_cache = (configured, caches["rate_limits"])
+    return _rate_cache[1]
 
 
 # Longer than a window's key is used: from its first request, at most a minute.

@@ -9,6 +9,7 @@ SECURE_PROXY_SSL_HEADER taken into account as Django takes it, and its Host) or
 one of CSRF_TRUSTED_ORIGINS, which Django's CSRF check trusts for the pages' forms.
 """
 
+import functools
 from urllib.parse import urlsplit
 
 from channels.security.websocket import WebsocketDenier
@@ -28,8 +29,14 @@ def allowed_hosts() -> list[str]:
 
 
 def is_allowed_host(host: str) -> bool:
+    return host_among(host, tuple(allowed_hosts()))
+
+
+# Every request names its Host, and a console is known by few: each is judged once for the hosts it is judged by.
+@functools.lru_cache(maxsize=256)
+def host_among(host: str, hosts: tuple[str, ...]) -> bool:
     domain, _port = split_domain_port(host)
-    return bool(domain) and validate_host(domain, allowed_hosts())
+    return bool(domain) and validate_host(domain, hosts)
 
 
 def header(scope, name: bytes) -> str | None:

@@ -22,8 +22,11 @@ log = logging.getLogger(__name__)
 
 KEEP_ALIVE = b": keep-alive\n\n"
 # An ASGI server may hold the headers until the first body bytes (daphne, which the tests' in-thread console
-# runs, does): a stream opens with a comment so that its client sees it open at once, not at the first event.
+# runs, does): a stream opens with a comment so that its client sees it open soon, not only at the first event.
 OPENING = b": stream open\n\n"
+# An answer's first event ready within this time carries the opening comment with it, one message to the server
+# rather than two (each wakes granian's thread, and writes to the socket); a quieter stream sends it alone then.
+OPENING_WAIT_SECONDS = 0.05
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 Emit = Callable[[dict], Awaitable[None]]
@@ -162,23 +165,27 @@ async def response_events(respond: Callable[[Emit], Awaitable[dict]]) -> AsyncIt
 
     task = asyncio.create_task(respond(emit))
     task.add_done_callback(wake)
+    # Sent before the first event, or alone once the stream was quiet for OPENING_WAIT_SECONDS.
+    opening = OPENING
     try:
-        yield OPENING
         while True:
             if queue:
-                yield event(queue.popleft())
+                yield opening + event(queue.popleft())
+                opening = b""
             elif task.done():
-                yield Final(event(task.result()))
+                yield Final(opening + event(task.result()))
                 return
             else:
                 woken = loop.create_future()
-                timer = loop.call_later(settings.MCP_SSE_KEEPALIVE_SECONDS, wake)
+                quiet = settings.MCP_SSE_KEEPALIVE_SECONDS
+                timer = loop.call_later(min(quiet, OPENING_WAIT_SECONDS) if opening else quiet, wake)
                 try:
                     await woken
                 finally:
                     timer.cancel()
                 if not queue and not task.done():
-                    yield KEEP_ALIVE
+                    yield opening or KEEP_ALIVE
+                    opening = b""
     finally:
         if not task.done():
             task.cancel()

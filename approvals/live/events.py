@@ -75,8 +75,17 @@ def send_after_commit(*sends: tuple[str, dict]):
 
 
 async def send_all(sends: tuple[tuple[str, dict], ...]):
-    layer = get_channel_layer()
-    await asyncio.gather(*(layer.group_send(group, message) for group, message in sends))
+    """Each in turn, rather than a task apiece, which would cost more than the sends: the in-memory layer makes
+    them at once, and nobody waits for them on Redis. One failing keeps none of the others from being sent; the
+    first failure is raised once all were tried."""
+    layer, failure = get_channel_layer(), None
+    for group, message in sends:
+        try:
+            await layer.group_send(group, message)
+        except Exception as exc:
+            failure = failure or exc
+    if failure is not None:
+        raise failure
 
 
 def start_sending(sends: tuple[tuple[str, dict], ...]):

@@ -7,6 +7,7 @@ Context lives in contextvars, which follow a request from the event loop into th
 that run its synchronous work, and end with it.
 """
 
+import contextvars
 import functools
 import logging
 import re
@@ -18,23 +19,33 @@ from approvals.observe import redaction
 TRACEPARENT = re.compile(r"^[0-9a-f]{2}-(?P<trace_id>[0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}")
 
 
+# What bind() bound in this context, beside structlog's own variables: carried() reads it at once, where
+# structlog.contextvars.get_contextvars() walks every variable of the context, at each of a call's writes.
+_bound: contextvars.ContextVar[dict | None] = contextvars.ContextVar("logs_bound", default=None)
+
+
 def bind(**fields):
     """Add `fields` to the context of every line logged from here on in this request or task (None: not known)."""
     known = {name: value for name, value in fields.items() if value is not None and value != ""}
     if known:
         structlog.contextvars.bind_contextvars(**known)
+        _bound.set({**(_bound.get() or {}), **known})
 
 
 def carried(func):
     """`func`, run with the context bound now, wherever it runs later (another task's batch of writes, its thread)."""
-    bound = structlog.contextvars.get_contextvars()
+    bound = _bound.get()
     if not bound:
         return func
 
     @functools.wraps(func)
     def within(*args, **kwargs):
         with structlog.contextvars.bound_contextvars(**bound):
-            return func(*args, **kwargs)
+            restored = _bound.set({**(_bound.get() or {}), **bound})
+            try:
+                return func(*args, **kwargs)
+            finally:
+                _bound.reset(restored)
 
     return within
 
@@ -65,7 +76,8 @@ def access_logged(application):
     own access logs, which would write them, are off."""
 
     async def serve(scope, receive, send):
-        if scope["type"] not in ("http", "websocket"):
+        if scope["type"] not in ("http", "websocket") or not access.isEnabledFor(logging.INFO):
+            # Nothing would be written: the answer goes out as the application sends it, its status and size uncounted.
             return await application(scope, receive, send)
         answer = {"status": None, "size": 0}
 

@@ -27,7 +27,19 @@ HOST = socket.gethostname().replace("_", "-")
 
 def process_id() -> str:
     """This process among all those writing to the folder: containers sharing one volume may each run as pid 1."""
-    return f"{HOST}-{os.getpid()}"
+    return _process_id
+
+
+def name_this_process():
+    global _process_id
+    _process_id = f"{HOST}-{os.getpid()}"
+
+
+# Asked at every count (prometheus-client checks that its files are still this process's): named once, and again in
+# a forked child, rather than by a getpid() each time.
+_process_id = ""
+name_this_process()
+os.register_at_fork(after_in_child=name_this_process)
 
 
 def folder() -> str:

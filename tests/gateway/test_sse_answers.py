@@ -30,14 +30,26 @@ async def test_it_sends_an_answers_last_event_with_the_end_of_its_body(settings)
     start, bodies = await sent_bodies(respond)
 
     assert start["type"] == "http.response.start"
-    assert bodies[:2] == [(streams.OPENING, True), (streams.event(PROGRESS), True)]
+    assert bodies[0] == (streams.OPENING + streams.event(PROGRESS), True)
     # Quiet for more than two keep-alive periods: a keep-alive each, until the answer.
-    assert bodies[2:-1] == [(streams.KEEP_ALIVE, True)] * 2
+    assert bodies[1:-1] == [(streams.KEEP_ALIVE, True)] * 2
     assert bodies[-1] == (streams.event(ANSWER), False)
 
 
 async def test_it_answers_at_once_what_is_answered_before_the_first_wait():
     async def respond(emit):
+        return ANSWER
+
+    _, bodies = await sent_bodies(respond)
+
+    assert bodies == [(streams.OPENING + streams.event(ANSWER), False)]
+
+
+async def test_it_opens_a_quiet_stream_with_its_comment_alone(settings):
+    settings.MCP_SSE_KEEPALIVE_SECONDS = 10
+
+    async def respond(emit):
+        await asyncio.sleep(streams.OPENING_WAIT_SECONDS * 3)
         return ANSWER
 
     _, bodies = await sent_bodies(respond)
