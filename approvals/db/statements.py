@@ -12,7 +12,6 @@ a model with save signals connected, goes through the ORM as before.
 import functools
 from datetime import datetime
 
-from django.db import connection
 from django.db.models import (
     AutoField,
     BigAutoField,
@@ -31,6 +30,8 @@ from django.db.models import (
     signals,
 )
 
+from approvals import driver
+
 
 def insert(obj) -> None:
     """Insert `obj`, a new instance, as obj.save(force_insert=True) would: its primary key set from the database."""
@@ -42,14 +43,18 @@ def insert(obj) -> None:
     if _resolved_by_orm(values) or _has_save_signals(model):
         obj.save(force_insert=True)
         return
-    with connection.cursor() as cursor:
-        prepared = prepared_values(fields, values, cursor.db)
-        sql, returning = _insert_sql(model)
-        cursor.execute(sql, prepared)
-        meta = model._meta
-        pk = cursor.fetchone()[0] if returning else cursor.db.ops.last_insert_id(cursor, meta.db_table, meta.pk.column)
+    database = driver.database()
+    sql, returning = _insert_sql(model)
+    prepared = prepared_values(fields, values, database)
+    meta = model._meta
+    if returning:
+        pk = driver.fetch_one(sql, prepared)[0]
+    else:
+        with database.cursor() as cursor:
+            cursor.execute(sql, prepared)
+            pk = database.ops.last_insert_id(cursor, meta.db_table, meta.pk.column)
     obj.pk = meta.pk.to_python(pk)
-    obj._state.adding, obj._state.db = False, connection.alias
+    obj._state.adding, obj._state.db = False, database.alias
 
 
 def update_if_status(model, pk, sources, changes: dict) -> bool:
@@ -62,11 +67,9 @@ def update_if_status(model, pk, sources, changes: dict) -> bool:
     if _resolved_by_orm(values):
         return bool(model.objects.filter(pk=pk, status__in=sources).update(**changes))
     sources = list(sources)
-    with connection.cursor() as cursor:
-        prepared = prepared_values(fields, values, cursor.db)
-        sql = _update_sql(model, tuple(field.column for field in fields), len(sources))
-        cursor.execute(sql, [*prepared, pk, *sources])
-        return cursor.rowcount > 0
+    prepared = prepared_values(fields, values, driver.database())
+    sql = _update_sql(model, tuple(field.column for field in fields), len(sources))
+    return driver.execute(sql, [*prepared, pk, *sources]) > 0
 
 
 def prepared_values(fields, values, database) -> list:
@@ -164,18 +167,19 @@ def _inserted_fields(model) -> list:
 
 @functools.cache
 def _insert_sql(model) -> tuple[str, bool]:
-    quote, meta = connection.ops.quote_name, model._meta
+    database = driver.database()
+    quote, meta = database.ops.quote_name, model._meta
     fields = _inserted_fields(model)
     columns = ", ".join(quote(field.column) for field in fields)
     placeholders = ", ".join(["%s"] * len(fields))
     sql = f"INSERT INTO {quote(meta.db_table)} ({columns}) VALUES ({placeholders})"
-    returning = connection.features.can_return_columns_from_insert
+    returning = database.features.can_return_columns_from_insert
     return (f"{sql} RETURNING {quote(meta.pk.column)}" if returning else sql), returning
 
 
 @functools.cache
 def _update_sql(model, columns: tuple[str, ...], sources: int) -> str:
-    quote, meta = connection.ops.quote_name, model._meta
+    quote, meta = driver.database().ops.quote_name, model._meta
     assignments = ", ".join(f"{quote(column)} = %s" for column in columns)
     status = quote(meta.get_field("status").column)
     return (
