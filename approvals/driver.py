@@ -9,12 +9,16 @@ taken once with a cursor of its driver, and each statement is put in the driver'
 A statement that anything watches through Django's cursor goes through it as before: with queries logged
 (DEBUG, a test capturing them) or an execute wrapper installed. The driver's errors come out as Django's, as
 they do through its cursor, and a transaction that must roll back refuses further statements alike.
+
+The values those statements carry are adapted by the backend as their fields would be; `moment` writes the
+commonest, a UTC time on SQLite, as the backend does without its lookups.
 """
 
 import functools
 import sqlite3
 import threading
 from contextlib import contextmanager
+from datetime import UTC, datetime
 
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.backends.sqlite3.base import SQLiteCursorWrapper
@@ -82,6 +86,16 @@ def execute(sql: str, params) -> int:
     with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.rowcount
+
+
+def moment(operations, value: datetime):
+    """An aware time as the backend adapts it (adapt_datetimefield_value). On SQLite in UTC a UTC time's text is
+    written here as the backend writes it, without its lookups of the settings on every time."""
+    database = operations.connection
+    if value.tzinfo is UTC and database.vendor == "sqlite" and database.timezone is UTC:
+        # Made naive in the zone it is already in: the time less its zone.
+        return str(value.replace(tzinfo=None))
+    return operations.adapt_datetimefield_value(value)
 
 
 def _run(sql: str, params):

@@ -172,7 +172,7 @@ def stored_row(event: Event, operations) -> tuple:
     integer = operations.adapt_integerfield_value
     return (
         integer(event.seq, "BigIntegerField"),
-        operations.adapt_datetimefield_value(event.at),
+        driver.moment(operations, event.at),
         event.actor_type,
         integer(event.actor_id, "BigIntegerField"),
         event.actor_name,
@@ -290,7 +290,7 @@ def stored_form(data):
     integer 100000000000000000000 and -0.0 as 0.0, so both are read that way here too,
     on every database. NaN and the infinities have no JSON form and are refused.
     """
-    return json.loads(json.dumps(data, cls=DjangoJSONEncoder, allow_nan=False), parse_float=_stored_number)
+    return _READ.decode(_WRITTEN.encode(data))
 
 
 def _stored_number(text):
@@ -298,3 +298,8 @@ def _stored_number(text):
         return int(Decimal(text))
     value = float(text)
     return value if value != 0 else 0.0
+
+
+# Made once, as json.dumps and json.loads would make them at every call given these arguments.
+_WRITTEN = DjangoJSONEncoder(allow_nan=False)
+_READ = json.JSONDecoder(parse_float=_stored_number)

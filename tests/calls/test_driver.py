@@ -1,5 +1,8 @@
 """A batch's statements on the driver's cursor (approvals.driver): as through Django's cursor, at less cost."""
 
+from datetime import UTC, datetime, timedelta, timezone
+from zoneinfo import ZoneInfo
+
 import pytest
 from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.db.backends import utils
@@ -125,3 +128,16 @@ def test_it_leaves_a_transaction_whose_connection_closed_to_djangos_refusal(tran
         connection.close()
         with driver.held(), pytest.raises(DatabaseError):
             driver.fetch_one(HEAD, [1])
+
+
+@pytest.mark.parametrize(
+    "moment",
+    [
+        datetime(2026, 11, 29, 16, 5, 7, 123456, tzinfo=UTC),
+        datetime(2026, 11, 29, 16, 5, 7, tzinfo=UTC),
+        datetime(2026, 11, 29, 18, 5, 7, 5, tzinfo=timezone(timedelta(hours=2))),
+        datetime(2026, 3, 29, 2, 30, tzinfo=ZoneInfo("Europe/Paris")),
+    ],
+)
+def test_it_adapts_a_time_as_the_backend_does(moment):
+    assert driver.moment(connection.ops, moment) == connection.ops.adapt_datetimefield_value(moment)
