@@ -148,8 +148,7 @@ def append(events: list[Event]):
     # No savepoint: inside a caller's transaction the events must stand or fall with its change anyway.
     with transaction.atomic(using=database.alias, savepoint=False):
         seq, prev_hash, public = locked_tip(database)
-        operations = database.ops
-        rows = []
+        rows, operations = [], database.ops
         for event in events:
             event.seq, event.prev_hash = seq + 1, prev_hash
             encoded = encode_event(hashed_row(event))
@@ -239,15 +238,11 @@ def locked_tip(database) -> tuple[int, str, str]:
     SQLite has no row locks: the console's SQLite transactions take the database's write
     lock when they begin (transaction_mode IMMEDIATE), which serializes appends there.
     """
-    tip = driver.fetch_one(_tip_sql(database.features.has_select_for_update), ())
+    lock = " FOR UPDATE" if database.features.has_select_for_update else ""
+    tip = driver.fetch_one(f"SELECT seq, hash, public_hash FROM {_table(AuditHead)} WHERE id = 1{lock}", ())
     if tip is None:
         raise MissingHead()
     return tip
-
-
-@functools.cache
-def _tip_sql(locks_rows: bool) -> str:
-    return f"SELECT seq, hash, public_hash FROM {_table(AuditHead)} WHERE id = 1{' FOR UPDATE' if locks_rows else ''}"
 
 
 class MissingHead(RuntimeError):
