@@ -25,6 +25,7 @@ SERVICE_TESTS = {
     "tests/calls/test_decisions.py": "two decisions racing for one call",
     "tests/calls/test_quorum.py": "approvals racing for one call",
     "tests/calls/test_statements.py": "update-if-status by hand",
+    "tests/calls/test_driver.py": "a batch's statements on psycopg's cursor, its errors as Django's",
     "tests/calls/test_holding.py": "the holding loop's batched writes",
     "tests/calls/test_cut_short.py": "a held call cut short through the channel layer",
     "tests/calls/test_listening.py": "waiting on a row through the channel layer",

@@ -37,9 +37,10 @@ from decimal import Decimal
 
 from django.apps import apps as global_apps
 from django.core.serializers.json import DjangoJSONEncoder
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
+from approvals import driver
 from approvals.audit.actions import registered
 from approvals.audit.encoding import HASHED, encode_event, hashed_row, keyed_hash
 from approvals.audit.models import AuditEvent, AuditHead
@@ -143,12 +144,11 @@ def append(events: list[Event]):
     """
     for event in events:
         registered(event.action)
+    database = driver.database()
     # No savepoint: inside a caller's transaction the events must stand or fall with its change anyway.
-    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
-        seq, prev_hash, public = locked_tip(cursor)
-        # The thread's connection's own: the proxy `connection` looks it up again at every use.
-        operations = cursor.db.ops
-        rows = []
+    with transaction.atomic(using=database.alias, savepoint=False):
+        seq, prev_hash, public = locked_tip(database)
+        rows, operations = [], database.ops
         for event in events:
             event.seq, event.prev_hash = seq + 1, prev_hash
             encoded = encode_event(hashed_row(event))
@@ -156,9 +156,9 @@ def append(events: list[Event]):
             seq, prev_hash, public = event.seq, event.hash, event.public_hash
             rows.append(stored_row(event, operations))
         tip = [seq, prev_hash, public]
-        cursor.execute(*_insert(rows, tip))
-        if connection.vendor != "postgresql":
-            cursor.execute(_move_head_sql(), tip)
+        driver.execute(*_insert(database, rows, tip))
+        if database.vendor != "postgresql":
+            driver.execute(_move_head_sql(), tip)
 
 
 # The columns an append writes, in the order of stored_row's values.
@@ -171,7 +171,7 @@ def stored_row(event: Event, operations) -> tuple:
     integer = operations.adapt_integerfield_value
     return (
         integer(event.seq, "BigIntegerField"),
-        operations.adapt_datetimefield_value(event.at),
+        driver.moment(operations, event.at),
         event.actor_type,
         integer(event.actor_id, "BigIntegerField"),
         event.actor_name,
@@ -189,7 +189,7 @@ def stored_row(event: Event, operations) -> tuple:
 
 
 def _table(model) -> str:
-    return connection.ops.quote_name(model._meta.db_table)
+    return driver.database().ops.quote_name(model._meta.db_table)
 
 
 @functools.cache
@@ -202,44 +202,44 @@ def _move_head_sql() -> str:
 MOST_PARSED_ONCE = 50
 
 
-def _insert(rows: list[tuple], tip: list) -> tuple[str, list]:
+def _insert(database, rows: list[tuple], tip: list) -> tuple[str, list]:
     """The insert of `rows` and its parameters; on PostgreSQL the head moves to `tip` in the same statement, one
     round trip to the server rather than two (elsewhere the caller moves it).
 
     On PostgreSQL a batch of calls may append hundreds of events: past MOST_PARSED_ONCE parameters
     each column goes as one array. A few events go as plain rows, which the server plans faster.
     """
-    postgresql = connection.vendor == "postgresql"
+    postgresql = database.vendor == "postgresql"
     if postgresql and len(tip) + len(rows) * len(_STORED) > MOST_PARSED_ONCE:
-        return _insert_sql(connection.vendor, 0), [*tip, *(list(column) for column in zip(*rows, strict=True))]
+        return _insert_sql(database.vendor, 0), [*tip, *(list(column) for column in zip(*rows, strict=True))]
     values = [value for values in rows for value in values]
-    return _insert_sql(connection.vendor, len(rows)), [*tip, *values] if postgresql else values
+    return _insert_sql(database.vendor, len(rows)), [*tip, *values] if postgresql else values
 
 
 @functools.lru_cache(maxsize=256)
 def _insert_sql(vendor: str, rows: int) -> str:
     """The insert's statement, the same for every batch of as many rows (0: on PostgreSQL, of arrays)."""
-    columns = ", ".join(connection.ops.quote_name(field.column) for field in _STORED)
+    database = driver.database()
+    columns = ", ".join(database.ops.quote_name(field.column) for field in _STORED)
     if rows:
         row = "(" + ", ".join(["%s"] * len(_STORED)) + ")"
         source = f"VALUES {', '.join([row] * rows)}"
     else:
-        source = "SELECT * FROM unnest(" + ", ".join(f"%s::{field.db_type(connection)}[]" for field in _STORED) + ")"
+        source = "SELECT * FROM unnest(" + ", ".join(f"%s::{field.db_type(database)}[]" for field in _STORED) + ")"
     insert = f"INSERT INTO {_table(AuditEvent)} ({columns}) {source}"
     if vendor == "postgresql":
         return f"WITH moved AS ({_move_head_sql()}) {insert}"
     return insert
 
 
-def locked_tip(cursor) -> tuple[int, str, str]:
+def locked_tip(database) -> tuple[int, str, str]:
     """The head's sequence number, hash and public hash, the head locked until the transaction ends.
 
     SQLite has no row locks: the console's SQLite transactions take the database's write
     lock when they begin (transaction_mode IMMEDIATE), which serializes appends there.
     """
-    lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
-    cursor.execute(f"SELECT seq, hash, public_hash FROM {_table(AuditHead)} WHERE id = 1{lock}")
-    tip = cursor.fetchone()
+    lock = " FOR UPDATE" if database.features.has_select_for_update else ""
+    tip = driver.fetch_one(f"SELECT seq, hash, public_hash FROM {_table(AuditHead)} WHERE id = 1{lock}", ())
     if tip is None:
         raise MissingHead()
     return tip
@@ -285,7 +285,7 @@ def stored_form(data):
     integer 100000000000000000000 and -0.0 as 0.0, so both are read that way here too,
     on every database. NaN and the infinities have no JSON form and are refused.
     """
-    return json.loads(json.dumps(data, cls=DjangoJSONEncoder, allow_nan=False), parse_float=_stored_number)
+    return _READ.decode(_WRITTEN.encode(data))
 
 
 def _stored_number(text):
@@ -293,3 +293,8 @@ def _stored_number(text):
         return int(Decimal(text))
     value = float(text)
     return value if value != 0 else 0.0
+
+
+# Made once, as json.dumps and json.loads would make them at every call given these arguments.
+_WRITTEN = DjangoJSONEncoder(allow_nan=False)
+_READ = json.JSONDecoder(parse_float=_stored_number)

@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 from django.db import OperationalError, transaction
 
+from approvals import driver
 from approvals.audit import chain
 from approvals.audit.chain import Actor
 from approvals.calls import ending
@@ -42,7 +43,7 @@ def write_together(works: list[Callable]) -> list[tuple]:
     """
     outcomes = []
     alone = savepoints.left_out() if len(works) == 1 else contextlib.nullcontext()
-    with transaction.atomic(), alone, chain.batch() as recorded, batch_reads.shared():
+    with transaction.atomic(), driver.held(), alone, chain.batch() as recorded, batch_reads.shared():
         for work in works:
             kept = len(recorded)
             try:

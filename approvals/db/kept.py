@@ -23,8 +23,9 @@ import threading
 from collections.abc import Callable
 
 import psycopg
-from django.db import connection, connections
+from django.db import connections
 
+from approvals import driver
 from approvals.db.models import LookupStamp
 
 # More entries than this and all are dropped: a flood of sessions must not grow the process without bound.
@@ -43,16 +44,14 @@ _loop_reader = threading.local()
 
 @functools.cache
 def stamp_sql() -> str:
-    # Made once: reading `connection` on an event loop makes a connection object for each request. SQLite and
+    # Made once: looking the connection up on an event loop makes a connection object for each request. SQLite and
     # PostgreSQL quote a table's name alike.
-    return f"SELECT stamp FROM {connection.ops.quote_name(LookupStamp._meta.db_table)} WHERE id = 1"
+    return f"SELECT stamp FROM {driver.database().ops.quote_name(LookupStamp._meta.db_table)} WHERE id = 1"
 
 
 def refresh():
     """Read the stamp: from now on, only what was kept under it is used."""
-    with connection.cursor() as cursor:
-        cursor.execute(stamp_sql())
-        keep_stamp(cursor.fetchone())
+    keep_stamp(driver.fetch_one(stamp_sql(), ()))
 
 
 def keep_stamp(row):

@@ -12,7 +12,6 @@ a model with save signals connected, goes through the ORM as before.
 import functools
 from datetime import datetime
 
-from django.db import connection
 from django.db.models import (
     AutoField,
     BigAutoField,
@@ -31,30 +30,36 @@ from django.db.models import (
     signals,
 )
 
+from approvals import driver
+
 
 def insert(obj) -> None:
     """Insert `obj`, a new instance, as obj.save(force_insert=True) would: its primary key set from the database."""
     model = type(obj)
     # As save() does: a related object saved after it was assigned gives its key now, an unsaved one is refused.
     obj._prepare_related_fields_for_save(operation_name="save")
-    fields = _inserted_fields(model)
+    fields, preparers = _inserted_fields(model)
     values = [field.pre_save(obj, True) for field in fields]
     if _resolved_by_orm(values) or _has_save_signals(model):
         obj.save(force_insert=True)
         return
-    with connection.cursor() as cursor:
-        prepared = prepared_values(fields, values, cursor.db)
-        sql, returning = _insert_sql(model)
-        cursor.execute(sql, prepared)
-        meta = model._meta
-        pk = cursor.fetchone()[0] if returning else cursor.db.ops.last_insert_id(cursor, meta.db_table, meta.pk.column)
+    database = driver.database()
+    sql, returning = _insert_sql(model)
+    prepared = prepared_values(fields, preparers, values, database)
+    meta = model._meta
+    if returning:
+        pk = driver.fetch_one(sql, prepared)[0]
+    else:
+        with database.cursor() as cursor:
+            cursor.execute(sql, prepared)
+            pk = database.ops.last_insert_id(cursor, meta.db_table, meta.pk.column)
     obj.pk = meta.pk.to_python(pk)
-    obj._state.adding, obj._state.db = False, connection.alias
+    obj._state.adding, obj._state.db = False, database.alias
 
 
 def update_if_status(model, pk, sources, changes: dict) -> bool:
     """Set `changes` on row `pk` if its status is one of `sources`: whether it was."""
-    fields = [model._meta.get_field(name) for name in changes]
+    fields, preparers = _updated_fields(model, tuple(changes))
     values = [
         value.prepare_database_save(field) if field.remote_field and hasattr(value, "prepare_database_save") else value
         for field, value in zip(fields, changes.values(), strict=True)
@@ -62,19 +67,17 @@ def update_if_status(model, pk, sources, changes: dict) -> bool:
     if _resolved_by_orm(values):
         return bool(model.objects.filter(pk=pk, status__in=sources).update(**changes))
     sources = list(sources)
-    with connection.cursor() as cursor:
-        prepared = prepared_values(fields, values, cursor.db)
-        sql = _update_sql(model, tuple(field.column for field in fields), len(sources))
-        cursor.execute(sql, [*prepared, pk, *sources])
-        return cursor.rowcount > 0
+    prepared = prepared_values(fields, preparers, values, driver.database())
+    sql = _update_sql(model, tuple(field.column for field in fields), len(sources))
+    return driver.execute(sql, [*prepared, pk, *sources]) > 0
 
 
-def prepared_values(fields, values, database) -> list:
+def prepared_values(fields, preparers, values, database) -> list:
     """`values` as the database takes them: as each field's get_db_prep_save prepares them, which for a plain value
     of a common column (text, a number, a flag, an aware time, JSON, a key) is one call of the backend's adapter or
-    none; for anything else it is called itself."""
+    none; for anything else it is called itself. `preparers` are the fields' own (_preparer)."""
     operations = database.ops
-    return [_preparer(field)(operations, field, value) for field, value in zip(fields, values, strict=True)]
+    return [prepare(operations, field, value) for prepare, field, value in zip(preparers, fields, values, strict=True)]
 
 
 def _by_the_field(operations, field, value):
@@ -107,7 +110,7 @@ def _moment(operations, field, value):
         return None
     # A naive time the field would warn of, and interpret: left to it.
     if type(value) is datetime and value.tzinfo is not None:
-        return operations.adapt_datetimefield_value(value)
+        return driver.moment(operations, value)
     return _by_the_field(operations, field, value)
 
 
@@ -158,24 +161,34 @@ def _has_save_signals(model) -> bool:
 
 
 @functools.cache
-def _inserted_fields(model) -> list:
-    return [field for field in model._meta.concrete_fields if not field.primary_key]
+def _inserted_fields(model) -> tuple[list, list]:
+    """The fields an insert writes, and their preparers."""
+    fields = [field for field in model._meta.concrete_fields if not field.primary_key]
+    return fields, [_preparer(field) for field in fields]
+
+
+@functools.cache
+def _updated_fields(model, names: tuple[str, ...]) -> tuple[list, list]:
+    """The fields of these names, and their preparers: kept by name, whose hash costs less than a field's."""
+    fields = [model._meta.get_field(name) for name in names]
+    return fields, [_preparer(field) for field in fields]
 
 
 @functools.cache
 def _insert_sql(model) -> tuple[str, bool]:
-    quote, meta = connection.ops.quote_name, model._meta
-    fields = _inserted_fields(model)
+    database = driver.database()
+    quote, meta = database.ops.quote_name, model._meta
+    fields, _ = _inserted_fields(model)
     columns = ", ".join(quote(field.column) for field in fields)
     placeholders = ", ".join(["%s"] * len(fields))
     sql = f"INSERT INTO {quote(meta.db_table)} ({columns}) VALUES ({placeholders})"
-    returning = connection.features.can_return_columns_from_insert
+    returning = database.features.can_return_columns_from_insert
     return (f"{sql} RETURNING {quote(meta.pk.column)}" if returning else sql), returning
 
 
 @functools.cache
 def _update_sql(model, columns: tuple[str, ...], sources: int) -> str:
-    quote, meta = connection.ops.quote_name, model._meta
+    quote, meta = driver.database().ops.quote_name, model._meta
     assignments = ", ".join(f"{quote(column)} = %s" for column in columns)
     status = quote(meta.get_field("status").column)
     return (

@@ -139,8 +139,9 @@ def to_waiters(group: str, kind: str, **fields) -> tuple[str, dict]:
 
 # A call or an input request changed: sent with the `row` and the live `event` it is (call.pending, input.answered...),
 # inside the transaction that changed it. approvals.actions.announce, connected as the app starts, tells everyone who
-# follows it: the live groups below, the API's journal and webhooks.
-row_changed = Signal()
+# follows it: the live groups below, the API's journal and webhooks. Its receivers are kept per sender, since every
+# call's change sends it.
+row_changed = Signal(use_caching=True)
 
 
 def changed(row, event: str, decided: bool = False):

@@ -1,4 +1,5 @@
-"""What one allowed tools/call costs the console's database: the queries of the whole request, in every thread."""
+"""What one allowed tools/call costs the console's database: the queries of the whole request, in every thread,
+through Django's cursor or the driver's (approvals.driver)."""
 
 import threading
 
@@ -9,6 +10,7 @@ from django.core import signals
 from django.db import connection
 from django.db.backends import utils
 
+from approvals import driver
 from approvals.policy.models import PolicyRule
 from tests.fixtures.catalog import add_synced_server
 from tests.fixtures.gateway import LEGACY
@@ -30,9 +32,12 @@ class EveryQuery:
         self.lock = threading.Lock()
 
     def note(self, execute, sql, params, many, context):
+        self.add(sql)
+        return execute(sql, params, many, context)
+
+    def add(self, sql: str):
         with self.lock:
             self.sql.append(sql)
-        return execute(sql, params, many, context)
 
 
 def the_calls_own(sql: list[str]) -> list[str]:
@@ -59,6 +64,16 @@ def every_query(monkeypatch) -> EveryQuery:
         return execute(self, sql, params, many, lambda *args: counted.note(executor, *args))
 
     monkeypatch.setattr(utils.CursorWrapper, "_execute_with_wrappers", noted)
+    run = driver._run
+
+    def run_noted(sql, params):
+        # What the driver leaves to Django's cursor is noted there.
+        cursor = run(sql, params)
+        if cursor is not None:
+            counted.add(sql)
+        return cursor
+
+    monkeypatch.setattr(driver, "_run", run_noted)
     return counted
 
 
