@@ -2,11 +2,10 @@
 
 On a newcomer's machine a test that needs an absent tool (Chromium, Node,
 PostgreSQL) is skipped with the reason. Under CI (CI=true) every such skip is a
-failure: .ci/run installs or starts what the suite needs.
+failure: .ci/run installs or starts what the suite needs (tests/fixtures/passes.py).
 
-`make test` runs the suite embedded, then on PostgreSQL and Redis: there only the
-tests of code that behaves differently on them, those marked postgres, redis or services
-(tests/services_pass.py names the test modules marked whole, and tests/test_services_pass.py
+`make test` runs the suite embedded, then on PostgreSQL and Redis, where only the tests of
+code that behaves differently on them run (tests/fixtures/passes.py; tests/test_services_pass.py
 checks that every module taking locks, writing SQL or reaching the channel layer, the cache or
 celery has such tests). A test that reaches the channel layer, the cache or celery without the
 database and without a marker fails, saying which marker it lacks.
@@ -17,18 +16,17 @@ import os
 import shutil
 import tempfile
 import threading
-from pathlib import Path
-from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import pytest
 
-from tests.services_pass import SERVICE_TESTS
+from tests.fixtures.passes import uses_services, using_postgres
 
 # Fixtures more than one folder of tests uses; a folder's own stay in its conftest.py.
 # A plugin other plugins import comes before them, so that pytest rewrites its asserts.
 pytest_plugins = [
     "pytester",
     "tests.fixtures.time_limits",
+    "tests.fixtures.passes",
     "tests.fixtures.databases",
     "tests.fixtures.waiting",
     "tests.fixtures.servers",
@@ -39,9 +37,6 @@ pytest_plugins = [
     "tests.fixtures.tokens",
     "tests.fixtures.oidc_provider",
 ]
-
-ON_CI = os.environ.get("CI", "").lower() == "true"
-TESTS = Path(__file__).parent
 
 # Settings for every test, which the consoles and workers tests start inherit, and test_settings gives the
 # settings already loaded here: webhook receivers and upstream authorization servers listen on loopback (over
@@ -60,140 +55,6 @@ for name, value in TEST_ENVIRONMENT.items():
 # The run's metric files (approvals.observe.metrics) in a folder of its own, which the processes tests start inherit.
 os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="console-metrics-")
 atexit.register(shutil.rmtree, os.environ["PROMETHEUS_MULTIPROC_DIR"], ignore_errors=True)
-
-
-def using_postgres():
-    return os.environ.get("DATABASE_URL", "").startswith(("postgres://", "postgresql://"))
-
-
-def services_pass() -> bool:
-    return using_postgres() or bool(os.environ.get("REDIS_URL"))
-
-
-# pytest-django sets this up before any database access it allows: db, transactional_db, live servers.
-DATABASE_SETUP = "django_db_setup"
-# The markers of the tests the services pass runs; `services` also marks a test that reaches the channel layer,
-# the cache or celery without the database.
-SERVICE_MARKERS = ("postgres", "redis", "services")
-
-
-def uses_services(item) -> bool:
-    """Whether the test reaches the database, the channel layer, the cache or celery."""
-    return DATABASE_SETUP in item.fixturenames or item.get_closest_marker("django_db") or in_services_pass(item)
-
-
-def in_services_pass(item) -> bool:
-    """Whether the services pass runs the test: its code behaves differently on PostgreSQL and Redis."""
-    return any(item.get_closest_marker(name) for name in SERVICE_MARKERS)
-
-
-# Seconds a test of a folder may take, its setup and teardown included; elsewhere pyproject.toml's `timeout`.
-# Several times the slowest of each on a loaded machine. A test's own timeout marker comes first.
-TIME_LIMITS = {"protocol": 30, "upstream": 60, "demo": 60, "browser": 300, "topology": 300, "conformance": 600}
-
-
-def mark(item):
-    if item.path.relative_to(TESTS.parent).as_posix() in SERVICE_TESTS:
-        item.add_marker(pytest.mark.services)
-    folder = item.path.relative_to(TESTS).parts[0]
-    if folder in TIME_LIMITS and item.get_closest_marker("timeout") is None:
-        item.add_marker(pytest.mark.timeout(TIME_LIMITS[folder]))
-    # Each starts processes that take much of the machine, or a server one module shares: one worker runs them.
-    if folder in ("topology", "conformance"):
-        item.add_marker(pytest.mark.xdist_group(folder))
-
-
-# First: xdist's worker reads the groups in its own pass over the items, which would otherwise come before this one.
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config, items):
-    # PostgreSQL-only and Redis-only tests belong to the services pass of `make test`, SQLite-only ones and those
-    # that reach no service to the embedded pass; in the other pass they are left out rather than skipped.
-    missing = {"postgres": not using_postgres(), "redis": not os.environ.get("REDIS_URL"), "sqlite": using_postgres()}
-    kept, left_out = [], []
-    for item in items:
-        mark(item)
-        needs_missing = any(item.get_closest_marker(name) for name, absent in missing.items() if absent)
-        elsewhere = not in_services_pass(item) if services_pass() else once_on_the_services(item)
-        (left_out if needs_missing or elsewhere else kept).append(item)
-    if left_out:
-        config.hook.pytest_deselected(items=left_out)
-        items[:] = kept
-        if hasattr(config, "workeroutput"):
-            # An xdist worker's output is not shown: the controller says it (pytest_terminal_summary).
-            config.workeroutput["left_out"] = len(left_out)
-        else:
-            print(f"\n{left_for_the_other_pass(len(left_out))}")
-
-
-def once_on_the_services(item) -> bool:
-    """Whether this embedded pass leaves the test to the services pass that follows it (`make test` says so).
-
-    `services(once=True)` marks a test of code that behaves differently on the services, too costly to run twice.
-    """
-    marker = item.get_closest_marker("services")
-    return bool(marker and marker.kwargs.get("once") and os.environ.get("SERVICES_PASS_FOLLOWS"))
-
-
-def left_for_the_other_pass(count: int) -> str:
-    return (
-        f"{count} tests left for the other pass of `make test`: PostgreSQL-only and Redis-only ones run with"
-        " DATABASE_URL and REDIS_URL set; SQLite-only ones, and those of code that behaves alike on either"
-        " (not marked postgres, redis or services: tests/services_pass.py), run without them; those marked"
-        " services(once=True) run on the services when that pass follows"
-    )
-
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_xdist_setupnodes(config, specs):
-    # Each worker of the services pass, and the processes its tests start, get a Redis database of their own:
-    # the cache's keys, the channel layer's groups (named after rows, whose keys each worker's database numbers
-    # from 1) and celery's queue would otherwise cross between workers.
-    url = os.environ.get("REDIS_URL")
-    if not url:
-        return
-    import execnet
-
-    from console.environment import redis_database
-
-    first = int(redis_database(url))
-    for number, spec in enumerate(specs):
-        # xdist makes a spec without this execution model again from its text, which has no room for a URL.
-        if spec.execmodel != "main_thread_only":
-            specs[number] = spec = execnet.XSpec(f"execmodel=main_thread_only//{spec}")
-        spec.env["REDIS_URL"] = redis_url_with_database(url, first + number)
-
-
-def redis_url_with_database(url: str, number: int) -> str:
-    parts = urlsplit(url)
-    query = [(key, value) for key, value in parse_qsl(parts.query) if key != "db"]
-    if parts.scheme == "unix":
-        return parts._replace(query=urlencode([*query, ("db", number)])).geturl()
-    return parts._replace(path=f"/{number}", query=urlencode(query)).geturl()
-
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_testnodedown(node, error):
-    left_out = getattr(node, "workeroutput", {}).get("left_out")
-    if left_out is not None:
-        node.config.stash[LEFT_OUT] = left_out
-
-
-LEFT_OUT = pytest.StashKey[int]()
-
-
-def pytest_terminal_summary(terminalreporter, config):
-    if LEFT_OUT in config.stash:
-        terminalreporter.write_line(left_for_the_other_pass(config.stash[LEFT_OUT]))
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item, call):
-    outcome = yield
-    report = outcome.get_result()
-    if ON_CI and report.skipped and not hasattr(report, "wasxfail"):
-        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
-        report.outcome = "failed"
-        report.longrepr = f"skipped under CI, where nothing may be missing: {reason}"
 
 
 @pytest.fixture(autouse=True, scope="session")
