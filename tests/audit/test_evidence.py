@@ -1,5 +1,5 @@
 """Evidence an outsider can verify: signed checkpoints, exports that end with one, tools/verify_export.py
-run with the public key alone, openssl on a checkpoint, and evidence packs checked whole."""
+run with the public key alone, openssl on a checkpoint (evidence packs: test_evidence_packs.py)."""
 
 import base64
 import csv
@@ -10,9 +10,6 @@ import json
 import os
 import subprocess
 import sys
-import zipfile
-from datetime import timedelta
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -20,56 +17,18 @@ from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from django.core.management import call_command
 from django.db import transaction
 from django.urls import reverse
-from django.utils import timezone
 
 from approvals import roles, tasks
-from approvals.actions import servers
 from approvals.audit import chain, checkpoints, encoding
 from approvals.audit.models import AuditCheckpoint, AuditEvent, AuditHead
 from approvals.audit.public_chain import public_chain_value
 from approvals.audit_log import export
-from approvals.policy import rules
 from tests.audit.conftest import trigger_disabled
+from tests.audit.exports import ODD_DATA, VERIFIER, check, events, openssl_verifies, verify_export
 from tests.fixtures.people import make_user
 from tests.fixtures.tools import require
 
-ROOT = Path(__file__).resolve().parents[2]
-VERIFIER = ROOT / "tools" / "verify_export.py"
 MANY = 10_000
-
-spec = importlib.util.spec_from_file_location("verify_export", VERIFIER)
-verify_export = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(verify_export)
-
-# Values whose canonical bytes are easy to get wrong: non-ASCII, a line separator, quotes, floats, big integers.
-ODD_DATA = [
-    {"reason": 'Zoë said "no"\u2028twice', "n": -0.5, "big": 10**20, "nested": {"b": [1, 2.25], "a": None}},
-    {"text": "tab\there, cr\rthere", "ok": True, "list": [], "empty": {}},
-]
-
-
-def events(count):
-    made = []
-    for start in range(0, count, 1000):
-        batch = [
-            chain.Event(
-                at=timezone.now(),
-                actor_type="user",
-                actor_id=n % 7,
-                actor_name=("=cmd" if n % 97 == 0 else "\rcarriage" if n % 89 == 0 else f"operator {n % 5}"),
-                action="call.denied",
-                request_id=f"req-{n}",
-                call_id=n,
-                server_id=n % 3 or None,
-                tool_id=None,
-                token_id=n % 11,
-                data=chain.stored_form(ODD_DATA[n % 2] | {"n": n}),
-            )
-            for n in range(start, min(start + 1000, count))
-        ]
-        chain.append(batch)
-        made += batch
-    return made
 
 
 @pytest.fixture(scope="module")
@@ -85,17 +44,6 @@ def exported(django_db_setup, django_db_blocker, tmp_path_factory):
         checkpoint_fields = checkpoints.as_dict(checkpoint)
         transaction.set_rollback(True)
     return {"folder": folder, "key": folder / "key.pem", "checkpoint": checkpoint_fields}
-
-
-def check(path, key):
-    """verify_export's exit status and what it printed, in this process."""
-    out = io.StringIO()
-    saved, sys.stdout = sys.stdout, out
-    try:
-        status = verify_export.main([str(path), "--public-key", str(key)])
-    finally:
-        sys.stdout = saved
-    return status, out.getvalue()
 
 
 def tampered(exported, name, change):
@@ -188,12 +136,6 @@ def test_it_refuses_a_checkpoint_not_signed_with_the_key(exported, tmp_path):
     assert check(exported["folder"] / "audit.csv", other)[0] == 1
 
 
-def openssl_verifies(key, message, signature) -> bool:
-    command = ["openssl", "pkeyutl", "-verify", "-pubin", "-inkey", str(key), "-rawin", "-in", str(message)]
-    done = subprocess.run([*command, "-sigfile", str(signature)], capture_output=True, text=True, timeout=30)
-    return done.returncode == 0 and "Signature Verified Successfully" in done.stdout
-
-
 def test_it_signs_checkpoints_that_openssl_verifies(exported, tmp_path):
     require("openssl")
     checkpoint = exported["checkpoint"]
@@ -243,69 +185,6 @@ def test_it_schedules_checkpoints_every_audit_checkpoint_seconds(settings):
         "task": "approvals.tasks.checkpoint_audit",
         "schedule": 300.0,
     }
-
-
-@pytest.fixture
-def period(db):
-    """A server and a rule before; in the period a rule added and the server disabled; after it, another rule."""
-    records = servers.add_server(
-        name="Records", transport="http", url="https://records.example/mcp", schedule_sync=False
-    )
-    rules.create_rule(rules.RuleRequest(action="ask", name="ask for everything"))
-    since = timezone.now()
-    rules.create_rule(rules.RuleRequest(action="deny", name="no deletes", tool_glob="*_delete", position=1))
-    servers.update_server(records, enabled=False)
-    until = timezone.now() + timedelta(microseconds=1)
-    servers.add_server(name="Later", transport="http", url="https://later.example/mcp", schedule_sync=False)
-    rules.create_rule(rules.RuleRequest(action="allow", name="after the period"))
-    return since, until
-
-
-def test_it_packs_a_period_with_the_rules_and_servers_at_its_start_and_end_and_verifies_it_whole(period, tmp_path):
-    since, until = period
-    pack = tmp_path / "evidence.zip"
-    call_command("export_evidence", "--since", since.isoformat(), "--until", until.isoformat(), str(pack))
-    (tmp_path / "key.pem").write_text(checkpoints.public_key_pem())
-
-    with zipfile.ZipFile(pack) as opened:
-        start, end = (json.loads(opened.read(f"state-at-{when}.json")) for when in ("start", "end"))
-        assert json.loads(opened.read("verification.json"))["ok"]
-        assert opened.read("public-key.pem").decode() == checkpoints.public_key_pem()
-    assert [rule["name"] for rule in start["rules"]] == ["ask for everything"]
-    assert [rule["name"] for rule in end["rules"]] == ["no deletes", "ask for everything"]
-    assert [(server["name"], server["enabled"]) for server in start["servers"]] == [("Records", True)]
-    assert [(server["name"], server["enabled"]) for server in end["servers"]] == [("Records", False)]
-
-    status, said = check(pack, tmp_path / "key.pem")
-    assert status == 0 and said.startswith("intact"), said
-    with zipfile.ZipFile(pack) as opened:
-        opened.extractall(tmp_path, ["checkpoint.txt", "checkpoint.sig"])
-    assert openssl_verifies(tmp_path / "key.pem", tmp_path / "checkpoint.txt", tmp_path / "checkpoint.sig")
-
-    changed = tmp_path / "changed.zip"
-    with zipfile.ZipFile(pack) as source, zipfile.ZipFile(changed, "w") as target:
-        for item in source.infolist():
-            content = source.read(item)
-            if item.filename == "state-at-end.json":
-                content = content.replace(b'"enabled": false', b'"enabled": true')
-            target.writestr(item, content)
-    status, said = check(changed, tmp_path / "key.pem")
-    assert status == 1 and "state-at-end.json was changed" in said
-
-
-def test_it_makes_an_evidence_pack_from_the_audit_page(period, client):
-    since, until = period
-    auditor = make_user("audrey", roles.AUDITOR)
-    client.force_login(auditor)
-    answer = client.post(
-        reverse("audit_evidence"),
-        {"pack-since": since.strftime("%Y-%m-%dT%H:%M:%S.%f"), "pack-until": until.strftime("%Y-%m-%dT%H:%M:%S.%f")},
-    )
-    assert answer.status_code == 200 and answer["Content-Type"] == "application/zip"
-    with zipfile.ZipFile(io.BytesIO(b"".join(answer.streaming_content))) as opened:
-        assert json.loads(opened.read("manifest.json"))["first_seq"] > 1
-    empty = client.post(reverse("audit_evidence"), {"pack-since": "2001-01-01T00:00", "pack-until": "2001-01-02T00:00"})
-    assert empty.status_code == 302
 
 
 def test_it_names_servers_tools_and_clients_beside_their_ids_in_the_csv(db, client_token, refund_tool):
