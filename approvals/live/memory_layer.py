@@ -9,7 +9,8 @@ A group's news is put on its members' queues at once: the stock layer makes a ta
 asyncio.as_completed's queue and callbacks even for a group nobody is in (a call's own group, most
 of the time: only a wait for its decision listens there).
 
-Many messages go as many of those (group_send_many), as the Redis layer (redis_layer) publishes them.
+group_send_many sends many such in turn: live.events sends through it whichever the layer (on Redis, redis_layer's
+publishes them in one round trip).
 """
 
 import asyncio
