@@ -130,13 +130,14 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = os.environ.get("REDIS_URL")
 if REDIS_URL:
-    # Redis pub/sub rather than lists: one PUBLISH per event and no polling, so a decision reaches
+    # Redis pub/sub rather than lists: one PUBLISH per event (those sent together in one round trip:
+    # approvals.live.redis_layer) and no polling, so a decision reaches
     # the request waiting in another process without a poll's delay. Delivery is at most once, which the
     # console already assumes: every waiter re-reads its row now and then. Redis delivers a
     # PUBLISH to subscribers of every database, so the database number goes into the names.
     CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
+            "BACKEND": "approvals.live.redis_layer.PipelinedRedisPubSubChannelLayer",
             "CONFIG": {"hosts": [REDIS_URL], "prefix": f"console-db{redis_database(REDIS_URL)}:"},
         }
     }

@@ -9,7 +9,8 @@ import functools
 import hashlib
 import logging
 import threading
-from collections.abc import Callable
+import weakref
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -69,28 +70,52 @@ def send_after_commit(*sends: tuple[str, dict]):
         if loop is None or loop.is_closed():
             async_to_sync(send_all)(sends)
         else:
-            to_the_loop(loop, start_sending, sends)
+            to_the_loop(loop, outbox(loop).add, sends)
 
     transaction.on_commit(send)
 
 
-async def send_all(sends: tuple[tuple[str, dict], ...]):
-    """Each in turn, rather than a task apiece, which would cost more than the sends: the in-memory layer makes
-    them at once, and nobody waits for them on Redis. One failing keeps none of the others from being sent; the
-    first failure is raised once all were tried."""
-    layer, failure = get_channel_layer(), None
-    for group, message in sends:
+async def send_all(sends: Sequence[tuple[str, dict]]):
+    """All at once, in order (the layer's group_send_many): on Redis one round trip, where a send apiece would each
+    cost one. One failing keeps none of the others from being sent; the first failure is raised once all were
+    tried."""
+    await get_channel_layer().group_send_many(sends)
+
+
+class Outbox:
+    """One event loop's news, sent in the order the commits came, nobody waiting: one task at a time, which takes
+    whatever queued while it sent in one go (a batch's commits, those of the next batch), rather than a task per
+    commit whose sends would interleave with the others'."""
+
+    def __init__(self):
+        self.queued: list[tuple[str, dict]] = []
+        self.sending: asyncio.Task | None = None
+
+    def add(self, sends: tuple[tuple[str, dict], ...]):
+        self.queued.extend(sends)
+        if self.sending is None:
+            self.sending = asyncio.ensure_future(self.send())
+
+    async def send(self):
         try:
-            await layer.group_send(group, message)
-        except Exception as exc:
-            failure = failure or exc
-    if failure is not None:
-        raise failure
+            while self.queued:
+                sends, self.queued = self.queued, []
+                try:
+                    await send_all(sends)
+                except Exception as exc:
+                    log_send_failure(exc)
+        finally:
+            # Dropped once done, so that the task does not keep its loop (the key of _OUTBOXES) alive.
+            self.sending = None
 
 
-def start_sending(sends: tuple[tuple[str, dict], ...]):
-    """On the serving loop: send them, nobody waiting."""
-    asyncio.ensure_future(send_all(sends)).add_done_callback(log_failed_send)
+_OUTBOXES: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Outbox]" = weakref.WeakKeyDictionary()
+
+
+def outbox(loop: asyncio.AbstractEventLoop) -> Outbox:
+    if loop not in _OUTBOXES:
+        _OUTBOXES[loop] = Outbox()
+    return _OUTBOXES[loop]
 
 
 _gathering = threading.local()
@@ -127,9 +152,13 @@ def run_gathered(callbacks: list[Callable]):
 
 
 def log_failed_send(future: Future | asyncio.Future):
-    # Nobody awaits these sends; their listeners re-read the database now and then anyway.
     if not future.cancelled() and future.exception() is not None:
-        log.error("an event could not be sent to the channel layer", exc_info=future.exception())
+        log_send_failure(future.exception())
+
+
+def log_send_failure(exc: BaseException):
+    # Nobody awaits these sends; their listeners re-read the database now and then anyway.
+    log.error("an event could not be sent to the channel layer", exc_info=exc)
 
 
 def to_waiters(group: str, kind: str, **fields) -> tuple[str, dict]:

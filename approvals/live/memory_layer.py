@@ -8,6 +8,9 @@ dropping one a second late changes nothing.
 A group's news is put on its members' queues at once: the stock layer makes a task per member, and
 asyncio.as_completed's queue and callbacks even for a group nobody is in (a call's own group, most
 of the time: only a wait for its decision listens there).
+
+group_send_many sends many such in turn: live.events sends through it whichever the layer (on Redis, redis_layer's
+publishes them in one round trip).
 """
 
 import asyncio
@@ -41,3 +44,15 @@ class TidiedInMemoryChannelLayer(InMemoryChannelLayer):
             # A full channel misses the message, as the stock layer's ChannelFull, which it drops, says.
             if not queue.full():
                 queue.put_nowait((time.time() + self.expiry, deepcopy(message)))
+
+    async def group_send_many(self, sends):
+        """Each (group, message) in turn; one failing keeps none of the others from being sent, the first failure
+        raised once all were tried."""
+        failure = None
+        for group, message in sends:
+            try:
+                await self.group_send(group, message)
+            except Exception as exc:
+                failure = failure or exc
+        if failure is not None:
+            raise failure

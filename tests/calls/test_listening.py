@@ -72,11 +72,11 @@ async def test_it_sends_from_the_serving_loop_while_the_committing_thread_goes_o
     layer = get_channel_layer()
     release, delivered = asyncio.Event(), []
 
-    async def slow_send(group, message):
+    async def slow_send(sends):
         await release.wait()
-        delivered.append(group)
+        delivered.extend(group for group, _ in sends)
 
-    monkeypatch.setattr(layer, "group_send", slow_send)
+    monkeypatch.setattr(layer, "group_send_many", slow_send)
     events.SERVING_LOOP.set(asyncio.get_running_loop())
 
     def commit_a_change():
@@ -93,10 +93,10 @@ async def test_it_sends_from_the_serving_loop_while_the_committing_thread_goes_o
 
 @pytest.mark.django_db(transaction=True)
 async def test_it_logs_a_send_that_failed_without_failing_the_change(monkeypatch, caplog):
-    async def broken_send(group, message):
+    async def broken_send(sends):
         raise ConnectionError("Redis went away")
 
-    monkeypatch.setattr(get_channel_layer(), "group_send", broken_send)
+    monkeypatch.setattr(get_channel_layer(), "group_send_many", broken_send)
     events.SERVING_LOOP.set(asyncio.get_running_loop())
 
     def commit_a_change():
@@ -115,10 +115,10 @@ def test_it_sends_before_the_commit_returns_where_no_loop_serves():
     delivered = []
     layer = get_channel_layer()
 
-    async def recording_send(group, message):
-        delivered.append(group)
+    async def recording_send(sends):
+        delivered.extend(group for group, _ in sends)
 
-    layer.group_send = recording_send
+    layer.group_send_many = recording_send
     with transaction.atomic():
         events.send_after_commit(("call.48", {"type": "call.update", "status": "approved"}))
     assert delivered == ["call.48"]
