@@ -10,6 +10,14 @@ A statement that anything watches through Django's cursor goes through it as bef
 (DEBUG, a test capturing them) or an execute wrapper installed. The driver's errors come out as Django's, as
 they do through its cursor, and a transaction that must roll back refuses further statements alike.
 
+On PostgreSQL psycopg opens a transaction with a BEGIN of its own, a round trip to the server before the
+first statement, and Django's commit is another after the last. Here the BEGIN goes in one message with the
+first statement, and the COMMIT with the last where its caller says it is the last (`execute(..., last=True)`)
+of a held block that is the whole transaction: a write transaction is then two round trips fewer. Only
+through Django's ClientCursor (its default), whose statements go with their values as one query text, which
+may hold several statements; psycopg's pipeline mode would not do it, as it waits for its BEGIN alone and
+every pipeline ends with a round trip of its own.
+
 The values those statements carry are adapted by the backend as their fields would be; `moment` writes the
 commonest, a UTC time on SQLite, as the backend does without its lookups.
 """
@@ -22,12 +30,16 @@ from datetime import UTC, datetime
 
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.backends.sqlite3.base import SQLiteCursorWrapper
+from psycopg import ClientCursor
+from psycopg.pq import TransactionStatus
 
 
 class _Held(threading.local):
     database = None
     cursor = None
     execute = None
+    # Whether the held block is the whole transaction: its atomic block the outermost, which commits on leaving.
+    whole = False
 
 
 _held = _Held()
@@ -54,11 +66,13 @@ def held():
     database.validate_thread_sharing()
     cursor = database.create_cursor()
     _held.database, _held.cursor = database, cursor
-    _held.execute = _sqlite_execute if database.vendor == "sqlite" else _execute
+    _held.execute = _executor(database, cursor)
+    _held.whole = database.commit_on_exit and len(database.atomic_blocks) == 1
     try:
         yield
     finally:
         _held.database = _held.cursor = _held.execute = None
+        _held.whole = False
         cursor.close()
 
 
@@ -78,9 +92,13 @@ def fetch_one(sql: str, params) -> tuple | None:
         return cursor.fetchone()
 
 
-def execute(sql: str, params) -> int:
-    """Run `sql` with `params` in Django's style (%s): how many rows it changed."""
-    cursor = _run(sql, params)
+def execute(sql: str, params, last: bool = False) -> int:
+    """Run `sql` with `params` in Django's style (%s): how many rows it changed.
+
+    `last`: nothing of the transaction follows; where the held block is the whole transaction, it may commit with
+    the statement, and Django's commit then finds nothing left to do.
+    """
+    cursor = _run(sql, params, last)
     if cursor is not None:
         return cursor.rowcount
     with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
@@ -98,28 +116,62 @@ def moment(operations, value: datetime):
     return operations.adapt_datetimefield_value(value)
 
 
-def _run(sql: str, params):
+def _run(sql: str, params, last: bool = False):
     """The held cursor with `sql` run on it, or None where the statement goes through Django's cursor."""
     found = _held.database
     if found is None or found.execute_wrappers or found.queries_logged:
         return None
     found.validate_no_broken_transaction()
     cursor = _held.cursor
+    # No savepoint may be open: a commit would end it before its release.
+    commits = last and _held.whole and not any(found.savepoint_ids)
     try:
-        _held.execute(cursor, sql, params)
+        _held.execute(cursor, sql, params, commits)
     except Exception:
         with found.wrap_database_errors:
             raise
     return cursor
 
 
-def _execute(cursor, sql: str, params):
+def _executor(database, cursor):
+    if database.vendor == "sqlite":
+        return _sqlite_execute
+    if isinstance(cursor, ClientCursor):
+        return _postgresql_execute
+    return _execute
+
+
+def _execute(cursor, sql: str, params, commits: bool):
     cursor.execute(sql, params)
 
 
-def _sqlite_execute(cursor, sql: str, params):
+def _sqlite_execute(cursor, sql: str, params, commits: bool):
     # The driver's own execute: SQLiteCursorWrapper's would convert the statement again each time.
     sqlite3.Cursor.execute(cursor, _qmark(sql), params)
+
+
+def _postgresql_execute(cursor, sql: str, params, commits: bool):
+    """`sql` in one message with the BEGIN psycopg would send before it alone, and with the COMMIT if it `commits`."""
+    connection = cursor.connection
+    begins = (
+        not connection.autocommit
+        and connection.pgconn.transaction_status == TransactionStatus.IDLE
+        # A transaction of other characteristics is begun by psycopg, which words its BEGIN.
+        and connection.isolation_level is None
+        and connection.read_only is None
+        and connection.deferrable is None
+    )
+    if begins:
+        # In autocommit mode psycopg begins nothing: the BEGIN sent here holds until the COMMIT, which psycopg's
+        # commit sends alike (Django turns autocommit back on as the transaction ends, as it would have).
+        connection.autocommit = True
+        sql = f"BEGIN; {sql}"
+    if commits:
+        sql = f"{sql}; COMMIT"
+    cursor.execute(sql, params)
+    if begins:
+        # The statement's own result, after the BEGIN's.
+        cursor.nextset()
 
 
 @functools.lru_cache(maxsize=512)

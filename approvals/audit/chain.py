@@ -27,7 +27,6 @@ Unkeyed, it proves nothing alone; signed checkpoints (approvals.audit.checkpoint
 make it evidence an outsider can check (tools/verify_export.py).
 """
 
-import functools
 import json
 import threading
 from contextlib import contextmanager
@@ -41,9 +40,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from approvals import driver
+from approvals.audit import stored
 from approvals.audit.actions import registered
-from approvals.audit.encoding import HASHED, encode_event, hashed_row, keyed_hash
-from approvals.audit.models import AuditEvent, AuditHead
+from approvals.audit.encoding import encode_event, hashed_row, keyed_hash
+from approvals.audit.models import AuditHead
 from approvals.audit.public_chain import public_chain_value
 
 
@@ -117,10 +117,11 @@ def record(
 
 
 @contextmanager
-def batch():
+def batch(last: bool = False):
     """Events recorded inside are appended together when it ends: one lock of the head, one insert.
 
-    It gives the list of events recorded so far, from which a caller drops those of work it rolled back.
+    It gives the list of events recorded so far, from which a caller drops those of work it rolled back. `last`:
+    the append is the last statement of the transaction (driver.execute).
     """
     if getattr(_batches, "events", None) is not None:
         yield _batches.events
@@ -132,16 +133,11 @@ def batch():
     finally:
         _batches.events = None
     if events:
-        append(events)
+        append(events, last)
 
 
-def append(events: list[Event]):
-    """Chain `events` onto the head and store them: lock the head, insert, move the head.
-
-    The statements are written out, and each row's values adapted here, rather than through the ORM, whose
-    model instances and preparing of every field cost more than the database's running them, and an audited
-    step lies on the path of every call several times.
-    """
+def append(events: list[Event], last: bool = False):
+    """Chain `events` onto the head and store them (audit.stored): lock the head, insert, move the head."""
     for event in events:
         registered(event.action)
     database = driver.database()
@@ -154,82 +150,8 @@ def append(events: list[Event]):
             encoded = encode_event(hashed_row(event))
             event.hash, event.public_hash = keyed_hash(encoded), public_chain_value(public, encoded)
             seq, prev_hash, public = event.seq, event.hash, event.public_hash
-            rows.append(stored_row(event, operations))
-        tip = [seq, prev_hash, public]
-        driver.execute(*_insert(database, rows, tip))
-        if database.vendor != "postgresql":
-            driver.execute(_move_head_sql(), tip)
-
-
-# The columns an append writes, in the order of stored_row's values.
-_STORED = [AuditEvent._meta.get_field(name) for name in (*HASHED, "hash", "public_hash")]
-
-
-def stored_row(event: Event, operations) -> tuple:
-    """The event's values as the database driver takes them, each adapted by the backend as its field would
-    prepare it (the integers, the time, `data`), the strings as they are."""
-    integer = operations.adapt_integerfield_value
-    return (
-        integer(event.seq, "BigIntegerField"),
-        driver.moment(operations, event.at),
-        event.actor_type,
-        integer(event.actor_id, "BigIntegerField"),
-        event.actor_name,
-        event.action,
-        event.request_id,
-        integer(event.call_id, "BigIntegerField"),
-        integer(event.server_id, "BigIntegerField"),
-        integer(event.tool_id, "BigIntegerField"),
-        integer(event.token_id, "BigIntegerField"),
-        operations.adapt_json_value(event.data, None),
-        event.prev_hash,
-        event.hash,
-        event.public_hash,
-    )
-
-
-def _table(model) -> str:
-    return driver.database().ops.quote_name(model._meta.db_table)
-
-
-@functools.cache
-def _move_head_sql() -> str:
-    return f"UPDATE {_table(AuditHead)} SET seq = %s, hash = %s, public_hash = %s WHERE id = 1"
-
-
-# psycopg keeps the parsed form of a statement of at most this many parameters (psycopg._queries); one of more it
-# parses in Python afresh each time.
-MOST_PARSED_ONCE = 50
-
-
-def _insert(database, rows: list[tuple], tip: list) -> tuple[str, list]:
-    """The insert of `rows` and its parameters; on PostgreSQL the head moves to `tip` in the same statement, one
-    round trip to the server rather than two (elsewhere the caller moves it).
-
-    On PostgreSQL a batch of calls may append hundreds of events: past MOST_PARSED_ONCE parameters
-    each column goes as one array. A few events go as plain rows, which the server plans faster.
-    """
-    postgresql = database.vendor == "postgresql"
-    if postgresql and len(tip) + len(rows) * len(_STORED) > MOST_PARSED_ONCE:
-        return _insert_sql(database.vendor, 0), [*tip, *(list(column) for column in zip(*rows, strict=True))]
-    values = [value for values in rows for value in values]
-    return _insert_sql(database.vendor, len(rows)), [*tip, *values] if postgresql else values
-
-
-@functools.lru_cache(maxsize=256)
-def _insert_sql(vendor: str, rows: int) -> str:
-    """The insert's statement, the same for every batch of as many rows (0: on PostgreSQL, of arrays)."""
-    database = driver.database()
-    columns = ", ".join(database.ops.quote_name(field.column) for field in _STORED)
-    if rows:
-        row = "(" + ", ".join(["%s"] * len(_STORED)) + ")"
-        source = f"VALUES {', '.join([row] * rows)}"
-    else:
-        source = "SELECT * FROM unnest(" + ", ".join(f"%s::{field.db_type(database)}[]" for field in _STORED) + ")"
-    insert = f"INSERT INTO {_table(AuditEvent)} ({columns}) {source}"
-    if vendor == "postgresql":
-        return f"WITH moved AS ({_move_head_sql()}) {insert}"
-    return insert
+            rows.append(stored.stored_row(event, operations))
+        stored.store(database, rows, [seq, prev_hash, public], last)
 
 
 def locked_tip(database) -> tuple[int, str, str]:
@@ -239,7 +161,7 @@ def locked_tip(database) -> tuple[int, str, str]:
     lock when they begin (transaction_mode IMMEDIATE), which serializes appends there.
     """
     lock = " FOR UPDATE" if database.features.has_select_for_update else ""
-    tip = driver.fetch_one(f"SELECT seq, hash, public_hash FROM {_table(AuditHead)} WHERE id = 1{lock}", ())
+    tip = driver.fetch_one(f"SELECT seq, hash, public_hash FROM {stored.table(AuditHead)} WHERE id = 1{lock}", ())
     if tip is None:
         raise MissingHead()
     return tip

@@ -43,7 +43,8 @@ def write_together(works: list[Callable]) -> list[tuple]:
     """
     outcomes = []
     alone = savepoints.left_out() if len(works) == 1 else contextlib.nullcontext()
-    with transaction.atomic(), driver.held(), alone, chain.batch() as recorded, batch_reads.shared():
+    # The chain's append is the transaction's last statement: on PostgreSQL it commits with it.
+    with transaction.atomic(), driver.held(), alone, chain.batch(last=True) as recorded, batch_reads.shared():
         for work in works:
             kept = len(recorded)
             try:

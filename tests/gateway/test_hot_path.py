@@ -66,9 +66,9 @@ def every_query(monkeypatch) -> EveryQuery:
     monkeypatch.setattr(utils.CursorWrapper, "_execute_with_wrappers", noted)
     run = driver._run
 
-    def run_noted(sql, params):
+    def run_noted(sql, params, *last):
         # What the driver leaves to Django's cursor is noted there.
-        cursor = run(sql, params)
+        cursor = run(sql, params, *last)
         if cursor is not None:
             counted.add(sql)
         return cursor
