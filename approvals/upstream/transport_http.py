@@ -68,7 +68,8 @@ class HttpTransport:
     async def _request(self, message: dict, headers: dict[str, str], exchange: Exchange) -> jsonrpc.Response:
         method = message["method"]
         try:
-            async with await self._send("POST", self._headers(headers), jsonrpc.encode(message)) as response:
+            sending = self._send("POST", self._headers(headers), jsonrpc.encode(message))
+            async with http_client.Released(await sending) as response:
                 await self._check_status(response, method, expect_body=True)
                 if method == "initialize":
                     self.session_id = response.headers.get("mcp-session-id") or None
