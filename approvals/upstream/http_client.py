@@ -95,15 +95,16 @@ class Released:
     """`async with` a response, as aiohttp's own, but for a stream left before its end, its answer read.
 
     aiohttp pools a connection only once its response was read to the end, and closes one released before: every
-    answer on an event stream would cost a connection. Left alone meanwhile, the response gives its connection back
-    to the pool as the end comes (aiohttp's own doing), or is closed if the end is not there in STREAM_END_SECONDS.
-    Whatever else ends the `async with`, an error or a cancellation, releases it at once, as aiohttp would.
+    answer on an event stream would cost a connection. Left alone meanwhile (in `lingering`, which the transport
+    closes with itself), the response gives its connection back to the pool as the end comes (aiohttp's own doing),
+    or is closed if the end is not there in STREAM_END_SECONDS. Whatever else ends the `async with`, an error or a
+    cancellation, releases it at once, as aiohttp would.
     """
 
-    __slots__ = ("response",)
+    __slots__ = ("response", "lingering")
 
-    def __init__(self, response: aiohttp.ClientResponse):
-        self.response = response
+    def __init__(self, response: aiohttp.ClientResponse, lingering: set[aiohttp.ClientResponse]):
+        self.response, self.lingering = response, lingering
 
     async def __aenter__(self) -> aiohttp.ClientResponse:
         return self.response
@@ -111,10 +112,19 @@ class Released:
     async def __aexit__(self, kind, error, traceback) -> None:
         response = self.response
         if kind is None and not response.content.is_eof():
-            closing = asyncio.get_running_loop().call_later(STREAM_END_SECONDS, response.close)
+            self.lingering.add(response)
+            closing = asyncio.get_running_loop().call_later(STREAM_END_SECONDS, self.close)
             response.content.on_eof(closing.cancel)
+            response.content.on_eof(self.ended)
             return
         await response.__aexit__(kind, error, traceback)
+
+    def ended(self) -> None:
+        self.lingering.discard(self.response)
+
+    def close(self) -> None:
+        self.lingering.discard(self.response)
+        self.response.close()
 
 
 def content_type(response: aiohttp.ClientResponse) -> str:

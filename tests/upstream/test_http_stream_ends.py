@@ -98,6 +98,7 @@ async def test_it_answers_at_once_from_a_stream_left_open_and_closes_it_soon_aft
         assert time.monotonic() - started < HOLD_SECONDS / 2
         # Closed by the client, long before the server would end it.
         await eventually(lambda: closed, timeout=HOLD_SECONDS / 2)
-        # The next call has a connection of its own.
+        # The next call has a connection of its own, and its stream, left open too, is closed with the session.
         assert (await session.call_tool("any", {}))["content"][0]["text"] == "done"
+    await eventually(lambda: len(closed) == 2, timeout=HOLD_SECONDS / 2)
     assert len(calls) == 2 and len(set(calls)) == 2
