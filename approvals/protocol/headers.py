@@ -9,8 +9,6 @@ import base64
 import re
 from typing import Any
 
-from approvals.protocol.tools import x_mcp_headers
-
 PARAM_PREFIX = "Mcp-Param-"
 SENTINEL_PREFIX = "=?base64?"
 SENTINEL_SUFFIX = "?="
@@ -60,14 +58,15 @@ def request_headers(version: str, method: str, params: dict) -> dict[str, str]:
     return headers
 
 
-def param_headers(tool: dict, arguments: dict) -> dict[str, str]:
-    """The Mcp-Param-* headers for a call of a tool whose annotations passed x_mcp_header_problems().
+def param_headers(declared: dict[str, list[str]], arguments: dict) -> dict[str, str]:
+    """The Mcp-Param-* headers for a call of a tool whose annotations passed x_mcp_header_problems(), given what
+    they declare (x_mcp_headers: header to property path).
 
     An argument that is absent or null gets no header, as the spec says.
     Raises ValueError for an integer outside the range a header can carry.
     """
     headers = {}
-    for name, path in x_mcp_headers(tool).items():
+    for name, path in declared.items():
         text = render(_value_at(arguments, path))
         if text is not None:
             headers[PARAM_PREFIX + name] = encode_value(text)

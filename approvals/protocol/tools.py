@@ -194,19 +194,24 @@ def check_tool(definition) -> ToolCheck:
     return ToolCheck(errors, warnings)
 
 
+def x_mcp_header_scan(definition) -> tuple[dict[str, list[str]], list[str]]:
+    """x_mcp_headers and x_mcp_header_problems of one tool, its schema read once."""
+    if not isinstance(definition, dict):
+        return {}, ["not a tool definition"]
+    return _scan_headers(definition.get("inputSchema"))
+
+
 def x_mcp_headers(definition) -> dict[str, list[str]]:
     """Header name (as declared, without Mcp-Param-) to the property path whose value it carries.
 
     Meant for tools check_tool accepted; on others it leaves out the annotations that break the rules.
     """
-    return _scan_headers(definition.get("inputSchema"))[0] if isinstance(definition, dict) else {}
+    return x_mcp_header_scan(definition)[0]
 
 
 def x_mcp_header_problems(definition) -> list[str]:
     """Why a tool's x-mcp-header annotations break the spec's rules; empty when they are all valid."""
-    return (
-        _scan_headers(definition.get("inputSchema"))[1] if isinstance(definition, dict) else ["not a tool definition"]
-    )
+    return x_mcp_header_scan(definition)[1]
 
 
 def tool_digest(definition) -> str:

@@ -6,6 +6,7 @@ session, and so per server, identity and event loop (an aiohttp client belongs t
 with the session.
 """
 
+import asyncio
 import contextlib
 import urllib.request
 
@@ -25,6 +26,9 @@ IDLE_CONNECTION_SECONDS = 1.0
 # The longest line of an answer's head taken: httpcore's bound on the whole head (under httpx), so that no header an
 # upstream could send the console before is refused now (aiohttp's own bound is 8 KiB).
 MAX_HEAD_LINE_BYTES = 100 * 1024
+# How long a stream that brought its answer may take to end (a server ends it right after the answer): ended, its
+# connection serves the next request; still open then, it is closed.
+STREAM_END_SECONDS = 0.1
 # What aiohttp raises for a connection that fails and for a wait that times out; outside, both are UpstreamError.
 NETWORK_ERRORS = (aiohttp.ClientError, TimeoutError)
 
@@ -85,6 +89,42 @@ def read_clock_stopped(response: aiohttp.ClientResponse):
         if response.connection is not None:
             protocol.read_timeout = limit
             protocol.start_timeout()
+
+
+class Released:
+    """`async with` a response, as aiohttp's own, but for a stream left before its end, its answer read.
+
+    aiohttp pools a connection only once its response was read to the end, and closes one released before: every
+    answer on an event stream would cost a connection. Left alone meanwhile (in `lingering`, which the transport
+    closes with itself), the response gives its connection back to the pool as the end comes (aiohttp's own doing),
+    or is closed if the end is not there in STREAM_END_SECONDS. Whatever else ends the `async with`, an error or a
+    cancellation, releases it at once, as aiohttp would.
+    """
+
+    __slots__ = ("response", "lingering")
+
+    def __init__(self, response: aiohttp.ClientResponse, lingering: set[aiohttp.ClientResponse]):
+        self.response, self.lingering = response, lingering
+
+    async def __aenter__(self) -> aiohttp.ClientResponse:
+        return self.response
+
+    async def __aexit__(self, kind, error, traceback) -> None:
+        response = self.response
+        if kind is None and not response.content.is_eof():
+            self.lingering.add(response)
+            closing = asyncio.get_running_loop().call_later(STREAM_END_SECONDS, self.close)
+            response.content.on_eof(closing.cancel)
+            response.content.on_eof(self.ended)
+            return
+        await response.__aexit__(kind, error, traceback)
+
+    def ended(self) -> None:
+        self.lingering.discard(self.response)
+
+    def close(self) -> None:
+        self.lingering.discard(self.response)
+        self.response.close()
 
 
 def content_type(response: aiohttp.ClientResponse) -> str:

@@ -16,7 +16,7 @@ from approvals.protocol.revisions import (
     META_PROTOCOL_VERSION,
     MODERN,
 )
-from approvals.protocol.tools import x_mcp_header_problems
+from approvals.protocol.tools import x_mcp_header_scan
 
 from .errors import UpstreamError
 from .exchange import Exchange, OnNotification, OnRequest
@@ -220,11 +220,11 @@ class UpstreamSession(Negotiation, SurfaceRequests, ServerMessages, TaskCalls):
     def _param_headers(self, tool: dict | None, arguments: dict) -> dict[str, str]:
         if tool is None or self._era != MODERN or self.spec.transport != HTTP:
             return {}
-        problems = x_mcp_header_problems(tool)
+        declared, problems = x_mcp_header_scan(tool)
         if problems:
             raise UpstreamError(f"{self.spec.name}: tool {tool.get('name')!r} cannot be called: {'; '.join(problems)}")
         try:
-            return mcp_headers.param_headers(tool, arguments)
+            return mcp_headers.param_headers(declared, arguments)
         except ValueError as exc:
             raise UpstreamError(f"{self.spec.name}: tool {tool.get('name')!r} cannot be called: {exc}") from None
 

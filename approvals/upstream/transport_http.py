@@ -39,6 +39,8 @@ class HttpTransport:
         self._url: URL | None = None  # the spec's URL, parsed once by start() rather than on every request
         # Made by start(), on the event loop that uses it: an aiohttp session belongs to the loop it was made on.
         self._client: aiohttp.ClientSession | None = None
+        # Responses whose stream brought its answer and has yet to end (http_client.Released).
+        self._lingering: set[aiohttp.ClientResponse] = set()
 
     async def start(self) -> None:
         """Check what the admin configured, so a mistake reads as one rather than as an outage."""
@@ -68,7 +70,8 @@ class HttpTransport:
     async def _request(self, message: dict, headers: dict[str, str], exchange: Exchange) -> jsonrpc.Response:
         method = message["method"]
         try:
-            async with await self._send("POST", self._headers(headers), jsonrpc.encode(message)) as response:
+            sending = self._send("POST", self._headers(headers), jsonrpc.encode(message))
+            async with http_client.Released(await sending, self._lingering) as response:
                 await self._check_status(response, method, expect_body=True)
                 if method == "initialize":
                     self.session_id = response.headers.get("mcp-session-id") or None
@@ -124,6 +127,9 @@ class HttpTransport:
             self._listener.cancel()
             await asyncio.gather(self._listener, return_exceptions=True)
         await self.end_session()
+        for response in list(self._lingering):
+            response.close()
+        self._lingering.clear()
         if self._client is not None:
             await self._client.close()
 

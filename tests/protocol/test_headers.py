@@ -5,6 +5,7 @@ import base64
 import pytest
 
 from approvals.protocol.headers import encode_value, param_headers, render, request_headers
+from approvals.protocol.tools import x_mcp_headers
 
 
 @pytest.mark.parametrize(
@@ -75,7 +76,7 @@ TOOL = {"name": "search", "inputSchema": SCHEMA}
 
 def test_it_builds_one_header_per_annotated_argument_present_including_nested_ones():
     arguments = {"region": "eu wést", "limit": 10, "dry": False, "where": {"zone": "b"}, "query": "select"}
-    assert param_headers(TOOL, arguments) == {
+    assert param_headers(x_mcp_headers(TOOL), arguments) == {
         "Mcp-Param-Region": encode_value("eu wést"),
         "Mcp-Param-Limit": "10",
         "Mcp-Param-Dry-Run": "false",
@@ -84,4 +85,4 @@ def test_it_builds_one_header_per_annotated_argument_present_including_nested_on
 
 
 def test_it_omits_the_header_of_an_absent_or_null_argument():
-    assert param_headers(TOOL, {"region": None, "query": "q"}) == {}
+    assert param_headers(x_mcp_headers(TOOL), {"region": None, "query": "q"}) == {}
