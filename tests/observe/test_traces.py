@@ -1,7 +1,6 @@
 """Traces: a web process sends each call's spans over OTLP, continuing the client's trace into the upstream's."""
 
 import asyncio
-import json
 import subprocess
 import sys
 from http.server import BaseHTTPRequestHandler
@@ -14,7 +13,7 @@ from approvals.calls.models import Call
 from approvals.catalog import sync
 from approvals.policy.models import PolicyRule
 from approvals.tokens.credentials import create_token
-from tests.fixtures.http_answers import send, send_json
+from tests.fixtures.http_answers import legacy_request, send, send_json
 from tests.fixtures.people import make_user
 from tests.fixtures.processes import web_process
 from tests.fixtures.servers import REPO, free_port
@@ -40,12 +39,10 @@ class Upstream(BaseHTTPRequestHandler):
         send(self, 405)
 
     def do_POST(self):
-        message = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        method, number = message.get("method"), message.get("id")
-        if method == "server/discover":
-            return send(self, 404)
-        if number is None:
-            return send(self, 202)
+        message = legacy_request(self)
+        if message is None:
+            return
+        method, number = message["method"], message["id"]
         result = {
             "initialize": {
                 "protocolVersion": "2025-06-18",

@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from approvals.upstream import ServerSpec, open_session
-from tests.fixtures.http_answers import send, send_json
+from tests.fixtures.http_answers import legacy_request, send_json
 from tests.fixtures.waiting import eventually
 
 INITIALIZE_RESULT = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}}, "serverInfo": {"name": "s"}}
@@ -32,12 +32,10 @@ class Server(BaseHTTPRequestHandler):
         pass
 
     def do_POST(self):
-        message = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        method, number = message.get("method"), message.get("id")
-        if method == "server/discover":
-            return send(self, 404)
-        if number is None:
-            return send(self, 202)
+        message = legacy_request(self)
+        if message is None:
+            return
+        method, number = message["method"], message["id"]
         if method == "initialize":
             return send_json(self, 200, {"jsonrpc": "2.0", "id": number, "result": INITIALIZE_RESULT})
         self.calls.append(self.client_address[1])
