@@ -19,7 +19,9 @@ import threading
 
 import pytest
 
-from tests.fixtures.passes import uses_services, using_postgres
+# Imported here, before pytest_plugins would load it: pytest rewrites its asserts only if asked before the import.
+pytest.register_assert_rewrite("tests.fixtures.passes")
+from tests.fixtures.passes import uses_services, using_postgres  # noqa: E402
 
 # Fixtures more than one folder of tests uses; a folder's own stay in its conftest.py.
 # A plugin other plugins import comes before them, so that pytest rewrites its asserts.
