@@ -52,6 +52,17 @@ async def test_it_awaits_something_that_refuses_every_question():
 """
 
 
+# pytest's reports of a quick test's phases take longer than its limit: as a busy worker's may.
+SLOW_REPORT = """
+import time
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "call":
+        time.sleep(1.5)
+"""
+
+
 # Each inner test hangs until this limit: time enough for its setup to reach the test's body on a loaded machine.
 TIME_LIMIT_SECONDS = 1
 
@@ -105,3 +116,15 @@ def test_it_reports_a_timeout_whatever_the_test_holds(pytester, monkeypatch):
     # The test's own teardown may still trip over it as it cancels the task; the report never did.
     report = result.stdout.str().partition("Timeout: the test took")[2].partition("Captured log teardown")[0]
     assert "evaluated where it may not be" not in report and "not shown" not in report
+
+
+def test_it_fails_the_next_phase_when_the_time_runs_out_between_phases(pytester, monkeypatch):
+    pytester.makeconftest(SLOW_REPORT)
+    pytester.makepyfile(test_quick="def test_it_is_quick():\n    pass\n")
+
+    result = run_with_the_plugin(pytester, monkeypatch)
+
+    # Not an internal error of the whole run, which would end a worker of xdist and the tests it had yet to run.
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(["*ERROR at teardown of test_it_is_quick*", "*Timeout: the test took more than 1s"])
