@@ -11,8 +11,12 @@ alternately direct and through the console (--sets of each, --calls per path in 
 so that a spell of the shared machine weighs on both paths alike. Printed per setup, as
 a Markdown table: calls a second, p50 and p95 latency per path, their ratios, the p50
 the console adds, and the CPU the console's web processes spent per call (from
-/proc/<pid>/stat, utime and stime), each with its mean and range across the sets; then
-the machine's CPU check before and after (bench/machine.py).
+/proc/<pid>/stat, utime and stime), each with its mean and range across the sets; then,
+per path, where the machine's CPU went per call (the console, PostgreSQL, Redis, the
+upstream, this client and the rest) and how busy the machine was: when both paths fill
+the machine, the ratio of their CPU per call is the most throughput the console's path
+can have against direct's there. Last, the machine's CPU check before and after
+(bench/machine.py).
 
 Setups: `embedded` is SQLite in a temporary directory, the in-memory channel layer and
 one web process. `services` is PostgreSQL (a database of its own, overhead_bench_ and
@@ -53,7 +57,7 @@ from harness import (
     upstream,
     web_process,
 )
-from machine import collector_off, cpu_check_ms, process_cpu_ms
+from machine import busy_ms, collector_off, cpu_check_ms, cpu_times, named_cpu_ms, process_cpu_ms
 from options import checked_sets, sets_options
 
 BENCH_DATABASE = "overhead_bench"
@@ -110,12 +114,52 @@ async def ready(client: McpClient, tool: str, what: str):
     raise BenchError(f"{what} did not answer a tools/call within {READY_SECONDS}s: {last}")
 
 
+# Whose CPU a path's calls cost: processes of the machine by their command name.
+SERVICES = {"PostgreSQL": "postgres", "Redis": "redis-server"}
+PARTS = ("console", *SERVICES, "upstream", "client")
+
+
+def cpu_used(console: list[int], upstream_pid: int) -> dict[str, float]:
+    """The CPU time (ms) each part of the paths, and the whole machine ("machine"), has used so far."""
+    services = named_cpu_ms(tuple(SERVICES.values()))
+    return {
+        "console": sum(process_cpu_ms(pid) or 0 for pid in console),
+        **{part: services[name] for part, name in SERVICES.items()},
+        "upstream": process_cpu_ms(upstream_pid) or 0,
+        "client": process_cpu_ms(os.getpid()) or 0,
+        "machine": busy_ms(cpu_times()),
+    }
+
+
+async def accounted(pids: list[int], upstream_pid: int, running) -> dict[str, float]:
+    """Each part's CPU time (ms) while `running` ran, the whole machine's ("machine") and the wall time ("wall")."""
+    before, started = cpu_used(pids, upstream_pid), time.perf_counter()
+    await running
+    after = cpu_used(pids, upstream_pid)
+    return {**{part: after[part] - before[part] for part in after}, "wall": (time.perf_counter() - started) * 1000}
+
+
 @dataclass
 class Spread:
-    """Per alternating set: the console's CPU ms per call and its throughput against direct's in the set before."""
+    """Per alternating set: the console's CPU ms per call and its throughput against direct's in the set before;
+    per path, each part's CPU ms per call and the machine's share busy."""
 
     cpu: list[float] = field(default_factory=list)
     share: list[float] = field(default_factory=list)
+    parts: dict[str, list[dict]] = field(default_factory=lambda: {"direct": [], "console": []})
+
+    def add_parts(self, path: str, used: dict[str, float], calls: int):
+        if not calls:
+            return
+        per_call = {part: used[part] / calls for part in PARTS}
+        per_call["rest"] = max(0.0, used["machine"] / calls - sum(per_call.values()))
+        per_call["all"] = used["machine"] / calls
+        per_call["busy"] = used["machine"] / (used["wall"] * os.cpu_count())
+        self.parts[path].append(per_call)
+
+    def part(self, path: str, name: str) -> float:
+        values = [entry[name] for entry in self.parts[path]]
+        return sum(values) / len(values) if values else float("nan")
 
     @staticmethod
     def cell(values: list[float], form: str) -> str:
@@ -124,8 +168,11 @@ class Spread:
         return f"{sum(values) / len(values):{form}} ({min(values):{form}}–{max(values):{form}})"
 
 
-async def compare(args, upstream_url: str, console_urls: list[str], secret: str, pids: list[int]) -> list[tuple]:
+async def compare(
+    args, upstream: tuple[str, int], console_urls: list[str], secret: str, pids: list[int]
+) -> list[tuple]:
     """Per concurrency: (direct sample, console sample, the spread across the alternating sets)."""
+    upstream_url, upstream_pid = upstream
     most = max(args.concurrency) * 2
     limits = httpx.Limits(max_connections=most, max_keepalive_connections=most)
     async with (
@@ -149,13 +196,13 @@ async def compare(args, upstream_url: str, console_urls: list[str], secret: str,
             for n in range(args.sets):
                 share = args.calls // args.sets + (n < args.calls % args.sets)
                 sets = (Sample("direct", concurrency), Sample("console", concurrency))
-                await measure(direct, ECHO, sets[0], share, deadline)
-                before = sum(process_cpu_ms(pid) or 0 for pid in pids)
-                await measure(through, TOOL, sets[1], share, deadline)
-                cpu = sum(process_cpu_ms(pid) or 0 for pid in pids) - before
+                used = await accounted(pids, upstream_pid, measure(direct, ECHO, sets[0], share, deadline))
+                spread.add_parts("direct", used, sets[0].calls + sets[0].errors)
+                used = await accounted(pids, upstream_pid, measure(through, TOOL, sets[1], share, deadline))
+                # Every call the console took is charged, the refused and failed too: the CPU they cost is real.
+                spread.add_parts("console", used, sets[1].calls + sets[1].errors)
                 if sets[1].calls:
-                    # Every call the console took is charged, the refused and failed too: the CPU they cost is real.
-                    spread.cpu.append(cpu / (sets[1].calls + sets[1].errors))
+                    spread.cpu.append(used["console"] / (sets[1].calls + sets[1].errors))
                 if sets[0].throughput:
                     spread.share.append(sets[1].throughput / sets[0].throughput)
                 for whole, part in zip(pair, sets, strict=True):
@@ -180,11 +227,11 @@ def start_console(
     return [f"{base}/mcp" for base, _ in consoles], secret, [pid for _, pid in consoles]
 
 
-def run_setup(name: str, upstream_url: str, args) -> list[tuple]:
+def run_setup(name: str, upstream: tuple[str, int], args) -> list[tuple]:
     with ExitStack() as stack:
-        urls, secret, pids = start_console(stack, name, upstream_url, server=args.server)
+        urls, secret, pids = start_console(stack, name, upstream[0], server=args.server)
         with collector_off():
-            return asyncio.run(compare(args, upstream_url, urls, secret, pids))
+            return asyncio.run(compare(args, upstream, urls, secret, pids))
 
 
 def ratio(console: float, direct: float) -> str:
@@ -212,6 +259,17 @@ def table(name: str, rows: list[tuple], load: tuple[float, float]) -> list[str]:
             f"| {ratio(console.percentile(50), direct.percentile(50))} (+{added:.1f} ms) "
             f"| {ratio(console.percentile(95), direct.percentile(95))} | |"
         )
+    lines += [
+        "",
+        f"| concurrency | path | machine busy, of {os.cpu_count()} cores | CPU ms per call: "
+        + " | ".join(PARTS + ("rest", "all"))
+        + " |",
+        "|---:|---|---:|" + "---:|" * (len(PARTS) + 2),
+    ]
+    for direct, _, spread in rows:
+        for path in ("direct", "console"):
+            cells = " | ".join(f"{spread.part(path, part):.2f}" for part in (*PARTS, "rest", "all"))
+            lines.append(f"| {direct.concurrency} | {path} | {spread.part(path, 'busy') * 100:.0f}% | {cells} |")
     return lines
 
 
@@ -224,6 +282,13 @@ def verdicts(name: str, rows: list[tuple]) -> list[str]:
             met = "met" if share >= least_share else "missed"
             target = f"target ≥ ×{least_share}"
             lines.append(f"- {name}, concurrency 10: ×{share:.2f} of direct throughput ({target}): {met}")
+            busy = min(spread.part(path, "busy") for path in ("direct", "console"))
+            lines.append(
+                f"- {name}, concurrency 10: the machine's CPU per call through the console is "
+                f"×{spread.part('console', 'all') / spread.part('direct', 'all'):.2f} of direct's; with both "
+                f"filling the machine (the less busy {busy * 100:.0f}%), the console's path serves at most "
+                f"×{spread.part('direct', 'all') / spread.part('console', 'all'):.2f} of direct's calls a second"
+            )
         if direct.concurrency == 1:
             added = console.percentile(50) - direct.percentile(50)
             met = "met" if added <= most_added else "missed"
@@ -255,11 +320,11 @@ def main():
     check = cpu_check_ms()
     lines, summary, failed = [f"tools/call `echo` under an allow rule, revision {args.revision}", ""], [], False
     with ExitStack() as stack:
-        upstream_url, _ = upstream(stack)
+        serving = upstream(stack)
         for name in args.setup:
             print(f"measuring {name}…", file=sys.stderr)
             before = os.getloadavg()[0]
-            rows = run_setup(name, upstream_url, args)
+            rows = run_setup(name, serving, args)
             lines += [*table(name, rows, (before, os.getloadavg()[0])), ""]
             summary += verdicts(name, rows)
             failed = failed or any(s.errors for row in rows for s in row[:2])

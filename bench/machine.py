@@ -58,3 +58,31 @@ def process_cpu_ms(pid: int) -> float | None:
     except OSError:
         return None
     return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
+def busy_ms(times: list[int]) -> float:
+    """The machine's CPU time spent on anything but waiting, from cpu_times(), in ms over all its cores."""
+    idle = sum(times[3:5])  # idle and iowait
+    return (sum(times[:8]) - idle) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
+def named_cpu_ms(names: tuple[str, ...]) -> dict[str, float]:
+    """The CPU time the processes whose command name is one of `names` have used so far, summed per name, in ms.
+
+    A process that ends takes its time with it: read around spans in which those processes live (a server's
+    backends for connections kept open, as PostgreSQL's for the console's persistent connections).
+    """
+    used = dict.fromkeys(names, 0.0)
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat") as stat:
+                head, _, fields = stat.read().rpartition(")")
+        except OSError:
+            continue
+        name = head.partition("(")[2]
+        if name in used:
+            fields = fields.split()
+            used[name] += (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+    return used
