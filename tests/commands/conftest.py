@@ -1,7 +1,8 @@
 import io
+import logging
 
 import pytest
-from django.core.management import call_command
+from django.core.management import ManagementUtility, call_command
 
 from approvals.calls import lifecycle
 from approvals.calls.models import Call
@@ -14,6 +15,20 @@ def run(*args, **options):
     out = io.StringIO()
     call_command(*args, stdout=out, stderr=io.StringIO(), **options)
     return out.getvalue()
+
+
+def from_the_shell(*args):
+    """A command run as manage.py runs it, exit status and all (SystemExit).
+
+    manage.py sets Django up, which configures logging anew: onto the stderr that the test captures and closes as
+    it ends. The process's handlers are put back, or its every later line would go to that closed stream.
+    """
+    root = logging.getLogger()
+    handlers = root.handlers[:]
+    try:
+        ManagementUtility(["manage.py", *args]).execute()
+    finally:
+        root.handlers[:] = handlers
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@ import os
 import pwd
 
 import pytest
-from django.core.management import CommandError, ManagementUtility
+from django.core.management import CommandError
 
 from approvals import roles
 from approvals.audit.models import AuditEvent
@@ -12,7 +12,7 @@ from approvals.calls.models import Call
 from approvals.policy import rules
 from approvals.protocol import revisions
 from approvals.tokens.context import ClientContext
-from tests.commands.conftest import run
+from tests.commands.conftest import from_the_shell, run
 from tests.fixtures.people import make_user
 
 
@@ -87,7 +87,7 @@ def test_a_late_decision_exits_with_status_1_from_the_shell(pending_call, capsys
     make_user("bob", roles.OPERATOR)
     run("decide", str(pending_call.pk), "approve", "--as", "ann")
     with pytest.raises(SystemExit) as exited:
-        ManagementUtility(["manage.py", "decide", str(pending_call.pk), "approve", "--as", "bob"]).execute()
+        from_the_shell("decide", str(pending_call.pk), "approve", "--as", "bob")
     assert exited.value.code == 1
     assert "already approved by ann" in capsys.readouterr().err.lower()
 
@@ -167,7 +167,7 @@ def test_it_refuses_a_call_that_does_not_exist(db):
 
 def test_the_help_says_who_decides_by_default(capsys):
     with pytest.raises(SystemExit):
-        ManagementUtility(["manage.py", "decide", "--help"]).execute()
+        from_the_shell("decide", "--help")
     help_text = " ".join(capsys.readouterr().out.split())
     assert "CONSOLE_OPERATOR" in help_text and "only active superuser" in help_text
 
