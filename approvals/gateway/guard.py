@@ -53,19 +53,21 @@ class McpEndpointGuard:
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http" or scope["path"].removeprefix(scope.get("root_path", "")) != MCP_PATH:
             return await self.pages(scope, receive, send)
-        problem = foreign_origin_problem(scope)
-        if problem:
-            return await refuse(send, 403, problem)
         limit = settings.MCP_MAX_BODY_BYTES
         too_large = f"Request body too large: at most {limit} bytes"
         length = declared_length(scope)
         if length is not None and length > limit:
             return await refuse(send, 413, too_large)
-        # A chunked body announces no length: count it as it comes.
+        # The body is read before any other refusal: a server that answers and closes the connection while the
+        # client still sends resets it, and the client gets the reset rather than the answer. A chunked body
+        # announces no length: it is counted as it comes.
         messages = await read_bounded(receive, limit)
         if messages is None:
             return await refuse(send, 413, too_large)
         if messages[-1]["type"] != "http.request":
             # The client left before its body was whole: nobody is there to answer.
             return None
+        problem = foreign_origin_problem(scope)
+        if problem:
+            return await refuse(send, 403, problem)
         return await self.endpoint(scope, b"".join(message.get("body", b"") for message in messages), receive, send)

@@ -5,6 +5,7 @@ it, the client's address behind a proxy, and a stop that ends what the process h
 import asyncio
 import json
 import signal
+import socket
 import time
 
 import aiohttp
@@ -120,3 +121,23 @@ def test_it_takes_the_clients_address_from_the_proxies_it_trusts_alone(tmp_path,
     lines = [json.loads(line) for line in (tmp_path / "web.log").read_text().splitlines()]
     clients = [line["client"] for line in lines if line.get("request_line") == "GET /healthz"]
     assert len(clients) == 1 and clients[0].startswith(client), clients
+
+
+def test_it_answers_a_refused_request_whose_body_is_still_coming_and_keeps_the_connection():
+    secret, port = console_with_a_tool(), free_port()
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"pad": "x" * 200_000}}).encode()
+    head = (
+        f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nOrigin: https://attacker.example\r\n"
+        f"Authorization: Bearer {secret}\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+    ).encode()
+    with web_process(port), socket.create_connection(("127.0.0.1", port), timeout=10) as client:
+        client.sendall(head + body[:1000])
+        # The rest comes late, as a large body's does: a server that answered and closed the connection meanwhile
+        # would reset it as these bytes arrive, and the client would lose the answer.
+        time.sleep(0.5)
+        client.sendall(body[1000:])
+        answer = client.recv(65536)
+        assert answer.startswith(b"HTTP/1.1 403"), answer[:200]
+        assert b"this Origin" in answer
+        client.sendall(f"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+        assert client.recv(65536).startswith(b"HTTP/1.1 200")
