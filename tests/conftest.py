@@ -28,6 +28,7 @@ from tests.fixtures.passes import uses_services, using_postgres  # noqa: E402
 pytest_plugins = [
     "pytester",
     "tests.fixtures.time_limits",
+    "tests.fixtures.internal_errors",
     "tests.fixtures.passes",
     "tests.fixtures.databases",
     "tests.fixtures.waiting",

@@ -2,6 +2,8 @@
 
 import time
 
+import pytest
+
 from tests.fixtures.servers import REPO
 
 HANGING = """
@@ -128,3 +130,24 @@ def test_it_fails_the_next_phase_when_the_time_runs_out_between_phases(pytester,
     assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
     result.assert_outcomes(passed=1, errors=1)
     result.stdout.fnmatch_lines(["*ERROR at teardown of test_it_is_quick*", "*Timeout: the test took more than 1s"])
+
+
+BROKEN_REPORT = """
+def pytest_runtest_logreport(report):
+    if report.when == "call":
+        raise RuntimeError("the report could not be sent")
+"""
+
+
+def test_it_repeats_an_internal_error_at_the_end_of_the_run(pytester, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", str(REPO))
+    pytester.makeconftest(BROKEN_REPORT)
+    pytester.makepyfile(test_quick="def test_it_is_quick():\n    pass\n")
+
+    result = pytester.runpytest_subprocess("-p", "tests.fixtures.internal_errors", "-p", "no:django", timeout=60)
+
+    output = result.stdout.str()
+    assert result.ret == pytest.ExitCode.INTERNAL_ERROR
+    # Where it happened, then again after the run's summary began, in the last lines a log's tail shows.
+    repeated = output.index("1 internal error(s) of this run")
+    assert output.index("INTERNALERROR>") < repeated < output.index("the report could not be sent", repeated)
