@@ -24,4 +24,5 @@ EXPOSE 8000
 # One worker a container (the recipe scales by replicas); the client's address from nginx: TRUSTED_PROXIES.
 CMD ["granian", "--interface", "asgi", "--workers", "1", "--loop", "uvloop", "--backpressure", "10000", \
      "--workers-kill-timeout", "5", "--no-access-log", "--log-level", "warning", \
+     "--log-config", "console/granian_logging.json", \
      "--host", "0.0.0.0", "--port", "8000", "console.asgi:application"]

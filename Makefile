@@ -42,7 +42,7 @@ keys-from-files:
 # granian, as in the production recipe (Dockerfile; tests/fixtures/servers.py says why each option); one worker,
 # which the in-memory channel layer requires.
 WEB_SERVER := --interface asgi --workers 1 --loop uvloop --backpressure 10000 --workers-kill-timeout 5
-WEB_SERVER += --no-access-log --log-level warning
+WEB_SERVER += --no-access-log --log-level warning --log-config console/granian_logging.json
 run: keys-from-files migrate
 	@if [ "$$(id -u)" = 0 ] && ! id mcp-stdio >/dev/null 2>&1; then \
 		useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin mcp-stdio; \

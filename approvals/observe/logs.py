@@ -10,6 +10,7 @@ that run its synchronous work, and end with it.
 import contextvars
 import functools
 import logging
+import os
 import re
 
 import structlog
@@ -132,3 +133,12 @@ class JsonFormatter(structlog.stdlib.ProcessorFormatter):
         )
         # Python's warnings print to stderr on their own: routed through logging, they are JSON lines too.
         logging.captureWarnings(True)
+
+
+def web_server_formatter() -> logging.Formatter:
+    """The form of granian's own lines, its main process's included (a worker that would not stop, say), which
+    console/granian_logging.json names: JSON under LOG_FORMAT=json, granian's own plain form otherwise. The main
+    process loads no Django settings, so it reads the variable itself."""
+    if os.environ.get("LOG_FORMAT", "text").strip().lower() == "json":
+        return JsonFormatter()
+    return logging.Formatter("[%(levelname)s] %(message)s")

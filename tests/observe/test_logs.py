@@ -30,8 +30,8 @@ def test_it_writes_every_line_as_a_json_object_naming_the_call_token_server_and_
         "LOG_LEVEL": "INFO",
         "PROMETHEUS_MULTIPROC_DIR": metrics_folder,
     }
-    # The worker's stop (its demo servers' sessions closed) may outlast the recipe's 5 s on a slow machine, and
-    # granian then says so in a line of its own making, which LOG_FORMAT does not reach.
+    # The worker's stop (its demo servers' sessions closed) may outlast the recipe's 5 s on a slow machine: time
+    # enough for it, so that no kill cuts a line short.
     serving = {"options": ("--workers-kill-timeout", "30"), "grace": 60}
     with (tmp_path / "console.log").open("wb") as output, web_process(port, env, output=output, **serving):
         asyncio.run(calls_of_every_fate(port, secrets, metrics_folder))
@@ -54,6 +54,22 @@ def test_it_writes_every_line_as_a_json_object_naming_the_call_token_server_and_
     assert all(isinstance(entry["call_id"], int) for entry in ended)
     assert any(entry["logger"] == "console.access" and entry["status"] == 404 for entry in entries)
     assert any(entry["level"] == "warning" and entry["message"] == "Unauthorized: /mcp" for entry in entries)
+
+
+def test_it_writes_the_web_servers_own_lines_as_json_objects_too(tmp_path):
+    port = free_port()
+    # At granian's level info its main process says it starts, listens and spawns its worker.
+    serving = {"options": ("--log-level", "info")}
+    with (tmp_path / "console.log").open("wb") as output, web_process(port, {"LOG_FORMAT": "json"}, output, **serving):
+        assert httpx.get(f"http://127.0.0.1:{port}/healthz").status_code == 200
+    lines = (tmp_path / "console.log").read_text().splitlines()
+    for line in lines:
+        try:
+            json.loads(line)
+        except ValueError:
+            pytest.fail(f"not a JSON line: {line!r}")
+    granians = [json.loads(line) for line in lines if json.loads(line)["logger"] == "_granian"]
+    assert any("worker" in entry["message"].lower() for entry in granians), lines
 
 
 def test_it_refuses_to_start_with_a_log_format_it_does_not_know():
