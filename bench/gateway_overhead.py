@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 import httpx
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from accounting import Accounts, accounted, table_head
 from harness import (
     SETUPS,
     WEB_SERVERS,
@@ -57,7 +58,7 @@ from harness import (
     upstream,
     web_process,
 )
-from machine import busy_ms, collector_off, cpu_check_ms, cpu_times, named_cpu_ms, process_cpu_ms
+from machine import collector_off, cpu_check_ms
 from options import checked_sets, sets_options
 
 BENCH_DATABASE = "overhead_bench"
@@ -114,52 +115,14 @@ async def ready(client: McpClient, tool: str, what: str):
     raise BenchError(f"{what} did not answer a tools/call within {READY_SECONDS}s: {last}")
 
 
-# Whose CPU a path's calls cost: processes of the machine by their command name.
-SERVICES = {"PostgreSQL": "postgres", "Redis": "redis-server"}
-PARTS = ("console", *SERVICES, "upstream", "client")
-
-
-def cpu_used(console: list[int], upstream_pid: int) -> dict[str, float]:
-    """The CPU time (ms) each part of the paths, and the whole machine ("machine"), has used so far."""
-    services = named_cpu_ms(tuple(SERVICES.values()))
-    return {
-        "console": sum(process_cpu_ms(pid) or 0 for pid in console),
-        **{part: services[name] for part, name in SERVICES.items()},
-        "upstream": process_cpu_ms(upstream_pid) or 0,
-        "client": process_cpu_ms(os.getpid()) or 0,
-        "machine": busy_ms(cpu_times()),
-    }
-
-
-async def accounted(pids: list[int], upstream_pid: int, running) -> dict[str, float]:
-    """Each part's CPU time (ms) while `running` ran, the whole machine's ("machine") and the wall time ("wall")."""
-    before, started = cpu_used(pids, upstream_pid), time.perf_counter()
-    await running
-    after = cpu_used(pids, upstream_pid)
-    return {**{part: after[part] - before[part] for part in after}, "wall": (time.perf_counter() - started) * 1000}
-
-
 @dataclass
 class Spread:
     """Per alternating set: the console's CPU ms per call and its throughput against direct's in the set before;
-    per path, each part's CPU ms per call and the machine's share busy."""
+    where each path's CPU went (accounting.Accounts)."""
 
     cpu: list[float] = field(default_factory=list)
     share: list[float] = field(default_factory=list)
-    parts: dict[str, list[dict]] = field(default_factory=lambda: {"direct": [], "console": []})
-
-    def add_parts(self, path: str, used: dict[str, float], calls: int):
-        if not calls:
-            return
-        per_call = {part: used[part] / calls for part in PARTS}
-        per_call["rest"] = max(0.0, used["machine"] / calls - sum(per_call.values()))
-        per_call["all"] = used["machine"] / calls
-        per_call["busy"] = used["machine"] / (used["wall"] * os.cpu_count())
-        self.parts[path].append(per_call)
-
-    def part(self, path: str, name: str) -> float:
-        values = [entry[name] for entry in self.parts[path]]
-        return sum(values) / len(values) if values else float("nan")
+    accounts: Accounts = field(default_factory=Accounts)
 
     @staticmethod
     def cell(values: list[float], form: str) -> str:
@@ -197,10 +160,10 @@ async def compare(
                 share = args.calls // args.sets + (n < args.calls % args.sets)
                 sets = (Sample("direct", concurrency), Sample("console", concurrency))
                 used = await accounted(pids, upstream_pid, measure(direct, ECHO, sets[0], share, deadline))
-                spread.add_parts("direct", used, sets[0].calls + sets[0].errors)
+                spread.accounts.add("direct", used, sets[0].calls + sets[0].errors)
                 used = await accounted(pids, upstream_pid, measure(through, TOOL, sets[1], share, deadline))
                 # Every call the console took is charged, the refused and failed too: the CPU they cost is real.
-                spread.add_parts("console", used, sets[1].calls + sets[1].errors)
+                spread.accounts.add("console", used, sets[1].calls + sets[1].errors)
                 if sets[1].calls:
                     spread.cpu.append(used["console"] / (sets[1].calls + sets[1].errors))
                 if sets[0].throughput:
@@ -259,17 +222,9 @@ def table(name: str, rows: list[tuple], load: tuple[float, float]) -> list[str]:
             f"| {ratio(console.percentile(50), direct.percentile(50))} (+{added:.1f} ms) "
             f"| {ratio(console.percentile(95), direct.percentile(95))} | |"
         )
-    lines += [
-        "",
-        f"| concurrency | path | machine busy, of {os.cpu_count()} cores | CPU ms per call: "
-        + " | ".join(PARTS + ("rest", "all"))
-        + " |",
-        "|---:|---|---:|" + "---:|" * (len(PARTS) + 2),
-    ]
+    lines += ["", *table_head()]
     for direct, _, spread in rows:
-        for path in ("direct", "console"):
-            cells = " | ".join(f"{spread.part(path, part):.2f}" for part in (*PARTS, "rest", "all"))
-            lines.append(f"| {direct.concurrency} | {path} | {spread.part(path, 'busy') * 100:.0f}% | {cells} |")
+        lines += spread.accounts.rows(direct.concurrency)
     return lines
 
 
@@ -282,13 +237,7 @@ def verdicts(name: str, rows: list[tuple]) -> list[str]:
             met = "met" if share >= least_share else "missed"
             target = f"target ≥ ×{least_share}"
             lines.append(f"- {name}, concurrency 10: ×{share:.2f} of direct throughput ({target}): {met}")
-            busy = min(spread.part(path, "busy") for path in ("direct", "console"))
-            lines.append(
-                f"- {name}, concurrency 10: the machine's CPU per call through the console is "
-                f"×{spread.part('console', 'all') / spread.part('direct', 'all'):.2f} of direct's; with both "
-                f"filling the machine (the less busy {busy * 100:.0f}%), the console's path serves at most "
-                f"×{spread.part('direct', 'all') / spread.part('console', 'all'):.2f} of direct's calls a second"
-            )
+            lines.append(f"- {name}, concurrency 10: {spread.accounts.ceiling()}")
         if direct.concurrency == 1:
             added = console.percentile(50) - direct.percentile(50)
             met = "met" if added <= most_added else "missed"
