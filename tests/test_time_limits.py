@@ -122,13 +122,31 @@ def test_it_reports_a_timeout_whatever_the_test_holds(pytester, monkeypatch):
 
 def test_it_fails_the_next_phase_when_the_time_runs_out_between_phases(pytester, monkeypatch):
     pytester.makeconftest(SLOW_REPORT)
-    pytester.makepyfile(test_quick="def test_it_is_quick():\n    pass\n")
+    # A fixture of the module: torn down all the same before the next test, which runs as any other.
+    pytester.makepyfile(
+        test_quick="""
+import pytest
+
+
+@pytest.fixture(scope="module")
+def shared():
+    yield
+
+
+def test_it_is_quick(shared):
+    pass
+
+
+def test_it_comes_next(shared):
+    pass
+"""
+    )
 
     result = run_with_the_plugin(pytester, monkeypatch)
 
     # Not an internal error of the whole run, which would end a worker of xdist and the tests it had yet to run.
     assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
-    result.assert_outcomes(passed=1, errors=1)
+    result.assert_outcomes(passed=2, errors=2)
     result.stdout.fnmatch_lines(["*ERROR at teardown of test_it_is_quick*", "*Timeout: the test took more than 1s"])
 
 
