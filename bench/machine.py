@@ -50,14 +50,22 @@ def stolen_share(before: list[int], after: list[int]) -> float | None:
     return 100 * spent[7] / max(1, sum(spent))
 
 
-def process_cpu_ms(pid: int) -> float | None:
-    """The CPU time a process has used so far, user and system, in ms (its threads included), if /proc tells."""
+def process_stat(pid) -> tuple[str, float] | None:
+    """A process's command name and the CPU time it has used so far, user and system, in ms (its threads
+    included), if /proc tells."""
     try:
         with open(f"/proc/{pid}/stat") as stat:
-            fields = stat.read().rpartition(")")[2].split()
+            head, _, fields = stat.read().rpartition(")")
     except OSError:
         return None
-    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+    fields = fields.split()
+    return head.partition("(")[2], (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
+def process_cpu_ms(pid: int) -> float | None:
+    """The CPU time a process has used so far, user and system, in ms (its threads included), if /proc tells."""
+    found = process_stat(pid)
+    return found[1] if found else None
 
 
 def busy_ms(times: list[int]) -> float:
@@ -74,15 +82,7 @@ def named_cpu_ms(names: tuple[str, ...]) -> dict[str, float]:
     """
     used = dict.fromkeys(names, 0.0)
     for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat") as stat:
-                head, _, fields = stat.read().rpartition(")")
-        except OSError:
-            continue
-        name = head.partition("(")[2]
-        if name in used:
-            fields = fields.split()
-            used[name] += (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+        found = process_stat(entry.name) if entry.name.isdigit() else None
+        if found and found[0] in used:
+            used[found[0]] += found[1]
     return used
