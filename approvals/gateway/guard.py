@@ -12,6 +12,10 @@ from approvals.protocol import jsonrpc
 from approvals.protocol.jsonrpc import INVALID_REQUEST, JsonRpcError
 
 MCP_PATH = "/mcp"
+# A body over the limit is still read, and dropped, up to this many times the limit before the 413: a server that
+# answers and closes the connection while the client still sends resets it, and the client gets the reset rather
+# than the answer. Past that the connection is given up.
+DRAINED_LIMITS = 4
 
 
 def declared_length(scope) -> int | None:
@@ -22,9 +26,12 @@ def declared_length(scope) -> int | None:
         return None
 
 
-async def refuse(send, status: int, message: str):
+async def refuse(send, status: int, message: str, closing: bool = False):
+    """`closing`: the request's body is left unread, so its connection cannot serve another."""
     body = jsonrpc.encode(jsonrpc.error(None, JsonRpcError(INVALID_REQUEST, message)))
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if closing:
+        headers.append((b"connection", b"close"))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
@@ -44,6 +51,17 @@ async def read_bounded(receive, limit: int) -> list[dict] | None:
             return messages
 
 
+async def drained(receive, allowance: int) -> bool:
+    """Reads and drops the rest of the request's body, as long as it stays within `allowance` bytes: whether it
+    ended (or the client left) within them."""
+    while allowance >= 0:
+        message = await receive()
+        if message["type"] != "http.request" or not message.get("more_body", False):
+            return True
+        allowance -= len(message.get("body", b""))
+    return False
+
+
 class McpEndpointGuard:
     """`endpoint(scope, body, receive, send)` gets /mcp with its whole body read; `pages` is an ASGI application."""
 
@@ -57,13 +75,14 @@ class McpEndpointGuard:
         too_large = f"Request body too large: at most {limit} bytes"
         length = declared_length(scope)
         if length is not None and length > limit:
-            return await refuse(send, 413, too_large)
-        # The body is read before any other refusal: a server that answers and closes the connection while the
-        # client still sends resets it, and the client gets the reset rather than the answer. A chunked body
-        # announces no length: it is counted as it comes.
+            whole = length <= DRAINED_LIMITS * limit and await drained(receive, length)
+            return await refuse(send, 413, too_large, closing=not whole)
+        # The body is read before any other refusal, for the reason it is drained above. A chunked body announces
+        # no length: it is counted as it comes.
         messages = await read_bounded(receive, limit)
         if messages is None:
-            return await refuse(send, 413, too_large)
+            whole = await drained(receive, (DRAINED_LIMITS - 1) * limit)
+            return await refuse(send, 413, too_large, closing=not whole)
         if messages[-1]["type"] != "http.request":
             # The client left before its body was whole: nobody is there to answer.
             return None

@@ -134,7 +134,7 @@ def test_it_answers_wrongly_typed_params_as_invalid_params(raw):
     assert error_of(response)["code"] == -32602
 
 
-def test_it_refuses_a_body_that_declares_more_than_the_limit_without_reading_it(guarded, settings):
+def test_it_refuses_a_body_that_declares_more_than_the_limit_and_keeps_the_connection(guarded, settings):
     settings.MCP_MAX_BODY_BYTES = 1000
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"pad": "x" * 2000}}
 
@@ -142,6 +142,20 @@ def test_it_refuses_a_body_that_declares_more_than_the_limit_without_reading_it(
 
     assert response.status_code == 413
     assert error_of(response)["code"] == -32600
+    assert "connection" not in response.headers
+
+
+@pytest.mark.parametrize("chunked", [False, True], ids=["declared", "chunked"])
+def test_it_refuses_a_body_far_over_the_limit_without_reading_it_whole_and_closes_the_connection(
+    guarded, settings, chunked
+):
+    settings.MCP_MAX_BODY_BYTES = 1000
+    body = b'{"pad": "' + b"x" * 5000 + b'"}'
+
+    response = guarded.post(iter([body[at : at + 500] for at in range(0, len(body), 500)]) if chunked else body)
+
+    assert response.status_code == 413
+    assert response.headers["connection"] == "close"
 
 
 def test_it_refuses_a_chunked_body_once_it_grows_past_the_limit(guarded, settings):

@@ -142,21 +142,50 @@ def received(client: socket.socket) -> bytes:
     return chunk
 
 
-def test_it_answers_a_refused_request_whose_body_is_still_coming_and_keeps_the_connection():
-    secret, port = console_with_a_tool(), free_port()
-    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"pad": "x" * 200_000}}).encode()
-    head = (
-        f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nOrigin: https://attacker.example\r\n"
-        f"Authorization: Bearer {secret}\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
-    ).encode()
-    with web_process(port), socket.create_connection(("127.0.0.1", port), timeout=10) as client:
-        client.sendall(head + body[:1000])
-        # The rest comes late, as a large body's does: a server that answered and closed the connection meanwhile
-        # would reset it as these bytes arrive, and the client would lose the answer.
+def refused_while_its_body_comes(port: int, head: str, body: bytes, env: dict | None = None) -> tuple[bytes, str]:
+    """The answer to a request whose body comes late, as a large body's does: a server that answered and closed the
+    connection meanwhile would reset it as the rest arrives, and the client would lose the answer. Asserted: the
+    connection still serves a request after it."""
+    with web_process(port, env), socket.create_connection(("127.0.0.1", port), timeout=10) as client:
+        client.sendall(head.encode() + body[:1000])
         time.sleep(0.5)
         client.sendall(body[1000:])
         status, answer = answer_on(client)
-        assert status.startswith(b"HTTP/1.1 403"), status
-        assert "this Origin" in json.loads(answer)["error"]["message"]
         client.sendall(f"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
         assert answer_on(client)[0].startswith(b"HTTP/1.1 200")
+    return status, json.loads(answer)["error"]["message"]
+
+
+def padded_ping(size: int) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"pad": "x" * size}}).encode()
+
+
+def test_it_answers_a_refused_request_whose_body_is_still_coming_and_keeps_the_connection():
+    secret, port = console_with_a_tool(), free_port()
+    body = padded_ping(200_000)
+    head = (
+        f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nOrigin: https://attacker.example\r\n"
+        f"Authorization: Bearer {secret}\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+    )
+    status, message = refused_while_its_body_comes(port, head, body)
+    assert status.startswith(b"HTTP/1.1 403"), status
+    assert "this Origin" in message
+
+
+@pytest.mark.parametrize("framing", ["length", "chunked"])
+def test_it_answers_a_body_over_the_limit_with_413_though_it_is_still_coming(framing):
+    secret, port = console_with_a_tool(), free_port()
+    body = padded_ping(30_000)
+    if framing == "length":
+        framing_header = f"Content-Length: {len(body)}"
+    else:
+        framing_header = "Transfer-Encoding: chunked"
+        pieces = (body[:15_000], body[15_000:], b"")
+        body = b"".join(b"%x\r\n%s\r\n" % (len(piece), piece) for piece in pieces)
+    head = (
+        f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {secret}\r\n"
+        f"Content-Type: application/json\r\n{framing_header}\r\n\r\n"
+    )
+    status, message = refused_while_its_body_comes(port, head, body, {"MCP_MAX_BODY_BYTES": "10000"})
+    assert status.startswith(b"HTTP/1.1 413"), status
+    assert message == "Request body too large: at most 10000 bytes"
