@@ -10,8 +10,8 @@ per call (getrusage) per set, the audit chain verified afterwards, and the machi
 `--profile N` runs the sets under cProfile (its CPU clock) and prints its N costliest functions: its own
 cost weighs on every function call, so read shares, not times.
 
-On SQLite in a scratch folder unless DATABASE_URL is set: then on that database, which it migrates and
-fills (use a database of its own).
+On SQLite unless DATABASE_URL is set: then on that database, which it migrates and fills (use a database of
+its own). Either way the console's folder (CONSOLE_VAR_DIR) is a scratch one, removed afterwards.
 """
 
 import argparse
@@ -50,8 +50,9 @@ def prepared_console():
     os.environ.update(
         DJANGO_SETTINGS_MODULE="console.settings", LOG_LEVEL="WARNING", REDIS_URL="", DJANGO_ALLOW_ASYNC_UNSAFE="1"
     )
-    if not os.environ.get("DATABASE_URL"):
-        os.environ["CONSOLE_VAR_DIR"] = tempfile.mkdtemp(prefix="call-writes-")
+    # A folder of the bench's own in every case: the console keeps its audit chain's witness there, which a
+    # console's own folder must not take from another database.
+    os.environ["CONSOLE_VAR_DIR"] = tempfile.mkdtemp(prefix="call-writes-")
     import django
 
     django.setup()
@@ -151,8 +152,8 @@ def main():
         if profiler:
             pstats.Stats(profiler).sort_stats("tottime").print_stats(args.profile)
     finally:
-        if os.environ.get("CONSOLE_VAR_DIR"):
-            shutil.rmtree(os.environ["CONSOLE_VAR_DIR"], ignore_errors=True)
+        # The bench's own, made by prepared_console.
+        shutil.rmtree(os.environ["CONSOLE_VAR_DIR"], ignore_errors=True)
 
 
 if __name__ == "__main__":
