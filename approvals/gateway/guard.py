@@ -51,12 +51,14 @@ async def read_bounded(receive, limit: int) -> list[dict] | None:
             return messages
 
 
-async def drained(receive, allowance: int) -> bool:
-    """Reads and drops the rest of the request's body, as long as it stays within `allowance` bytes: whether it
-    ended (or the client left) within them."""
+async def drained(receive, allowance: int) -> bool | None:
+    """Reads and drops the rest of the request's body, as long as it stays within `allowance` bytes: True once it
+    ended within them, False past them, None if the client left meanwhile."""
     while allowance >= 0:
         message = await receive()
-        if message["type"] != "http.request" or not message.get("more_body", False):
+        if message["type"] != "http.request":
+            return None
+        if not message.get("more_body", False):
             return True
         allowance -= len(message.get("body", b""))
     return False
@@ -76,13 +78,14 @@ class McpEndpointGuard:
         length = declared_length(scope)
         if length is not None and length > limit:
             whole = length <= DRAINED_LIMITS * limit and await drained(receive, length)
-            return await refuse(send, 413, too_large, closing=not whole)
+            # Nobody is left to answer if the client left.
+            return None if whole is None else await refuse(send, 413, too_large, closing=not whole)
         # The body is read before any other refusal, for the reason it is drained above. A chunked body announces
         # no length: it is counted as it comes.
         messages = await read_bounded(receive, limit)
         if messages is None:
             whole = await drained(receive, (DRAINED_LIMITS - 1) * limit)
-            return await refuse(send, 413, too_large, closing=not whole)
+            return None if whole is None else await refuse(send, 413, too_large, closing=not whole)
         if messages[-1]["type"] != "http.request":
             # The client left before its body was whole: nobody is there to answer.
             return None
