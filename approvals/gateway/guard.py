@@ -64,6 +64,13 @@ async def drained(receive, allowance: int) -> bool | None:
     return False
 
 
+async def refuse_too_large(send, limit: int, whole: bool | None):
+    """413 for a body over `limit`: `whole` says whether the rest of it was read (drained), None that its client
+    left meanwhile, and nobody is there to answer."""
+    if whole is not None:
+        await refuse(send, 413, f"Request body too large: at most {limit} bytes", closing=not whole)
+
+
 class McpEndpointGuard:
     """`endpoint(scope, body, receive, send)` gets /mcp with its whole body read; `pages` is an ASGI application."""
 
@@ -74,18 +81,16 @@ class McpEndpointGuard:
         if scope["type"] != "http" or scope["path"].removeprefix(scope.get("root_path", "")) != MCP_PATH:
             return await self.pages(scope, receive, send)
         limit = settings.MCP_MAX_BODY_BYTES
-        too_large = f"Request body too large: at most {limit} bytes"
         length = declared_length(scope)
         if length is not None and length > limit:
-            whole = length <= DRAINED_LIMITS * limit and await drained(receive, length)
-            # Nobody is left to answer if the client left.
-            return None if whole is None else await refuse(send, 413, too_large, closing=not whole)
-        # The body is read before any other refusal, for the reason it is drained above. A chunked body announces
+            return await refuse_too_large(
+                send, limit, length <= DRAINED_LIMITS * limit and await drained(receive, length)
+            )
+        # The body is read before any other refusal, for the reason DRAINED_LIMITS gives. A chunked body announces
         # no length: it is counted as it comes.
         messages = await read_bounded(receive, limit)
         if messages is None:
-            whole = await drained(receive, (DRAINED_LIMITS - 1) * limit)
-            return None if whole is None else await refuse(send, 413, too_large, closing=not whole)
+            return await refuse_too_large(send, limit, await drained(receive, (DRAINED_LIMITS - 1) * limit))
         if messages[-1]["type"] != "http.request":
             # The client left before its body was whole: nobody is there to answer.
             return None
